@@ -1,0 +1,66 @@
+"""Project macros: compiler flags, test wiring, sanitizer-friendly tags and nvcc.
+
+Every BUILD file uses these instead of the native rules so that flags and tags
+live in one place.
+"""
+
+_COPTS = ["-Werror=return-type"]
+
+def fl_cc_library(name, copts = [], **kwargs):
+    """Declares a C++ library with the project's flags."""
+    native.cc_library(name = name, copts = _COPTS + copts, **kwargs)
+
+def fl_cc_binary(name, copts = [], **kwargs):
+    """Declares a C++ binary with the project's flags."""
+    native.cc_binary(name = name, copts = _COPTS + copts, **kwargs)
+
+def fl_cc_test(name, size = "small", deps = [], tags = [], copts = [], **kwargs):
+    """Declares a GoogleTest test whose main can also run registered child entry points.
+
+    The shared main lets a test re-exec itself as a spawned child process.
+    """
+    native.cc_test(
+        name = name,
+        size = size,
+        copts = _COPTS + copts,
+        tags = tags,
+        deps = deps + ["//reference/process:test_main", "@system//:gtest"],
+        **kwargs
+    )
+
+def fl_gpu_test(name, tags = [], **kwargs):
+    """Declares a test that needs a real GPU: filtered out of the CPU suite."""
+    fl_cc_test(name = name, tags = tags + ["gpu", "local"], **kwargs)
+
+def fl_property_test(name, deps = [], **kwargs):
+    """Declares a rapidcheck property test (RC_GTEST_PROP)."""
+    fl_cc_test(name = name, deps = deps + ["@system//:rapidcheck"], **kwargs)
+
+NVCC = "/usr/local/cuda/bin/nvcc"
+
+# sm_90 covers H100/H200; the PTX lets newer GPUs JIT the same code.
+_NVCC_FLAGS = "-std=c++17 -O2 -Xcompiler -fPIC -gencode arch=compute_90,code=[sm_90,compute_90] -I. -isystem /usr/include"
+
+def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
+    """Compiles .cu files with nvcc and wraps the objects in a cc_library.
+
+    The .cu files may include only headers listed in hdrs (plus CUDA and
+    Debian system headers): nvcc runs as a genrule outside the C++ toolchain.
+    """
+    objs = []
+    for src in srcs:
+        obj = src.replace("/", "_").replace(".cu", ".pic.o")
+        native.genrule(
+            name = name + "_" + obj + "_nvcc",
+            srcs = [src] + hdrs,
+            outs = [name + "/" + obj],
+            cmd = "%s %s -c $(location %s) -o $@" % (NVCC, _NVCC_FLAGS, src),
+        )
+        objs.append(name + "/" + obj)
+    native.cc_library(
+        name = name,
+        srcs = objs,
+        hdrs = hdrs,
+        deps = deps + ["@cuda//:cudart"],
+        **kwargs
+    )

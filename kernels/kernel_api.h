@@ -1,0 +1,62 @@
+// Provides the vocabulary shared by CUDA kernels and their host twins:
+// FL_HOST_DEVICE, ThreadIndex and grid-stride helpers. Must stay includable by
+// nvcc and by the host compiler alike (no project headers, no exceptions).
+#ifndef FAULTLINE_KERNELS_KERNEL_API_H_
+#define FAULTLINE_KERNELS_KERNEL_API_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define FL_HOST_DEVICE __host__ __device__
+#define FL_INLINE __forceinline__
+#else
+#define FL_HOST_DEVICE
+#define FL_INLINE inline
+#endif
+
+namespace faultline {
+namespace kernels {
+
+// Identifies one thread of a 1-D launch: the same fields as blockIdx.x,
+// threadIdx.x, blockDim.x and gridDim.x.
+struct ThreadIndex {
+  unsigned block;
+  unsigned thread;
+  unsigned block_dim;
+  unsigned grid_dim;
+
+  FL_HOST_DEVICE FL_INLINE uint64_t global() const {
+    return static_cast<uint64_t>(block) * block_dim + thread;
+  }
+  FL_HOST_DEVICE FL_INLINE uint64_t stride() const {
+    return static_cast<uint64_t>(grid_dim) * block_dim;
+  }
+};
+
+// Describes a 1-D launch: grid and block size and the stream (nullptr = default).
+struct LaunchConfig {
+  unsigned grid = 1;
+  unsigned block = 1;
+  void* stream = nullptr;
+};
+
+// Returns a launch that covers n items with grid-stride loops.
+inline LaunchConfig LaunchFor(uint64_t n, unsigned block = 256, void* stream = nullptr) {
+  uint64_t grid = (n + block - 1) / block;
+  if (grid == 0) grid = 1;
+  if (grid > 65535) grid = 65535;  // kernels loop over the rest
+  return LaunchConfig{static_cast<unsigned>(grid), block, stream};
+}
+
+// A buffer a kernel reads or writes; simcuda checks each one before it runs
+// the host twin, the way a real GPU faults on an illegal address.
+struct BufferUse {
+  const void* ptr;
+  size_t bytes;
+};
+
+}  // namespace kernels
+}  // namespace faultline
+
+#endif  // FAULTLINE_KERNELS_KERNEL_API_H_

@@ -1,0 +1,53 @@
+#include "reference/base/status.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2 != 0) return InvalidArgumentError("x must be even, got " + std::to_string(x));
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  FL_ASSIGN_OR_RETURN(int half, Half(x));
+  FL_ASSIGN_OR_RETURN(int quarter, Half(half));
+  return quarter;
+}
+
+Status CheckQuarter(int x) {
+  FL_RETURN_IF_ERROR(Quarter(x));
+  return OkStatus();
+}
+
+TEST(StatusTest, AssignOrReturnPropagatesTheFirstError) {
+  EXPECT_EQ(*Quarter(8), 2);
+  Result<int> bad = Quarter(6);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "x must be even, got 3");
+  EXPECT_FALSE(CheckQuarter(6).ok());
+  EXPECT_TRUE(CheckQuarter(4).ok());
+}
+
+TEST(StatusTest, ToStringKeepsCudaDetail) {
+  CudaErrorInfo info{3, "cudaErrorInitializationError", "initialization error", "cudaGetDeviceCount",
+                     "reference/runtime/x.cc", 12};
+  Status s(info, "device count failed");
+  EXPECT_EQ(s.code(), StatusCode::kDeviceError);
+  EXPECT_EQ(s.ToString(),
+            "device_error: device count failed [cudaErrorInitializationError (3): \"initialization "
+            "error\" in cudaGetDeviceCount at reference/runtime/x.cc:12]");
+  EXPECT_EQ(s.WithContext("worker 1").message(), "worker 1: device count failed");
+  EXPECT_TRUE(s.WithContext("w").cuda_error().has_value());
+}
+
+TEST(StatusTest, ResultFromOkStatusIsAnInternalError) {
+  Result<int> r{OkStatus()};
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace faultline

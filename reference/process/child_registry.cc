@@ -1,0 +1,37 @@
+// Implements the registry of child entry points.
+#include "reference/process/child_registry.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace faultline {
+namespace {
+
+std::map<std::string, ChildMain>& Registry() {
+  static auto* registry = new std::map<std::string, ChildMain>();
+  return *registry;
+}
+
+}  // namespace
+
+bool RegisterChildMain(const std::string& name, ChildMain main) {
+  Registry()[name] = main;
+  return true;
+}
+
+bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code) {
+  if (argc < 2 || std::strncmp(argv[1], kChildFlag, std::strlen(kChildFlag)) != 0) return false;
+  std::string name = argv[1] + std::strlen(kChildFlag);
+  auto it = Registry().find(name);
+  if (it == Registry().end()) {
+    std::fprintf(stderr, "faultline: no child entry point named '%s' in this binary\n", name.c_str());
+    *exit_code = 127;
+    return true;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  *exit_code = it->second(args);
+  return true;
+}
+
+}  // namespace faultline

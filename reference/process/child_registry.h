@@ -1,0 +1,33 @@
+// Provides named child entry points: a binary registers functions that a
+// spawned (fork+exec'd) copy of itself runs instead of its normal main.
+#ifndef FAULTLINE_REFERENCE_PROCESS_CHILD_REGISTRY_H_
+#define FAULTLINE_REFERENCE_PROCESS_CHILD_REGISTRY_H_
+
+#include <string>
+#include <vector>
+
+namespace faultline {
+
+// A child entry point: receives the arguments after the entry name and
+// returns the process exit code.
+using ChildMain = int (*)(const std::vector<std::string>& args);
+
+// The argv[1] prefix that selects a registered child entry point.
+inline constexpr const char kChildFlag[] = "--faultline-child=";
+
+// Registers `main` under `name`; returns true so it can run at static init.
+bool RegisterChildMain(const std::string& name, ChildMain main);
+
+// Runs the entry point named by argv[1] ("--faultline-child=NAME") if there is
+// one and stores its exit code; returns false when argv names no child.
+bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code);
+
+}  // namespace faultline
+
+// Registers a child entry point at static-initialization time.
+#define FL_REGISTER_CHILD(name, fn) \
+  static const bool FL_CHILD_CONCAT(fl_child_registered_, __LINE__) = ::faultline::RegisterChildMain(name, fn)
+#define FL_CHILD_CONCAT_INNER(a, b) a##b
+#define FL_CHILD_CONCAT(a, b) FL_CHILD_CONCAT_INNER(a, b)
+
+#endif  // FAULTLINE_REFERENCE_PROCESS_CHILD_REGISTRY_H_
