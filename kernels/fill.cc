@@ -1,0 +1,18 @@
+// Implements Fill over LaunchKernel.
+#include "kernels/fill.h"
+
+#include "kernels/fill.cuh"
+#include "kernels/launch.h"
+
+namespace faultline {
+namespace kernels {
+
+Status Fill(DeviceRuntime& runtime, float* out, uint64_t n, float value, StreamHandle stream, SourceLocation loc) {
+  // At least one element: aimed at nullptr this is the illegal-address probe.
+  const uint64_t touched = n == 0 ? 1 : n;
+  return LaunchKernel(runtime, "FillKernel", LaunchFor(touched, 256, stream), FillKernel{out, n, value},
+                      {BufferUse{out, touched * sizeof(float)}}, &LaunchFillOnCuda, loc);
+}
+
+}  // namespace kernels
+}  // namespace faultline

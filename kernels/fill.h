@@ -1,0 +1,20 @@
+// Provides Fill: sets n floats of device memory to a value, on simcuda or cuda.
+#ifndef FAULTLINE_KERNELS_FILL_H_
+#define FAULTLINE_KERNELS_FILL_H_
+
+#include <cstdint>
+
+#include "reference/base/status.h"
+#include "reference/runtime/runtime.h"
+
+namespace faultline {
+namespace kernels {
+
+// Launches a fill of out[0, n) with `value` on `stream`; does not synchronize.
+Status Fill(DeviceRuntime& runtime, float* out, uint64_t n, float value, StreamHandle stream = nullptr,
+            SourceLocation loc = SourceLocation::Current());
+
+}  // namespace kernels
+}  // namespace faultline
+
+#endif  // FAULTLINE_KERNELS_FILL_H_

@@ -1,0 +1,34 @@
+#include "kernels/fill.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace faultline {
+namespace kernels {
+namespace {
+
+TEST(FillTest, HostTwinFillsDeviceMemoryOnSimCuda) {
+  DeviceRuntime& rt = GetRuntime(RuntimeKind::kSimCuda);
+  const uint64_t n = 1000;
+  auto dev = rt.Malloc(n * sizeof(float));
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  ASSERT_TRUE(Fill(rt, static_cast<float*>(*dev), n, 2.5f).ok());
+  ASSERT_TRUE(rt.DeviceSynchronize().ok());
+  std::vector<float> host(n, 0.0f);
+  ASSERT_TRUE(rt.Memcpy(host.data(), *dev, n * sizeof(float), MemcpyKind::kDeviceToHost).ok());
+  for (float v : host) ASSERT_EQ(v, 2.5f);
+  EXPECT_TRUE(rt.Free(*dev).ok());
+}
+
+TEST(FillTest, CpuRuntimeRefusesToLaunch) {
+  float x = 0;
+  Status s = Fill(GetRuntime(RuntimeKind::kCpu), &x, 1, 1.0f);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("FillKernel"), std::string::npos) << s;
+  EXPECT_EQ(x, 0.0f);
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace faultline

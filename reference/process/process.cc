@@ -1,0 +1,256 @@
+// Implements child processes over fork/execve, a pipe per child for its
+// transcript, and waitpid. Children get PR_SET_PDEATHSIG so that a parent
+// that dies never leaves them running.
+#include "reference/process/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "reference/process/child_registry.h"
+
+extern char** environ;
+
+namespace faultline {
+namespace {
+
+constexpr char kReportFdEnv[] = "FAULTLINE_REPORT_FD";
+
+// The write end of the pipe to the parent: set directly in a forked child,
+// read from FAULTLINE_REPORT_FD in a spawned one.
+int g_report_fd = -2;  // -2: not looked up yet
+
+int ReportFd() {
+  if (g_report_fd == -2) {
+    const char* text = std::getenv(kReportFdEnv);
+    g_report_fd = text ? std::atoi(text) : -1;
+  }
+  return g_report_fd;
+}
+
+Status ErrnoError(const char* what) {
+  return InternalError(std::string(what) + " failed: " + std::strerror(errno));
+}
+
+// Makes the child die with its parent (checked after the call against a
+// parent that exited in between).
+void DieWithParent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(137);
+}
+
+}  // namespace
+
+const char* StartMethodName(StartMethod method) { return method == StartMethod::kFork ? "fork" : "spawn"; }
+
+Result<StartMethod> ParseStartMethod(std::string_view text, std::string_view what) {
+  if (text == "fork") return StartMethod::kFork;
+  if (text == "spawn") return StartMethod::kSpawn;
+  return InvalidArgumentError(std::string(what) + " is '" + std::string(text) + "'; expected fork or spawn");
+}
+
+std::string ChildExit::Describe() const {
+  std::string text = "pid " + std::to_string(pid);
+  if (timed_out) return text + " did not finish in time and was killed";
+  if (exited) return text + " exited with code " + std::to_string(exit_code);
+  return text + " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+}
+
+void ReportToParent(std::string_view text) {
+  int fd = ReportFd();
+  if (fd < 0) return;
+  while (!text.empty()) {
+    ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+Result<std::string> SelfExecutable() {
+  char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n < 0) return ErrnoError("readlink(/proc/self/exe)");
+  return std::string(path, static_cast<size_t>(n));
+}
+
+Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  std::fflush(nullptr);  // do not let the child flush the parent's buffers again
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return ErrnoError("fork");
+  }
+  if (pid == 0) {
+    DieWithParent(parent);
+    close(fds[0]);
+    g_report_fd = fds[1];
+    int code = body();
+    std::fflush(nullptr);
+    _exit(code);  // skip the parent's atexit handlers and static destructors
+  }
+  close(fds[1]);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return ChildProcess(pid, fds[0]);
+}
+
+Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::vector<std::string>& args,
+                                         const SpawnOptions& options) {
+  FL_ASSIGN_OR_RETURN(std::string exe, SelfExecutable());
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+
+  // Everything the child needs is built before fork: after fork in a
+  // threaded process only async-signal-safe calls are allowed.
+  std::vector<std::string> argv_text = {exe, std::string(kChildFlag) + entry};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<std::string> env_text;
+  auto overridden = [&](const char* entry_text) {
+    if (std::strncmp(entry_text, kReportFdEnv, std::strlen(kReportFdEnv)) == 0) return true;
+    for (const auto& [key, value] : options.env) {
+      if (std::strncmp(entry_text, key.c_str(), key.size()) == 0 && entry_text[key.size()] == '=') return true;
+    }
+    return false;
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!overridden(*e)) env_text.emplace_back(*e);
+  }
+  for (const auto& [key, value] : options.env) env_text.push_back(key + "=" + value);
+  env_text.push_back(std::string(kReportFdEnv) + "=" + std::to_string(fds[1]));
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return ErrnoError("fork");
+  }
+  if (pid == 0) {
+    DieWithParent(parent);
+    fcntl(fds[1], F_SETFD, 0);  // the report pipe survives exec
+    for (int fd : options.keep_fds) fcntl(fd, F_SETFD, 0);
+    execve(argv[0], argv.data(), envp.data());
+    const char msg[] = "faultline: execve of the spawned child failed\n";
+    (void)!write(fds[1], msg, sizeof(msg) - 1);
+    _exit(127);
+  }
+  close(fds[1]);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return ChildProcess(pid, fds[0]);
+}
+
+Result<ChildProcess> ChildProcess::Start(StartMethod method, std::function<int()> body, const std::string& entry,
+                                         const std::vector<std::string>& args, const SpawnOptions& options) {
+  if (method == StartMethod::kFork) return Fork(std::move(body));
+  return Spawn(entry, args, options);
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept { *this = std::move(other); }
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    pid_ = other.pid_;
+    report_fd_ = other.report_fd_;
+    reaped_ = other.reaped_;
+    transcript_ = std::move(other.transcript_);
+    other.pid_ = -1;
+    other.report_fd_ = -1;
+  }
+  return *this;
+}
+
+ChildProcess::~ChildProcess() { Reset(); }
+
+void ChildProcess::Reset() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (report_fd_ >= 0) close(report_fd_);
+  pid_ = -1;
+  report_fd_ = -1;
+  reaped_ = false;
+}
+
+void ChildProcess::Kill(int signal) {
+  if (running()) kill(pid_, signal);
+}
+
+void ChildProcess::DrainReport() {
+  if (report_fd_ < 0) return;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = read(report_fd_, buffer, sizeof(buffer));
+    if (n > 0) {
+      transcript_.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return;  // EAGAIN (nothing yet) or EOF
+  }
+}
+
+Result<ChildExit> ChildProcess::TryWait() {
+  if (pid_ <= 0) return FailedPreconditionError("TryWait: no child process");
+  DrainReport();
+  ChildExit result;
+  result.pid = pid_;
+  if (reaped_) return InternalError("TryWait: child " + std::to_string(pid_) + " was already collected");
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r < 0) return ErrnoError("waitpid");
+  if (r == 0) return result;  // still running: running() stays true
+  reaped_ = true;
+  DrainReport();
+  result.exited = WIFEXITED(status);
+  result.exit_code = result.exited ? WEXITSTATUS(status) : 0;
+  result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  result.transcript = transcript_;
+  return result;
+}
+
+Result<ChildExit> ChildProcess::Wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(200);
+  for (;;) {
+    FL_ASSIGN_OR_RETURN(ChildExit result, TryWait());
+    if (!running()) return result;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(pause);
+    if (pause < std::chrono::milliseconds(10)) pause *= 2;
+  }
+  kill(pid_, SIGKILL);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  DrainReport();
+  ChildExit result;
+  result.pid = pid_;
+  result.timed_out = true;
+  result.signal = SIGKILL;
+  result.transcript = transcript_;
+  return result;
+}
+
+}  // namespace faultline

@@ -1,0 +1,97 @@
+// Provides child processes for workers and repro scenarios: start one by
+// fork (a copy of this process) or by spawn (fork+exec of a fresh image of
+// this binary running a registered child entry point), then collect its exit
+// code or signal and the transcript it reported.
+#ifndef FAULTLINE_REFERENCE_PROCESS_PROCESS_H_
+#define FAULTLINE_REFERENCE_PROCESS_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "reference/base/status.h"
+
+namespace faultline {
+
+enum class StartMethod { kFork, kSpawn };
+
+// Returns "fork" or "spawn".
+const char* StartMethodName(StartMethod method);
+// Parses "fork" or "spawn"; `what` names the flag in the error.
+Result<StartMethod> ParseStartMethod(std::string_view text, std::string_view what = "--start-method");
+
+// How a child process ended.
+struct ChildExit {
+  pid_t pid = 0;
+  bool exited = false;     // ended through exit(); see exit_code
+  int exit_code = 0;
+  int signal = 0;          // the terminating signal when !exited
+  bool timed_out = false;  // killed by Wait() after its deadline
+  std::string transcript;  // everything the child sent with ReportToParent()
+
+  bool succeeded() const { return exited && exit_code == 0; }
+  // Returns e.g. "pid 4242 exited with code 3" or "pid 4242 was killed by signal 9 (Killed)".
+  std::string Describe() const;
+};
+
+// Options for a spawned child.
+struct SpawnOptions {
+  std::vector<std::pair<std::string, std::string>> env;  // set in the child's environment
+  std::vector<int> keep_fds;                             // inherited descriptors (others close on exec)
+};
+
+// A running child process. Destroying one that is still running kills it
+// (SIGKILL) and reaps it, so no path leaks a process.
+class ChildProcess {
+ public:
+  // Forks this process; the child runs `body` and exits with its return value.
+  static Result<ChildProcess> Fork(std::function<int()> body);
+  // Forks and execs this binary with "--faultline-child=<entry>" and `args`.
+  static Result<ChildProcess> Spawn(const std::string& entry, const std::vector<std::string>& args,
+                                    const SpawnOptions& options = {});
+  // Starts `body` (fork) or `entry` (spawn) according to `method`.
+  static Result<ChildProcess> Start(StartMethod method, std::function<int()> body, const std::string& entry,
+                                    const std::vector<std::string>& args, const SpawnOptions& options = {});
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0 && !reaped_; }
+  // Sends `signal` to the child.
+  void Kill(int signal);
+  // Returns how the child ended and drains its transcript, or returns
+  // immediately with running() still true when it has not ended (poll).
+  Result<ChildExit> TryWait();
+  // Waits up to `timeout` for the child to end; past it, kills the child
+  // (SIGKILL) and reports timed_out.
+  Result<ChildExit> Wait(std::chrono::milliseconds timeout);
+
+ private:
+  ChildProcess(pid_t pid, int report_fd) : pid_(pid), report_fd_(report_fd) {}
+  void DrainReport();
+  void Reset();
+
+  pid_t pid_ = -1;
+  int report_fd_ = -1;
+  bool reaped_ = false;
+  std::string transcript_;
+};
+
+// Sends text to the parent's transcript (child side; no-op without a parent).
+void ReportToParent(std::string_view text);
+
+// Returns the path of the running binary (/proc/self/exe).
+Result<std::string> SelfExecutable();
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_PROCESS_PROCESS_H_

@@ -1,0 +1,129 @@
+#include "reference/process/process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "reference/process/child_registry.h"
+
+namespace faultline {
+namespace {
+
+using std::chrono::milliseconds;
+
+int EchoArgsAndEnv(const std::vector<std::string>& args) {
+  std::string text = "args:";
+  for (const auto& a : args) text += " " + a;
+  const char* value = std::getenv("FAULTLINE_TEST_VALUE");
+  text += "; env: " + std::string(value ? value : "(unset)");
+  ReportToParent(text);
+  return static_cast<int>(args.size());
+}
+FL_REGISTER_CHILD("echo_args_and_env", EchoArgsAndEnv);
+
+int SleepForever(const std::vector<std::string>&) {
+  ReportToParent("sleeping");
+  for (;;) pause();
+}
+FL_REGISTER_CHILD("sleep_forever", SleepForever);
+
+bool ProcessExists(pid_t pid) { return kill(pid, 0) == 0; }
+
+TEST(ProcessTest, ForkedChildReportsAndExits) {
+  auto child = ChildProcess::Fork([] {
+    ReportToParent("hello from ");
+    ReportToParent(std::to_string(getpid()));
+    return 7;
+  });
+  ASSERT_TRUE(child.ok()) << child.status();
+  pid_t pid = child->pid();
+  auto exit = child->Wait(milliseconds(10000));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_TRUE(exit->exited);
+  EXPECT_EQ(exit->exit_code, 7);
+  EXPECT_EQ(exit->transcript, "hello from " + std::to_string(pid));
+  EXPECT_EQ(exit->Describe(), "pid " + std::to_string(pid) + " exited with code 7");
+}
+
+TEST(ProcessTest, SpawnedChildRunsRegisteredEntryWithArgsAndEnv) {
+  SpawnOptions options;
+  options.env = {{"FAULTLINE_TEST_VALUE", "spawned"}};
+  auto child = ChildProcess::Spawn("echo_args_and_env", {"a", "b c"}, options);
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(milliseconds(20000));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->exit_code, 2);
+  EXPECT_EQ(exit->transcript, "args: a b c; env: spawned");
+}
+
+TEST(ProcessTest, UnknownEntryExitsWith127) {
+  auto child = ChildProcess::Spawn("no_such_entry", {});
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(milliseconds(20000));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 127);
+}
+
+TEST(ProcessTest, KilledChildReportsTheSignal) {
+  auto child = ChildProcess::Spawn("sleep_forever", {});
+  ASSERT_TRUE(child.ok()) << child.status();
+  // Wait until it runs, then kill it from outside.
+  while (true) {
+    auto r = child->TryWait();
+    ASSERT_TRUE(r.ok());
+    if (r->transcript.empty() && child->running()) {
+      usleep(1000);
+      auto again = child->TryWait();
+      ASSERT_TRUE(again.ok());
+      if (!child->running()) break;
+      child->Kill(SIGKILL);
+      break;
+    }
+    break;
+  }
+  auto exit = child->Wait(milliseconds(10000));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_FALSE(exit->exited);
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_NE(exit->Describe().find("killed by signal 9"), std::string::npos) << exit->Describe();
+}
+
+TEST(ProcessTest, WaitPastDeadlineKillsTheChild) {
+  auto child = ChildProcess::Fork([] {
+    for (;;) pause();
+    return 0;
+  });
+  ASSERT_TRUE(child.ok());
+  pid_t pid = child->pid();
+  auto exit = child->Wait(milliseconds(50));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_TRUE(exit->timed_out);
+  EXPECT_FALSE(ProcessExists(pid));
+}
+
+TEST(ProcessTest, DestroyingARunningChildKillsAndReapsIt) {
+  pid_t pid = 0;
+  {
+    auto child = ChildProcess::Fork([] {
+      for (;;) pause();
+      return 0;
+    });
+    ASSERT_TRUE(child.ok());
+    pid = child->pid();
+    EXPECT_TRUE(ProcessExists(pid));
+  }
+  EXPECT_FALSE(ProcessExists(pid));  // reaped: not even a zombie
+}
+
+TEST(ProcessTest, ParseStartMethodNamesTheBadValue) {
+  EXPECT_EQ(*ParseStartMethod("fork"), StartMethod::kFork);
+  EXPECT_EQ(*ParseStartMethod("spawn"), StartMethod::kSpawn);
+  auto bad = ParseStartMethod("forkserver");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "--start-method is 'forkserver'; expected fork or spawn");
+}
+
+}  // namespace
+}  // namespace faultline

@@ -1,0 +1,66 @@
+// Implements the CUDA error table. Names and strings are those of libcudart
+// (a test compares them with cudaGetErrorName/cudaGetErrorString).
+#include "reference/runtime/cuda_errors.h"
+
+namespace faultline {
+namespace {
+
+struct ErrorEntry {
+  cudaError_t code;
+  const char* name;
+  const char* string;
+};
+
+constexpr ErrorEntry kErrors[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+    {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+    {cudaErrorHostMemoryAlreadyRegistered, "cudaErrorHostMemoryAlreadyRegistered",
+     "part or all of the requested memory range is already mapped"},
+    {cudaErrorHostMemoryNotRegistered, "cudaErrorHostMemoryNotRegistered",
+     "pointer does not correspond to a registered memory region"},
+};
+
+const ErrorEntry* Find(cudaError_t code) {
+  for (const ErrorEntry& e : kErrors) {
+    if (e.code == code) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const char* SimCudaErrorName(cudaError_t code) {
+  const ErrorEntry* e = Find(code);
+  return e ? e->name : "cudaErrorUnknown";
+}
+
+const char* SimCudaErrorString(cudaError_t code) {
+  const ErrorEntry* e = Find(code);
+  return e ? e->string : "unknown error";
+}
+
+const cudaError_t* SimCudaErrors(int* count) {
+  static cudaError_t codes[sizeof(kErrors) / sizeof(kErrors[0])];
+  *count = 0;
+  for (const ErrorEntry& e : kErrors) codes[(*count)++] = e.code;
+  return codes;
+}
+
+Status CudaCallError(int code, const char* name, const char* string, const char* api, SourceLocation loc,
+                     const std::string& detail) {
+  CudaErrorInfo info{code, name, string, api, loc.file, loc.line};
+  std::string message = std::string(api) + " failed: " + string;
+  if (!detail.empty()) message += "; " + detail;
+  return Status(std::move(info), std::move(message));
+}
+
+}  // namespace faultline

@@ -1,0 +1,148 @@
+// Implements the argument checks shared by every backend, runtime selection
+// and DeviceGuard.
+#include "reference/runtime/runtime.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "reference/runtime/backends.h"
+
+namespace faultline {
+namespace {
+
+Status NullArgument(const char* api, const char* arg) {
+  return InvalidArgumentError(std::string(api) + ": argument '" + arg + "' is null; expected a valid pointer");
+}
+
+Status BadSize(const char* api, size_t bytes) {
+  return InvalidArgumentError(std::string(api) + ": argument 'bytes' is " + std::to_string(bytes) +
+                              "; expected 0 < bytes <= " + std::to_string(kMaxBytes) +
+                              " (a negative size cast to size_t looks like this)");
+}
+
+}  // namespace
+
+const char* RuntimeKindName(RuntimeKind kind) {
+  switch (kind) {
+    case RuntimeKind::kCpu: return "cpu";
+    case RuntimeKind::kSimCuda: return "simcuda";
+    case RuntimeKind::kCuda: return "cuda";
+  }
+  return "unknown";
+}
+
+Result<RuntimeKind> ParseRuntimeKind(std::string_view text, std::string_view what) {
+  if (text == "cpu") return RuntimeKind::kCpu;
+  if (text == "simcuda") return RuntimeKind::kSimCuda;
+  if (text == "cuda") return RuntimeKind::kCuda;
+  if (text == "auto") return CudaDevicePresent() ? RuntimeKind::kCuda : RuntimeKind::kSimCuda;
+  return InvalidArgumentError(std::string(what) + " is '" + std::string(text) +
+                              "'; expected one of cpu, simcuda, cuda, auto");
+}
+
+Result<RuntimeKind> RuntimeKindFromEnv() {
+  const char* value = std::getenv("FAULTLINE_RUNTIME");
+  return ParseRuntimeKind(value && *value ? value : "auto", "FAULTLINE_RUNTIME");
+}
+
+DeviceRuntime& GetRuntime(RuntimeKind kind) {
+  switch (kind) {
+    case RuntimeKind::kCpu: return CpuRuntimeInstance();
+    case RuntimeKind::kSimCuda: return SimCudaRuntimeInstance();
+    case RuntimeKind::kCuda: return CudaRuntimeInstance();
+  }
+  return CpuRuntimeInstance();
+}
+
+int DeviceRuntime::DeviceCount(SourceLocation loc) {
+  Result<int> count = DoGetDeviceCount(loc);
+  return count.ok() ? *count : 0;
+}
+
+Result<int> DeviceRuntime::GetDeviceCount(SourceLocation loc) { return DoGetDeviceCount(loc); }
+
+Status DeviceRuntime::SetDevice(int device, SourceLocation loc) { return DoSetDevice(device, loc); }
+
+Result<int> DeviceRuntime::GetDevice(SourceLocation loc) { return DoGetDevice(loc); }
+
+Result<void*> DeviceRuntime::Malloc(size_t bytes, SourceLocation loc) {
+  if (bytes == 0 || bytes > kMaxBytes) return BadSize("Malloc", bytes);
+  return DoMalloc(bytes, loc);
+}
+
+Status DeviceRuntime::Free(void* ptr, SourceLocation loc) { return DoFree(ptr, loc); }
+
+Status DeviceRuntime::Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, SourceLocation loc) {
+  if (bytes == 0) return OkStatus();
+  if (dst == nullptr) return NullArgument("Memcpy", "dst");
+  if (src == nullptr) return NullArgument("Memcpy", "src");
+  return DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc);
+}
+
+Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind,
+                                  StreamHandle stream, SourceLocation loc) {
+  if (bytes == 0) return OkStatus();
+  if (dst == nullptr) return NullArgument("MemcpyAsync", "dst");
+  if (src == nullptr) return NullArgument("MemcpyAsync", "src");
+  return DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc);
+}
+
+Status DeviceRuntime::HostRegister(void* ptr, size_t bytes, SourceLocation loc) {
+  if (ptr == nullptr) return NullArgument("HostRegister", "ptr");
+  if (bytes == 0 || bytes > kMaxBytes) return BadSize("HostRegister", bytes);
+  return DoHostRegister(ptr, bytes, loc);
+}
+
+Status DeviceRuntime::HostUnregister(void* ptr, SourceLocation loc) {
+  if (ptr == nullptr) return NullArgument("HostUnregister", "ptr");
+  return DoHostUnregister(ptr, loc);
+}
+
+Result<PointerAttributes> DeviceRuntime::GetPointerAttributes(const void* ptr, SourceLocation loc) {
+  if (ptr == nullptr) return NullArgument("GetPointerAttributes", "ptr");
+  return DoGetPointerAttributes(ptr, loc);
+}
+
+Result<bool> DeviceRuntime::IsPinned(const void* ptr, SourceLocation loc) {
+  FL_ASSIGN_OR_RETURN(PointerAttributes attrs, GetPointerAttributes(ptr, loc));
+  return attrs.type == MemoryType::kHost;
+}
+
+Result<StreamHandle> DeviceRuntime::StreamCreate(SourceLocation loc) { return DoStreamCreate(loc); }
+
+Status DeviceRuntime::StreamSynchronize(StreamHandle stream, SourceLocation loc) {
+  return DoStreamSynchronize(stream, loc);
+}
+
+Status DeviceRuntime::StreamDestroy(StreamHandle stream, SourceLocation loc) {
+  if (stream == nullptr) return NullArgument("StreamDestroy", "stream");
+  return DoStreamDestroy(stream, loc);
+}
+
+Status DeviceRuntime::DeviceSynchronize(SourceLocation loc) { return DoDeviceSynchronize(loc); }
+
+Status DeviceRuntime::GetLastError(SourceLocation loc) { return DoGetLastError(/*clear=*/true, loc); }
+
+Status DeviceRuntime::PeekAtLastError(SourceLocation loc) { return DoGetLastError(/*clear=*/false, loc); }
+
+DeviceGuard::DeviceGuard(DeviceRuntime& runtime, int device) : runtime_(runtime) {
+  Result<int> current = runtime_.GetDevice();
+  if (!current.ok()) {
+    status_ = current.status();
+    return;
+  }
+  previous_ = *current;
+  status_ = runtime_.SetDevice(device);
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0) (void)runtime_.SetDevice(previous_);
+}
+
+std::string PointerText(const void* p) {
+  std::ostringstream os;
+  os << p;
+  return os.str();
+}
+
+}  // namespace faultline

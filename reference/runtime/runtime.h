@@ -1,0 +1,145 @@
+// Provides DeviceRuntime: one interface over three backends chosen at run time
+// (cpu, simcuda, cuda), modelled on DGL's DeviceAPI and PyTorch's CUDA hooks.
+// Argument checks live in the non-virtual public methods so every backend
+// rejects bad arguments the same way, before any CUDA state is touched.
+#ifndef FAULTLINE_REFERENCE_RUNTIME_RUNTIME_H_
+#define FAULTLINE_REFERENCE_RUNTIME_RUNTIME_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "reference/base/status.h"
+
+namespace faultline {
+
+// The call site of a runtime call, captured through default arguments.
+struct SourceLocation {
+  const char* file;
+  int line;
+  static constexpr SourceLocation Current(const char* file = __builtin_FILE(),
+                                          int line = __builtin_LINE()) {
+    return SourceLocation{file, line};
+  }
+};
+
+enum class RuntimeKind { kCpu, kSimCuda, kCuda };
+
+// Returns "cpu", "simcuda" or "cuda".
+const char* RuntimeKindName(RuntimeKind kind);
+
+// Parses "cpu", "simcuda", "cuda" or "auto" (cuda when a GPU is usable,
+// else simcuda). `what` names the flag or variable in the error.
+Result<RuntimeKind> ParseRuntimeKind(std::string_view text, std::string_view what = "--runtime");
+
+// Reads FAULTLINE_RUNTIME (default "auto").
+Result<RuntimeKind> RuntimeKindFromEnv();
+
+// Same values as cudaMemcpyKind.
+enum class MemcpyKind { kHostToHost = 0, kHostToDevice = 1, kDeviceToHost = 2, kDeviceToDevice = 3 };
+
+// Same values as cudaMemoryType.
+enum class MemoryType { kUnregistered = 0, kHost = 1, kDevice = 2, kManaged = 3 };
+
+struct PointerAttributes {
+  MemoryType type = MemoryType::kUnregistered;
+  int device = -1;  // the owning device for device and registered host memory
+};
+
+using StreamHandle = void*;  // nullptr is the default stream
+
+// Largest single allocation or registration accepted; larger sizes are
+// almost always a negative number that was cast to size_t.
+inline constexpr size_t kMaxBytes = size_t{1} << 46;
+
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+
+  virtual RuntimeKind kind() const = 0;
+  const char* name() const { return RuntimeKindName(kind()); }
+
+  // Returns the number of usable devices; 0 when there is no driver, no
+  // device, or the call fails. Never throws and never returns an error.
+  int DeviceCount(SourceLocation loc = SourceLocation::Current());
+  // Returns the device count or the runtime's error (cudaGetDeviceCount).
+  Result<int> GetDeviceCount(SourceLocation loc = SourceLocation::Current());
+
+  Status SetDevice(int device, SourceLocation loc = SourceLocation::Current());
+  Result<int> GetDevice(SourceLocation loc = SourceLocation::Current());
+
+  // Allocates device memory on the current device; bytes must be in (0, kMaxBytes].
+  Result<void*> Malloc(size_t bytes, SourceLocation loc = SourceLocation::Current());
+  // Frees device memory. Free(nullptr) succeeds and, as cudaFree(0) does,
+  // creates the primary context.
+  Status Free(void* ptr, SourceLocation loc = SourceLocation::Current());
+
+  Status Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind,
+                SourceLocation loc = SourceLocation::Current());
+  Status MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
+                     SourceLocation loc = SourceLocation::Current());
+
+  // Page-locks (pins) a host range and maps it for the devices (cudaHostRegister).
+  Status HostRegister(void* ptr, size_t bytes, SourceLocation loc = SourceLocation::Current());
+  // Unpins a range pinned by this process (cudaHostUnregister).
+  Status HostUnregister(void* ptr, SourceLocation loc = SourceLocation::Current());
+  Result<PointerAttributes> GetPointerAttributes(const void* ptr,
+                                                 SourceLocation loc = SourceLocation::Current());
+  // Returns whether ptr is registered (pinned) host memory.
+  Result<bool> IsPinned(const void* ptr, SourceLocation loc = SourceLocation::Current());
+
+  Result<StreamHandle> StreamCreate(SourceLocation loc = SourceLocation::Current());
+  Status StreamSynchronize(StreamHandle stream, SourceLocation loc = SourceLocation::Current());
+  Status StreamDestroy(StreamHandle stream, SourceLocation loc = SourceLocation::Current());
+  Status DeviceSynchronize(SourceLocation loc = SourceLocation::Current());
+
+  // Returns and clears this thread's last error (cudaGetLastError).
+  Status GetLastError(SourceLocation loc = SourceLocation::Current());
+  // Returns this thread's last error without clearing it.
+  Status PeekAtLastError(SourceLocation loc = SourceLocation::Current());
+
+  // Returns whether the primary context of `device` is active. Does not
+  // initialize CUDA. Used by the conformance test.
+  virtual Result<bool> PrimaryContextActive(int device) = 0;
+
+ protected:
+  virtual Result<int> DoGetDeviceCount(SourceLocation loc) = 0;
+  virtual Status DoSetDevice(int device, SourceLocation loc) = 0;
+  virtual Result<int> DoGetDevice(SourceLocation loc) = 0;
+  virtual Result<void*> DoMalloc(size_t bytes, SourceLocation loc) = 0;
+  virtual Status DoFree(void* ptr, SourceLocation loc) = 0;
+  virtual Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
+                          bool async, SourceLocation loc) = 0;
+  virtual Status DoHostRegister(void* ptr, size_t bytes, SourceLocation loc) = 0;
+  virtual Status DoHostUnregister(void* ptr, SourceLocation loc) = 0;
+  virtual Result<PointerAttributes> DoGetPointerAttributes(const void* ptr, SourceLocation loc) = 0;
+  virtual Result<StreamHandle> DoStreamCreate(SourceLocation loc) = 0;
+  virtual Status DoStreamSynchronize(StreamHandle stream, SourceLocation loc) = 0;
+  virtual Status DoStreamDestroy(StreamHandle stream, SourceLocation loc) = 0;
+  virtual Status DoDeviceSynchronize(SourceLocation loc) = 0;
+  virtual Status DoGetLastError(bool clear, SourceLocation loc) = 0;
+};
+
+// Returns the process-wide runtime of `kind` (never null; backends are
+// created on first use and live until exit).
+DeviceRuntime& GetRuntime(RuntimeKind kind);
+
+// Restores the current device on scope exit (like c10::cuda::CUDAGuard).
+class DeviceGuard {
+ public:
+  DeviceGuard(DeviceRuntime& runtime, int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  // Returns the status of switching to the requested device.
+  const Status& status() const { return status_; }
+
+ private:
+  DeviceRuntime& runtime_;
+  int previous_ = -1;
+  Status status_;
+};
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_RUNTIME_RUNTIME_H_

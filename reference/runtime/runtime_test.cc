@@ -1,0 +1,93 @@
+// Checks the backend-independent contract: argument validation (which never
+// touches CUDA state), runtime selection, and the cpu backend.
+#include "reference/runtime/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace faultline {
+namespace {
+
+class BadArgumentsTest : public testing::TestWithParam<RuntimeKind> {
+ protected:
+  DeviceRuntime& rt() { return GetRuntime(GetParam()); }
+};
+
+TEST_P(BadArgumentsTest, ZeroAndNegativeSizesAreRejectedByName) {
+  auto zero = rt().Malloc(0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(zero.status().message().find("Malloc: argument 'bytes' is 0"), std::string::npos) << zero.status();
+  auto negative = rt().Malloc(static_cast<size_t>(-8));
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("negative size"), std::string::npos);
+  std::vector<char> host(16);
+  EXPECT_EQ(rt().HostRegister(host.data(), 0).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(BadArgumentsTest, NullPointersAreRejectedByName) {
+  char byte = 0;
+  Status s = rt().Memcpy(nullptr, &byte, 1, MemcpyKind::kHostToHost);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "Memcpy: argument 'dst' is null; expected a valid pointer");
+  EXPECT_EQ(rt().Memcpy(&byte, nullptr, 1, MemcpyKind::kHostToHost).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt().HostRegister(nullptr, 4).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt().HostUnregister(nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt().GetPointerAttributes(nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt().StreamDestroy(nullptr).code(), StatusCode::kInvalidArgument);
+  // A zero-byte copy is a no-op, as in CUDA.
+  EXPECT_TRUE(rt().Memcpy(nullptr, nullptr, 0, MemcpyKind::kHostToDevice).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BadArgumentsTest, testing::Values(RuntimeKind::kCpu, RuntimeKind::kSimCuda),
+                         [](const auto& info) { return std::string(RuntimeKindName(info.param)); });
+
+TEST(RuntimeKindTest, ParsesNamesAndRejectsUnknownOnes) {
+  EXPECT_EQ(*ParseRuntimeKind("cpu"), RuntimeKind::kCpu);
+  EXPECT_EQ(*ParseRuntimeKind("simcuda"), RuntimeKind::kSimCuda);
+  EXPECT_EQ(*ParseRuntimeKind("cuda"), RuntimeKind::kCuda);
+  auto bad = ParseRuntimeKind("gpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "--runtime is 'gpu'; expected one of cpu, simcuda, cuda, auto");
+}
+
+TEST(RuntimeKindTest, AutoPicksCudaOnlyWithAUsableDevice) {
+  auto kind = ParseRuntimeKind("auto");
+  ASSERT_TRUE(kind.ok());
+  const bool has_gpu = GetRuntime(RuntimeKind::kCuda).DeviceCount() > 0;
+  EXPECT_EQ(*kind, has_gpu ? RuntimeKind::kCuda : RuntimeKind::kSimCuda);
+}
+
+TEST(RuntimeKindTest, EnvironmentVariableIsNamedInErrors) {
+  setenv("FAULTLINE_RUNTIME", "tpu", 1);
+  auto bad = RuntimeKindFromEnv();
+  unsetenv("FAULTLINE_RUNTIME");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "FAULTLINE_RUNTIME is 'tpu'; expected one of cpu, simcuda, cuda, auto");
+}
+
+TEST(CpuRuntimeTest, HasNoDeviceAndSaysWhatToUse) {
+  DeviceRuntime& cpu = GetRuntime(RuntimeKind::kCpu);
+  EXPECT_EQ(cpu.DeviceCount(), 0);
+  auto p = cpu.Malloc(16);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(p.status().message().find("use --runtime=simcuda or --runtime=cuda"), std::string::npos);
+  int value = 5;
+  auto attrs = cpu.GetPointerAttributes(&value);
+  ASSERT_TRUE(attrs.ok());
+  EXPECT_EQ(attrs->type, MemoryType::kUnregistered);
+  int copy = 0;
+  EXPECT_TRUE(cpu.Memcpy(&copy, &value, sizeof(int), MemcpyKind::kHostToHost).ok());
+  EXPECT_EQ(copy, 5);
+}
+
+TEST(CudaRuntimeTest, DeviceCountNeverFails) {
+  // Without a driver or GPU this is 0; with one it is the real count.
+  EXPECT_GE(GetRuntime(RuntimeKind::kCuda).DeviceCount(), 0);
+}
+
+}  // namespace
+}  // namespace faultline

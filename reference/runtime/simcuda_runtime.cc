@@ -1,0 +1,346 @@
+// Implements simcuda. Every API call goes through Enter(), which applies the
+// process-level rules of the real runtime in the order CUDA applies them.
+#include "reference/runtime/simcuda_runtime.h"
+
+#include <unistd.h>
+
+#include <backward.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "reference/runtime/backends.h"
+#include "reference/runtime/cuda_errors.h"
+
+namespace faultline {
+namespace {
+
+// CUDA keeps the last error and the current device per host thread.
+thread_local cudaError_t t_last_error = cudaSuccess;
+thread_local int t_current_device = 0;
+
+// Where CUDA was first initialized; inherited by forked children.
+backward::StackTrace* g_init_trace = nullptr;
+
+size_t EnvSize(const char* name, size_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0') {
+    std::fprintf(stderr, "simcuda: ignoring %s='%s': expected a non-negative integer\n", name, text);
+    return fallback;
+  }
+  return value;
+}
+
+// Applies CUDA_VISIBLE_DEVICES the way the driver does: a comma-separated
+// list of ordinals, cut at the first entry that is not a valid ordinal.
+int VisibleDevices(int physical) {
+  const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (mask == nullptr) return physical;
+  int visible = 0;
+  std::stringstream list(mask);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    char* end = nullptr;
+    long ordinal = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || ordinal < 0 || ordinal >= physical) break;
+    ++visible;
+  }
+  return visible;
+}
+
+bool EndsWith(const std::string& text, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return text.size() >= n && text.compare(text.size() - n, n, suffix) == 0;
+}
+
+// Skips the frames of the runtime itself: the user wants the caller.
+bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
+  return loc.filename.empty() || EndsWith(loc.filename, "reference/runtime/simcuda_runtime.cc") ||
+         EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp");
+}
+
+}  // namespace
+
+SimCudaRuntime::SimCudaRuntime() {
+  const char* driver = std::getenv("FAULTLINE_SIMCUDA_DRIVER");
+  driver_present_ = !(driver != nullptr && std::strcmp(driver, "none") == 0);
+  device_count_ = VisibleDevices(static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1)));
+  capacity_bytes_ = EnvSize("FAULTLINE_SIMCUDA_MEMORY_BYTES", capacity_bytes_);
+  primary_context_.assign(device_count_, false);
+  used_bytes_.assign(device_count_, 0);
+  // A fork while another thread holds mu_ must not leave the child's copy locked.
+  pthread_atfork([] { SimCuda().mu_.lock(); }, [] { SimCuda().mu_.unlock(); },
+                 [] { SimCuda().mu_.unlock(); });
+}
+
+Status SimCudaRuntime::Fail(cudaError_t code, const char* api, SourceLocation loc, const std::string& detail) {
+  t_last_error = code;
+  return CudaCallError(code, SimCudaErrorName(code), SimCudaErrorString(code), api, loc, detail);
+}
+
+std::string SimCudaRuntime::ForkDetail() {
+  return "this process (pid " + std::to_string(getpid()) + ") was forked after CUDA was initialized in pid " +
+         std::to_string(init_pid_) + " at:\n" + InitializationSiteLocked();
+}
+
+Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
+  if (!driver_present_) return Fail(cudaErrorInsufficientDriver, api, loc);
+  if (initialized_ && init_pid_ != getpid()) return Fail(cudaErrorInitializationError, api, loc, ForkDetail());
+  if (!initialized_) {
+    initialized_ = true;
+    init_pid_ = getpid();
+    if (g_init_trace == nullptr) g_init_trace = new backward::StackTrace();
+    g_init_trace->load_here(48);
+  }
+  if (needs == Needs::kDriver) return OkStatus();
+  if (device_count_ == 0) return Fail(cudaErrorNoDevice, api, loc);
+  if (needs == Needs::kDevice) return OkStatus();
+  primary_context_[t_current_device] = true;
+  if (sticky_illegal_address_) {
+    return Fail(cudaErrorIllegalAddress, api, loc, "sticky error from an earlier kernel; the context is unusable");
+  }
+  return OkStatus();
+}
+
+const SimCudaRuntime::Range* SimCudaRuntime::FindRange(const std::map<uintptr_t, Range>& ranges, const void* ptr,
+                                                       size_t bytes) {
+  uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  auto it = ranges.upper_bound(p);
+  if (it == ranges.begin()) return nullptr;
+  --it;
+  if (p + bytes > it->first + it->second.bytes || p < it->first) return nullptr;
+  return &it->second;
+}
+
+bool SimCudaRuntime::initialized() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return initialized_;
+}
+
+std::string SimCudaRuntime::InitializationSite() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InitializationSiteLocked();
+}
+
+std::string SimCudaRuntime::InitializationSiteLocked() {
+  if (!initialized_ || g_init_trace == nullptr) return "";
+  backward::TraceResolver resolver;
+  resolver.load_stacktrace(*g_init_trace);
+  std::ostringstream os;
+  int shown = 0;
+  auto print = [&](const backward::ResolvedTrace::SourceLoc& loc) {
+    if (IsInternalFrame(loc) || shown >= 12) return;
+    os << "  #" << shown++ << " " << loc.function << " at " << loc.filename << ":" << loc.line << "\n";
+  };
+  for (size_t i = 0; i < g_init_trace->size(); ++i) {
+    backward::ResolvedTrace frame = resolver.resolve((*g_init_trace)[i]);
+    // Inlined calls first: they are the innermost frames at this address.
+    for (const auto& inlined : frame.inliners) print(inlined);
+    print(frame.source);
+  }
+  return os.str();
+}
+
+Result<bool> SimCudaRuntime::PrimaryContextActive(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device < 0 || device >= device_count_) {
+    return InvalidArgumentError("PrimaryContextActive: device " + std::to_string(device) + " is not in [0, " +
+                                std::to_string(device_count_) + ")");
+  }
+  return static_cast<bool>(primary_context_[device]);
+}
+
+Result<int> SimCudaRuntime::DoGetDeviceCount(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaGetDeviceCount", Needs::kDevice, loc));
+  return device_count_;
+}
+
+Status SimCudaRuntime::DoSetDevice(int device, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaSetDevice", Needs::kDevice, loc));
+  if (device < 0 || device >= device_count_) {
+    return Fail(cudaErrorInvalidDevice, "cudaSetDevice", loc,
+                "device " + std::to_string(device) + " is not in [0, " + std::to_string(device_count_) + ")");
+  }
+  t_current_device = device;
+  // Since CUDA 12, cudaSetDevice initializes the device's primary context.
+  return Enter("cudaSetDevice", Needs::kContext, loc);
+}
+
+Result<int> SimCudaRuntime::DoGetDevice(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaGetDevice", Needs::kDevice, loc));
+  return t_current_device;
+}
+
+Result<void*> SimCudaRuntime::DoMalloc(size_t bytes, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaMalloc", Needs::kContext, loc));
+  const int device = t_current_device;
+  if (used_bytes_[device] + bytes > capacity_bytes_) {
+    return Fail(cudaErrorMemoryAllocation, "cudaMalloc", loc,
+                "requested " + std::to_string(bytes) + " bytes with " + std::to_string(used_bytes_[device]) +
+                    " of " + std::to_string(capacity_bytes_) + " in use on device " + std::to_string(device));
+  }
+  // Real allocations are 256-byte aligned; the host twin relies on it too.
+  size_t rounded = (bytes + 255) / 256 * 256;
+  void* ptr = std::aligned_alloc(256, rounded);
+  if (ptr == nullptr) return Fail(cudaErrorMemoryAllocation, "cudaMalloc", loc, "host allocation failed");
+  device_allocations_[reinterpret_cast<uintptr_t>(ptr)] = Range{bytes, device};
+  used_bytes_[device] += bytes;
+  return ptr;
+}
+
+Status SimCudaRuntime::DoFree(void* ptr, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaFree", Needs::kContext, loc));
+  if (ptr == nullptr) return OkStatus();
+  auto it = device_allocations_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == device_allocations_.end()) {
+    return Fail(cudaErrorInvalidValue, "cudaFree", loc, PointerText(ptr) + " is not a device allocation");
+  }
+  used_bytes_[it->second.device] -= it->second.bytes;
+  device_allocations_.erase(it);
+  std::free(ptr);
+  return OkStatus();
+}
+
+Status SimCudaRuntime::DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
+                                bool async, SourceLocation loc) {
+  const char* api = async ? "cudaMemcpyAsync" : "cudaMemcpy";
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter(api, Needs::kContext, loc));
+  if (stream != nullptr && streams_.count(stream) == 0) {
+    return Fail(cudaErrorInvalidResourceHandle, api, loc, "unknown stream " + PointerText(stream));
+  }
+  const bool dst_device = kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToDevice;
+  const bool src_device = kind == MemcpyKind::kDeviceToHost || kind == MemcpyKind::kDeviceToDevice;
+  if (dst_device && FindRange(device_allocations_, dst, bytes) == nullptr) {
+    return Fail(cudaErrorInvalidValue, api, loc,
+                "dst " + PointerText(dst) + " + " + std::to_string(bytes) + " bytes is not inside a device allocation");
+  }
+  if (src_device && FindRange(device_allocations_, src, bytes) == nullptr) {
+    return Fail(cudaErrorInvalidValue, api, loc,
+                "src " + PointerText(src) + " + " + std::to_string(bytes) + " bytes is not inside a device allocation");
+  }
+  std::memmove(dst, src, bytes);  // streams run synchronously in simcuda
+  return OkStatus();
+}
+
+Status SimCudaRuntime::DoHostRegister(void* ptr, size_t bytes, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaHostRegister", Needs::kContext, loc));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
+  for (const auto& [start, range] : registered_host_) {
+    if (begin < start + range.bytes && start < begin + bytes) {
+      return Fail(cudaErrorHostMemoryAlreadyRegistered, "cudaHostRegister", loc,
+                  PointerText(ptr) + " + " + std::to_string(bytes) + " bytes overlaps the range registered at " +
+                      PointerText(reinterpret_cast<void*>(start)));
+    }
+  }
+  registered_host_[begin] = Range{bytes, t_current_device};
+  return OkStatus();
+}
+
+Status SimCudaRuntime::DoHostUnregister(void* ptr, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaHostUnregister", Needs::kContext, loc));
+  auto it = registered_host_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == registered_host_.end()) {
+    return Fail(cudaErrorHostMemoryNotRegistered, "cudaHostUnregister", loc,
+                PointerText(ptr) + " was not registered by this process (pid " + std::to_string(getpid()) +
+                    "); pinning is per process, only the process that pinned memory can unpin it");
+  }
+  registered_host_.erase(it);
+  return OkStatus();
+}
+
+Result<PointerAttributes> SimCudaRuntime::DoGetPointerAttributes(const void* ptr, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaPointerGetAttributes", Needs::kContext, loc));
+  if (const Range* r = FindRange(device_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kDevice, r->device};
+  if (const Range* r = FindRange(registered_host_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
+  return PointerAttributes{MemoryType::kUnregistered, -1};
+}
+
+Result<StreamHandle> SimCudaRuntime::DoStreamCreate(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaStreamCreate", Needs::kContext, loc));
+  StreamHandle stream = new char;  // a unique address; simcuda streams are synchronous
+  streams_.insert(stream);
+  return stream;
+}
+
+Status SimCudaRuntime::DoStreamSynchronize(StreamHandle stream, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaStreamSynchronize", Needs::kContext, loc));
+  if (stream != nullptr && streams_.count(stream) == 0) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize", loc, "unknown stream " + PointerText(stream));
+  }
+  return OkStatus();
+}
+
+Status SimCudaRuntime::DoStreamDestroy(StreamHandle stream, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaStreamDestroy", Needs::kContext, loc));
+  if (streams_.erase(stream) == 0) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaStreamDestroy", loc, "unknown stream " + PointerText(stream));
+  }
+  delete static_cast<char*>(stream);
+  return OkStatus();
+}
+
+Status SimCudaRuntime::DoDeviceSynchronize(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Enter("cudaDeviceSynchronize", Needs::kContext, loc);
+}
+
+Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
+  cudaError_t code = t_last_error;
+  if (clear) t_last_error = cudaSuccess;
+  if (code == cudaSuccess) return OkStatus();
+  return CudaCallError(code, SimCudaErrorName(code), SimCudaErrorString(code),
+                       clear ? "cudaGetLastError" : "cudaPeekAtLastError", loc);
+}
+
+Status SimCudaRuntime::BeginKernel(const char* kernel, const kernels::LaunchConfig& config,
+                                   const kernels::BufferUse* buffers, size_t num_buffers, SourceLocation loc,
+                                   bool* run_body) {
+  *run_body = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaLaunchKernel", Needs::kContext, loc));
+  if (config.grid == 0 || config.block == 0 || config.block > 1024) {
+    return Fail(cudaErrorInvalidConfiguration, "cudaLaunchKernel", loc,
+                std::string(kernel) + " launched with grid " + std::to_string(config.grid) + ", block " +
+                    std::to_string(config.block) + "; expected grid >= 1 and 1 <= block <= 1024");
+  }
+  if (config.stream != nullptr && streams_.count(config.stream) == 0) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaLaunchKernel", loc, "unknown stream");
+  }
+  for (size_t i = 0; i < num_buffers; ++i) {
+    const kernels::BufferUse& b = buffers[i];
+    if (b.bytes == 0) continue;
+    if (FindRange(device_allocations_, b.ptr, b.bytes) == nullptr &&
+        FindRange(registered_host_, b.ptr, b.bytes) == nullptr) {
+      // Like a GPU fault: the launch itself succeeds, the context is lost.
+      sticky_illegal_address_ = true;
+      return OkStatus();
+    }
+  }
+  *run_body = true;
+  return OkStatus();
+}
+
+SimCudaRuntime& SimCuda() {
+  static auto* runtime = new SimCudaRuntime();
+  return *runtime;
+}
+
+DeviceRuntime& SimCudaRuntimeInstance() { return SimCuda(); }
+
+}  // namespace faultline

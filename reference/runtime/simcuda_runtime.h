@@ -1,0 +1,106 @@
+// Provides the simulated CUDA runtime (simcuda): the process-level semantics
+// of the real CUDA runtime on a machine without a GPU. docs/simcuda.md is its
+// specification; the conformance test checks each claim against real CUDA.
+#ifndef FAULTLINE_REFERENCE_RUNTIME_SIMCUDA_RUNTIME_H_
+#define FAULTLINE_REFERENCE_RUNTIME_SIMCUDA_RUNTIME_H_
+
+#include <driver_types.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_api.h"
+#include "reference/runtime/runtime.h"
+
+namespace faultline {
+
+class SimCudaRuntime final : public DeviceRuntime {
+ public:
+  // Reads FAULTLINE_SIMCUDA_DEVICES (default 1), CUDA_VISIBLE_DEVICES,
+  // FAULTLINE_SIMCUDA_DRIVER ("none" = no driver) and
+  // FAULTLINE_SIMCUDA_MEMORY_BYTES (per-device capacity, default 16 GiB).
+  SimCudaRuntime();
+
+  RuntimeKind kind() const override { return RuntimeKind::kSimCuda; }
+  Result<bool> PrimaryContextActive(int device) override;
+
+  // Returns whether this process (or the parent it was forked from) has
+  // initialized simulated CUDA.
+  bool initialized();
+  // Returns where CUDA was first initialized, one frame per line
+  // ("#0 function at file:line"); empty when not initialized.
+  std::string InitializationSite();
+
+  // Checks the state before a kernel launch (init, fork, sticky error, launch
+  // configuration) and the buffers the kernel touches. Sets *run_body to
+  // false when a buffer is not device or registered memory: that raises the
+  // sticky cudaErrorIllegalAddress, reported by the next synchronizing call.
+  Status BeginKernel(const char* kernel, const kernels::LaunchConfig& config,
+                     const kernels::BufferUse* buffers, size_t num_buffers, SourceLocation loc,
+                     bool* run_body);
+
+ protected:
+  Result<int> DoGetDeviceCount(SourceLocation loc) override;
+  Status DoSetDevice(int device, SourceLocation loc) override;
+  Result<int> DoGetDevice(SourceLocation loc) override;
+  Result<void*> DoMalloc(size_t bytes, SourceLocation loc) override;
+  Status DoFree(void* ptr, SourceLocation loc) override;
+  Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream, bool async,
+                  SourceLocation loc) override;
+  Status DoHostRegister(void* ptr, size_t bytes, SourceLocation loc) override;
+  Status DoHostUnregister(void* ptr, SourceLocation loc) override;
+  Result<PointerAttributes> DoGetPointerAttributes(const void* ptr, SourceLocation loc) override;
+  Result<StreamHandle> DoStreamCreate(SourceLocation loc) override;
+  Status DoStreamSynchronize(StreamHandle stream, SourceLocation loc) override;
+  Status DoStreamDestroy(StreamHandle stream, SourceLocation loc) override;
+  Status DoDeviceSynchronize(SourceLocation loc) override;
+  Status DoGetLastError(bool clear, SourceLocation loc) override;
+
+ private:
+  // What an API call needs before it may run.
+  enum class Needs { kDriver, kDevice, kContext };
+
+  struct Range {
+    size_t bytes;
+    int device;
+  };
+
+  // Runs the checks every call makes, in CUDA's order: driver, fork after
+  // init (initializing on first use), device presence, primary context and
+  // the sticky error. Requires mu_ held.
+  Status Enter(const char* api, Needs needs, SourceLocation loc);
+  // Records `code` as this thread's last error and returns it as a Status.
+  Status Fail(cudaError_t code, const char* api, SourceLocation loc, const std::string& detail = "");
+  // Returns the range in `ranges` that contains [ptr, ptr+bytes), if any.
+  static const Range* FindRange(const std::map<uintptr_t, Range>& ranges, const void* ptr, size_t bytes);
+  std::string ForkDetail();
+  std::string InitializationSiteLocked();
+
+  std::mutex mu_;
+  bool driver_present_ = true;
+  int device_count_ = 1;
+  size_t capacity_bytes_ = size_t{16} << 30;
+
+  bool initialized_ = false;
+  pid_t init_pid_ = 0;
+  std::vector<void*> init_frames_;  // raw return addresses, resolved on demand
+  std::vector<bool> primary_context_;
+  std::vector<size_t> used_bytes_;
+  bool sticky_illegal_address_ = false;
+
+  std::map<uintptr_t, Range> device_allocations_;
+  std::map<uintptr_t, Range> registered_host_;
+  std::set<StreamHandle> streams_;
+};
+
+// Returns the process-wide simcuda runtime.
+SimCudaRuntime& SimCuda();
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_RUNTIME_SIMCUDA_RUNTIME_H_

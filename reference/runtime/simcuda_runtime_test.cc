@@ -1,0 +1,174 @@
+// Checks what simcuda adds beyond the conformance table: its configuration
+// variables, where-initialized diagnostics, capacity and range checks.
+// Anything that changes process state runs in a spawned child.
+#include "reference/runtime/simcuda_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+
+namespace faultline {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+ChildExit RunChild(const std::string& entry, const Env& env = {}) {
+  SpawnOptions options;
+  options.env = env;
+  auto child = ChildProcess::Spawn(entry, {}, options);
+  EXPECT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(std::chrono::seconds(60));
+  EXPECT_TRUE(exit.ok()) << exit.status();
+  return *exit;
+}
+
+// Named so the initialization site can be recognised in the backtrace.
+void TouchCudaInTheParent() { (void)SimCuda().GetDeviceCount(); }
+
+int InitThenFork(const std::vector<std::string>&) {
+  TouchCudaInTheParent();
+  auto child = ChildProcess::Fork([] {
+    auto count = SimCuda().GetDeviceCount();
+    ReportToParent(count.ok() ? "ok" : count.status().ToString());
+    return 0;
+  });
+  auto exit = child->Wait(std::chrono::seconds(30));
+  ReportToParent(exit->transcript);
+  return 0;
+}
+FL_REGISTER_CHILD("init_then_fork", InitThenFork);
+
+TEST(SimCudaTest, ForkedChildErrorSaysWhereTheParentInitializedCuda) {
+  ChildExit exit = RunChild("init_then_fork");
+  const std::string& t = exit.transcript;
+  EXPECT_NE(t.find("cudaErrorInitializationError (3): \"initialization error\" in cudaGetDeviceCount"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("was forked after CUDA was initialized in pid " + std::to_string(exit.pid)), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("TouchCudaInTheParent"), std::string::npos) << t;
+  EXPECT_NE(t.find("simcuda_runtime_test.cc:"), std::string::npos) << t;
+}
+
+int ReportDeviceCount(const std::vector<std::string>&) {
+  auto count = SimCuda().GetDeviceCount();
+  ReportToParent(count.ok() ? std::to_string(*count) : count.status().cuda_error()->name);
+  ReportToParent(" " + std::to_string(SimCuda().DeviceCount()));
+  return 0;
+}
+FL_REGISTER_CHILD("report_device_count", ReportDeviceCount);
+
+TEST(SimCudaTest, DeviceCountFollowsConfigurationAndVisibleDevices) {
+  EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "3"}}).transcript, "3 3");
+  EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "3"}, {"CUDA_VISIBLE_DEVICES", "2,0"}})
+                .transcript,
+            "2 2");
+  // The driver stops at the first invalid ordinal.
+  EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "2"}, {"CUDA_VISIBLE_DEVICES", "1,7,0"}})
+                .transcript,
+            "1 1");
+  EXPECT_EQ(RunChild("report_device_count", {{"CUDA_VISIBLE_DEVICES", ""}}).transcript, "cudaErrorNoDevice 0");
+  EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DRIVER", "none"}}).transcript,
+            "cudaErrorInsufficientDriver 0");
+}
+
+int CapacityChild(const std::vector<std::string>&) {
+  auto big = SimCuda().Malloc(2048);
+  auto small = SimCuda().Malloc(512);
+  ReportToParent(big.ok() ? "big ok" : big.status().ToString());
+  ReportToParent(small.ok() ? "; small ok" : "; small failed");
+  return 0;
+}
+FL_REGISTER_CHILD("capacity", CapacityChild);
+
+TEST(SimCudaTest, AllocationsBeyondCapacityFailWithOutOfMemory) {
+  std::string t = RunChild("capacity", {{"FAULTLINE_SIMCUDA_MEMORY_BYTES", "1024"}}).transcript;
+  EXPECT_NE(t.find("cudaErrorMemoryAllocation (2): \"out of memory\" in cudaMalloc"), std::string::npos) << t;
+  EXPECT_NE(t.find("requested 2048 bytes with 0 of 1024 in use on device 0"), std::string::npos) << t;
+  EXPECT_NE(t.find("; small ok"), std::string::npos) << t;
+}
+
+int DeviceGuardChild(const std::vector<std::string>&) {
+  SimCudaRuntime& sim = SimCuda();
+  std::string text;
+  {
+    DeviceGuard guard(sim, 1);
+    text += guard.status().ok() ? "switched " : "failed ";
+    text += std::to_string(*sim.GetDevice());
+    auto p = sim.Malloc(64);
+    text += " alloc on " + std::to_string(sim.GetPointerAttributes(*p)->device);
+    (void)sim.Free(*p);
+  }
+  text += " restored " + std::to_string(*sim.GetDevice());
+  ReportToParent(text);
+  return 0;
+}
+FL_REGISTER_CHILD("device_guard", DeviceGuardChild);
+
+TEST(SimCudaTest, DeviceGuardSwitchesAndRestoresTheCurrentDevice) {
+  EXPECT_EQ(RunChild("device_guard", {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}).transcript,
+            "switched 1 alloc on 1 restored 0");
+}
+
+TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
+  SimCudaRuntime& sim = SimCuda();
+  auto dev = sim.Malloc(64);
+  ASSERT_TRUE(dev.ok());
+  std::vector<char> host(128);
+  Status overflow = sim.Memcpy(*dev, host.data(), 128, MemcpyKind::kHostToDevice);
+  ASSERT_TRUE(overflow.cuda_error().has_value());
+  EXPECT_EQ(overflow.cuda_error()->name, "cudaErrorInvalidValue");
+  EXPECT_NE(overflow.message().find("+ 128 bytes is not inside a device allocation"), std::string::npos);
+  Status wrong_kind = sim.Memcpy(host.data(), host.data() + 64, 8, MemcpyKind::kDeviceToHost);
+  EXPECT_EQ(wrong_kind.cuda_error()->code, 1);
+  EXPECT_TRUE(sim.Memcpy(*dev, host.data(), 64, MemcpyKind::kHostToDevice).ok());
+  EXPECT_TRUE(sim.GetLastError().cuda_error().has_value());  // the failures above
+  EXPECT_TRUE(sim.GetLastError().ok());                      // cleared
+  EXPECT_TRUE(sim.Free(*dev).ok());
+  Status twice = sim.Free(*dev);
+  EXPECT_EQ(twice.cuda_error()->name, "cudaErrorInvalidValue");
+  (void)sim.GetLastError();
+}
+
+TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
+  bool run = true;
+  kernels::LaunchConfig config{1, 2048, nullptr};
+  Status s = SimCuda().BeginKernel("Probe", config, nullptr, 0, SourceLocation::Current(), &run);
+  EXPECT_FALSE(run);
+  ASSERT_TRUE(s.cuda_error().has_value());
+  EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidConfiguration");
+  EXPECT_NE(s.message().find("Probe launched with grid 1, block 2048"), std::string::npos) << s;
+  (void)SimCuda().GetLastError();
+}
+
+TEST(SimCudaTest, StreamsAreTrackedAndUnknownHandlesRejected) {
+  SimCudaRuntime& sim = SimCuda();
+  auto stream = sim.StreamCreate();
+  ASSERT_TRUE(stream.ok());
+  EXPECT_TRUE(sim.StreamSynchronize(*stream).ok());
+  EXPECT_TRUE(sim.StreamDestroy(*stream).ok());
+  int not_a_stream = 0;
+  EXPECT_EQ(sim.StreamDestroy(&not_a_stream).cuda_error()->name, "cudaErrorInvalidResourceHandle");
+  (void)sim.GetLastError();
+}
+
+TEST(SimCudaTest, ConcurrentCallsFromManyThreadsAreSafe) {
+  SimCudaRuntime& sim = SimCuda();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&sim] {
+      for (int i = 0; i < 200; ++i) {
+        auto p = sim.Malloc(256);
+        ASSERT_TRUE(p.ok());
+        ASSERT_TRUE(sim.Free(*p).ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+}  // namespace faultline
