@@ -1,0 +1,90 @@
+#include "reference/tensor/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include "reference/process/process.h"
+
+namespace faultline {
+namespace {
+
+DeviceRuntime& Sim() { return GetRuntime(RuntimeKind::kSimCuda); }
+
+TEST(TensorTest, RoundTripsThroughTheDeviceBitForBit) {
+  auto host = Tensor::FromVector<float>({1.5f, -2.0f, 3.25f, 0.0f}, {2, 2});
+  ASSERT_TRUE(host.ok()) << host.status();
+  auto dev = host->To(Device::Cuda(0), &Sim());
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  EXPECT_EQ(dev->device(), Device::Cuda(0));
+  EXPECT_EQ(dev->shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Sim().GetPointerAttributes(dev->raw_data())->type, MemoryType::kDevice);
+  auto back = dev->Cpu();
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back->ToVector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f, 0.0f}));
+}
+
+TEST(TensorTest, HostViewOfADeviceTensorIsRefusedWithPyTorchsWords) {
+  auto dev = Tensor::FromVector<int64_t>({1, 2, 3})->To(Device::Cuda(0), &Sim());
+  ASSERT_TRUE(dev.ok());
+  auto view = dev->HostData<int64_t>();
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(view.status().message(),
+            "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
+            "first.");
+  EXPECT_FALSE(dev->ToVector<int64_t>().ok());
+}
+
+TEST(TensorTest, WrongDtypeViewNamesBothTypes) {
+  auto t = Tensor::FromVector<int32_t>({1, 2});
+  auto view = t->HostData<int64_t>();
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.status().message(), "host view as int64 of a tensor of dtype int32");
+}
+
+TEST(TensorTest, BadShapesAndMissingRuntimeAreClearErrors) {
+  auto negative = Tensor::Empty(DType::kFloat32, {3, -1});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.status().message(), "Tensor::Empty: shape[1] is -1; expected a size >= 0");
+  auto no_runtime = Tensor::Empty(DType::kFloat32, {3}, Device::Cuda(0));
+  ASSERT_FALSE(no_runtime.ok());
+  EXPECT_NE(no_runtime.status().message().find("needs a device runtime"), std::string::npos);
+  auto mismatch = Tensor::FromVector<int64_t>({1, 2, 3}, {2, 2});
+  EXPECT_FALSE(mismatch.ok());
+  auto bad_device = Tensor::Empty(DType::kFloat32, {3}, Device::Cuda(5), &Sim());
+  ASSERT_FALSE(bad_device.ok());
+  EXPECT_EQ(bad_device.status().cuda_error()->name, "cudaErrorInvalidDevice");
+  (void)Sim().GetLastError();
+}
+
+TEST(TensorTest, PinRegistersWithTheRuntimeAndRecordsTheOwner) {
+  auto t = Tensor::FromVector<float>(std::vector<float>(1024, 1.0f));
+  ASSERT_TRUE(t->Pin(Sim()).ok());
+  EXPECT_TRUE(t->is_pinned());
+  EXPECT_EQ(t->pinned_by(), getpid());
+  EXPECT_TRUE(*Sim().IsPinned(t->raw_data()));
+  Status again = t->Pin(Sim());
+  EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(t->Unpin().ok());
+  EXPECT_FALSE(*Sim().IsPinned(t->raw_data()));
+  EXPECT_EQ(t->Unpin().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(TensorTest, AForkedCopyDoesNotUnpinTheParentsMemoryOnDestruction) {
+  auto t = Tensor::FromVector<float>(std::vector<float>(256, 2.0f));
+  ASSERT_TRUE(t->Pin(Sim()).ok());
+  auto child = ChildProcess::Fork([&] {
+    *t = Tensor();  // the child's last reference goes away here
+    // An attempted cudaHostUnregister in this forked child would have failed
+    // and left cudaErrorInitializationError as the last error.
+    return Sim().PeekAtLastError().ok() ? 0 : 1;
+  });
+  ASSERT_TRUE(child.ok());
+  auto exit = child->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_TRUE(exit->succeeded()) << exit->Describe();
+  EXPECT_TRUE(*Sim().IsPinned(t->raw_data()));
+  EXPECT_TRUE(t->Unpin().ok());
+}
+
+}  // namespace
+}  // namespace faultline
