@@ -39,7 +39,7 @@ def fl_property_test(name, deps = [], **kwargs):
 NVCC = "/usr/local/cuda/bin/nvcc"
 
 # sm_90 covers H100/H200; the PTX lets newer GPUs JIT the same code.
-_NVCC_FLAGS = "-std=c++17 -O2 -Xcompiler -fPIC -gencode arch=compute_90,code=[sm_90,compute_90] -I."
+_NVCC_FLAGS = "-std=c++17 -O2 -fmad=false -Xcompiler -fPIC -gencode arch=compute_90,code=[sm_90,compute_90] -I."
 
 def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
     """Compiles .cu files with nvcc and wraps the objects in a cc_library.
