@@ -1,0 +1,28 @@
+# Shared helpers for the ci/ scripts (sourced, not run).
+
+# Runs one `bazel test` stage, keeps its log, and adds its pass/fail counts
+# to the totals printed by print_totals.
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+run_stage() {
+  local name="$1"; shift
+  local log
+  log="$(mktemp -t "faultline-${name}.XXXX.log")"
+  echo "=== ${name}: bazel test $*"
+  local start=$SECONDS rc=0
+  bazel test --config=ci "$@" 2>&1 | tee "$log" | grep -E --line-buffered \
+    '^(//|Executed|FAIL|ERROR|INFO: Build completed)|PASSED|FAILED|TIMEOUT|NO STATUS' || true
+  rc=${PIPESTATUS[0]}
+  local passed failed
+  passed=$(grep -cE '^//.* (PASSED|\(cached\) PASSED)' "$log" || true)
+  failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log" || true)
+  TOTAL_PASSED=$((TOTAL_PASSED + passed))
+  TOTAL_FAILED=$((TOTAL_FAILED + failed))
+  echo "=== ${name}: ${passed} passed, ${failed} failed in $((SECONDS - start))s (exit ${rc})"
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
+  return "$rc"
+}
+
+print_totals() {
+  echo "${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed"
+}

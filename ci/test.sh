@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the whole CPU test suite: the plain build, then everything again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, then the multiprocess and
+# threaded tests under ThreadSanitizer. GPU tests are filtered out here
+# (ci/gpu.sh runs them on a machine with a GPU). Installs what is missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ci/setup.sh || exit 1
+source ci/lib.sh
+
+status=0
+run_stage cpu //... || status=1
+run_stage asan-ubsan --config=asan --config=ubsan //... || status=1
+run_stage tsan --config=tsan --test_tag_filters=multiprocess,threaded,-gpu,-benchmark,-mpi //... || status=1
+print_totals
+exit "$status"

@@ -1,0 +1,146 @@
+// The repro command line: lists the documented failures and reproduces them
+// (legacy variants must show the documented symptom, fixed and workaround
+// variants must pass). Exit 0 only when every outcome matched.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "reference/process/child_registry.h"
+#include "repro/registry.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitUsage = 2;
+
+struct Row {
+  std::string id, variant, runtime, expected, outcome;
+  bool matched;
+  std::optional<ObservedError> error;
+  std::string transcript;
+};
+
+nlohmann::json ToJson(const Row& row) {
+  nlohmann::json j = {{"id", row.id},           {"variant", row.variant}, {"runtime", row.runtime},
+                      {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched}};
+  if (row.error) {
+    j["error"] = {{"name", row.error->name},       {"code", row.error->code}, {"message", row.error->message},
+                  {"process", row.error->process}, {"step", row.error->step}};
+  } else {
+    j["error"] = nullptr;
+  }
+  return j;
+}
+
+void PrintTable(const std::vector<Row>& rows) {
+  std::printf("%-8s %-11s %-8s %-11s %-11s %s\n", "failure", "variant", "runtime", "expected", "outcome", "matched");
+  for (const Row& r : rows) {
+    std::printf("%-8s %-11s %-8s %-11s %-11s %s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
+                r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO");
+  }
+}
+
+Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, bool json) {
+  if (!json) std::fprintf(stderr, "running %s %s on %s ...\n", failure.id.c_str(), variant.name.c_str(), RuntimeKindName(runtime));
+  Outcome outcome = variant.run(runtime);
+  Row row{failure.id, variant.name, RuntimeKindName(runtime), ExpectationName(variant.expected),
+          outcome.reproduced ? "reproduced" : (outcome.passed ? "passed" : "failed"), Matches(variant.expected, outcome),
+          outcome.error, outcome.transcript};
+  if (!json && !row.transcript.empty()) std::fprintf(stderr, "%s\n", row.transcript.c_str());
+  return row;
+}
+
+int Report(const std::vector<Row>& rows, bool json) {
+  bool all_matched = true;
+  for (const Row& r : rows) all_matched = all_matched && r.matched;
+  if (json) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const Row& r : rows) array.push_back(ToJson(r));
+    std::cout << array.dump(2) << std::endl;
+  } else if (rows.empty()) {
+    std::printf("no repro registered yet\n");
+  } else {
+    PrintTable(rows);
+  }
+  return all_matched ? 0 : kExitMismatch;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
+  app.require_subcommand(1);
+  bool json = false;
+  std::string runtime_text = "auto";
+  std::string variant_text;
+  std::string failure_id;
+
+  CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
+  list->add_flag("--json", json, "Print JSON for machines");
+  CLI::App* run = app.add_subcommand("run", "Run one failure's variants");
+  run->add_option("failure", failure_id, "Failure id, e.g. F1")->required();
+  run->add_option("--variant", variant_text, "legacy, fixed or workaround (default: all)")
+      ->check(CLI::IsMember({"legacy", "fixed", "workaround"}));
+  run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
+      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
+  run->add_flag("--json", json, "Print JSON for machines");
+  CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
+  all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
+      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
+  all->add_flag("--json", json, "Print JSON for machines");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  std::vector<Failure> failures = Failures();
+  if (list->parsed()) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const Failure& f : failures) {
+      nlohmann::json variants = nlohmann::json::array();
+      for (const Variant& v : f.variants) variants.push_back({{"variant", v.name}, {"expected", ExpectationName(v.expected)}});
+      array.push_back({{"id", f.id}, {"title", f.title}, {"variants", variants}});
+      if (!json) {
+        std::printf("%s  %s\n", f.id.c_str(), f.title.c_str());
+        for (const Variant& v : f.variants) std::printf("      %-11s %s\n", v.name.c_str(), ExpectationName(v.expected));
+      }
+    }
+    if (json) std::cout << array.dump(2) << std::endl;
+    if (!json && failures.empty()) std::printf("no repro registered yet\n");
+    return 0;
+  }
+
+  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "repro: %s\n", runtime.status().message().c_str());
+    return kExitUsage;
+  }
+  std::vector<Row> rows;
+  bool found = all->parsed();
+  for (const Failure& f : failures) {
+    if (run->parsed() && f.id != failure_id) continue;
+    found = true;
+    for (const Variant& v : f.variants) {
+      if (!variant_text.empty() && v.name != variant_text) continue;
+      rows.push_back(RunOne(f, v, *runtime, json));
+    }
+  }
+  if (!found) {
+    std::fprintf(stderr, "repro: unknown failure '%s'; `repro list` shows the registered ones\n", failure_id.c_str());
+    return kExitUsage;
+  }
+  return Report(rows, json);
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
+  return faultline::repro::Main(argc, argv);
+}
