@@ -1,0 +1,357 @@
+// Provides the per-seed neighbor sampling routine shared by the CPU
+// reference, the simcuda host twins and the CUDA kernels, so that every
+// device picks bit-identical edges: Philox4x32-10 random keys indexed by
+// (rng_seed, layer, purpose, edge id or node and draw), a deterministic
+// natural logarithm built from + - * / only, and a bounded max-heap top-k.
+//
+// Must compile under nvcc and the host compiler alike: only the project's
+// kernel API, <cstdint> and Random123; no std containers, no exceptions, no
+// recursion. Every double operation goes through Add/Mul/Div, which map to
+// the non-contractible __dadd_rn/__dmul_rn/__ddiv_rn intrinsics on the device
+// (the host build compiles with -ffp-contract=off), so no FMA can change a
+// rounding. The exact specification lives in the sampling design document.
+#ifndef FAULTLINE_KERNELS_SAMPLING_CORE_H_
+#define FAULTLINE_KERNELS_SAMPLING_CORE_H_
+
+#include <Random123/philox.h>
+
+#include <cstdint>
+
+#include "kernels/kernel_api.h"
+
+#if defined(__FAST_MATH__)
+#error "sampling_core.h must not be compiled with -ffast-math: keys must round identically everywhere"
+#endif
+
+namespace faultline {
+namespace kernels {
+namespace sampling {
+
+// Purpose tags: the second Philox counter word, so the random streams of
+// different sampling modes never overlap.
+constexpr uint32_t kTagUniformEdge = 1;   // uniform without replacement, one key per edge
+constexpr uint32_t kTagWeightedEdge = 2;  // weighted without replacement, one key per edge
+constexpr uint32_t kTagUniformDraw = 3;   // uniform with replacement, one value per draw
+constexpr uint32_t kTagWeightedDraw = 4;  // weighted with replacement, one value per draw
+
+// Describes one sampling call; the same for every seed of the call.
+struct SamplingParams {
+  const int64_t* indptr = nullptr;  // CSC offsets, num_nodes + 1 entries
+  const float* weights = nullptr;   // one per edge; read only when weighted
+  int64_t fanout = 0;               // picks per seed; -1 = all (eligible) edges
+  bool replace = false;             // draw with replacement
+  bool weighted = false;            // use weights (zero-weight edges are never picked)
+  uint64_t rng_seed = 0;
+  uint32_t layer = 0;               // the layer index of multi-layer sampling
+};
+
+// Holds the key of one candidate edge in the top-k heap: `real` for weighted
+// keys, `bits` for uniform keys (the other field stays 0).
+struct SampleKey {
+  double real;
+  uint64_t bits;
+};
+
+// ---------------------------------------------------------------------------
+// Deterministic arithmetic.
+
+// Returns a + b rounded to nearest, never fused with a neighbouring multiply.
+FL_HOST_DEVICE FL_INLINE double Add(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+// Returns a * b rounded to nearest, never fused with a neighbouring add.
+FL_HOST_DEVICE FL_INLINE double Mul(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+// Returns a / b rounded to nearest (IEEE division on both sides).
+FL_HOST_DEVICE FL_INLINE double Div(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// Returns the high 64 bits of the 128-bit product a * b.
+FL_HOST_DEVICE FL_INLINE uint64_t MulHi64(uint64_t a, uint64_t b) {
+  const uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32;
+  const uint64_t b_lo = b & 0xffffffffu, b_hi = b >> 32;
+  const uint64_t p0 = a_lo * b_lo, p1 = a_lo * b_hi, p2 = a_hi * b_lo, p3 = a_hi * b_hi;
+  const uint64_t mid = (p0 >> 32) + (p1 & 0xffffffffu) + (p2 & 0xffffffffu);
+  return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
+// Returns -ln(n * 2^-53) for an integer n in [1, 2^53], using only integer
+// bit operations and Add/Mul/Div. Writes n * 2^-53 = m * 2^e with m in
+// [sqrt(1/2), sqrt(2)], then ln(m) = 2 * atanh(s), s = (m - 1) / (m + 1),
+// summed as the odd series s + s^3/3 + ... + s^21/21 (|s| <= 0.1716, so the
+// dropped terms are below 2^-60 relative).
+FL_HOST_DEVICE FL_INLINE double NegLogUnit(uint64_t n) {
+  // Position of the highest set bit (0..53), by binary search on shifts.
+  int msb = 0;
+  uint64_t x = n;
+  if (x >> 32) { x >>= 32; msb += 32; }
+  if (x >> 16) { x >>= 16; msb += 16; }
+  if (x >> 8) { x >>= 8; msb += 8; }
+  if (x >> 4) { x >>= 4; msb += 4; }
+  if (x >> 2) { x >>= 2; msb += 2; }
+  if (x >> 1) { msb += 1; }
+  // Normalize to a 53-bit integer with its top bit at position 52: m in [1, 2).
+  const uint64_t normalized = msb <= 52 ? (n << (52 - msb)) : (n >> (msb - 52));
+  double m = Mul(static_cast<double>(normalized), 0x1p-52);
+  int e = msb - 53;
+  if (m > 0x1.6a09e667f3bcdp+0) {  // sqrt(2)
+    m = Mul(m, 0.5);
+    e += 1;
+  }
+  const double s = Div(Add(m, -1.0), Add(m, 1.0));
+  const double z = Mul(s, s);
+  double p = 0x1.8618618618618p-5;            // 1/21
+  p = Add(Mul(p, z), 0x1.af286bca1af28p-5);   // 1/19
+  p = Add(Mul(p, z), 0x1.e1e1e1e1e1e1ep-5);   // 1/17
+  p = Add(Mul(p, z), 0x1.1111111111111p-4);   // 1/15
+  p = Add(Mul(p, z), 0x1.3b13b13b13b14p-4);   // 1/13
+  p = Add(Mul(p, z), 0x1.745d1745d1746p-4);   // 1/11
+  p = Add(Mul(p, z), 0x1.c71c71c71c71cp-4);   // 1/9
+  p = Add(Mul(p, z), 0x1.2492492492492p-3);   // 1/7
+  p = Add(Mul(p, z), 0x1.999999999999ap-3);   // 1/5
+  p = Add(Mul(p, z), 0x1.5555555555555p-2);   // 1/3
+  p = Add(Mul(p, z), 1.0);
+  const double log_m = Mul(Mul(2.0, s), p);
+  const double log_u = Add(log_m, Mul(static_cast<double>(e), 0x1.62e42fefa39efp-1));  // e * ln 2
+  return -log_u;
+}
+
+// ---------------------------------------------------------------------------
+// Random values.
+
+// Returns the 64-bit random value of one Philox4x32-10 block:
+// key = (seed low 32, seed high 32), counter = (layer, word1, word2, word3),
+// value = (out[1] << 32) | out[0].
+FL_HOST_DEVICE FL_INLINE uint64_t RandomBits(uint64_t rng_seed, uint32_t layer, uint32_t word1, uint32_t word2,
+                                             uint32_t word3) {
+  r123::Philox4x32 philox;
+  r123::Philox4x32::ctr_type counter = {{layer, word1, word2, word3}};
+  r123::Philox4x32::key_type key = {{static_cast<uint32_t>(rng_seed), static_cast<uint32_t>(rng_seed >> 32)}};
+  r123::Philox4x32::ctr_type out = philox(counter, key);
+  return (static_cast<uint64_t>(out.v[1]) << 32) | out.v[0];
+}
+
+// Returns the random value of an edge: counter = (layer, tag, edge low 32, edge high 32).
+FL_HOST_DEVICE FL_INLINE uint64_t EdgeBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t edge) {
+  const uint64_t id = static_cast<uint64_t>(edge);
+  return RandomBits(rng_seed, layer, tag, static_cast<uint32_t>(id), static_cast<uint32_t>(id >> 32));
+}
+
+// Returns the random value of draw `draw` of `node`:
+// counter = (layer, tag | (node bits 32..55) << 8, node low 32, draw).
+FL_HOST_DEVICE FL_INLINE uint64_t DrawBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node,
+                                           int64_t draw) {
+  const uint64_t id = static_cast<uint64_t>(node);
+  return RandomBits(rng_seed, layer, tag | (static_cast<uint32_t>(id >> 32) << 8), static_cast<uint32_t>(id),
+                    static_cast<uint32_t>(draw));
+}
+
+// Returns the uniform-without-replacement key of an edge (smaller wins).
+FL_HOST_DEVICE FL_INLINE uint64_t UniformEdgeKey(uint64_t rng_seed, uint32_t layer, int64_t edge) {
+  return EdgeBits(rng_seed, layer, kTagUniformEdge, edge);
+}
+
+// Returns the Efraimidis-Spirakis key E / w of an edge with weight w > 0,
+// where E = -ln(u), u = ((bits >> 11) + 1) * 2^-53 in (0, 1] (smaller wins).
+FL_HOST_DEVICE FL_INLINE double WeightedEdgeKey(uint64_t rng_seed, uint32_t layer, int64_t edge, float weight) {
+  const uint64_t bits = EdgeBits(rng_seed, layer, kTagWeightedEdge, edge);
+  return Div(NegLogUnit((bits >> 11) + 1), static_cast<double>(weight));
+}
+
+// ---------------------------------------------------------------------------
+// Top-k: a max-heap of (key, edge) pairs, so the root is the worst kept pick.
+
+// Returns whether (a, edge_a) orders before (b, edge_b).
+FL_HOST_DEVICE FL_INLINE bool KeyLess(const SampleKey& a, int64_t edge_a, const SampleKey& b, int64_t edge_b) {
+  if (a.real != b.real) return a.real < b.real;
+  if (a.bits != b.bits) return a.bits < b.bits;
+  return edge_a < edge_b;
+}
+
+// Restores the max-heap property below position i.
+FL_HOST_DEVICE FL_INLINE void HeapSiftDown(SampleKey* keys, int64_t* edges, int64_t size, int64_t i) {
+  while (true) {
+    const int64_t left = 2 * i + 1;
+    if (left >= size) return;
+    int64_t largest = left;
+    const int64_t right = left + 1;
+    if (right < size && KeyLess(keys[left], edges[left], keys[right], edges[right])) largest = right;
+    if (!KeyLess(keys[i], edges[i], keys[largest], edges[largest])) return;
+    const SampleKey k = keys[i];
+    keys[i] = keys[largest];
+    keys[largest] = k;
+    const int64_t e = edges[i];
+    edges[i] = edges[largest];
+    edges[largest] = e;
+    i = largest;
+  }
+}
+
+// Restores the max-heap property above position i.
+FL_HOST_DEVICE FL_INLINE void HeapSiftUp(SampleKey* keys, int64_t* edges, int64_t i) {
+  while (i > 0) {
+    const int64_t parent = (i - 1) / 2;
+    if (!KeyLess(keys[parent], edges[parent], keys[i], edges[i])) return;
+    const SampleKey k = keys[i];
+    keys[i] = keys[parent];
+    keys[parent] = k;
+    const int64_t e = edges[i];
+    edges[i] = edges[parent];
+    edges[parent] = e;
+    i = parent;
+  }
+}
+
+// Offers a candidate to a heap of capacity k holding *size entries.
+FL_HOST_DEVICE FL_INLINE void HeapOffer(SampleKey* keys, int64_t* edges, int64_t* size, int64_t k,
+                                        const SampleKey& key, int64_t edge) {
+  if (*size < k) {
+    keys[*size] = key;
+    edges[*size] = edge;
+    HeapSiftUp(keys, edges, *size);
+    ++*size;
+  } else if (KeyLess(key, edge, keys[0], edges[0])) {
+    keys[0] = key;
+    edges[0] = edge;
+    HeapSiftDown(keys, edges, k, 0);
+  }
+}
+
+// Restores the max-heap property of plain edge ids below position i.
+FL_HOST_DEVICE FL_INLINE void IdSiftDown(int64_t* ids, int64_t size, int64_t i) {
+  while (true) {
+    const int64_t left = 2 * i + 1;
+    if (left >= size) return;
+    const int64_t largest = (left + 1 < size && ids[left] < ids[left + 1]) ? left + 1 : left;
+    if (ids[i] >= ids[largest]) return;
+    const int64_t t = ids[i];
+    ids[i] = ids[largest];
+    ids[largest] = t;
+    i = largest;
+  }
+}
+
+// Sorts edge ids ascending in place (heapsort: no recursion, no extra memory).
+FL_HOST_DEVICE FL_INLINE void SortEdgeIds(int64_t* ids, int64_t n) {
+  for (int64_t i = n / 2; i-- > 0;) IdSiftDown(ids, n, i);
+  for (int64_t end = n - 1; end > 0; --end) {
+    const int64_t t = ids[0];
+    ids[0] = ids[end];
+    ids[end] = t;
+    IdSiftDown(ids, end, 0);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Per-seed sampling.
+
+// Returns the number of edges of `node` that may be picked: all of them when
+// unweighted, those with weight > 0 when weighted.
+FL_HOST_DEVICE FL_INLINE int64_t EligibleCount(const SamplingParams& p, int64_t node) {
+  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
+  if (!p.weighted) return end - begin;
+  int64_t count = 0;
+  for (int64_t e = begin; e < end; ++e) count += p.weights[e] > 0.0f ? 1 : 0;
+  return count;
+}
+
+// Returns how many edges SampleSeed writes for `node`, so a caller can size
+// the output (a prefix sum over seeds) before sampling. Expects fanout >= -1.
+FL_HOST_DEVICE FL_INLINE int64_t SampledCount(const SamplingParams& p, int64_t node) {
+  const int64_t eligible = EligibleCount(p, node);
+  if (p.fanout < 0) return eligible;
+  if (p.replace) return eligible > 0 ? p.fanout : 0;
+  return eligible < p.fanout ? eligible : p.fanout;
+}
+
+// Samples the incoming edges of `node` and writes SampledCount(p, node) global
+// edge ids to out_edges: ascending edge id without replacement (and for
+// fanout -1), draw order with replacement. `scratch` must have room for
+// SampledCount(p, node) keys. Returns the number of edges written.
+FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t node, int64_t* out_edges,
+                                            SampleKey* scratch) {
+  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
+  const int64_t degree = end - begin;
+  const int64_t eligible = EligibleCount(p, node);
+  if (eligible == 0 || p.fanout == 0) return 0;
+
+  // Every eligible edge, ascending.
+  if (p.fanout < 0 || (!p.replace && eligible <= p.fanout)) {
+    int64_t n = 0;
+    for (int64_t e = begin; e < end; ++e) {
+      if (!p.weighted || p.weights[e] > 0.0f) out_edges[n++] = e;
+    }
+    return n;
+  }
+
+  if (p.replace) {
+    if (!p.weighted) {
+      for (int64_t j = 0; j < p.fanout; ++j) {
+        const uint64_t bits = DrawBits(p.rng_seed, p.layer, kTagUniformDraw, node, j);
+        out_edges[j] = begin + static_cast<int64_t>(MulHi64(bits, static_cast<uint64_t>(degree)));
+      }
+      return p.fanout;
+    }
+    double total = 0.0;
+    int64_t last_positive = begin;
+    for (int64_t e = begin; e < end; ++e) {
+      total = Add(total, static_cast<double>(p.weights[e]));
+      if (p.weights[e] > 0.0f) last_positive = e;
+    }
+    for (int64_t j = 0; j < p.fanout; ++j) {
+      const uint64_t bits = DrawBits(p.rng_seed, p.layer, kTagWeightedDraw, node, j);
+      const double target = Mul(Mul(static_cast<double>(bits >> 11), 0x1p-53), total);  // u in [0, 1)
+      int64_t pick = last_positive;  // reached only if rounding left no sum above target
+      double cumulative = 0.0;
+      for (int64_t e = begin; e < end; ++e) {
+        cumulative = Add(cumulative, static_cast<double>(p.weights[e]));
+        if (p.weights[e] > 0.0f && cumulative > target) {
+          pick = e;
+          break;
+        }
+      }
+      out_edges[j] = pick;
+    }
+    return p.fanout;
+  }
+
+  // Without replacement, fanout < eligible: the fanout smallest (key, edge).
+  const int64_t k = p.fanout;
+  int64_t size = 0;
+  for (int64_t e = begin; e < end; ++e) {
+    SampleKey key;
+    if (p.weighted) {
+      if (!(p.weights[e] > 0.0f)) continue;
+      key.real = WeightedEdgeKey(p.rng_seed, p.layer, e, p.weights[e]);
+      key.bits = 0;
+    } else {
+      key.real = 0.0;
+      key.bits = UniformEdgeKey(p.rng_seed, p.layer, e);
+    }
+    HeapOffer(scratch, out_edges, &size, k, key, e);
+  }
+  SortEdgeIds(out_edges, size);
+  return size;
+}
+
+}  // namespace sampling
+}  // namespace kernels
+}  // namespace faultline
+
+#endif  // FAULTLINE_KERNELS_SAMPLING_CORE_H_

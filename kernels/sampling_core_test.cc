@@ -1,0 +1,149 @@
+// Tests the building blocks of the shared sampling routine: Philox known
+// answers, the deterministic logarithm, 64-bit multiply-high, the heap top-k
+// and the per-seed counts.
+#include "kernels/sampling_core.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace faultline {
+namespace kernels {
+namespace sampling {
+namespace {
+
+TEST(SamplingCoreTest, PhiloxMatchesRandom123KnownAnswers) {
+  // Known-answer vectors of Philox4x32-10 from the Random123 distribution.
+  EXPECT_EQ(RandomBits(0, 0, 0, 0, 0), 0xe169c58d6627e8d5ULL);
+  EXPECT_EQ(RandomBits(0x299f31d0a4093822ULL, 0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u),
+            0x94fdccebd16cfe09ULL);
+}
+
+TEST(SamplingCoreTest, KeysArePinned) {
+  // Any change here changes every sample: update the design document too.
+  EXPECT_EQ(UniformEdgeKey(42, 0, 0), RandomBits(42, 0, kTagUniformEdge, 0, 0));
+  EXPECT_EQ(UniformEdgeKey(42, 3, (int64_t{5} << 32) | 9), RandomBits(42, 3, kTagUniformEdge, 9, 5));
+  EXPECT_EQ(DrawBits(42, 1, kTagUniformDraw, (int64_t{7} << 32) | 11, 4),
+            RandomBits(42, 1, kTagUniformDraw | (7u << 8), 11, 4));
+  const uint64_t bits = RandomBits(7, 2, kTagWeightedEdge, 13, 0);
+  EXPECT_DOUBLE_EQ(WeightedEdgeKey(7, 2, 13, 2.0f), -std::log(((bits >> 11) + 1) * 0x1p-53) / 2.0);
+}
+
+TEST(SamplingCoreTest, MulHi64MatchesA128BitProduct) {
+  std::mt19937_64 rng(1);
+  std::vector<uint64_t> values = {0, 1, 2, ~0ULL, ~0ULL - 1, 1ULL << 32, (1ULL << 32) - 1, 1ULL << 63};
+  for (int i = 0; i < 1000; ++i) values.push_back(rng());
+  for (uint64_t a : values) {
+    for (uint64_t b : std::vector<uint64_t>{1, 3, 1000003, ~0ULL, rng()}) {
+      const unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
+      ASSERT_EQ(MulHi64(a, b), static_cast<uint64_t>(product >> 64)) << a << " * " << b;
+    }
+  }
+}
+
+TEST(SamplingCoreTest, NegLogUnitIsWithinTwoUlpsOfLibm) {
+  std::mt19937_64 rng(2);
+  std::vector<uint64_t> values = {1, 2, 3, 1ULL << 52, (1ULL << 53) - 1, 1ULL << 53};
+  for (int shift = 0; shift <= 53; ++shift) {
+    values.push_back(1ULL << shift);
+    values.push_back(static_cast<uint64_t>(std::ldexp(std::sqrt(2.0), shift)));  // near the sqrt(2) switch
+    values.push_back(static_cast<uint64_t>(std::ldexp(std::sqrt(2.0), shift)) + 1);
+  }
+  for (int i = 0; i < 100000; ++i) values.push_back((rng() >> 11) + 1);
+  for (uint64_t n : values) {
+    if (n == 0 || n > (1ULL << 53)) continue;
+    const double expected = -std::log(static_cast<double>(n) * 0x1p-53);
+    const double got = NegLogUnit(n);
+    ASSERT_NEAR(got, expected, 4.5e-16 * std::max(1.0, expected)) << "n=" << n;
+  }
+  EXPECT_EQ(NegLogUnit(1ULL << 53), 0.0);
+}
+
+TEST(SamplingCoreTest, SortEdgeIdsSorts) {
+  std::mt19937_64 rng(3);
+  for (int n = 0; n < 40; ++n) {
+    std::vector<int64_t> ids(n);
+    for (auto& id : ids) id = static_cast<int64_t>(rng() % 50);
+    std::vector<int64_t> expected = ids;
+    std::sort(expected.begin(), expected.end());
+    SortEdgeIds(ids.data(), n);
+    ASSERT_EQ(ids, expected);
+  }
+}
+
+TEST(SamplingCoreTest, HeapKeepsTheKSmallestKeys) {
+  std::mt19937_64 rng(4);
+  for (int64_t k = 1; k < 12; ++k) {
+    std::vector<std::pair<uint64_t, int64_t>> all;
+    std::vector<SampleKey> keys(k);
+    std::vector<int64_t> edges(k);
+    int64_t size = 0;
+    for (int64_t e = 0; e < 60; ++e) {
+      const uint64_t bits = rng() % 20;  // many ties: the edge id breaks them
+      all.emplace_back(bits, e);
+      HeapOffer(keys.data(), edges.data(), &size, k, SampleKey{0.0, bits}, e);
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<int64_t> expected;
+    for (int64_t i = 0; i < k; ++i) expected.push_back(all[i].second);
+    std::sort(expected.begin(), expected.end());
+    SortEdgeIds(edges.data(), size);
+    ASSERT_EQ(edges, expected) << "k=" << k;
+  }
+}
+
+TEST(SamplingCoreTest, SampledCountFollowsTheSpec) {
+  // Node 0: edges 0..4 with weights {1, 0, 2, 0, 3}; node 1: no edges.
+  const int64_t indptr[] = {0, 5, 5};
+  const float weights[] = {1, 0, 2, 0, 3};
+  SamplingParams p;
+  p.indptr = indptr;
+  p.weights = weights;
+  struct Case {
+    int64_t fanout;
+    bool replace, weighted;
+    int64_t count0;
+  };
+  const Case cases[] = {
+      {-1, false, false, 5}, {-1, false, true, 3}, {2, false, false, 2}, {9, false, false, 5},
+      {9, false, true, 3},   {9, true, true, 9},   {0, false, false, 0}, {-1, true, true, 3},
+  };
+  for (const Case& c : cases) {
+    p.fanout = c.fanout;
+    p.replace = c.replace;
+    p.weighted = c.weighted;
+    EXPECT_EQ(SampledCount(p, 0), c.count0) << c.fanout << " " << c.replace << " " << c.weighted;
+    EXPECT_EQ(SampledCount(p, 1), 0);
+  }
+}
+
+TEST(SamplingCoreTest, SampleSeedNeverPicksZeroWeightEdges) {
+  const int64_t indptr[] = {0, 5};
+  const float weights[] = {1, 0, 2, 0, 3};
+  SamplingParams p;
+  p.indptr = indptr;
+  p.weights = weights;
+  p.weighted = true;
+  int64_t out[16];
+  SampleKey scratch[16];
+  for (bool replace : {false, true}) {
+    for (int64_t fanout : {-1, 1, 2, 3, 16}) {
+      for (uint64_t seed = 0; seed < 50; ++seed) {
+        p.fanout = fanout;
+        p.replace = replace;
+        p.rng_seed = seed;
+        const int64_t n = SampleSeed(p, 0, out, scratch);
+        ASSERT_EQ(n, SampledCount(p, 0));
+        for (int64_t i = 0; i < n; ++i) ASSERT_GT(weights[out[i]], 0.0f);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sampling
+}  // namespace kernels
+}  // namespace faultline

@@ -1,0 +1,207 @@
+// Implements CscGraph validation and its .npy folder format.
+#include "reference/graph/csc_graph.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace faultline {
+namespace {
+
+std::string FloatText(float value) {
+  std::ostringstream os;
+  os.precision(9);
+  os << value;
+  return os.str();
+}
+
+std::string Num(int64_t value) { return std::to_string(value); }
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+Status ValidateIndptr(const std::vector<int64_t>& indptr, int64_t num_edges) {
+  if (indptr.empty()) return InvalidArgumentError("indptr is empty; expected num_nodes + 1 >= 1 entries");
+  if (indptr[0] != 0) return InvalidArgumentError("indptr[0]=" + Num(indptr[0]) + "; expected 0");
+  for (size_t i = 0; i + 1 < indptr.size(); ++i) {
+    if (indptr[i] > indptr[i + 1]) {
+      return InvalidArgumentError("indptr is not monotone: indptr[" + Num(i) + "]=" + Num(indptr[i]) + " > indptr[" +
+                                  Num(i + 1) + "]=" + Num(indptr[i + 1]));
+    }
+  }
+  const size_t last = indptr.size() - 1;
+  if (indptr[last] != num_edges) {
+    return InvalidArgumentError("indptr[" + Num(last) + "]=" + Num(indptr[last]) +
+                                " (the last entry) does not match the number of edges: indices has " +
+                                Num(num_edges) + " entries");
+  }
+  return OkStatus();
+}
+
+Status ValidateIndices(const std::vector<int64_t>& indices, int64_t num_nodes) {
+  for (size_t e = 0; e < indices.size(); ++e) {
+    if (indices[e] < 0 || indices[e] >= num_nodes) {
+      return InvalidArgumentError("indices[" + Num(e) + "]=" + Num(indices[e]) + " is out of range [0, " +
+                                  Num(num_nodes) + ")");
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateWeights(const std::vector<float>& weights, int64_t num_edges) {
+  if (static_cast<int64_t>(weights.size()) != num_edges) {
+    return InvalidArgumentError("weights has " + Num(weights.size()) + " entries; expected one per edge (" +
+                                Num(num_edges) + ")");
+  }
+  for (size_t e = 0; e < weights.size(); ++e) {
+    if (!std::isfinite(weights[e])) {
+      return InvalidArgumentError("weights[" + Num(e) + "]=" + FloatText(weights[e]) +
+                                  " is not finite; expected a finite value >= 0");
+    }
+    if (weights[e] < 0) {
+      return InvalidArgumentError("weights[" + Num(e) + "]=" + FloatText(weights[e]) +
+                                  " is negative; expected a finite value >= 0");
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateEdgeTypes(const std::vector<int32_t>& types, const std::vector<int64_t>& indptr) {
+  const int64_t num_edges = indptr.back();
+  if (static_cast<int64_t>(types.size()) != num_edges) {
+    return InvalidArgumentError("edge_types has " + Num(types.size()) + " entries; expected one per edge (" +
+                                Num(num_edges) + ")");
+  }
+  for (size_t e = 0; e < types.size(); ++e) {
+    if (types[e] < 0) {
+      return InvalidArgumentError("edge_types[" + Num(e) + "]=" + Num(types[e]) + " is negative; expected >= 0");
+    }
+  }
+  for (size_t v = 0; v + 1 < indptr.size(); ++v) {
+    for (int64_t e = indptr[v]; e + 1 < indptr[v + 1]; ++e) {
+      if (types[e] > types[e + 1]) {
+        return InvalidArgumentError("edge_types is not sorted within node " + Num(v) + "'s segment [" +
+                                    Num(indptr[v]) + ", " + Num(indptr[v + 1]) + "): edge_types[" + Num(e) +
+                                    "]=" + Num(types[e]) + " > edge_types[" + Num(e + 1) + "]=" +
+                                    Num(types[e + 1]));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateStorage(const CscStorage& storage, int64_t num_nodes,
+                       const std::optional<std::vector<int32_t>>& edge_types) {
+  if (storage.indices == npy::DType::kInt32) {
+    if (num_nodes - 1 > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgumentError("storage.indices is '<i4' but node ids reach " + Num(num_nodes - 1) +
+                                  "; expected '<i8' for graphs this large");
+    }
+  } else if (storage.indices != npy::DType::kInt64) {
+    return InvalidArgumentError(std::string("storage.indices is '") + npy::DTypeDescr(storage.indices) +
+                                "'; expected '<i4' or '<i8'");
+  }
+  if (storage.edge_types == npy::DType::kUInt8) {
+    if (edge_types) {
+      for (size_t e = 0; e < edge_types->size(); ++e) {
+        if ((*edge_types)[e] > 255) {
+          return InvalidArgumentError("storage.edge_types is '|u1' but edge_types[" + Num(e) + "]=" +
+                                      Num((*edge_types)[e]) + " does not fit; expected '<i4'");
+        }
+      }
+    }
+  } else if (storage.edge_types != npy::DType::kInt32) {
+    return InvalidArgumentError(std::string("storage.edge_types is '") + npy::DTypeDescr(storage.edge_types) +
+                                "'; expected '|u1' or '<i4'");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64_t> indices,
+                                  std::optional<std::vector<float>> weights,
+                                  std::optional<std::vector<int32_t>> edge_types, CscStorage storage) {
+  const int64_t num_edges = static_cast<int64_t>(indices.size());
+  FL_RETURN_IF_ERROR(ValidateIndptr(indptr, num_edges));
+  const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
+  FL_RETURN_IF_ERROR(ValidateIndices(indices, num_nodes));
+  if (weights) FL_RETURN_IF_ERROR(ValidateWeights(*weights, num_edges));
+  if (edge_types) FL_RETURN_IF_ERROR(ValidateEdgeTypes(*edge_types, indptr));
+  FL_RETURN_IF_ERROR(ValidateStorage(storage, num_nodes, edge_types));
+  CscGraph graph;
+  graph.indptr_ = std::move(indptr);
+  graph.indices_ = std::move(indices);
+  graph.weights_ = std::move(weights);
+  graph.edge_types_ = std::move(edge_types);
+  graph.storage_ = storage;
+  return graph;
+}
+
+Result<CscGraph> CscGraph::Load(const std::string& dir) {
+  using npy::DType;
+  const std::string context = "loading a graph from '" + dir + "'";
+  auto with_context = [&](const Status& s) { return s.WithContext(context); };
+
+  Result<std::vector<int64_t>> indptr = npy::ReadNpyInt64(dir + "/indptr.npy", {DType::kInt64, DType::kInt32});
+  if (!indptr.ok()) return with_context(indptr.status());
+  CscStorage storage;
+  Result<std::vector<int64_t>> indices =
+      npy::ReadNpyInt64(dir + "/indices.npy", {DType::kInt32, DType::kInt64}, &storage.indices);
+  if (!indices.ok()) return with_context(indices.status());
+
+  std::optional<std::vector<float>> weights;
+  const std::string weights_path = dir + "/weights.npy";
+  if (FileExists(weights_path)) {
+    Result<std::vector<float>> w = npy::ReadNpyFloat32(weights_path);
+    if (!w.ok()) return with_context(w.status());
+    weights = std::move(w).value();
+  }
+
+  std::optional<std::vector<int32_t>> edge_types;
+  const std::string types_path = dir + "/edge_types.npy";
+  if (FileExists(types_path)) {
+    Result<std::vector<int64_t>> t =
+        npy::ReadNpyInt64(types_path, {DType::kUInt8, DType::kInt32}, &storage.edge_types);
+    if (!t.ok()) return with_context(t.status());
+    edge_types.emplace(t->begin(), t->end());
+  }
+
+  Result<CscGraph> graph = Create(std::move(indptr).value(), std::move(indices).value(), std::move(weights),
+                                  std::move(edge_types), storage);
+  if (!graph.ok()) return with_context(graph.status());
+  return graph;
+}
+
+Status CscGraph::Save(const std::string& dir) const {
+  const std::string context = "saving a graph to '" + dir + "'";
+  Status s = npy::WriteNpyInt(dir + "/indptr.npy", indptr_, npy::DType::kInt64);
+  if (s.ok()) s = npy::WriteNpyInt(dir + "/indices.npy", indices_, storage_.indices);
+  const std::string weights_path = dir + "/weights.npy";
+  const std::string types_path = dir + "/edge_types.npy";
+  if (s.ok()) {
+    if (weights_) {
+      s = npy::WriteNpyFloat32(weights_path, *weights_);
+    } else if (FileExists(weights_path) && unlink(weights_path.c_str()) != 0) {
+      s = InvalidArgumentError("cannot remove stale '" + weights_path + "': " + std::strerror(errno));
+    }
+  }
+  if (s.ok()) {
+    if (edge_types_) {
+      s = npy::WriteNpyInt(types_path, std::vector<int64_t>(edge_types_->begin(), edge_types_->end()),
+                           storage_.edge_types);
+    } else if (FileExists(types_path) && unlink(types_path.c_str()) != 0) {
+      s = InvalidArgumentError("cannot remove stale '" + types_path + "': " + std::strerror(errno));
+    }
+  }
+  return s.ok() ? s : s.WithContext(context);
+}
+
+}  // namespace faultline

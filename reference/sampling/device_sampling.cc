@@ -1,0 +1,136 @@
+// Implements device sampling as two kernel launches: per-seed pick counts,
+// a host prefix sum for the output offsets, then the picks themselves.
+#include "reference/sampling/device_sampling.h"
+
+#include "kernels/launch.h"
+#include "kernels/sampling_kernels.cuh"
+#include "reference/sampling/unique_and_compact.h"
+
+namespace faultline {
+namespace {
+
+// Places a host vector for the kernels: a device copy, or a pinned host copy.
+template <typename T>
+Result<Tensor> Place(const std::vector<T>& values, DeviceRuntime& runtime, GraphPlacement placement, int device) {
+  FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(values));
+  if (placement == GraphPlacement::kDevice) return host.To(Device::Cuda(device), &runtime);
+  if (host.nbytes() > 0) FL_RETURN_IF_ERROR(host.Pin(runtime));
+  return host;
+}
+
+template <typename T>
+Result<std::vector<T>> CopyToHost(const Tensor& t) {
+  FL_ASSIGN_OR_RETURN(Tensor host, t.Cpu());
+  return host.ToVector<T>();
+}
+
+template <typename T>
+const T* Data(const Tensor& t) {
+  return static_cast<const T*>(t.raw_data());
+}
+
+}  // namespace
+
+Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& runtime, GraphPlacement placement,
+                                        int device) {
+  if (runtime.kind() == RuntimeKind::kCpu) {
+    return InvalidArgumentError("DeviceGraph::Create: runtime is cpu; expected simcuda or cuda");
+  }
+  DeviceGraph g;
+  g.runtime_ = &runtime;
+  g.device_ = device;
+  g.placement_ = placement;
+  g.num_nodes_ = graph.num_nodes();
+  FL_ASSIGN_OR_RETURN(g.indptr_, Place(graph.indptr(), runtime, placement, device));
+  FL_ASSIGN_OR_RETURN(g.indices_, Place(graph.indices(), runtime, placement, device));
+  if (graph.has_weights()) {
+    FL_ASSIGN_OR_RETURN(g.weights_, Place(graph.weights(), runtime, placement, device));
+  }
+  return g;
+}
+
+Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
+                                                int64_t fanout, bool replace, bool weighted, uint64_t rng_seed,
+                                                uint32_t layer, StreamHandle stream) {
+  if (fanout < -1) return InvalidArgumentError("fanout is " + std::to_string(fanout) + "; expected -1 or >= 0");
+  if (weighted && !graph.has_weights()) {
+    return InvalidArgumentError("weighted sampling requested but the graph has no weights");
+  }
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (seeds[i] < 0 || seeds[i] >= graph.num_nodes()) {
+      return OutOfRangeError("seeds[" + std::to_string(i) + "] is " + std::to_string(seeds[i]) +
+                             "; expected a node id in [0, " + std::to_string(graph.num_nodes()) + ")");
+    }
+  }
+  SampledSubgraph out;
+  out.seeds = seeds;
+  out.indptr.assign(seeds.size() + 1, 0);
+  if (seeds.empty()) return out;
+
+  DeviceRuntime& rt = graph.runtime();
+  const Device device = Device::Cuda(graph.device());
+  DeviceGuard guard(rt, graph.device());
+  FL_RETURN_IF_ERROR(guard.status());
+  const int64_t n = static_cast<int64_t>(seeds.size());
+  const int64_t num_edges = graph.indices().numel();
+
+  kernels::sampling::SamplingParams params;
+  params.indptr = Data<int64_t>(graph.indptr());
+  params.weights = weighted ? Data<float>(graph.weights()) : nullptr;
+  params.fanout = fanout;
+  params.replace = replace;
+  params.weighted = weighted;
+  params.rng_seed = rng_seed;
+  params.layer = layer;
+  const kernels::BufferUse indptr_use{params.indptr, graph.indptr().nbytes()};
+  const kernels::BufferUse weights_use{params.weights, weighted ? graph.weights().nbytes() : 0};
+
+  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVector(seeds)->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor counts, Tensor::Empty(DType::kInt64, {n}, device, &rt));
+  const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
+  kernels::SampleCountKernel count_kernel{params, Data<int64_t>(seeds_dev), n, static_cast<int64_t*>(counts.raw_data())};
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
+                                           {indptr_use, weights_use, {seeds_dev.raw_data(), seeds_dev.nbytes()},
+                                            {counts.raw_data(), counts.nbytes()}},
+                                           &kernels::LaunchSampleCountOnCuda));
+  FL_ASSIGN_OR_RETURN(std::vector<int64_t> per_seed, CopyToHost<int64_t>(counts));
+  for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] = out.indptr[i] + per_seed[i];
+  const int64_t total = out.indptr[n];
+  if (total == 0) return out;
+
+  FL_ASSIGN_OR_RETURN(Tensor indptr_dev, Tensor::FromVector(out.indptr)->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor edges, Tensor::Empty(DType::kInt64, {total}, device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor indices, Tensor::Empty(DType::kInt64, {total}, device, &rt));
+  // One 16-byte SampleKey per output slot, held as two int64 words.
+  static_assert(sizeof(kernels::sampling::SampleKey) == 2 * sizeof(int64_t), "SampleKey layout");
+  FL_ASSIGN_OR_RETURN(Tensor scratch, Tensor::Empty(DType::kInt64, {2 * total}, device, &rt));
+  kernels::SampleSeedsKernel sample_kernel{params,
+                                           Data<int64_t>(graph.indices()),
+                                           Data<int64_t>(seeds_dev),
+                                           n,
+                                           Data<int64_t>(indptr_dev),
+                                           static_cast<int64_t*>(edges.raw_data()),
+                                           static_cast<int64_t*>(indices.raw_data()),
+                                           static_cast<kernels::sampling::SampleKey*>(scratch.raw_data())};
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "SampleSeedsKernel", launch, sample_kernel,
+      {indptr_use, weights_use, {graph.indices().raw_data(), static_cast<size_t>(num_edges) * sizeof(int64_t)},
+       {seeds_dev.raw_data(), seeds_dev.nbytes()}, {indptr_dev.raw_data(), indptr_dev.nbytes()},
+       {edges.raw_data(), edges.nbytes()}, {indices.raw_data(), indices.nbytes()},
+       {scratch.raw_data(), scratch.nbytes()}},
+      &kernels::LaunchSampleSeedsOnCuda));
+  FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost<int64_t>(edges));
+  FL_ASSIGN_OR_RETURN(out.indices, CopyToHost<int64_t>(indices));
+  return out;
+}
+
+Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
+                                                           const std::vector<int64_t>& seeds,
+                                                           const std::vector<int64_t>& fanouts, bool replace,
+                                                           bool weighted, uint64_t rng_seed) {
+  return SampleLayers(seeds, fanouts, [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
+    return SampleNeighborsOnDevice(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer);
+  });
+}
+
+}  // namespace faultline

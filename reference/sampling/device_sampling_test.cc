@@ -1,0 +1,108 @@
+// Checks device sampling against the CPU reference, bit for bit, for both
+// graph placements; runs on simcuda, and on cuda in the gpu-tagged target.
+#include "reference/sampling/device_sampling.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "reference/graph/generators.h"
+#include "reference/sampling/multi_layer.h"
+
+namespace faultline {
+namespace {
+
+DeviceRuntime* RuntimeUnderTest() {
+  const char* value = std::getenv("FAULTLINE_TEST_RUNTIME");
+  const bool cuda = value != nullptr && std::strcmp(value, "cuda") == 0;
+  DeviceRuntime& rt = GetRuntime(cuda ? RuntimeKind::kCuda : RuntimeKind::kSimCuda);
+  return rt.DeviceCount() > 0 ? &rt : nullptr;
+}
+
+struct Mode {
+  const char* name;
+  int64_t fanout;
+  bool replace;
+  bool weighted;
+};
+
+class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
+ protected:
+  void SetUp() override {
+    rt_ = RuntimeUnderTest();
+    if (rt_ == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
+    auto graph = GeneratePowerLaw(2000, 30000, 7, /*weighted=*/true);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    graph_storage_ = std::move(graph).value();
+  }
+  DeviceRuntime* rt_ = nullptr;
+  std::optional<CscGraph> graph_storage_;
+  const CscGraph& graph() const { return *graph_storage_; }
+};
+
+TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok()) << device_graph.status();
+  std::vector<int64_t> seeds;
+  for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
+  const Mode modes[] = {{"uniform", 5, false, false}, {"weighted", 5, false, true}, {"uniform-replace", 4, true, false},
+                        {"weighted-replace", 4, true, true}, {"all", -1, false, false}, {"all-weighted", -1, false, true},
+                        {"zero", 0, false, false}};
+  for (const Mode& m : modes) {
+    SCOPED_TRACE(m.name);
+    auto cpu = SampleNeighbors(graph(), seeds, m.fanout, m.replace, m.weighted, 42, 1, 2);
+    auto dev = SampleNeighborsOnDevice(*device_graph, seeds, m.fanout, m.replace, m.weighted, 42, 1);
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    EXPECT_EQ(dev->seeds, cpu->seeds);
+    EXPECT_EQ(dev->indptr, cpu->indptr);
+    EXPECT_EQ(dev->indices, cpu->indices);
+    EXPECT_EQ(dev->original_edge_ids, cpu->original_edge_ids);
+  }
+}
+
+TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok());
+  std::vector<int64_t> seeds = {0, 5, 17, 5, 1999};
+  auto cpu = SampleMultiLayer(graph(), seeds, {10, 5, 3}, false, false, 9, 1);
+  auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {10, 5, 3}, false, false, 9);
+  ASSERT_TRUE(cpu.ok() && dev.ok());
+  ASSERT_EQ(cpu->size(), dev->size());
+  for (size_t k = 0; k < cpu->size(); ++k) {
+    EXPECT_EQ((*dev)[k].subgraph.original_edge_ids, (*cpu)[k].subgraph.original_edge_ids) << "layer " << k;
+    EXPECT_EQ((*dev)[k].unique_nodes, (*cpu)[k].unique_nodes) << "layer " << k;
+    EXPECT_EQ((*dev)[k].compacted_indices, (*cpu)[k].compacted_indices) << "layer " << k;
+  }
+}
+
+TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok());
+  auto out_of_range = SampleNeighborsOnDevice(*device_graph, {1, 2000}, 3, false, false, 1, 0);
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_EQ(out_of_range.status().message(), "seeds[1] is 2000; expected a node id in [0, 2000)");
+  auto bad_fanout = SampleNeighborsOnDevice(*device_graph, {1}, -2, false, false, 1, 0);
+  EXPECT_EQ(bad_fanout.status().message(), "fanout is -2; expected -1 or >= 0");
+  auto unweighted = CscGraph::Create({0, 1, 1}, {1});
+  auto unweighted_dev = DeviceGraph::Create(*unweighted, *rt_, GetParam());
+  auto no_weights = SampleNeighborsOnDevice(*unweighted_dev, {0}, 1, false, true, 1, 0);
+  EXPECT_EQ(no_weights.status().message(), "weighted sampling requested but the graph has no weights");
+  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
+                         testing::Values(GraphPlacement::kDevice, GraphPlacement::kPinnedHost),
+                         [](const auto& info) { return info.param == GraphPlacement::kDevice ? "device" : "pinned"; });
+
+TEST(DeviceGraphTest, CpuRuntimeIsRejected) {
+  auto graph = CscGraph::Create({0, 1, 1}, {1});
+  auto g = DeviceGraph::Create(*graph, GetRuntime(RuntimeKind::kCpu), GraphPlacement::kDevice);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(), "DeviceGraph::Create: runtime is cpu; expected simcuda or cuda");
+}
+
+}  // namespace
+}  // namespace faultline

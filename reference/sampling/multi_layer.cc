@@ -1,0 +1,38 @@
+// Implements SampleMultiLayer as a loop of SampleNeighbors and UniqueAndCompact.
+#include "reference/sampling/multi_layer.h"
+
+#include <string>
+#include <utility>
+
+#include "reference/sampling/unique_and_compact.h"
+
+namespace faultline {
+
+Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+                                               const SampleOneLayer& sample_one) {
+  if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
+  std::vector<SampledLayer> layers;
+  std::vector<int64_t> layer_seeds = seeds;
+  for (size_t k = 0; k < fanouts.size(); ++k) {
+    Result<SampledSubgraph> sampled = sample_one(layer_seeds, fanouts[k], static_cast<uint32_t>(k));
+    if (!sampled.ok()) return sampled.status().WithContext("layer " + std::to_string(k));
+    SampledLayer layer;
+    layer.subgraph = std::move(sampled).value();
+    UniqueAndCompactResult compact = UniqueAndCompact(layer.subgraph.seeds, layer.subgraph.indices);
+    layer.unique_nodes = std::move(compact.unique_nodes);
+    layer.compacted_indices = std::move(compact.compacted_indices);
+    layer_seeds = layer.unique_nodes;
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
+                                                   const std::vector<int64_t>& fanouts, bool replace, bool weighted,
+                                                   uint64_t rng_seed, int num_threads) {
+  return SampleLayers(seeds, fanouts, [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
+    return SampleNeighbors(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer, num_threads);
+  });
+}
+
+}  // namespace faultline

@@ -1,0 +1,44 @@
+// Provides SampleMultiLayer: neighbor sampling over several hops, each hop
+// sampled from the unique nodes the previous hop reached.
+#ifndef FAULTLINE_REFERENCE_SAMPLING_MULTI_LAYER_H_
+#define FAULTLINE_REFERENCE_SAMPLING_MULTI_LAYER_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "reference/base/status.h"
+#include "reference/graph/csc_graph.h"
+#include "reference/sampling/sample_neighbors.h"
+
+namespace faultline {
+
+// Holds one hop: the sampled subgraph of its seeds, and its unique nodes
+// (seeds first, then new nodes in first-appearance order) with the sampled
+// indices renumbered into positions of unique_nodes.
+struct SampledLayer {
+  SampledSubgraph subgraph;
+  std::vector<int64_t> unique_nodes;
+  std::vector<int64_t> compacted_indices;
+};
+
+// Samples fanouts.size() hops: hop k uses fanouts[k] and layer index k in the
+// random counter; hop 0 starts from `seeds`, hop k + 1 from the unique nodes
+// of hop k. Fails when fanouts is empty or any hop fails (the error names the
+// hop).
+// Samples one hop: the seeds, the hop's fanout and its layer index.
+using SampleOneLayer =
+    std::function<Result<SampledSubgraph>(const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer)>;
+
+// Runs `sample_one` for every fanout, hop k + 1 starting from the unique
+// nodes of hop k; any backend (CPU, simcuda, cuda) supplies the hop.
+Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+                                               const SampleOneLayer& sample_one);
+
+Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
+                                                   const std::vector<int64_t>& fanouts, bool replace, bool weighted,
+                                                   uint64_t rng_seed, int num_threads);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_SAMPLING_MULTI_LAYER_H_

@@ -1,0 +1,91 @@
+// Implements SampleNeighbors: validate, count picks per seed, prefix-sum the
+// counts into indptr, then sample every seed into its own output slots.
+// Both passes split the seeds into contiguous chunks, one per thread.
+#include "reference/sampling/sample_neighbors.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "kernels/sampling_core.h"
+
+namespace faultline {
+namespace {
+
+namespace core = kernels::sampling;
+
+// Runs fn(begin, end) over [0, n) split into up to num_threads contiguous chunks.
+template <typename Fn>
+void ParallelFor(int64_t n, int num_threads, const Fn& fn) {
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads, n));
+  if (threads == 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  const int64_t chunk = (n + threads - 1) / threads;
+  for (int64_t begin = 0; begin < n; begin += chunk) {
+    workers.emplace_back(fn, begin, std::min(n, begin + chunk));
+  }
+  for (std::thread& t : workers) t.join();
+}
+
+}  // namespace
+
+Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
+                                        bool replace, bool weighted, uint64_t rng_seed, uint32_t layer,
+                                        int num_threads) {
+  if (fanout < -1 || fanout > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgumentError("fanout=" + std::to_string(fanout) + "; expected -1 (all neighbours) or 0.." +
+                                std::to_string(std::numeric_limits<int32_t>::max()));
+  }
+  if (num_threads < 1) {
+    return InvalidArgumentError("num_threads=" + std::to_string(num_threads) + "; expected >= 1");
+  }
+  if (weighted && !graph.has_weights()) {
+    return InvalidArgumentError("weighted sampling was requested but the graph has no edge weights");
+  }
+  const int64_t num_nodes = graph.num_nodes();
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (seeds[i] < 0 || seeds[i] >= num_nodes) {
+      return OutOfRangeError("seeds[" + std::to_string(i) + "]=" + std::to_string(seeds[i]) +
+                             " is out of range [0, " + std::to_string(num_nodes) + ")");
+    }
+  }
+
+  core::SamplingParams params;
+  params.indptr = graph.indptr().data();
+  params.weights = weighted ? graph.weights().data() : nullptr;
+  params.fanout = fanout;
+  params.replace = replace;
+  params.weighted = weighted;
+  params.rng_seed = rng_seed;
+  params.layer = layer;
+
+  const int64_t n = static_cast<int64_t>(seeds.size());
+  SampledSubgraph out;
+  out.seeds = seeds;
+  out.indptr.assign(n + 1, 0);
+  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out.indptr[i + 1] = core::SampledCount(params, seeds[i]);
+  });
+  for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
+
+  out.original_edge_ids.resize(out.indptr[n]);
+  out.indices.resize(out.indptr[n]);
+  const std::vector<int64_t>& graph_indices = graph.indices();
+  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
+    std::vector<core::SampleKey> scratch;
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t offset = out.indptr[i];
+      const int64_t count = out.indptr[i + 1] - offset;
+      if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
+      core::SampleSeed(params, seeds[i], out.original_edge_ids.data() + offset, scratch.data());
+      for (int64_t j = offset; j < offset + count; ++j) out.indices[j] = graph_indices[out.original_edge_ids[j]];
+    }
+  });
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,146 @@
+// Tests SampleNeighbors on small hand-checked graphs, pinned golden picks,
+// thread-count independence and every argument error.
+#include "reference/sampling/sample_neighbors.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernels/sampling_core.h"
+#include "reference/graph/generators.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+SampledSubgraph Sample(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, bool replace,
+                       bool weighted, uint64_t rng_seed = 42, uint32_t layer = 0, int threads = 1) {
+  Result<SampledSubgraph> result = SampleNeighbors(graph, seeds, fanout, replace, weighted, rng_seed, layer, threads);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : SampledSubgraph{};
+}
+
+TEST(SampleNeighborsTest, FanoutMinusOneReturnsEveryEdge) {
+  // Node 0 <- {1, 2, 3}, node 1 <- {0}, node 2 <- {}, node 3 <- {2, 2}.
+  Result<CscGraph> graph = GraphFromEdges(4, {{1, 0}, {2, 0}, {0, 1}, {3, 0}, {2, 3}, {2, 3}});
+  ASSERT_TRUE(graph.ok());
+  SampledSubgraph s = Sample(*graph, {3, 2, 0, 1}, -1, false, false);
+  EXPECT_THAT(s.seeds, ElementsAre(3, 2, 0, 1));
+  EXPECT_THAT(s.indptr, ElementsAre(0, 2, 2, 5, 6));
+  EXPECT_THAT(s.original_edge_ids, ElementsAre(4, 5, 0, 1, 2, 3));
+  EXPECT_THAT(s.indices, ElementsAre(2, 2, 1, 2, 3, 0));
+  // Replacement does not matter for fanout -1.
+  SampledSubgraph r = Sample(*graph, {3, 2, 0, 1}, -1, true, false);
+  EXPECT_EQ(r.original_edge_ids, s.original_edge_ids);
+}
+
+TEST(SampleNeighborsTest, SmallDegreeKeepsAllEdgesAndEmptySeedsWork) {
+  Result<CscGraph> star = MakeStar(5);
+  SampledSubgraph s = Sample(*star, {0, 3}, 5, false, false);
+  EXPECT_THAT(s.indptr, ElementsAre(0, 5, 5));
+  EXPECT_THAT(s.original_edge_ids, ElementsAre(0, 1, 2, 3, 4));
+  EXPECT_THAT(s.indices, ElementsAre(1, 2, 3, 4, 5));
+  SampledSubgraph none = Sample(*star, {}, 3, false, false);
+  EXPECT_THAT(none.indptr, ElementsAre(0));
+  for (bool replace : {false, true}) {
+    for (bool weighted : {false, true}) {
+      SampledSubgraph zero = Sample(*MakeStar(5, std::vector<float>(5, 1.0f)), {0, 0}, 0, replace, weighted);
+      EXPECT_THAT(zero.indptr, ElementsAre(0, 0, 0));
+    }
+  }
+}
+
+TEST(SampleNeighborsTest, UniformPicksTheSmallestKeys) {
+  Result<CscGraph> star = MakeStar(10);
+  SampledSubgraph s = Sample(*star, {0}, 3, false, false, /*rng_seed=*/42);
+  // The hand computation: the three edges with the smallest Philox keys.
+  std::vector<std::pair<uint64_t, int64_t>> keys;
+  for (int64_t e = 0; e < 10; ++e) keys.emplace_back(kernels::sampling::UniformEdgeKey(42, 0, e), e);
+  std::sort(keys.begin(), keys.end());
+  std::set<int64_t> expected = {keys[0].second, keys[1].second, keys[2].second};
+  EXPECT_EQ(std::vector<int64_t>(expected.begin(), expected.end()), s.original_edge_ids);
+  // Golden picks: they pin the cross-device specification.
+  EXPECT_THAT(s.original_edge_ids, ElementsAre(2, 4, 8));
+}
+
+TEST(SampleNeighborsTest, GoldenPicksOfEveryMode) {
+  Result<CscGraph> star = MakeStar(8, std::vector<float>{1, 0, 2, 3, 0.5f, 0, 4, 1});
+  EXPECT_THAT(Sample(*star, {0}, 2, false, true, 7).original_edge_ids, ElementsAre(3, 6));
+  EXPECT_THAT(Sample(*star, {0}, 4, true, false, 7).original_edge_ids, ElementsAre(0, 6, 1, 3));
+  EXPECT_THAT(Sample(*star, {0}, 4, true, true, 7).original_edge_ids, ElementsAre(7, 6, 6, 3));
+}
+
+TEST(SampleNeighborsTest, WeightedNeverPicksZeroWeightEdges) {
+  Result<CscGraph> star = MakeStar(4, std::vector<float>{0, 1, 0, 2});
+  EXPECT_THAT(Sample(*star, {0}, -1, false, true).original_edge_ids, ElementsAre(1, 3));
+  EXPECT_THAT(Sample(*star, {0}, 5, false, true).original_edge_ids, ElementsAre(1, 3));
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    SampledSubgraph one = Sample(*star, {0}, 1, false, true, seed);
+    ASSERT_EQ(one.original_edge_ids.size(), 1u);
+    EXPECT_TRUE(one.original_edge_ids[0] == 1 || one.original_edge_ids[0] == 3);
+    for (int64_t e : Sample(*star, {0}, 6, true, true, seed).original_edge_ids) EXPECT_TRUE(e == 1 || e == 3);
+  }
+  // The same graph unweighted may pick any edge.
+  EXPECT_THAT(Sample(*star, {0}, -1, false, false).original_edge_ids, ElementsAre(0, 1, 2, 3));
+  // All weights zero: no eligible edge, so no draws even with replacement.
+  Result<CscGraph> zeros = MakeStar(3, std::vector<float>{0, 0, 0});
+  EXPECT_THAT(Sample(*zeros, {0}, 4, true, true).indptr, ElementsAre(0, 0));
+}
+
+TEST(SampleNeighborsTest, WithReplacementDrawsExactlyFanoutInTheSegment) {
+  Result<CscGraph> graph = GraphFromEdges(3, {{1, 0}, {2, 0}, {0, 2}});
+  SampledSubgraph s = Sample(*graph, {0, 1, 2}, 5, true, false);
+  EXPECT_THAT(s.indptr, ElementsAre(0, 5, 5, 10));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(s.original_edge_ids[i] == 0 || s.original_edge_ids[i] == 1);
+  for (int i = 5; i < 10; ++i) EXPECT_EQ(s.original_edge_ids[i], 2);
+  for (size_t i = 0; i < s.indices.size(); ++i) EXPECT_EQ(s.indices[i], graph->indices()[s.original_edge_ids[i]]);
+}
+
+TEST(SampleNeighborsTest, DuplicateSeedsGetIdenticalPicksAndLayersDiffer) {
+  Result<CscGraph> star = MakeStar(100);
+  SampledSubgraph s = Sample(*star, {0, 0}, 5, false, false);
+  EXPECT_EQ(std::vector<int64_t>(s.original_edge_ids.begin(), s.original_edge_ids.begin() + 5),
+            std::vector<int64_t>(s.original_edge_ids.begin() + 5, s.original_edge_ids.end()));
+  EXPECT_NE(Sample(*star, {0}, 5, false, false, 42, 0).original_edge_ids,
+            Sample(*star, {0}, 5, false, false, 42, 1).original_edge_ids);
+  EXPECT_NE(Sample(*star, {0}, 5, false, false, 42).original_edge_ids,
+            Sample(*star, {0}, 5, false, false, 43).original_edge_ids);
+}
+
+TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
+  Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 5, true);
+  ASSERT_TRUE(graph.ok());
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);
+  for (bool replace : {false, true}) {
+    for (bool weighted : {false, true}) {
+      SampledSubgraph one = Sample(*graph, seeds, 7, replace, weighted, 9, 2, 1);
+      SampledSubgraph many = Sample(*graph, seeds, 7, replace, weighted, 9, 2, 5);
+      EXPECT_EQ(one.indptr, many.indptr);
+      EXPECT_EQ(one.indices, many.indices);
+      EXPECT_EQ(one.original_edge_ids, many.original_edge_ids);
+    }
+  }
+}
+
+TEST(SampleNeighborsTest, RejectsBadArguments) {
+  Result<CscGraph> chain = MakeChain(5);
+  Result<SampledSubgraph> r = SampleNeighbors(*chain, {0, 4, 5}, 2, false, false, 1, 0, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(r.status().message(), "seeds[2]=5 is out of range [0, 5)");
+  EXPECT_EQ(SampleNeighbors(*chain, {-1}, 2, false, false, 1, 0, 1).status().message(),
+            "seeds[0]=-1 is out of range [0, 5)");
+  EXPECT_THAT(SampleNeighbors(*chain, {0}, -2, false, false, 1, 0, 1).status().message(),
+              HasSubstr("fanout=-2; expected -1"));
+  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, false, true, 1, 0, 1).status().message(),
+            "weighted sampling was requested but the graph has no edge weights");
+  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, false, false, 1, 0, 0).status().message(),
+            "num_threads=0; expected >= 1");
+}
+
+}  // namespace
+}  // namespace faultline

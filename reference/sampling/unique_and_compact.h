@@ -1,0 +1,26 @@
+// Provides UniqueAndCompact: the node list of a sampled layer (seeds first,
+// then newly reached nodes in first-appearance order, as GraphBolt orders
+// them) and the sampled indices renumbered into positions of that list.
+#ifndef FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
+#define FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace faultline {
+
+// Holds the unique nodes of a layer and the compacted indices:
+// unique_nodes[compacted_indices[i]] == indices[i].
+struct UniqueAndCompactResult {
+  std::vector<int64_t> unique_nodes;
+  std::vector<int64_t> compacted_indices;
+};
+
+// Lists the distinct seeds in order of first occurrence, then every node of
+// `indices` not seen yet, in order of first appearance, and maps `indices`
+// to positions in that list.
+UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
