@@ -1,0 +1,100 @@
+// Checks IndexSelect on the host, from device memory and from pinned memory
+// (simcuda; real CUDA in the gpu-tagged target): same rows, same errors.
+#include "reference/features/feature_store.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace faultline {
+namespace {
+
+DeviceRuntime* RuntimeUnderTest() {
+  const char* value = std::getenv("FAULTLINE_TEST_RUNTIME");
+  const bool cuda = value != nullptr && std::strcmp(value, "cuda") == 0;
+  DeviceRuntime& rt = GetRuntime(cuda ? RuntimeKind::kCuda : RuntimeKind::kSimCuda);
+  return rt.DeviceCount() > 0 ? &rt : nullptr;
+}
+
+Tensor MakeTable(int64_t rows, int64_t dim) {
+  std::vector<float> values(rows * dim);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  return *Tensor::FromVector(values, {rows, dim});
+}
+
+class IndexSelectTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    rt_ = RuntimeUnderTest();
+    if (rt_ == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
+  }
+  DeviceRuntime* rt_ = nullptr;
+};
+
+TEST_F(IndexSelectTest, DeviceAndPinnedGathersEqualTheHostGather) {
+  Tensor table = MakeTable(100, 7);
+  Tensor ids = *Tensor::FromVector<int64_t>({3, 99, 0, 3, 42});
+  auto host = IndexSelect(table, ids);
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->shape(), (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ((*host->ToVector<float>())[7], 99 * 7 * 0.5f);
+
+  auto device_ids = ids.To(Device::Cuda(0), rt_);
+  auto device_table = table.To(Device::Cuda(0), rt_);
+  auto from_device = IndexSelect(*device_table, *device_ids);
+  ASSERT_TRUE(from_device.ok()) << from_device.status();
+  EXPECT_EQ(from_device->device(), Device::Cuda(0));
+  EXPECT_EQ(*from_device->Cpu()->ToVector<float>(), *host->ToVector<float>());
+
+  Tensor pinned = MakeTable(100, 7);
+  ASSERT_TRUE(pinned.Pin(*rt_).ok());
+  auto from_pinned = IndexSelect(pinned, *device_ids);
+  ASSERT_TRUE(from_pinned.ok()) << from_pinned.status();
+  EXPECT_EQ(*from_pinned->Cpu()->ToVector<float>(), *host->ToVector<float>());
+}
+
+TEST_F(IndexSelectTest, OutOfRangeIdsAreNamedOnEveryPath) {
+  Tensor table = MakeTable(10, 2);
+  Tensor ids = *Tensor::FromVector<int64_t>({1, 2, 10, -1});
+  const std::string expected = "ids[2] is 10; expected a row in [0, 10)";
+  EXPECT_EQ(IndexSelect(table, ids).status().message(), expected);
+  auto device_ids = ids.To(Device::Cuda(0), rt_);
+  EXPECT_EQ(IndexSelect(*table.To(Device::Cuda(0), rt_), *device_ids).status().message(), expected);
+  ASSERT_TRUE(table.Pin(*rt_).ok());
+  EXPECT_EQ(IndexSelect(table, *device_ids).status().message(), expected);
+  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+}
+
+TEST_F(IndexSelectTest, UnreachableTablesAreRefusedWithTheRemedy) {
+  Tensor table = MakeTable(10, 2);
+  auto device_ids = Tensor::FromVector<int64_t>({1})->To(Device::Cuda(0), rt_);
+  EXPECT_EQ(IndexSelect(table, *device_ids).status().message(),
+            "IndexSelect: ids are on cuda:0 but the table is on cpu and not pinned; pin it or copy it to the device");
+  auto device_table = table.To(Device::Cuda(0), rt_);
+  EXPECT_EQ(IndexSelect(*device_table, *Tensor::FromVector<int64_t>({1})).status().message(),
+            "IndexSelect: ids are on cpu but the table is on cuda:0; move the ids to cuda:0 first");
+}
+
+TEST(IndexSelectArgsTest, WrongDtypesAndShapesAreNamed) {
+  Tensor table = MakeTable(4, 2);
+  EXPECT_EQ(IndexSelect(table, *Tensor::FromVector<int32_t>({1})).status().message(),
+            "IndexSelect: ids must be a 1-D int64 tensor, got int32 with 1 dimensions");
+  EXPECT_EQ(IndexSelect(*Tensor::FromVector<float>({1, 2}), *Tensor::FromVector<int64_t>({0})).status().message(),
+            "IndexSelect: table must be a 2-D float32 tensor, got float32 with 1 dimensions");
+}
+
+TEST(FeatureStoreTest, NamesAreUniqueAndUnknownNamesListTheKnownOnes) {
+  FeatureStore store;
+  ASSERT_TRUE(store.Add("feat", MakeTable(4, 2)).ok());
+  EXPECT_EQ(store.Add("feat", MakeTable(4, 2)).message(), "FeatureStore::Add: feature 'feat' already exists");
+  auto missing = store.IndexSelect("label", *Tensor::FromVector<int64_t>({0}));
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "no feature named 'label'; known features: feat");
+  auto rows = store.IndexSelect("feat", *Tensor::FromVector<int64_t>({3, 0}));
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows->ToVector<float>(), (std::vector<float>{3.0f, 3.5f, 0.0f, 0.5f}));
+}
+
+}  // namespace
+}  // namespace faultline
