@@ -56,6 +56,27 @@ struct BufferUse {
   size_t bytes;
 };
 
+// Atomic compare-and-swap and minimum. Host twins run one simulated thread
+// at a time, so there the plain read-modify-write is already atomic.
+FL_HOST_DEVICE FL_INLINE unsigned long long AtomicCas(unsigned long long* address, unsigned long long expected,
+                                                      unsigned long long desired) {
+#if defined(__CUDA_ARCH__)
+  return atomicCAS(address, expected, desired);
+#else
+  const unsigned long long old = *address;
+  if (old == expected) *address = desired;
+  return old;
+#endif
+}
+
+FL_HOST_DEVICE FL_INLINE void AtomicMin(unsigned long long* address, unsigned long long value) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(address, value);
+#else
+  if (value < *address) *address = value;
+#endif
+}
+
 }  // namespace kernels
 }  // namespace faultline
 

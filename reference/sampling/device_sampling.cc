@@ -2,6 +2,7 @@
 // a host prefix sum for the output offsets, then the picks themselves.
 #include "reference/sampling/device_sampling.h"
 
+#include "kernels/compact_kernels.cuh"
 #include "kernels/launch.h"
 #include "kernels/sampling_kernels.cuh"
 #include "reference/sampling/unique_and_compact.h"
@@ -124,13 +125,95 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   return out;
 }
 
+Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int device_index,
+                                                        const std::vector<int64_t>& seeds,
+                                                        const std::vector<int64_t>& indices) {
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (seeds[i] < 0) return InvalidArgumentError("seeds[" + std::to_string(i) + "] is negative");
+  }
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0) return InvalidArgumentError("indices[" + std::to_string(i) + "] is negative");
+  }
+  UniqueAndCompactResult out;
+  const int64_t n = static_cast<int64_t>(seeds.size() + indices.size());
+  if (n == 0) return out;
+  const Device device = Device::Cuda(device_index);
+  DeviceGuard guard(rt, device_index);
+  FL_RETURN_IF_ERROR(guard.status());
+
+  uint64_t capacity = 1;
+  while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
+  const int64_t cap = static_cast<int64_t>(capacity);
+  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVector(seeds)->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor indices_dev, Tensor::FromVector(indices)->To(device, &rt));
+  // Free slots and "no position yet" are both all-ones words.
+  FL_ASSIGN_OR_RETURN(Tensor keys, Tensor::FromVector(std::vector<int64_t>(cap, -1))->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor first, Tensor::FromVector(std::vector<int64_t>(cap, -1))->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor new_id, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor is_first, Tensor::Empty(DType::kInt64, {n}, device, &rt));
+
+  const kernels::Positions positions{Data<int64_t>(seeds_dev), static_cast<int64_t>(seeds.size()),
+                                     Data<int64_t>(indices_dev), static_cast<int64_t>(indices.size())};
+  const kernels::NodeTable table{static_cast<unsigned long long*>(keys.raw_data()),
+                                 static_cast<unsigned long long*>(first.raw_data()),
+                                 static_cast<int64_t*>(new_id.raw_data()), capacity};
+  const kernels::BufferUse inputs[] = {{seeds_dev.raw_data(), seeds_dev.nbytes()},
+                                       {indices_dev.raw_data(), indices_dev.nbytes()}};
+  const kernels::BufferUse table_use[] = {{keys.raw_data(), keys.nbytes()},
+                                          {first.raw_data(), first.nbytes()},
+                                          {new_id.raw_data(), new_id.nbytes()}};
+  const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
+                                           {inputs[0], inputs[1], table_use[0], table_use[1]},
+                                           &kernels::LaunchInsertNodesOnCuda));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "MarkFirstKernel", launch,
+      kernels::MarkFirstKernel{positions, table, static_cast<int64_t*>(is_first.raw_data())},
+      {inputs[0], inputs[1], table_use[0], table_use[1], {is_first.raw_data(), is_first.nbytes()}},
+      &kernels::LaunchMarkFirstOnCuda));
+
+  // The exclusive prefix sum runs on the host: n is one hop's frontier.
+  FL_ASSIGN_OR_RETURN(std::vector<int64_t> marks, CopyToHost<int64_t>(is_first));
+  std::vector<int64_t> rank(n);
+  int64_t num_unique = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    rank[p] = num_unique;
+    num_unique += marks[p];
+  }
+  FL_ASSIGN_OR_RETURN(Tensor rank_dev, Tensor::FromVector(rank)->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor unique_dev, Tensor::Empty(DType::kInt64, {num_unique}, device, &rt));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "EmitUniqueKernel", launch,
+      kernels::EmitUniqueKernel{positions, table, Data<int64_t>(is_first), Data<int64_t>(rank_dev),
+                                static_cast<int64_t*>(unique_dev.raw_data())},
+      {inputs[0], inputs[1], table_use[0], table_use[1], table_use[2], {is_first.raw_data(), is_first.nbytes()},
+       {rank_dev.raw_data(), rank_dev.nbytes()}, {unique_dev.raw_data(), unique_dev.nbytes()}},
+      &kernels::LaunchEmitUniqueOnCuda));
+  FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost<int64_t>(unique_dev));
+  if (indices.empty()) return out;
+  FL_ASSIGN_OR_RETURN(Tensor compacted, Tensor::Empty(DType::kInt64, {static_cast<int64_t>(indices.size())}, device, &rt));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "RelabelKernel", kernels::LaunchFor(indices.size()),
+      kernels::RelabelKernel{table, Data<int64_t>(indices_dev), static_cast<int64_t>(indices.size()),
+                             static_cast<int64_t*>(compacted.raw_data())},
+      {inputs[1], table_use[0], table_use[2], {compacted.raw_data(), compacted.nbytes()}},
+      &kernels::LaunchRelabelOnCuda));
+  FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost<int64_t>(compacted));
+  return out;
+}
+
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts, bool replace,
                                                            bool weighted, uint64_t rng_seed) {
-  return SampleLayers(seeds, fanouts, [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
-    return SampleNeighborsOnDevice(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer);
-  });
+  return SampleLayers(
+      seeds, fanouts,
+      [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
+        return SampleNeighborsOnDevice(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer);
+      },
+      [&](const std::vector<int64_t>& layer_seeds, const std::vector<int64_t>& indices) {
+        return UniqueAndCompactOnDevice(graph.runtime(), graph.device(), layer_seeds, indices);
+      });
 }
 
 }  // namespace faultline

@@ -13,6 +13,7 @@
 #include "reference/runtime/runtime.h"
 #include "reference/sampling/multi_layer.h"
 #include "reference/sampling/sample_neighbors.h"
+#include "reference/sampling/unique_and_compact.h"
 #include "reference/tensor/tensor.h"
 
 namespace faultline {
@@ -53,7 +54,14 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
                                                 int64_t fanout, bool replace, bool weighted, uint64_t rng_seed,
                                                 uint32_t layer, StreamHandle stream = nullptr);
 
-// Samples like SampleMultiLayer, every hop on the graph's device.
+// Computes UniqueAndCompact(seeds, indices) with kernels on `device` of
+// `runtime`: the same unique order (seeds first, then first appearance).
+Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, int device,
+                                                        const std::vector<int64_t>& seeds,
+                                                        const std::vector<int64_t>& indices);
+
+// Samples like SampleMultiLayer, every hop (sampling and compaction) on the
+// graph's device.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts, bool replace,

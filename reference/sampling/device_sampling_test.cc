@@ -97,6 +97,25 @@ INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
                          testing::Values(GraphPlacement::kDevice, GraphPlacement::kPinnedHost),
                          [](const auto& info) { return info.param == GraphPlacement::kDevice ? "device" : "pinned"; });
 
+TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) {
+  DeviceRuntime* rt = RuntimeUnderTest();
+  if (rt == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
+  std::vector<int64_t> seeds = {7, 3, 7, 1000000007};
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < 5000; ++i) indices.push_back((i * 7919 + 13) % 1700 + (i % 3 == 0 ? 1000000000 : 0));
+  indices.push_back(3);
+  auto host = UniqueAndCompact(seeds, indices);
+  auto dev = UniqueAndCompactOnDevice(*rt, 0, seeds, indices);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  EXPECT_EQ(dev->unique_nodes, host.unique_nodes);
+  EXPECT_EQ(dev->compacted_indices, host.compacted_indices);
+  auto empty = UniqueAndCompactOnDevice(*rt, 0, {}, {});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->unique_nodes.empty());
+  auto negative = UniqueAndCompactOnDevice(*rt, 0, {1}, {2, -4});
+  EXPECT_EQ(negative.status().message(), "indices[1] is negative");
+}
+
 TEST(DeviceGraphTest, CpuRuntimeIsRejected) {
   auto graph = CscGraph::Create({0, 1, 1}, {1});
   auto g = DeviceGraph::Create(*graph, GetRuntime(RuntimeKind::kCpu), GraphPlacement::kDevice);

@@ -9,7 +9,7 @@
 namespace faultline {
 
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
-                                               const SampleOneLayer& sample_one) {
+                                               const SampleOneLayer& sample_one, const CompactLayer& compact) {
   if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
   std::vector<SampledLayer> layers;
   std::vector<int64_t> layer_seeds = seeds;
@@ -18,9 +18,10 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
     if (!sampled.ok()) return sampled.status().WithContext("layer " + std::to_string(k));
     SampledLayer layer;
     layer.subgraph = std::move(sampled).value();
-    UniqueAndCompactResult compact = UniqueAndCompact(layer.subgraph.seeds, layer.subgraph.indices);
-    layer.unique_nodes = std::move(compact.unique_nodes);
-    layer.compacted_indices = std::move(compact.compacted_indices);
+    Result<UniqueAndCompactResult> compacted = compact(layer.subgraph.seeds, layer.subgraph.indices);
+    if (!compacted.ok()) return compacted.status().WithContext("layer " + std::to_string(k));
+    layer.unique_nodes = std::move(compacted->unique_nodes);
+    layer.compacted_indices = std::move(compacted->compacted_indices);
     layer_seeds = layer.unique_nodes;
     layers.push_back(std::move(layer));
   }
@@ -30,9 +31,14 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
 Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
                                                    const std::vector<int64_t>& fanouts, bool replace, bool weighted,
                                                    uint64_t rng_seed, int num_threads) {
-  return SampleLayers(seeds, fanouts, [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
-    return SampleNeighbors(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer, num_threads);
-  });
+  return SampleLayers(
+      seeds, fanouts,
+      [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
+        return SampleNeighbors(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer, num_threads);
+      },
+      [](const std::vector<int64_t>& layer_seeds, const std::vector<int64_t>& indices) {
+        return Result<UniqueAndCompactResult>(UniqueAndCompact(layer_seeds, indices));
+      });
 }
 
 }  // namespace faultline

@@ -10,6 +10,7 @@
 #include "reference/base/status.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/sampling/sample_neighbors.h"
+#include "reference/sampling/unique_and_compact.h"
 
 namespace faultline {
 
@@ -30,10 +31,15 @@ struct SampledLayer {
 using SampleOneLayer =
     std::function<Result<SampledSubgraph>(const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer)>;
 
-// Runs `sample_one` for every fanout, hop k + 1 starting from the unique
-// nodes of hop k; any backend (CPU, simcuda, cuda) supplies the hop.
+// Computes a hop's unique nodes and compacted indices from its seeds and
+// sampled indices.
+using CompactLayer = std::function<Result<UniqueAndCompactResult>(const std::vector<int64_t>& seeds,
+                                                                  const std::vector<int64_t>& indices)>;
+
+// Runs `sample_one` then `compact` for every fanout, hop k + 1 starting from
+// the unique nodes of hop k; any backend (CPU, simcuda, cuda) supplies them.
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
-                                               const SampleOneLayer& sample_one);
+                                               const SampleOneLayer& sample_one, const CompactLayer& compact);
 
 Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
                                                    const std::vector<int64_t>& fanouts, bool replace, bool weighted,
