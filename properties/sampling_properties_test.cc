@@ -1,9 +1,11 @@
 // Property tests of neighbor sampling on random small graphs, run on every
-// backend of the backend registry: identical results across backends and
-// thread counts, picks that exist and respect fanout and weights, a naive
-// top-k oracle, unique_and_compact round trips, and fixed-seed chi-square
-// checks of the pick distributions. Reproduce a failure with
-// RC_PARAMS="seed=<seed printed by rapidcheck>".
+// backend of the backend registry (CPU reference at several thread counts,
+// simcuda with both graph placements, and real CUDA in the gpu target):
+// bit-identical results to the cpu-1 baseline for one hop and for multi-layer
+// sampling, the same rejections of bad input, picks that exist and respect
+// fanout and weights, a naive top-k oracle, unique_and_compact round trips,
+// and fixed-seed chi-square checks of the pick distributions. Reproduce a
+// failure with RC_PARAMS="seed=<seed printed by rapidcheck>".
 #include <Random123/philox.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -19,6 +22,7 @@
 
 #include "properties/sampling_backends.h"
 #include "reference/graph/generators.h"
+#include "reference/sampling/multi_layer.h"
 #include "reference/sampling/sample_neighbors.h"
 #include "reference/sampling/unique_and_compact.h"
 
@@ -26,28 +30,51 @@ namespace faultline {
 namespace properties {
 namespace {
 
+// Skips every test of the binary, with the reason, when the target asks for
+// real CUDA (FAULTLINE_TEST_RUNTIME=cuda) on a machine without a CUDA device.
+class CudaRequirement : public testing::Environment {
+ public:
+  void SetUp() override {
+    if (const std::optional<std::string> reason = MissingCudaReason()) GTEST_SKIP() << *reason;
+  }
+};
+
+testing::Environment* const kCudaRequirement = testing::AddGlobalTestEnvironment(new CudaRequirement);
+
 // Holds a generated graph and a request on it.
 struct Case {
   std::shared_ptr<CscGraph> graph;
   SampleRequest request;
 };
 
-// Generates a graph of up to 40 nodes with a hub, weights that include zeros,
-// and a request with possibly repeated seeds.
-Case GenCase() {
+enum class Weights { kMaybe, kAlways };
+
+// Generates a fanout: mostly small (-1 = all, 0, a few), sometimes larger
+// than any degree of the generated graphs.
+int64_t GenFanout() {
+  return *rc::gen::weightedOneOf<int64_t>({{4, rc::gen::inRange<int64_t>(-1, 13)},
+                                            {1, rc::gen::element<int64_t>(40, 250)}});
+}
+
+// Generates a graph of up to 40 nodes with a hub and, with kAlways or by
+// chance, edge weights that include zeros; then a request with possibly
+// repeated seeds (weighted only when the graph has weights).
+Case GenCase(Weights weights = Weights::kMaybe) {
   const int64_t num_nodes = *rc::gen::inRange<int64_t>(1, 41);
+  const bool has_weights = weights == Weights::kAlways || *rc::gen::arbitrary<bool>();
   const int64_t num_edges = *rc::gen::inRange<int64_t>(0, 201);
   const int64_t hub = *rc::gen::inRange<int64_t>(0, num_nodes);
   std::vector<std::pair<int64_t, int64_t>> edges;
-  std::vector<float> weights;
+  std::vector<float> edge_weights;
   for (int64_t i = 0; i < num_edges; ++i) {
     const int64_t src = *rc::gen::inRange<int64_t>(0, num_nodes);
     const bool to_hub = *rc::gen::inRange(0, 3) == 0;
     const int64_t dst = to_hub ? hub : *rc::gen::inRange<int64_t>(0, num_nodes);
     edges.emplace_back(src, dst);
-    weights.push_back(*rc::gen::element(0.0f, 0.0f, 1e-3f, 0.5f, 1.0f, 2.0f, 3.5f, 100.0f));
+    if (has_weights) edge_weights.push_back(*rc::gen::element(0.0f, 0.0f, 1e-3f, 0.5f, 1.0f, 2.0f, 3.5f, 100.0f));
   }
-  Result<CscGraph> graph = GraphFromEdges(num_nodes, edges, weights);
+  Result<CscGraph> graph =
+      GraphFromEdges(num_nodes, edges, has_weights ? std::optional<std::vector<float>>(edge_weights) : std::nullopt);
   RC_ASSERT(graph.ok());
   Case c;
   c.graph = std::make_shared<CscGraph>(std::move(graph).value());
@@ -57,17 +84,18 @@ Case GenCase() {
     const bool pick_hub = *rc::gen::inRange(0, 4) == 0;
     c.request.seeds.push_back(pick_hub ? hub : *rc::gen::inRange<int64_t>(0, num_nodes));
   }
-  c.request.fanout = *rc::gen::inRange<int64_t>(-1, 13);
+  c.request.fanout = GenFanout();
   c.request.replace = *rc::gen::arbitrary<bool>();
-  c.request.weighted = *rc::gen::arbitrary<bool>();
+  c.request.weighted = has_weights && *rc::gen::arbitrary<bool>();
   c.request.rng_seed = *rc::gen::arbitrary<uint64_t>();
-  c.request.layer = *rc::gen::inRange<uint32_t>(0, 4);
+  c.request.layer = *rc::gen::weightedOneOf<uint32_t>({{4, rc::gen::inRange<uint32_t>(0, 4)},
+                                                       {1, rc::gen::arbitrary<uint32_t>()}});
   return c;
 }
 
 SampledSubgraph Run(const std::string& backend, const SampleRequest& request) {
   Result<SampledSubgraph> result = RunOnBackend(backend, request);
-  RC_ASSERT(result.ok());
+  if (!result.ok()) RC_FAIL(backend + " failed: " + result.status().ToString());
   return std::move(result).value();
 }
 
@@ -120,16 +148,82 @@ std::vector<int64_t> NaiveWithoutReplacement(const CscGraph& graph, int64_t node
   return picks;
 }
 
+// Asserts that two subgraphs are identical, array by array.
+void AssertSameSubgraph(const SampledSubgraph& other, const SampledSubgraph& baseline) {
+  RC_ASSERT(other.seeds == baseline.seeds);
+  RC_ASSERT(other.indptr == baseline.indptr);
+  RC_ASSERT(other.indices == baseline.indices);
+  RC_ASSERT(other.original_edge_ids == baseline.original_edge_ids);
+}
+
 RC_GTEST_PROP(SamplingProperties, EveryBackendAndThreadCountGivesTheSameResult, ()) {
   const Case c = GenCase();
   const std::vector<std::string> names = BackendNames();
   const SampledSubgraph baseline = Run(names[0], c.request);
   for (size_t b = 1; b < names.size(); ++b) {
-    const SampledSubgraph other = Run(names[b], c.request);
-    RC_ASSERT(other.seeds == baseline.seeds);
-    RC_ASSERT(other.indptr == baseline.indptr);
-    RC_ASSERT(other.indices == baseline.indices);
-    RC_ASSERT(other.original_edge_ids == baseline.original_edge_ids);
+    RC_LOG() << "backend " << names[b] << " against " << names[0] << "\n";
+    AssertSameSubgraph(Run(names[b], c.request), baseline);
+  }
+}
+
+RC_GTEST_PROP(SamplingProperties, EveryBackendGivesTheSameMultiLayerResult, ()) {
+  const Case c = GenCase();
+  MultiLayerRequest r;
+  r.graph = c.graph.get();
+  r.seeds = c.request.seeds;
+  // One to three hops, fanouts mostly small (the layers grow fast).
+  const size_t num_layers = *rc::gen::inRange<size_t>(1, 4);
+  r.fanouts = *rc::gen::container<std::vector<int64_t>>(
+      num_layers,
+      rc::gen::weightedOneOf<int64_t>({{6, rc::gen::inRange<int64_t>(-1, 6)}, {1, rc::gen::just<int64_t>(40)}}));
+  r.replace = c.request.replace;
+  r.weighted = c.request.weighted;
+  r.rng_seed = c.request.rng_seed;
+  const std::vector<std::string> names = BackendNames();
+  Result<std::vector<SampledLayer>> baseline = RunMultiLayerOnBackend(names[0], r);
+  if (!baseline.ok()) RC_FAIL(names[0] + " failed: " + baseline.status().ToString());
+  RC_ASSERT(baseline->size() == r.fanouts.size());
+  // The hops chain: hop 0 starts from the seeds, hop k + 1 from hop k's unique nodes.
+  for (size_t k = 0; k < baseline->size(); ++k) {
+    const std::vector<int64_t>& expected_seeds = k == 0 ? r.seeds : (*baseline)[k - 1].unique_nodes;
+    RC_ASSERT((*baseline)[k].subgraph.seeds == expected_seeds);
+  }
+  for (size_t b = 1; b < names.size(); ++b) {
+    Result<std::vector<SampledLayer>> other = RunMultiLayerOnBackend(names[b], r);
+    if (!other.ok()) RC_FAIL(names[b] + " failed: " + other.status().ToString());
+    RC_ASSERT(other->size() == baseline->size());
+    for (size_t k = 0; k < baseline->size(); ++k) {
+      RC_LOG() << "backend " << names[b] << " against " << names[0] << ", layer " << k << "\n";
+      AssertSameSubgraph((*other)[k].subgraph, (*baseline)[k].subgraph);
+      RC_ASSERT((*other)[k].unique_nodes == (*baseline)[k].unique_nodes);
+      RC_ASSERT((*other)[k].compacted_indices == (*baseline)[k].compacted_indices);
+    }
+  }
+}
+
+RC_GTEST_PROP(SamplingProperties, EveryBackendRejectsTheSameBadInput, ()) {
+  Case c = GenCase();
+  const int problem = *rc::gen::inRange(0, 3);
+  if (problem == 0) {
+    // A seed outside [0, num_nodes), at a random position.
+    const int64_t n = c.graph->num_nodes();
+    const int64_t bad = *rc::gen::element<int64_t>(-1, n, n + 1, -1000000007);
+    const size_t at = *rc::gen::inRange<size_t>(0, c.request.seeds.size() + 1);
+    c.request.seeds.insert(c.request.seeds.begin() + at, bad);
+  } else if (problem == 1) {
+    c.request.fanout = *rc::gen::element<int64_t>(-2, -3, -1000);
+  } else {
+    RC_PRE(!c.graph->has_weights());
+    c.request.weighted = true;
+  }
+  const std::vector<std::string> names = BackendNames();
+  const Result<SampledSubgraph> baseline = RunOnBackend(names[0], c.request);
+  RC_ASSERT(!baseline.ok());
+  for (size_t b = 1; b < names.size(); ++b) {
+    const Result<SampledSubgraph> other = RunOnBackend(names[b], c.request);
+    RC_LOG() << "backend " << names[b] << ": " << other.status() << "\n";
+    RC_ASSERT(!other.ok());
+    RC_ASSERT(other.status().code() == baseline.status().code());
   }
 }
 
@@ -198,7 +292,7 @@ RC_GTEST_PROP(SamplingProperties, FanoutMinusOneReturnsEveryEligibleEdge, ()) {
 }
 
 RC_GTEST_PROP(SamplingProperties, ZeroWeightEdgesAreNeverPicked, ()) {
-  Case c = GenCase();
+  Case c = GenCase(Weights::kAlways);
   c.request.weighted = true;
   for (const std::string& backend : BackendNames()) {
     const SampledSubgraph s = Run(backend, c.request);

@@ -42,6 +42,7 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
   g.device_ = device;
   g.placement_ = placement;
   g.num_nodes_ = graph.num_nodes();
+  g.has_weights_ = graph.has_weights();
   FL_ASSIGN_OR_RETURN(g.indptr_, Place(graph.indptr(), runtime, placement, device));
   FL_ASSIGN_OR_RETURN(g.indices_, Place(graph.indices(), runtime, placement, device));
   if (graph.has_weights()) {
@@ -53,16 +54,7 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
 Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                 int64_t fanout, bool replace, bool weighted, uint64_t rng_seed,
                                                 uint32_t layer, StreamHandle stream) {
-  if (fanout < -1) return InvalidArgumentError("fanout is " + std::to_string(fanout) + "; expected -1 or >= 0");
-  if (weighted && !graph.has_weights()) {
-    return InvalidArgumentError("weighted sampling requested but the graph has no weights");
-  }
-  for (size_t i = 0; i < seeds.size(); ++i) {
-    if (seeds[i] < 0 || seeds[i] >= graph.num_nodes()) {
-      return OutOfRangeError("seeds[" + std::to_string(i) + "] is " + std::to_string(seeds[i]) +
-                             "; expected a node id in [0, " + std::to_string(graph.num_nodes()) + ")");
-    }
-  }
+  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, weighted));
   SampledSubgraph out;
   out.seeds = seeds;
   out.indptr.assign(seeds.size() + 1, 0);

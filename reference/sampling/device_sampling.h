@@ -35,7 +35,7 @@ class DeviceGraph {
   int device() const { return device_; }
   GraphPlacement placement() const { return placement_; }
   int64_t num_nodes() const { return num_nodes_; }
-  bool has_weights() const { return weights_.numel() > 0; }
+  bool has_weights() const { return has_weights_; }
   const Tensor& indptr() const { return indptr_; }
   const Tensor& indices() const { return indices_; }
   const Tensor& weights() const { return weights_; }
@@ -45,6 +45,7 @@ class DeviceGraph {
   int device_ = 0;
   GraphPlacement placement_ = GraphPlacement::kDevice;
   int64_t num_nodes_ = 0;
+  bool has_weights_ = false;  // a weighted graph may have no edges at all
   Tensor indptr_, indices_, weights_;
 };
 

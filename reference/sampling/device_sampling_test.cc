@@ -83,13 +83,21 @@ TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
   ASSERT_TRUE(device_graph.ok());
   auto out_of_range = SampleNeighborsOnDevice(*device_graph, {1, 2000}, 3, false, false, 1, 0);
   ASSERT_FALSE(out_of_range.ok());
-  EXPECT_EQ(out_of_range.status().message(), "seeds[1] is 2000; expected a node id in [0, 2000)");
+  EXPECT_EQ(out_of_range.status().message(), "seeds[1]=2000 is out of range [0, 2000)");
   auto bad_fanout = SampleNeighborsOnDevice(*device_graph, {1}, -2, false, false, 1, 0);
-  EXPECT_EQ(bad_fanout.status().message(), "fanout is -2; expected -1 or >= 0");
+  EXPECT_EQ(bad_fanout.status().message(), "fanout=-2; expected -1 (all neighbours) or 0..2147483647");
+  auto huge_fanout = SampleNeighborsOnDevice(*device_graph, {1}, int64_t{1} << 31, false, false, 1, 0);
+  EXPECT_EQ(huge_fanout.status().code(), StatusCode::kInvalidArgument);
   auto unweighted = CscGraph::Create({0, 1, 1}, {1});
   auto unweighted_dev = DeviceGraph::Create(*unweighted, *rt_, GetParam());
   auto no_weights = SampleNeighborsOnDevice(*unweighted_dev, {0}, 1, false, true, 1, 0);
-  EXPECT_EQ(no_weights.status().message(), "weighted sampling requested but the graph has no weights");
+  EXPECT_EQ(no_weights.status().message(), "weighted sampling was requested but the graph has no edge weights");
+  auto weighted_no_edges = CscGraph::Create({0, 0, 0}, {}, std::vector<float>{});
+  ASSERT_TRUE(weighted_no_edges.ok()) << weighted_no_edges.status();
+  auto weighted_dev = DeviceGraph::Create(*weighted_no_edges, *rt_, GetParam());
+  auto empty = SampleNeighborsOnDevice(*weighted_dev, {0, 1}, 2, false, true, 1, 0);
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->indptr, (std::vector<int64_t>{0, 0, 0}));
   EXPECT_TRUE(rt_->PeekAtLastError().ok());
 }
 

@@ -33,26 +33,31 @@ void ParallelFor(int64_t n, int num_threads, const Fn& fn) {
 
 }  // namespace
 
-Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
-                                        bool replace, bool weighted, uint64_t rng_seed, uint32_t layer,
-                                        int num_threads) {
+Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
+                             bool weighted) {
   if (fanout < -1 || fanout > std::numeric_limits<int32_t>::max()) {
     return InvalidArgumentError("fanout=" + std::to_string(fanout) + "; expected -1 (all neighbours) or 0.." +
                                 std::to_string(std::numeric_limits<int32_t>::max()));
   }
-  if (num_threads < 1) {
-    return InvalidArgumentError("num_threads=" + std::to_string(num_threads) + "; expected >= 1");
-  }
-  if (weighted && !graph.has_weights()) {
+  if (weighted && !has_weights) {
     return InvalidArgumentError("weighted sampling was requested but the graph has no edge weights");
   }
-  const int64_t num_nodes = graph.num_nodes();
   for (size_t i = 0; i < seeds.size(); ++i) {
     if (seeds[i] < 0 || seeds[i] >= num_nodes) {
       return OutOfRangeError("seeds[" + std::to_string(i) + "]=" + std::to_string(seeds[i]) +
                              " is out of range [0, " + std::to_string(num_nodes) + ")");
     }
   }
+  return OkStatus();
+}
+
+Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
+                                        bool replace, bool weighted, uint64_t rng_seed, uint32_t layer,
+                                        int num_threads) {
+  if (num_threads < 1) {
+    return InvalidArgumentError("num_threads=" + std::to_string(num_threads) + "; expected >= 1");
+  }
+  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, weighted));
 
   core::SamplingParams params;
   params.indptr = graph.indptr().data();

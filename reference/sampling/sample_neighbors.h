@@ -31,6 +31,12 @@ struct SampledSubgraph {
 // streams of the layers of multi-layer sampling. Fails when a seed is out of
 // range, fanout < -1, num_threads < 1, or `weighted` is set on a graph
 // without weights. Duplicate seeds get identical picks.
+// Checks the arguments every sampling backend shares: fanout in
+// [-1, 2^31-1], weights present when weighted, seeds in [0, num_nodes). The
+// errors name the argument, the position and the value.
+Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
+                             bool weighted);
+
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         bool replace, bool weighted, uint64_t rng_seed, uint32_t layer,
                                         int num_threads);

@@ -1,0 +1,76 @@
+// Provides DataLoader: item sampler -> multi-layer sampling -> feature fetch,
+// inline (num_workers = 0) or in worker processes started by fork or spawn
+// that return minibatches through shared memory, in order. Minibatch i is
+// bit-identical for every num_workers and start method. A worker that fails
+// or dies becomes an error naming it; no path leaves a worker process or a
+// shared-memory segment behind.
+#ifndef FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
+#define FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reference/base/status.h"
+#include "reference/loader/item_sampler.h"
+#include "reference/loader/minibatch.h"
+#include "reference/process/process.h"
+
+namespace faultline {
+
+struct LoaderOptions {
+  std::string graph_dir;           // indptr.npy, indices.npy [, weights.npy] [, features.npy (2-D float32)]
+  std::vector<int64_t> fanouts = {10};
+  int64_t batch_size = 64;
+  int64_t num_items = -1;          // items are node ids 0..num_items-1; -1 = every node
+  bool shuffle = true;
+  bool drop_last = false;
+  uint64_t seed = 0;               // shuffle and sampling seed
+  bool replace = false;
+  bool weighted = false;
+  int num_workers = 0;
+  StartMethod start_method = StartMethod::kFork;
+  int sampler_threads = 1;         // threads of the CPU sampler in each process
+};
+
+class DataLoader {
+ public:
+  // Validates the options, loads the dataset and starts the workers.
+  static Result<std::unique_ptr<DataLoader>> Create(const LoaderOptions& options);
+  ~DataLoader();
+
+  int64_t num_batches() const { return static_cast<int64_t>(batches_.size()); }
+  // Returns the next minibatch, std::nullopt after the last one, or the
+  // error of the worker that produced it (after which the loader is done).
+  Result<std::optional<MiniBatch>> Next();
+  // Returns the pids of the worker processes (for fault-injection tests).
+  std::vector<pid_t> worker_pids() const;
+
+  struct Dataset;
+  struct Worker;
+
+ private:
+  DataLoader() = default;
+  Status StartWorkers();
+  Status SendTask(Worker& worker, int64_t batch);
+  Result<MiniBatch> Receive(Worker& worker, int64_t batch);
+  Status WorkerFailure(Worker& worker, int64_t batch);
+  void Shutdown();
+
+  LoaderOptions options_;
+  std::shared_ptr<Dataset> dataset_;
+  std::vector<std::vector<int64_t>> batches_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  int64_t next_ = 0;
+  int64_t next_task_ = 0;
+  bool failed_ = false;
+  std::string shm_prefix_;
+};
+
+// Returns the shared-memory name of minibatch `batch` under `prefix`.
+std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_

@@ -1,0 +1,177 @@
+// Checks the data loader: batches, encoding, bit-identical minibatches for
+// every num_workers and start method, and clean failure when a worker dies.
+#include "reference/loader/data_loader.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+
+#include "reference/graph/generators.h"
+#include "reference/graph/npy.h"
+
+namespace faultline {
+namespace {
+
+// Writes a 400-node graph with 8-dimensional features once per test binary.
+const std::string& DatasetDir() {
+  static const std::string dir = [] {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    std::string path = std::string(tmp ? tmp : "/tmp") + "/loader_dataset_" + std::to_string(getpid());
+    mkdir(path.c_str(), 0755);
+    auto graph = GeneratePowerLaw(400, 4000, 3, /*weighted=*/false);
+    EXPECT_TRUE(graph.ok() && graph->Save(path).ok());
+    npy::NpyArray features;
+    features.dtype = npy::DType::kFloat32;
+    features.shape = {400, 8};
+    std::vector<float> values(400 * 8);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f;
+    features.bytes.resize(values.size() * sizeof(float));
+    std::memcpy(features.bytes.data(), values.data(), features.bytes.size());
+    EXPECT_TRUE(npy::WriteNpy(path + "/features.npy", features).ok());
+    return path;
+  }();
+  return dir;
+}
+
+LoaderOptions Options(int workers, StartMethod method) {
+  LoaderOptions o;
+  o.graph_dir = DatasetDir();
+  o.fanouts = {5, 3};
+  o.batch_size = 32;
+  o.seed = 11;
+  o.num_workers = workers;
+  o.start_method = method;
+  return o;
+}
+
+std::vector<MiniBatch> Drain(const LoaderOptions& options) {
+  auto loader = DataLoader::Create(options);
+  EXPECT_TRUE(loader.ok()) << loader.status();
+  std::vector<MiniBatch> out;
+  for (;;) {
+    auto next = (*loader)->Next();
+    EXPECT_TRUE(next.ok()) << next.status();
+    if (!next.ok() || !next->has_value()) break;
+    out.push_back(std::move(**next));
+  }
+  return out;
+}
+
+// Returns the shared-memory segments this process's loaders may have left.
+std::vector<std::string> LeftoverSegments() {
+  std::vector<std::string> names;
+  const std::string prefix = "faultline-" + std::to_string(getpid()) + "-";
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* e = readdir(dir)) {
+      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.push_back(e->d_name);
+    }
+    closedir(dir);
+  }
+  return names;
+}
+
+bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
+
+TEST(ItemSamplerTest, BatchesCoverEveryItemOnceAndShuffleDependsOnlyOnTheSeed) {
+  auto plain = MakeBatches({10, 4, false, false, 0});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}));
+  EXPECT_EQ(MakeBatches({10, 4, false, true, 0})->size(), 2u);
+  auto a = MakeBatches({100, 7, true, false, 5}), b = MakeBatches({100, 7, true, false, 5});
+  auto c = MakeBatches({100, 7, true, false, 6});
+  EXPECT_EQ(*a, *b);
+  EXPECT_NE(*a, *c);
+  std::vector<int64_t> all;
+  for (const auto& batch : *a) all.insert(all.end(), batch.begin(), batch.end());
+  std::sort(all.begin(), all.end());
+  for (int64_t i = 0; i < 100; ++i) ASSERT_EQ(all[i], i);
+  EXPECT_EQ(MakeBatches({10, 0, false, false, 0}).status().message(), "batch_size is 0; expected >= 1");
+}
+
+TEST(MiniBatchTest, EncodingRoundTripsAndRejectsTruncation) {
+  std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
+  ASSERT_FALSE(batches.empty());
+  std::string bytes = EncodeMiniBatch(batches[0]);
+  auto decoded = DecodeMiniBatch(bytes);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_TRUE(*decoded == batches[0]);
+  auto truncated = DecodeMiniBatch(std::string_view(bytes).substr(0, bytes.size() - 3));
+  EXPECT_EQ(truncated.status().code(), StatusCode::kDataLoss);
+}
+
+TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
+  const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
+  ASSERT_EQ(baseline.size(), 13u);  // 400 items in batches of 32
+  EXPECT_EQ(baseline[0].feature_dim, 8);
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    for (int workers : {1, 2, 3}) {
+      SCOPED_TRACE(std::string(StartMethodName(method)) + " x" + std::to_string(workers));
+      std::vector<MiniBatch> got = Drain(Options(workers, method));
+      ASSERT_EQ(got.size(), baseline.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+    }
+  }
+  EXPECT_TRUE(LeftoverSegments().empty());
+}
+
+TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    auto loader = DataLoader::Create(Options(2, method));
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    std::vector<pid_t> pids = (*loader)->worker_pids();
+    ASSERT_TRUE((*loader)->Next().ok());  // minibatch 0 from worker 0
+    ASSERT_EQ(kill(pids[1], SIGKILL), 0);
+    Status error;
+    for (int i = 0; i < 20 && error.ok(); ++i) {
+      auto next = (*loader)->Next();
+      if (!next.ok()) error = next.status();
+    }
+    ASSERT_FALSE(error.ok()) << "the killed worker went unnoticed";
+    EXPECT_EQ(error.code(), StatusCode::kChildFailed);
+    EXPECT_NE(error.message().find("worker 1 (pid " + std::to_string(pids[1]) + ") was killed by signal 9 (Killed)"),
+              std::string::npos)
+        << error;
+    EXPECT_FALSE(Alive(pids[0]));
+    EXPECT_FALSE(Alive(pids[1]));
+    EXPECT_TRUE(LeftoverSegments().empty());
+    EXPECT_EQ((*loader)->Next().status().code(), StatusCode::kFailedPrecondition);
+  }
+}
+
+TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsWorkersAndFreesSegments) {
+  std::vector<pid_t> pids;
+  {
+    auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
+    ASSERT_TRUE(loader.ok());
+    pids = (*loader)->worker_pids();
+    ASSERT_TRUE((*loader)->Next().ok());
+    usleep(100 * 1000);  // let the workers fill their prefetched segments
+  }
+  for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+  EXPECT_TRUE(LeftoverSegments().empty());
+}
+
+TEST(DataLoaderTest, BadOptionsAreNamed) {
+  LoaderOptions o = Options(-1, StartMethod::kFork);
+  EXPECT_EQ(DataLoader::Create(o).status().message(), "num_workers is -1; expected >= 0");
+  o = Options(0, StartMethod::kFork);
+  o.graph_dir = "/nonexistent/graph";
+  EXPECT_FALSE(DataLoader::Create(o).ok());
+  o = Options(0, StartMethod::kFork);
+  o.fanouts = {-3};
+  auto loader = DataLoader::Create(o);
+  ASSERT_TRUE(loader.ok());
+  auto next = (*loader)->Next();
+  ASSERT_FALSE(next.ok());
+  EXPECT_NE(next.status().message().find("fanout"), std::string::npos) << next.status();
+}
+
+}  // namespace
+}  // namespace faultline

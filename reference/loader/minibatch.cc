@@ -1,0 +1,115 @@
+// Implements the minibatch encoding: a magic word, then length-prefixed
+// arrays in a fixed order.
+#include "reference/loader/minibatch.h"
+
+#include <cstring>
+
+namespace faultline {
+namespace {
+
+constexpr uint64_t kMagic = 0x66617574424d3031ull;  // "faultBM01"
+
+class Writer {
+ public:
+  void U64(uint64_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+  template <typename T>
+  void Array(const std::vector<T>& v) {
+    U64(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  Status U64(uint64_t* v) {
+    if (in_.size() < sizeof(*v)) return DataLossError("minibatch bytes are truncated");
+    std::memcpy(v, in_.data(), sizeof(*v));
+    in_.remove_prefix(sizeof(*v));
+    return OkStatus();
+  }
+  template <typename T>
+  Status Array(std::vector<T>* v) {
+    uint64_t n = 0;
+    FL_RETURN_IF_ERROR(U64(&n));
+    if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
+    v->resize(n);
+    std::memcpy(v->data(), in_.data(), n * sizeof(T));
+    in_.remove_prefix(n * sizeof(T));
+    return OkStatus();
+  }
+  bool done() const { return in_.empty(); }
+
+ private:
+  std::string_view in_;
+};
+
+}  // namespace
+
+bool MiniBatch::operator==(const MiniBatch& o) const {
+  if (index != o.index || seeds != o.seeds || feature_dim != o.feature_dim || features != o.features ||
+      layers.size() != o.layers.size()) {
+    return false;
+  }
+  for (size_t k = 0; k < layers.size(); ++k) {
+    const SampledLayer &a = layers[k], &b = o.layers[k];
+    if (a.subgraph.seeds != b.subgraph.seeds || a.subgraph.indptr != b.subgraph.indptr ||
+        a.subgraph.indices != b.subgraph.indices || a.subgraph.original_edge_ids != b.subgraph.original_edge_ids ||
+        a.unique_nodes != b.unique_nodes || a.compacted_indices != b.compacted_indices) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string EncodeMiniBatch(const MiniBatch& b) {
+  Writer w;
+  w.U64(kMagic);
+  w.U64(static_cast<uint64_t>(b.index));
+  w.Array(b.seeds);
+  w.U64(b.layers.size());
+  for (const SampledLayer& l : b.layers) {
+    w.Array(l.subgraph.seeds);
+    w.Array(l.subgraph.indptr);
+    w.Array(l.subgraph.indices);
+    w.Array(l.subgraph.original_edge_ids);
+    w.Array(l.unique_nodes);
+    w.Array(l.compacted_indices);
+  }
+  w.U64(static_cast<uint64_t>(b.feature_dim));
+  w.Array(b.features);
+  return w.Take();
+}
+
+Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
+  Reader r(bytes);
+  uint64_t magic = 0, index = 0, num_layers = 0, dim = 0;
+  FL_RETURN_IF_ERROR(r.U64(&magic));
+  if (magic != kMagic) return DataLossError("minibatch bytes do not start with the minibatch magic word");
+  MiniBatch b;
+  FL_RETURN_IF_ERROR(r.U64(&index));
+  b.index = static_cast<int64_t>(index);
+  FL_RETURN_IF_ERROR(r.Array(&b.seeds));
+  FL_RETURN_IF_ERROR(r.U64(&num_layers));
+  if (num_layers > 1024) return DataLossError("minibatch claims " + std::to_string(num_layers) + " layers");
+  b.layers.resize(num_layers);
+  for (SampledLayer& l : b.layers) {
+    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.seeds));
+    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.indptr));
+    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.indices));
+    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.original_edge_ids));
+    FL_RETURN_IF_ERROR(r.Array(&l.unique_nodes));
+    FL_RETURN_IF_ERROR(r.Array(&l.compacted_indices));
+  }
+  FL_RETURN_IF_ERROR(r.U64(&dim));
+  b.feature_dim = static_cast<int64_t>(dim);
+  FL_RETURN_IF_ERROR(r.Array(&b.features));
+  if (!r.done()) return DataLossError("minibatch bytes have trailing data");
+  return b;
+}
+
+}  // namespace faultline

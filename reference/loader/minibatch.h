@@ -1,0 +1,33 @@
+// Provides MiniBatch and its byte encoding, used to pass minibatches from
+// worker processes through shared memory.
+#ifndef FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
+#define FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reference/base/status.h"
+#include "reference/sampling/multi_layer.h"
+
+namespace faultline {
+
+struct MiniBatch {
+  int64_t index = 0;              // position in the epoch
+  std::vector<int64_t> seeds;     // the items of this minibatch
+  std::vector<SampledLayer> layers;
+  int64_t feature_dim = 0;
+  std::vector<float> features;    // rows of the last layer's unique nodes
+
+  bool operator==(const MiniBatch& other) const;
+};
+
+// Encodes a minibatch as bytes.
+std::string EncodeMiniBatch(const MiniBatch& batch);
+// Decodes bytes made by EncodeMiniBatch; truncated or corrupt input is an error.
+Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_

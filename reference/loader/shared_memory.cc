@@ -1,0 +1,73 @@
+// Implements shared-memory segments with shm_open and mmap.
+#include "reference/loader/shared_memory.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace faultline {
+namespace {
+
+Status ShmError(const char* what, const std::string& name) {
+  return UnavailableError(std::string(what) + " of shared memory segment " + name + " failed: " + std::strerror(errno));
+}
+
+}  // namespace
+
+Status WriteSharedMemory(const std::string& name, std::string_view bytes) {
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return ShmError("shm_open", name);
+  Status status;
+  if (ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) {
+    status = ShmError("ftruncate", name);
+  } else if (!bytes.empty()) {
+    void* map = mmap(nullptr, bytes.size(), PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+      status = ShmError("mmap", name);
+    } else {
+      std::memcpy(map, bytes.data(), bytes.size());
+      munmap(map, bytes.size());
+    }
+  }
+  close(fd);
+  if (!status.ok()) shm_unlink(name.c_str());
+  return status;
+}
+
+Result<std::string> TakeSharedMemory(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd < 0) return ShmError("shm_open", name);
+  shm_unlink(name.c_str());  // the mapping outlives the name
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return ShmError("fstat", name);
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  if (st.st_size > 0) {
+    void* map = mmap(nullptr, bytes.size(), PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+      close(fd);
+      return ShmError("mmap", name);
+    }
+    std::memcpy(bytes.data(), map, bytes.size());
+    munmap(map, bytes.size());
+  }
+  close(fd);
+  return bytes;
+}
+
+void UnlinkSharedMemory(const std::string& name) { shm_unlink(name.c_str()); }
+
+bool SharedMemoryExists(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+}  // namespace faultline

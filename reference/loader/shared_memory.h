@@ -1,0 +1,25 @@
+// Provides POSIX shared-memory segments for passing bytes between processes:
+// a producer writes a named segment, the consumer reads and unlinks it.
+#ifndef FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
+#define FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
+
+#include <string>
+#include <string_view>
+
+#include "reference/base/status.h"
+
+namespace faultline {
+
+// Creates segment `name` ("/..."), writes `bytes` into it and closes it.
+// On failure nothing is left behind.
+Status WriteSharedMemory(const std::string& name, std::string_view bytes);
+// Reads the whole segment `name` and unlinks it.
+Result<std::string> TakeSharedMemory(const std::string& name);
+// Unlinks `name` if it exists (cleanup on error paths).
+void UnlinkSharedMemory(const std::string& name);
+// Returns whether a segment called `name` exists (for leak tests).
+bool SharedMemoryExists(const std::string& name);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_

@@ -1,0 +1,200 @@
+// Checks the sample command line in-process: list parsing, argument
+// validation, the JSON layout and key order, and that negative fanouts pass
+// through the flag parser.
+#include "reference/sample_cli.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "reference/graph/generators.h"
+#include "reference/sampling/device_sampling.h"
+#include "reference/sampling/multi_layer.h"
+
+namespace faultline {
+namespace cli {
+namespace {
+
+TEST(ParseIntListTest, ParsesCommaSeparatedIntegers) {
+  EXPECT_EQ(*ParseIntList("10,5", "--fanouts"), (std::vector<int64_t>{10, 5}));
+  EXPECT_EQ(*ParseIntList(" -1 , 0,7 ", "--fanouts"), (std::vector<int64_t>{-1, 0, 7}));
+  EXPECT_EQ(*ParseIntList("42", "--seeds"), (std::vector<int64_t>{42}));
+}
+
+TEST(ParseIntListTest, NamesTheFlagAndTheBadItem) {
+  for (const char* text : {"", " ", "1,,2", "1,x", "1.5", "1,2,", "+3", "99999999999999999999"}) {
+    Result<std::vector<int64_t>> r = ParseIntList(text, "--fanouts");
+    ASSERT_FALSE(r.ok()) << "'" << text << "'";
+    EXPECT_EQ(r.status().message().rfind("--fanouts", 0), 0u) << r.status();
+  }
+  EXPECT_NE(ParseIntList("1,x", "--seeds").status().message().find("item 1 ('x') is not an integer"),
+            std::string::npos);
+}
+
+class SampleCliTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/graph";
+    ::mkdir(dir_.c_str(), 0755);
+    Result<CscGraph> graph = GeneratePowerLaw(30, 200, 11, /*weighted=*/true);
+    ASSERT_TRUE(graph.ok());
+    ASSERT_TRUE(graph->Save(dir_).ok());
+    graph_.emplace(std::move(graph).value());
+  }
+
+  SampleFlags Flags() const {
+    SampleFlags f;
+    f.graph = dir_;
+    f.seeds = "0,29,3";
+    f.fanouts = "3,-1";
+    f.rng_seed = "9";
+    return f;
+  }
+
+  // Runs SampleMain in-process; returns the exit code.
+  int Main(std::vector<std::string> args, std::string* out, std::string* err) {
+    args.insert(args.begin(), "sample");
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    std::ostringstream o, e;
+    const int code = SampleMain(static_cast<int>(argv.size()), argv.data(), o, e, /*err_is_tty=*/false);
+    *out = o.str();
+    *err = e.str();
+    return code;
+  }
+
+  std::string dir_;
+  std::optional<CscGraph> graph_;
+};
+
+TEST_F(SampleCliTest, BuildsAValidatedCommand) {
+  SampleFlags f = Flags();
+  f.runtime = "simcuda";
+  f.placement = "pinned";
+  f.threads = "4";
+  f.weighted = true;
+  Result<SampleCommand> c = BuildCommand(f);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->seeds, (std::vector<int64_t>{0, 29, 3}));
+  EXPECT_EQ(c->fanouts, (std::vector<int64_t>{3, -1}));
+  EXPECT_EQ(c->rng_seed, 9u);
+  EXPECT_EQ(c->runtime, RuntimeKind::kSimCuda);
+  EXPECT_EQ(c->placement, GraphPlacement::kPinnedHost);
+  EXPECT_EQ(c->threads, 4);
+  EXPECT_EQ(c->graph->num_nodes(), 30);
+}
+
+TEST_F(SampleCliTest, RejectsBadArgumentsNamingTheFlag) {
+  struct Bad {
+    void (*edit)(SampleFlags&);
+    const char* message_start;
+  };
+  const Bad cases[] = {
+      {[](SampleFlags& f) { f.seeds = "0,30"; }, "--seeds: seed 30 at position 1 is out of range"},
+      {[](SampleFlags& f) { f.seeds = "-1"; }, "--seeds: seed -1 at position 0 is out of range"},
+      {[](SampleFlags& f) { f.fanouts = "-2"; }, "--fanouts: fanout -2 at position 0 is invalid"},
+      {[](SampleFlags& f) { f.fanouts = "2147483648"; }, "--fanouts: fanout 2147483648 at position 0 is invalid"},
+      {[](SampleFlags& f) { f.fanouts = ""; }, "--fanouts is empty"},
+      {[](SampleFlags& f) { f.rng_seed = "18446744073709551616"; }, "--rng-seed '18446744073709551616' is invalid"},
+      {[](SampleFlags& f) { f.threads = "two"; }, "--threads 'two' is invalid"},
+      {[](SampleFlags& f) { f.seeds.reset(); }, "one of --seeds or --seeds-file is required"},
+      {[](SampleFlags& f) { f.seeds_file = "x.npy"; }, "--seeds and --seeds-file were both given"},
+      {[](SampleFlags& f) { f.seeds.reset(), f.seeds_file = "/nonexistent/x.npy"; }, "--seeds-file: cannot open"},
+      {[](SampleFlags& f) { f.graph = ""; }, "--graph is required"},
+  };
+  for (const Bad& b : cases) {
+    SampleFlags f = Flags();
+    b.edit(f);
+    Result<SampleCommand> c = BuildCommand(f);
+    ASSERT_FALSE(c.ok()) << b.message_start;
+    EXPECT_EQ(c.status().message().rfind(b.message_start, 0), 0u) << c.status();
+  }
+}
+
+TEST_F(SampleCliTest, JsonHasTheDocumentedLayoutAndMatchesTheLibrary) {
+  std::string out, err;
+  ASSERT_EQ(Main({"--graph", dir_, "--seeds", "0,29,3", "--fanouts", "-1,2", "--rng-seed", "9", "--json"}, &out, &err),
+            kExitOk)
+      << err;
+  Result<std::vector<SampledLayer>> expected = SampleMultiLayer(*graph_, {0, 29, 3}, {-1, 2}, false, false, 9, 1);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(out, LayersToJson(*expected).dump() + "\n");
+  // Keys in the documented order.
+  EXPECT_EQ(out.rfind("{\"layers\":[{\"seeds\":[0,29,3],\"indptr\":[", 0), 0u) << out;
+  const size_t indices = out.find("\"indices\"");
+  const size_t edge_ids = out.find("\"original_edge_ids\"");
+  EXPECT_LT(out.find("\"indptr\""), indices);
+  EXPECT_LT(indices, edge_ids);
+}
+
+TEST_F(SampleCliTest, SimcudaAndCpuThreadsPrintTheSameJson) {
+  const std::vector<std::string> base = {"--graph", dir_, "--seeds", "5,6,7", "--fanouts", "4,4",
+                                         "--rng-seed", "3", "--replace", "--weighted", "--json"};
+  std::string baseline, err;
+  ASSERT_EQ(Main(base, &baseline, &err), kExitOk) << err;
+  for (const std::vector<std::string>& extra :
+       std::vector<std::vector<std::string>>{{"--threads", "2"}, {"--runtime", "simcuda"},
+                                             {"--runtime", "simcuda", "--placement", "pinned"}}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string out;
+    ASSERT_EQ(Main(args, &out, &err), kExitOk) << err;
+    EXPECT_EQ(out, baseline) << extra[1];
+  }
+}
+
+// RunCommand re-runs the library's hops to print progress between them; its
+// layers must stay exactly those of SampleMultiLayer / SampleMultiLayerOnDevice.
+TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
+  for (const char* runtime : {"cpu", "simcuda"}) {
+    for (const char* placement : {"device", "pinned"}) {
+      SampleFlags f = Flags();
+      f.runtime = runtime;
+      f.placement = placement;
+      f.threads = "3";
+      f.weighted = true;
+      f.replace = std::string(placement) == "pinned";
+      Result<SampleCommand> c = BuildCommand(f);
+      ASSERT_TRUE(c.ok()) << c.status();
+      int progress_lines = 0;
+      Result<std::vector<SampledLayer>> got = RunCommand(*c, [&](const std::string&) { ++progress_lines; });
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(progress_lines, 4);  // before and after each of the two hops
+      Result<std::vector<SampledLayer>> want = Status(InternalError("unset"));
+      if (c->runtime == RuntimeKind::kCpu) {
+        want = SampleMultiLayer(*c->graph, c->seeds, c->fanouts, c->replace, c->weighted, c->rng_seed, 1);
+      } else {
+        Result<DeviceGraph> g = DeviceGraph::Create(*c->graph, GetRuntime(c->runtime), c->placement);
+        ASSERT_TRUE(g.ok()) << g.status();
+        want = SampleMultiLayerOnDevice(*g, c->seeds, c->fanouts, c->replace, c->weighted, c->rng_seed);
+      }
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_EQ(got->size(), want->size());
+      for (size_t k = 0; k < want->size(); ++k) {
+        SCOPED_TRACE(std::string(runtime) + " " + placement + " layer " + std::to_string(k));
+        EXPECT_EQ((*got)[k].subgraph.seeds, (*want)[k].subgraph.seeds);
+        EXPECT_EQ((*got)[k].subgraph.indptr, (*want)[k].subgraph.indptr);
+        EXPECT_EQ((*got)[k].subgraph.indices, (*want)[k].subgraph.indices);
+        EXPECT_EQ((*got)[k].subgraph.original_edge_ids, (*want)[k].subgraph.original_edge_ids);
+        EXPECT_EQ((*got)[k].unique_nodes, (*want)[k].unique_nodes);
+        EXPECT_EQ((*got)[k].compacted_indices, (*want)[k].compacted_indices);
+      }
+    }
+  }
+}
+
+TEST_F(SampleCliTest, FlagParserErrorsAreOneLineUsageErrors) {
+  std::string out, err;
+  EXPECT_EQ(Main({"--graph", dir_, "--seeds", "1", "--fanouts", "1", "--rng-seed", "1", "extra"}, &out, &err),
+            kExitUsage);
+  EXPECT_EQ(err.rfind("sample: ", 0), 0u) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(Main({"--help"}, &out, &err), kExitOk);
+  EXPECT_NE(out.find("--fanouts"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace faultline
