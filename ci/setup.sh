@@ -37,4 +37,4 @@ if [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: kernels compile with nvcc even without a GPU; install the toolkit there first." >&2
   exit 1
 fi
-echo "setup: bazel $(bazel --version 2>/dev/null | awk '{print $2}'), $(/usr/local/cuda/bin/nvcc --version | tail -1)"
+echo "setup: $(bazel --version 2>/dev/null), $(/usr/local/cuda/bin/nvcc --version | tail -1)"
