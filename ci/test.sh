@@ -10,7 +10,7 @@ source ci/lib.sh
 
 status=0
 run_stage cpu //... || status=1
-run_stage asan-ubsan --config=asan --config=ubsan //... || status=1
+run_stage asan-ubsan --config=asan-ubsan //... || status=1
 run_stage tsan --config=tsan --test_tag_filters=multiprocess,threaded,-gpu,-benchmark,-mpi //... || status=1
 print_totals
 exit "$status"

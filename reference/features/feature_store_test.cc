@@ -4,18 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <cstring>
+#include "reference/runtime/test_runtime.h"
 
 namespace faultline {
 namespace {
-
-DeviceRuntime* RuntimeUnderTest() {
-  const char* value = std::getenv("FAULTLINE_TEST_RUNTIME");
-  const bool cuda = value != nullptr && std::strcmp(value, "cuda") == 0;
-  DeviceRuntime& rt = GetRuntime(cuda ? RuntimeKind::kCuda : RuntimeKind::kSimCuda);
-  return rt.DeviceCount() > 0 ? &rt : nullptr;
-}
 
 Tensor MakeTable(int64_t rows, int64_t dim) {
   std::vector<float> values(rows * dim);
@@ -26,7 +18,7 @@ Tensor MakeTable(int64_t rows, int64_t dim) {
 class IndexSelectTest : public testing::Test {
  protected:
   void SetUp() override {
-    rt_ = RuntimeUnderTest();
+    rt_ = DeviceRuntimeUnderTest();
     if (rt_ == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
   }
   DeviceRuntime* rt_ = nullptr;

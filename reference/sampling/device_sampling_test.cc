@@ -4,22 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 #include "reference/graph/generators.h"
+#include "reference/runtime/test_runtime.h"
 #include "reference/sampling/multi_layer.h"
 
 namespace faultline {
 namespace {
-
-DeviceRuntime* RuntimeUnderTest() {
-  const char* value = std::getenv("FAULTLINE_TEST_RUNTIME");
-  const bool cuda = value != nullptr && std::strcmp(value, "cuda") == 0;
-  DeviceRuntime& rt = GetRuntime(cuda ? RuntimeKind::kCuda : RuntimeKind::kSimCuda);
-  return rt.DeviceCount() > 0 ? &rt : nullptr;
-}
 
 struct Mode {
   const char* name;
@@ -31,7 +23,7 @@ struct Mode {
 class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
  protected:
   void SetUp() override {
-    rt_ = RuntimeUnderTest();
+    rt_ = DeviceRuntimeUnderTest();
     if (rt_ == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
     auto graph = GeneratePowerLaw(2000, 30000, 7, /*weighted=*/true);
     ASSERT_TRUE(graph.ok()) << graph.status();
@@ -106,7 +98,7 @@ INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
                          [](const auto& info) { return info.param == GraphPlacement::kDevice ? "device" : "pinned"; });
 
 TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) {
-  DeviceRuntime* rt = RuntimeUnderTest();
+  DeviceRuntime* rt = DeviceRuntimeUnderTest();
   if (rt == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
   std::vector<int64_t> seeds = {7, 3, 7, 1000000007};
   std::vector<int64_t> indices;
