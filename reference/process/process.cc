@@ -82,9 +82,7 @@ Result<std::string> SelfExecutable() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+Result<ChildProcess> ChildProcess::ForkWithReportPipe(int fds[2], const std::function<void()>& in_child) {
   std::fflush(nullptr);  // do not let the child flush the parent's buffers again
   const pid_t parent = getpid();
   pid_t pid = fork();
@@ -95,15 +93,24 @@ Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
   }
   if (pid == 0) {
     DieWithParent(parent);
+    in_child();
+    _exit(127);  // in_child ends the process itself
+  }
+  close(fds[1]);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return ChildProcess(pid, fds[0]);
+}
+
+Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  return ForkWithReportPipe(fds, [&] {
     close(fds[0]);
     g_report_fd = fds[1];
     int code = body();
     std::fflush(nullptr);
     _exit(code);  // skip the parent's atexit handlers and static destructors
-  }
-  close(fds[1]);
-  fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  return ChildProcess(pid, fds[0]);
+  });
 }
 
 Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::vector<std::string>& args,
@@ -135,26 +142,14 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  std::fflush(nullptr);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return ErrnoError("fork");
-  }
-  if (pid == 0) {
-    DieWithParent(parent);
+  return ForkWithReportPipe(fds, [&] {
     fcntl(fds[1], F_SETFD, 0);  // the report pipe survives exec
     for (int fd : options.keep_fds) fcntl(fd, F_SETFD, 0);
     execve(argv[0], argv.data(), envp.data());
     const char msg[] = "faultline: execve of the spawned child failed\n";
     (void)!write(fds[1], msg, sizeof(msg) - 1);
     _exit(127);
-  }
-  close(fds[1]);
-  fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  return ChildProcess(pid, fds[0]);
+  });
 }
 
 Result<ChildProcess> ChildProcess::Start(StartMethod method, std::function<int()> body, const std::string& entry,

@@ -77,6 +77,10 @@ class ChildProcess {
 
  private:
   ChildProcess(pid_t pid, int report_fd) : pid_(pid), report_fd_(report_fd) {}
+  // Forks with the report pipe `fds`; the child runs `in_child`, which ends
+  // the process (async-signal-safe calls only, for spawn). The parent keeps
+  // the non-blocking read end; both ends are closed when fork fails.
+  static Result<ChildProcess> ForkWithReportPipe(int fds[2], const std::function<void()>& in_child);
   void DrainReport();
   void Reset();
 
