@@ -17,16 +17,21 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "reference/features/feature_store.h"
 #include "reference/graph/npy.h"
 #include "reference/process/child_registry.h"
 #include "reference/loader/shared_memory.h"
+#include "reference/sampling/device_sampling.h"
 
 namespace faultline {
 
 struct DataLoader::Dataset {
-  std::optional<CscGraph> graph;
+  std::optional<CscGraph> graph;  // the host copy; every mode loads it
   int64_t feature_dim = 0;
   std::vector<float> features;
+  // pinned-cuda / cuda-cuda: the graph and features where the device reads them.
+  std::optional<DeviceGraph> device_graph;
+  Tensor device_features;
 };
 
 struct DataLoader::Worker {
@@ -72,7 +77,31 @@ Result<bool> ReadAll(int fd, void* data, size_t n) {
   return true;
 }
 
-Result<std::shared_ptr<DataLoader::Dataset>> LoadDataset(const std::string& dir) {
+// A worker's error on the wire: the status with its CUDA detail, and the step.
+std::string ErrorToWire(const Status& status, const std::string& step) {
+  nlohmann::json j = {{"step", step}, {"code", static_cast<int>(status.code())}, {"message", status.message()}};
+  if (const auto& cuda = status.cuda_error()) {
+    j["cuda"] = {{"code", cuda->code}, {"name", cuda->name}, {"string", cuda->string},
+                 {"api", cuda->api},   {"file", cuda->file}, {"line", cuda->line}};
+  }
+  return j.dump();
+}
+
+Status ErrorFromWire(const std::string& wire, std::string* step) {
+  nlohmann::json j = nlohmann::json::parse(wire, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return InternalError("unreadable worker error: " + wire);
+  *step = j.value("step", "");
+  if (j.contains("cuda")) {
+    const nlohmann::json& c = j["cuda"];
+    CudaErrorInfo info{c.value("code", 0), c.value("name", ""), c.value("string", ""),
+                       c.value("api", ""),  c.value("file", ""), c.value("line", 0)};
+    return Status(std::move(info), j.value("message", ""));
+  }
+  return Status(static_cast<StatusCode>(j.value("code", static_cast<int>(StatusCode::kInternal))),
+                j.value("message", ""));
+}
+
+Result<std::shared_ptr<DataLoader::Dataset>> LoadHostDataset(const std::string& dir) {
   auto dataset = std::make_shared<DataLoader::Dataset>();
   FL_ASSIGN_OR_RETURN(dataset->graph, CscGraph::Load(dir));
   const std::string features_path = dir + "/features.npy";
@@ -90,36 +119,91 @@ Result<std::shared_ptr<DataLoader::Dataset>> LoadDataset(const std::string& dir)
   return dataset;
 }
 
+// Places the graph and features where the device samples from them
+// (pinned-cuda: pinned by this process; cuda-cuda: device memory).
+Status PlaceOnDevice(DataLoader::Dataset& data, const LoaderOptions& o) {
+  if (!SamplesOnDevice(o.mode)) return OkStatus();
+  DeviceRuntime& rt = GetRuntime(o.runtime);
+  const bool pinned = o.mode == LoaderMode::kPinnedCuda;
+  FL_ASSIGN_OR_RETURN(data.device_graph, DeviceGraph::Create(*data.graph, rt,
+                                                             pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice,
+                                                             o.device));
+  if (data.feature_dim > 0) {
+    FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(data.features, {data.graph->num_nodes(), data.feature_dim}));
+    if (pinned) {
+      FL_RETURN_IF_ERROR(host.Pin(rt));
+      data.device_features = host;
+    } else {
+      FL_ASSIGN_OR_RETURN(data.device_features, host.To(Device::Cuda(o.device), &rt));
+    }
+  }
+  return OkStatus();
+}
+
 // Produces minibatch `index`; the same code runs inline and in workers.
+// `step` names the stage that is running, for the error report.
 Result<MiniBatch> Produce(const DataLoader::Dataset& data, const LoaderOptions& o, int64_t index,
-                          const std::vector<int64_t>& seeds) {
+                          const std::vector<int64_t>& seeds, std::string* step) {
   MiniBatch batch;
   batch.index = index;
   batch.seeds = seeds;
   // Each minibatch has its own random stream, so no worker assignment matters.
   const uint64_t rng_seed = o.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
-  FL_ASSIGN_OR_RETURN(batch.layers,
-                      SampleMultiLayer(*data.graph, seeds, o.fanouts, o.replace, o.weighted, rng_seed, o.sampler_threads));
+  *step = "sample_neighbors";
+  GraphResidence residence{data.graph->indptr().data(), false, false};
+  if (data.device_graph) {
+    residence = {data.device_graph->indptr().raw_data(), data.device_graph->placement() == GraphPlacement::kDevice,
+                 data.device_graph->indptr().is_pinned()};
+  }
+  FL_ASSIGN_OR_RETURN(bool on_device,
+                      SampleOnDevice(o.dispatch, GetRuntime(o.runtime), SamplesOnDevice(o.mode), residence));
+  if (on_device) {
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, o.replace,
+                                                               o.weighted, rng_seed));
+  } else {
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, o.replace, o.weighted,
+                                                       rng_seed, o.sampler_threads));
+  }
+  *step = "fetch_features";
   batch.feature_dim = data.feature_dim;
-  if (data.feature_dim > 0) {
-    const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
-    batch.features.resize(nodes.size() * data.feature_dim);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      std::memcpy(&batch.features[i * data.feature_dim], &data.features[nodes[i] * data.feature_dim],
-                  data.feature_dim * sizeof(float));
-    }
+  if (data.feature_dim == 0) return batch;
+  const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
+  if (on_device) {
+    DeviceRuntime& rt = GetRuntime(o.runtime);
+    FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(nodes));
+    FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(o.device), &rt));
+    FL_ASSIGN_OR_RETURN(batch.features_on_device, IndexSelect(data.device_features, device_ids));
+    FL_ASSIGN_OR_RETURN(Tensor host, batch.features_on_device.Cpu());
+    FL_ASSIGN_OR_RETURN(batch.features, host.ToVector<float>());
+    return batch;
+  }
+  batch.features.resize(nodes.size() * data.feature_dim);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::memcpy(&batch.features[i * data.feature_dim], &data.features[nodes[i] * data.feature_dim],
+                data.feature_dim * sizeof(float));
   }
   return batch;
 }
 
 nlohmann::json OptionsToJson(const LoaderOptions& o) {
-  return {{"graph_dir", o.graph_dir}, {"fanouts", o.fanouts},     {"batch_size", o.batch_size},
-          {"num_items", o.num_items}, {"shuffle", o.shuffle},     {"drop_last", o.drop_last},
-          {"seed", o.seed},           {"replace", o.replace},     {"weighted", o.weighted},
-          {"sampler_threads", o.sampler_threads}};
+  return {{"graph_dir", o.graph_dir},
+          {"fanouts", o.fanouts},
+          {"batch_size", o.batch_size},
+          {"num_items", o.num_items},
+          {"shuffle", o.shuffle},
+          {"drop_last", o.drop_last},
+          {"seed", o.seed},
+          {"replace", o.replace},
+          {"weighted", o.weighted},
+          {"sampler_threads", o.sampler_threads},
+          {"mode", LoaderModeName(o.mode)},
+          {"runtime", RuntimeKindName(o.runtime)},
+          {"device", o.device},
+          {"dispatch", BehaviourName(o.dispatch)},
+          {"pin_handling", BehaviourName(o.pin_handling)}};
 }
 
-LoaderOptions OptionsFromJson(const nlohmann::json& j) {
+Result<LoaderOptions> OptionsFromJson(const nlohmann::json& j) {
   LoaderOptions o;
   o.graph_dir = j.at("graph_dir");
   o.fanouts = j.at("fanouts").get<std::vector<int64_t>>();
@@ -131,6 +215,11 @@ LoaderOptions OptionsFromJson(const nlohmann::json& j) {
   o.replace = j.at("replace");
   o.weighted = j.at("weighted");
   o.sampler_threads = j.at("sampler_threads");
+  FL_ASSIGN_OR_RETURN(o.mode, ParseLoaderMode(j.at("mode").get<std::string>()));
+  FL_ASSIGN_OR_RETURN(o.runtime, ParseRuntimeKind(j.at("runtime").get<std::string>()));
+  o.device = j.at("device");
+  FL_ASSIGN_OR_RETURN(o.dispatch, ParseBehaviour(j.at("dispatch").get<std::string>(), "dispatch"));
+  FL_ASSIGN_OR_RETURN(o.pin_handling, ParseBehaviour(j.at("pin_handling").get<std::string>(), "pin_handling"));
   return o;
 }
 
@@ -140,45 +229,69 @@ Result<std::vector<std::vector<int64_t>>> Batches(const LoaderOptions& o, const 
   return MakeBatches(items);
 }
 
+// Prepares a worker's dataset: a forked worker received the parent's, a
+// spawned one loads its own. Either way the pinned graph it received is
+// restored first (see RestorePinnedGraphInWorker).
+Result<std::shared_ptr<DataLoader::Dataset>> PrepareWorkerDataset(const LoaderOptions& o,
+                                                                  std::shared_ptr<DataLoader::Dataset> inherited) {
+  std::shared_ptr<DataLoader::Dataset> data = inherited;
+  if (data == nullptr) {
+    FL_ASSIGN_OR_RETURN(data, LoadHostDataset(o.graph_dir));
+  }
+  if (o.mode == LoaderMode::kPinnedCuda) {
+    void* received = inherited ? inherited->device_graph->indptr().raw_data()
+                               : const_cast<int64_t*>(data->graph->indptr().data());
+    FL_RETURN_IF_ERROR(RestorePinnedGraphInWorker(o.pin_handling, GetRuntime(o.runtime), received));
+  }
+  if (inherited == nullptr) FL_RETURN_IF_ERROR(PlaceOnDevice(*data, o));
+  return data;
+}
+
 // The worker loop, shared by forked and spawned workers.
-int RunWorker(const LoaderOptions& o, std::shared_ptr<DataLoader::Dataset> data, const std::string& shm_prefix,
+int RunWorker(const LoaderOptions& o, std::shared_ptr<DataLoader::Dataset> inherited, const std::string& shm_prefix,
               int task_fd, int result_fd) {
   auto reply = [&](int64_t batch, const std::string& message) {
     int64_t header[2] = {batch, static_cast<int64_t>(message.size())};
     return WriteAll(result_fd, header, sizeof(header)).ok() && WriteAll(result_fd, message.data(), message.size()).ok();
   };
-  Result<std::vector<std::vector<int64_t>>> batches = InvalidArgumentError("no dataset");
-  if (data == nullptr) {
-    auto loaded = LoadDataset(o.graph_dir);
-    if (loaded.ok()) data = *loaded;
-    else batches = loaded.status();
-  }
-  if (data != nullptr) batches = Batches(o, *data);
+  // A startup failure is reported as the answer to the first task.
+  Result<std::vector<std::vector<int64_t>>> batches = InternalError("unset");
+  Result<std::shared_ptr<DataLoader::Dataset>> data = PrepareWorkerDataset(o, std::move(inherited));
+  if (data.ok()) batches = Batches(o, **data);
   for (;;) {
     int64_t batch = 0;
     auto got = ReadAll(task_fd, &batch, sizeof(batch));
     if (!got.ok() || !*got || batch == kStopTask) return 0;
+    if (!data.ok()) {
+      reply(batch, ErrorToWire(data.status(), "restore_state"));
+      return 1;
+    }
     if (!batches.ok()) {
-      reply(batch, batches.status().ToString());
+      reply(batch, ErrorToWire(batches.status(), "item_sampler"));
       return 1;
     }
     if (batch < 0 || batch >= static_cast<int64_t>(batches->size())) {
-      reply(batch, "task for minibatch " + std::to_string(batch) + " is out of range");
+      reply(batch, ErrorToWire(InternalError("task for minibatch " + std::to_string(batch) + " is out of range"),
+                               "receive_task"));
       return 1;
     }
-    Result<MiniBatch> produced = Produce(*data, o, batch, (*batches)[batch]);
-    Status status = produced.ok() ? WriteSharedMemory(MiniBatchSegmentName(shm_prefix, batch),
-                                                      EncodeMiniBatch(*produced))
-                                  : produced.status();
-    if (!reply(batch, status.ok() ? "" : status.ToString()) || !status.ok()) return status.ok() ? 0 : 1;
+    std::string step;
+    Result<MiniBatch> produced = Produce(**data, o, batch, (*batches)[batch], &step);
+    Status status = produced.status();
+    if (produced.ok()) {
+      step = "write_shared_memory";
+      status = WriteSharedMemory(MiniBatchSegmentName(shm_prefix, batch), EncodeMiniBatch(*produced));
+    }
+    if (!reply(batch, status.ok() ? "" : ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
   }
 }
 
 // Spawned entry: args = options JSON, shm prefix, task fd, result fd.
 int SpawnedWorkerMain(const std::vector<std::string>& args) {
   if (args.size() != 4) return 2;
-  LoaderOptions o = OptionsFromJson(nlohmann::json::parse(args[0]));
-  return RunWorker(o, nullptr, args[1], std::stoi(args[2]), std::stoi(args[3]));
+  Result<LoaderOptions> o = OptionsFromJson(nlohmann::json::parse(args[0]));
+  if (!o.ok()) return 2;
+  return RunWorker(*o, nullptr, args[1], std::stoi(args[2]), std::stoi(args[3]));
 }
 FL_REGISTER_CHILD("faultline_loader_worker", SpawnedWorkerMain);
 
@@ -190,6 +303,31 @@ std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch) {
   return prefix + "-" + std::to_string(batch);
 }
 
+const char* LoaderModeName(LoaderMode mode) {
+  switch (mode) {
+    case LoaderMode::kCpuCpu: return "cpu-cpu";
+    case LoaderMode::kCpuCuda: return "cpu-cuda";
+    case LoaderMode::kPinnedCuda: return "pinned-cuda";
+    case LoaderMode::kCudaCuda: return "cuda-cuda";
+  }
+  return "unknown";
+}
+
+Result<LoaderMode> ParseLoaderMode(std::string_view text, std::string_view what) {
+  for (LoaderMode mode : {LoaderMode::kCpuCpu, LoaderMode::kCpuCuda, LoaderMode::kPinnedCuda, LoaderMode::kCudaCuda}) {
+    if (text == LoaderModeName(mode)) return mode;
+  }
+  return InvalidArgumentError(std::string(what) + " is '" + std::string(text) +
+                              "'; expected one of cpu-cpu, cpu-cuda, pinned-cuda, cuda-cuda");
+}
+
+bool SamplesOnDevice(LoaderMode mode) { return mode == LoaderMode::kPinnedCuda || mode == LoaderMode::kCudaCuda; }
+
+std::string LoaderFailure::Process() const {
+  return (worker < 0 ? std::string("main process") : "worker " + std::to_string(worker)) + " (pid " +
+         std::to_string(pid) + ")";
+}
+
 Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& options) {
   if (options.num_workers < 0) {
     return InvalidArgumentError("num_workers is " + std::to_string(options.num_workers) + "; expected >= 0");
@@ -197,9 +335,22 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
   if (options.sampler_threads < 1) {
     return InvalidArgumentError("sampler_threads is " + std::to_string(options.sampler_threads) + "; expected >= 1");
   }
+  if (options.mode != LoaderMode::kCpuCpu && options.runtime == RuntimeKind::kCpu) {
+    return InvalidArgumentError(std::string("mode is ") + LoaderModeName(options.mode) +
+                                " but runtime is cpu; expected simcuda or cuda for a mode that uses a device");
+  }
+  if (options.pin_handling == Behaviour::kFixed && SamplesOnDevice(options.mode) && options.num_workers > 0) {
+    return InvalidArgumentError(
+        "num_workers is " + std::to_string(options.num_workers) + " with mode " + LoaderModeName(options.mode) +
+        "; expected 0: device sampling cannot run in worker processes (a forked worker cannot use the parent's "
+        "CUDA context, and pinned memory can only be unpinned by the process that pinned it). Use num_workers = 0 "
+        "with " + LoaderModeName(options.mode) + ", or mode cpu-cuda to sample in workers and copy minibatches "
+        "to the device in the main process");
+  }
   std::unique_ptr<DataLoader> loader(new DataLoader());
   loader->options_ = options;
-  FL_ASSIGN_OR_RETURN(loader->dataset_, LoadDataset(options.graph_dir));
+  FL_ASSIGN_OR_RETURN(loader->dataset_, LoadHostDataset(options.graph_dir));
+  FL_RETURN_IF_ERROR(PlaceOnDevice(*loader->dataset_, options));
   FL_ASSIGN_OR_RETURN(loader->batches_, Batches(options, *loader->dataset_));
   loader->shm_prefix_ = "/faultline-" + std::to_string(getpid()) + "-" + std::to_string(g_loader_serial++);
   FL_RETURN_IF_ERROR(loader->StartWorkers());
@@ -253,8 +404,8 @@ Status DataLoader::SendTask(Worker& worker, int64_t batch) {
 // Returns how a worker that stopped answering failed: waits briefly for it
 // to end so the error can name the signal or exit code.
 Status DataLoader::WorkerFailure(Worker& worker, int64_t batch) {
-  const std::string who =
-      "worker " + std::to_string(worker.index) + " (pid " + std::to_string(worker.process->pid()) + ")";
+  failure_ = LoaderFailure{worker.index, worker.process->pid(), "produce", batch};
+  const std::string who = failure_->Process();
   FL_ASSIGN_OR_RETURN(ChildExit exit, worker.process->Wait(std::chrono::seconds(5)));
   std::string how = exit.timed_out ? "stopped answering and was killed"
                     : exit.exited  ? "exited with code " + std::to_string(exit.exit_code)
@@ -274,9 +425,11 @@ Result<MiniBatch> DataLoader::Receive(Worker& worker, int64_t batch) {
       auto complete = ReadAll(worker.result_fd, message.data(), message.size());
       if (!complete.ok() || !*complete) return WorkerFailure(worker, batch);
       if (!message.empty()) {
-        return Status(StatusCode::kChildFailed, "worker " + std::to_string(worker.index) + " (pid " +
-                                                    std::to_string(worker.process->pid()) + ") failed on minibatch " +
-                                                    std::to_string(batch) + ": " + message);
+        LoaderFailure where{worker.index, worker.process->pid(), "", batch};
+        Status error = ErrorFromWire(message, &where.step);
+        failure_ = where;
+        return error.WithContext(where.Process() + " failed in " + where.step + " on minibatch " +
+                                 std::to_string(batch));
       }
       if (header[0] != batch) {
         return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
@@ -296,7 +449,9 @@ Result<std::optional<MiniBatch>> DataLoader::Next() {
   const int64_t batch = next_++;
   Result<MiniBatch> result = InternalError("unset");
   if (workers_.empty()) {
-    result = Produce(*dataset_, options_, batch, batches_[batch]);
+    std::string step;
+    result = Produce(*dataset_, options_, batch, batches_[batch], &step);
+    if (!result.ok()) failure_ = LoaderFailure{-1, getpid(), step, batch};
   } else {
     result = Receive(*workers_[batch % workers_.size()], batch);
     if (result.ok() && next_task_ < num_batches()) {
@@ -305,12 +460,28 @@ Result<std::optional<MiniBatch>> DataLoader::Next() {
       if (!SendTask(target, task).ok()) result = WorkerFailure(target, task);
     }
   }
+  if (result.ok() && options_.mode == LoaderMode::kCpuCuda) {
+    Status copied = CopyToDevice(*result);
+    if (!copied.ok()) {
+      failure_ = LoaderFailure{-1, getpid(), "copy_to_device", batch};
+      result = copied;
+    }
+  }
   if (!result.ok()) {
     failed_ = true;
     Shutdown();
     return result.status();
   }
   return std::optional<MiniBatch>(std::move(result).value());
+}
+
+// cpu-cuda: the main process moves each sampled minibatch's features to the device.
+Status DataLoader::CopyToDevice(MiniBatch& batch) {
+  if (batch.feature_dim == 0) return OkStatus();
+  FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(batch.features, {static_cast<int64_t>(batch.features.size()) /
+                                                                           batch.feature_dim, batch.feature_dim}));
+  FL_ASSIGN_OR_RETURN(batch.features_on_device, host.To(Device::Cuda(options_.device), &GetRuntime(options_.runtime)));
+  return OkStatus();
 }
 
 std::vector<pid_t> DataLoader::worker_pids() const {

@@ -1,23 +1,42 @@
-// Provides DataLoader: item sampler -> multi-layer sampling -> feature fetch,
-// inline (num_workers = 0) or in worker processes started by fork or spawn
-// that return minibatches through shared memory, in order. Minibatch i is
-// bit-identical for every num_workers and start method. A worker that fails
-// or dies becomes an error naming it; no path leaves a worker process or a
-// shared-memory segment behind.
+// Provides DataLoader: item sampler -> multi-layer sampling -> feature fetch
+// -> copy to device, in GraphBolt's modes (cpu-cpu, cpu-cuda, pinned-cuda,
+// cuda-cuda), inline (num_workers = 0) or in worker processes started by fork
+// or spawn that return minibatches through shared memory, in order.
+// Minibatch i is bit-identical for every mode, num_workers and start method.
+// A worker that fails or dies becomes an error naming it, its pid and the
+// step; no path leaves a worker process or a shared-memory segment behind.
 #ifndef FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
 #define FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/loader/dispatch.h"
 #include "reference/loader/item_sampler.h"
 #include "reference/loader/minibatch.h"
 #include "reference/process/process.h"
+#include "reference/runtime/runtime.h"
 
 namespace faultline {
+
+// Where sampling runs and where minibatches end up, as GraphBolt names it.
+enum class LoaderMode {
+  kCpuCpu,     // sample on the host, train on the host
+  kCpuCuda,    // sample on the host, copy minibatches to the device
+  kPinnedCuda, // graph and features pinned on the host, sampled by the device (UVA)
+  kCudaCuda,   // graph and features in device memory
+};
+
+// Returns "cpu-cpu", "cpu-cuda", "pinned-cuda" or "cuda-cuda".
+const char* LoaderModeName(LoaderMode mode);
+// Parses a mode name; `what` names the option in the error.
+Result<LoaderMode> ParseLoaderMode(std::string_view text, std::string_view what = "--mode");
+// Returns whether `mode` samples on the device.
+bool SamplesOnDevice(LoaderMode mode);
 
 struct LoaderOptions {
   std::string graph_dir;           // indptr.npy, indices.npy [, weights.npy] [, features.npy (2-D float32)]
@@ -32,6 +51,22 @@ struct LoaderOptions {
   int num_workers = 0;
   StartMethod start_method = StartMethod::kFork;
   int sampler_threads = 1;         // threads of the CPU sampler in each process
+  LoaderMode mode = LoaderMode::kCpuCpu;
+  RuntimeKind runtime = RuntimeKind::kSimCuda;  // the CUDA build (simcuda or cuda)
+  int device = 0;
+  Behaviour dispatch = Behaviour::kFixed;      // GPU-dispatch decision (F1)
+  Behaviour pin_handling = Behaviour::kFixed;  // pinned graphs in workers (F2)
+};
+
+// Where a failed minibatch failed.
+struct LoaderFailure {
+  int worker = -1;     // -1: the main process
+  pid_t pid = 0;
+  std::string step;    // restore_state, sample_neighbors, fetch_features, copy_to_device, ...
+  int64_t minibatch = 0;
+
+  // Returns "worker 1 (pid 4242)" or "main process (pid 4242)".
+  std::string Process() const;
 };
 
 class DataLoader {
@@ -46,6 +81,8 @@ class DataLoader {
   Result<std::optional<MiniBatch>> Next();
   // Returns the pids of the worker processes (for fault-injection tests).
   std::vector<pid_t> worker_pids() const;
+  // Returns where the failed Next() failed; empty before any failure.
+  const std::optional<LoaderFailure>& failure() const { return failure_; }
 
   struct Dataset;
   struct Worker;
@@ -56,6 +93,7 @@ class DataLoader {
   Status SendTask(Worker& worker, int64_t batch);
   Result<MiniBatch> Receive(Worker& worker, int64_t batch);
   Status WorkerFailure(Worker& worker, int64_t batch);
+  Status CopyToDevice(MiniBatch& batch);
   void Shutdown();
 
   LoaderOptions options_;
@@ -65,6 +103,7 @@ class DataLoader {
   int64_t next_ = 0;
   int64_t next_task_ = 0;
   bool failed_ = false;
+  std::optional<LoaderFailure> failure_;
   std::string shm_prefix_;
 };
 

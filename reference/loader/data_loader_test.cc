@@ -14,6 +14,7 @@
 
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
+#include "reference/runtime/test_runtime.h"
 
 namespace faultline {
 namespace {
@@ -171,6 +172,108 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
   auto next = (*loader)->Next();
   ASSERT_FALSE(next.ok());
   EXPECT_NE(next.status().message().find("fanout"), std::string::npos) << next.status();
+}
+
+// The device modes run on simcuda, or on real CUDA in the gpu-tagged target.
+class DeviceModesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime_ = DeviceRuntimeUnderTest();
+    if (runtime_ == nullptr) GTEST_SKIP() << "no device for FAULTLINE_TEST_RUNTIME here";
+  }
+  LoaderOptions DeviceOptions(LoaderMode mode, int workers, StartMethod method) {
+    LoaderOptions o = Options(workers, method);
+    o.mode = mode;
+    o.runtime = runtime_->kind();
+    return o;
+  }
+  DeviceRuntime* runtime_ = nullptr;
+};
+
+TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) {
+  const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
+  struct Case { LoaderMode mode; int workers; StartMethod method; };
+  // The parent uses the device from the first case on, so the forked
+  // cpu-cuda workers below run in a CUDA-initialized parent's children.
+  for (Case c : {Case{LoaderMode::kCudaCuda, 0, StartMethod::kFork}, Case{LoaderMode::kPinnedCuda, 0, StartMethod::kFork},
+                 Case{LoaderMode::kCpuCuda, 0, StartMethod::kFork}, Case{LoaderMode::kCpuCuda, 2, StartMethod::kFork},
+                 Case{LoaderMode::kCpuCuda, 2, StartMethod::kSpawn}}) {
+    SCOPED_TRACE(std::string(LoaderModeName(c.mode)) + " x" + std::to_string(c.workers) + " " +
+                 StartMethodName(c.method));
+    std::vector<MiniBatch> got = Drain(DeviceOptions(c.mode, c.workers, c.method));
+    ASSERT_EQ(got.size(), baseline.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+      ASSERT_EQ(got[i].features_on_device.device(), Device::Cuda(0));
+      auto back = got[i].features_on_device.Cpu();
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ(*back->ToVector<float>(), baseline[i].features) << "minibatch " << i;
+    }
+  }
+  EXPECT_TRUE(LeftoverSegments().empty());
+}
+
+TEST_F(DeviceModesTest, FixedLoaderRefusesWorkersForDeviceSamplingAndSaysWhatToUse) {
+  for (LoaderMode mode : {LoaderMode::kPinnedCuda, LoaderMode::kCudaCuda}) {
+    auto loader = DataLoader::Create(DeviceOptions(mode, 2, StartMethod::kSpawn));
+    ASSERT_FALSE(loader.ok());
+    EXPECT_EQ(loader.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(loader.status().message(),
+              "num_workers is 2 with mode " + std::string(LoaderModeName(mode)) +
+                  "; expected 0: device sampling cannot run in worker processes (a forked worker cannot use the "
+                  "parent's CUDA context, and pinned memory can only be unpinned by the process that pinned it). "
+                  "Use num_workers = 0 with " + LoaderModeName(mode) +
+                  ", or mode cpu-cuda to sample in workers and copy minibatches to the device in the main process");
+  }
+  LoaderOptions cpu_runtime = DeviceOptions(LoaderMode::kCpuCuda, 0, StartMethod::kFork);
+  cpu_runtime.runtime = RuntimeKind::kCpu;
+  EXPECT_EQ(DataLoader::Create(cpu_runtime).status().message(),
+            "mode is cpu-cuda but runtime is cpu; expected simcuda or cuda for a mode that uses a device");
+}
+
+TEST_F(DeviceModesTest, LegacyPinHandlingFailsInTheWorkerOnCudaHostUnregister) {
+  ASSERT_TRUE(runtime_->GetDeviceCount().ok());
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    LoaderOptions o = DeviceOptions(LoaderMode::kPinnedCuda, 2, method);
+    o.pin_handling = Behaviour::kLegacy;
+    auto loader = DataLoader::Create(o);
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    std::vector<pid_t> pids = (*loader)->worker_pids();
+    auto next = (*loader)->Next();
+    ASSERT_FALSE(next.ok());
+    ASSERT_TRUE(next.status().cuda_error().has_value()) << next.status();
+    EXPECT_EQ(next.status().cuda_error()->api, "cudaHostUnregister");
+    EXPECT_EQ(next.status().cuda_error()->code, method == StartMethod::kFork ? 3 : 713) << next.status();
+    ASSERT_TRUE((*loader)->failure().has_value());
+    EXPECT_EQ((*loader)->failure()->step, "restore_state");
+    EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
+    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+    EXPECT_TRUE(LeftoverSegments().empty());
+  }
+}
+
+TEST_F(DeviceModesTest, LegacyDispatchQueriesPinningInForkedWorkersOfACudaParent) {
+  ASSERT_TRUE(runtime_->GetDeviceCount().ok());  // the parent has touched CUDA
+  LoaderOptions o = DeviceOptions(LoaderMode::kCpuCpu, 2, StartMethod::kFork);
+  o.dispatch = Behaviour::kLegacy;
+  auto loader = DataLoader::Create(o);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  auto next = (*loader)->Next();
+  ASSERT_FALSE(next.ok());
+  ASSERT_TRUE(next.status().cuda_error().has_value()) << next.status();
+  EXPECT_EQ(next.status().cuda_error()->name, "cudaErrorInitializationError");
+  EXPECT_EQ(next.status().cuda_error()->api, "cudaPointerGetAttributes");
+  EXPECT_EQ((*loader)->failure()->step, "sample_neighbors");
+  // The same legacy loader inline, and with spawned workers, runs fine.
+  const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
+  for (int workers : {0, 2}) {
+    o.num_workers = workers;
+    o.start_method = StartMethod::kSpawn;
+    std::vector<MiniBatch> got = Drain(o);
+    ASSERT_EQ(got.size(), baseline.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+  }
 }
 
 }  // namespace

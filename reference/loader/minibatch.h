@@ -10,6 +10,7 @@
 
 #include "reference/base/status.h"
 #include "reference/sampling/multi_layer.h"
+#include "reference/tensor/tensor.h"
 
 namespace faultline {
 
@@ -19,6 +20,9 @@ struct MiniBatch {
   std::vector<SampledLayer> layers;
   int64_t feature_dim = 0;
   std::vector<float> features;    // rows of the last layer's unique nodes
+  // The same rows on the device in the *-cuda modes (not encoded: only the
+  // main process copies to the device).
+  Tensor features_on_device;
 
   bool operator==(const MiniBatch& other) const;
 };

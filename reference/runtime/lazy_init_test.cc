@@ -1,0 +1,66 @@
+// Checks LazyInitCuda on simcuda (and on cuda when FAULTLINE_TEST_RUNTIME says
+// so): clean first use, the bad-fork error after fork, no error after spawn.
+// Every case runs in a spawned child so the test process stays uninitialized.
+#include "reference/runtime/lazy_init.h"
+
+#include <gtest/gtest.h>
+
+#include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+#include "reference/runtime/simcuda_runtime.h"
+
+namespace faultline {
+namespace {
+
+std::string Describe(const Status& s) {
+  if (s.ok()) return "ok";
+  const auto& cuda = s.cuda_error();
+  return (cuda ? cuda->name + "=" + std::to_string(cuda->code) + " " : std::string()) + s.message();
+}
+
+// Initializes in this process, then reports what a forked and a spawned
+// child's LazyInitCuda return.
+int InitThenStartChildren(const std::vector<std::string>&) {
+  DeviceRuntime& rt = SimCuda();
+  ReportToParent("parent: " + Describe(LazyInitCuda(rt)) + "\n");
+  ReportToParent("again: " + Describe(LazyInitCuda(rt)) + "\n");
+  auto forked = ChildProcess::Fork([&rt] {
+    ReportToParent("bad_fork=" + std::to_string(InBadFork()) + " " + Describe(LazyInitCuda(rt)));
+    return 0;
+  });
+  ReportToParent("forked: " + forked->Wait(std::chrono::seconds(30))->transcript + "\n");
+  auto spawned = ChildProcess::Spawn("lazy_init_fresh", {});
+  ReportToParent("spawned: " + spawned->Wait(std::chrono::seconds(30))->transcript + "\n");
+  return 0;
+}
+FL_REGISTER_CHILD("lazy_init_parent", InitThenStartChildren);
+
+int Fresh(const std::vector<std::string>&) {
+  ReportToParent("bad_fork=" + std::to_string(InBadFork()) + " " + Describe(LazyInitCuda(SimCuda())));
+  return 0;
+}
+FL_REGISTER_CHILD("lazy_init_fresh", Fresh);
+
+TEST(LazyInitCudaTest, ForkAfterInitGetsPyTorchsMessageWithCode3SpawnIsClean) {
+  auto child = ChildProcess::Spawn("lazy_init_parent", {});
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(std::chrono::seconds(60));
+  ASSERT_TRUE(exit.ok() && exit->succeeded()) << exit->Describe();
+  const std::string& t = exit->transcript;
+  EXPECT_NE(t.find("parent: ok\nagain: ok\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("forked: bad_fork=1 cudaErrorInitializationError=3 Cannot re-initialize CUDA in forked "
+                   "subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method "
+                   "(cudaGetDeviceCount failed: initialization error; this process (pid "),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("InitThenStartChildren"), std::string::npos) << "the parent's init site is named: " << t;
+  EXPECT_NE(t.find("spawned: bad_fork=0 ok\n"), std::string::npos) << t;
+}
+
+TEST(LazyInitCudaTest, CpuRuntimeIsRefusedByName) {
+  Status s = LazyInitCuda(GetRuntime(RuntimeKind::kCpu));
+  EXPECT_EQ(s.message(), "LazyInitCuda: runtime is cpu; expected simcuda or cuda");
+}
+
+}  // namespace
+}  // namespace faultline
