@@ -64,3 +64,17 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         deps = deps + ["@cuda//:cudart"],
         **kwargs
     )
+
+def fl_repro_tests(name, srcs, deps = [], size = "medium", **kwargs):
+    """Declares a failure's gtests twice: <name> on simcuda (CPU suite) and <name>_cuda on a real GPU."""
+    common_deps = deps + ["//repro:repro_test_support"]
+    fl_cc_test(name = name, size = size, srcs = srcs, tags = ["repro", "multiprocess"], deps = common_deps, **kwargs)
+    fl_gpu_test(
+        name = name + "_cuda",
+        size = size,
+        srcs = srcs,
+        env = {"FAULTLINE_TEST_RUNTIME": "cuda"},
+        tags = ["repro", "multiprocess"],
+        deps = common_deps,
+        **kwargs
+    )

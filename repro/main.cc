@@ -8,6 +8,7 @@
 
 #include "reference/process/child_registry.h"
 #include "repro/registry.h"
+#include "repro/runner.h"
 
 namespace faultline {
 namespace repro {
@@ -36,16 +37,17 @@ nlohmann::json ToJson(const Row& row) {
 }
 
 void PrintTable(const std::vector<Row>& rows) {
-  std::printf("%-8s %-11s %-8s %-11s %-11s %s\n", "failure", "variant", "runtime", "expected", "outcome", "matched");
+  std::printf("%-8s %-14s %-8s %-11s %-11s %s\n", "failure", "variant", "runtime", "expected", "outcome", "matched");
   for (const Row& r : rows) {
-    std::printf("%-8s %-11s %-8s %-11s %-11s %s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
+    std::printf("%-8s %-14s %-8s %-11s %-11s %s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
                 r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO");
   }
 }
 
 Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, bool json) {
   if (!json) std::fprintf(stderr, "running %s %s on %s ...\n", failure.id.c_str(), variant.name.c_str(), RuntimeKindName(runtime));
-  Outcome outcome = variant.run(runtime);
+  // A fresh process per variant: CUDA state must not leak between them.
+  Outcome outcome = RunIsolated(failure.id, variant.name, runtime);
   Row row{failure.id, variant.name, RuntimeKindName(runtime), ExpectationName(variant.expected),
           outcome.reproduced ? "reproduced" : (outcome.passed ? "passed" : "failed"), Matches(variant.expected, outcome),
           outcome.error, outcome.transcript};
@@ -80,8 +82,9 @@ int Main(int argc, char** argv) {
   list->add_flag("--json", json, "Print JSON for machines");
   CLI::App* run = app.add_subcommand("run", "Run one failure's variants");
   run->add_option("failure", failure_id, "Failure id, e.g. F1")->required();
-  run->add_option("--variant", variant_text, "legacy, fixed or workaround (default: all)")
-      ->check(CLI::IsMember({"legacy", "fixed", "workaround"}));
+  run->add_option("--variant", variant_text,
+                  "legacy, fixed, workaround or a listed variant name; a family selects its members "
+                  "(legacy runs legacy-spawn too). Default: all");
   run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", json, "Print JSON for machines");
@@ -101,11 +104,15 @@ int Main(int argc, char** argv) {
     nlohmann::json array = nlohmann::json::array();
     for (const Failure& f : failures) {
       nlohmann::json variants = nlohmann::json::array();
-      for (const Variant& v : f.variants) variants.push_back({{"variant", v.name}, {"expected", ExpectationName(v.expected)}});
+      for (const Variant& v : f.variants) {
+        variants.push_back({{"variant", v.name}, {"expected", ExpectationName(v.expected)}, {"scenario", v.scenario}});
+      }
       array.push_back({{"id", f.id}, {"title", f.title}, {"variants", variants}});
       if (!json) {
         std::printf("%s  %s\n", f.id.c_str(), f.title.c_str());
-        for (const Variant& v : f.variants) std::printf("      %-11s %s\n", v.name.c_str(), ExpectationName(v.expected));
+        for (const Variant& v : f.variants) {
+          std::printf("      %-14s %-11s %s\n", v.name.c_str(), ExpectationName(v.expected), v.scenario.c_str());
+        }
       }
     }
     if (json) std::cout << array.dump(2) << std::endl;
@@ -123,9 +130,15 @@ int Main(int argc, char** argv) {
   for (const Failure& f : failures) {
     if (run->parsed() && f.id != failure_id) continue;
     found = true;
+    std::string names;
+    const size_t before = rows.size();
     for (const Variant& v : f.variants) {
-      if (!variant_text.empty() && v.name != variant_text) continue;
-      rows.push_back(RunOne(f, v, *runtime, json));
+      names += (names.empty() ? "" : ", ") + v.name;
+      if (VariantSelected(v.name, variant_text)) rows.push_back(RunOne(f, v, *runtime, json));
+    }
+    if (rows.size() == before) {
+      std::fprintf(stderr, "repro: --variant is '%s'; %s has %s\n", variant_text.c_str(), f.id.c_str(), names.c_str());
+      return kExitUsage;
     }
   }
   if (!found) {

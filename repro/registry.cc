@@ -29,6 +29,39 @@ std::vector<Failure> Failures() {
   return sorted;
 }
 
+const Variant* FindVariant(const std::string& id, const std::string& variant) {
+  for (const Failure& f : Registry()) {
+    if (f.id != id) continue;
+    for (const Variant& v : f.variants) {
+      if (v.name == variant) return &v;
+    }
+  }
+  return nullptr;
+}
+
+bool VariantSelected(const std::string& variant, const std::string& filter) {
+  return filter.empty() || variant == filter || variant.rfind(filter + "-", 0) == 0;
+}
+
+std::string SignatureMismatch(const Signature& signature, const ObservedError& error) {
+  std::string why;
+  auto differs = [&why](const std::string& field, const std::string& want, const std::string& got) {
+    why += field + ": expected " + want + ", observed " + got + "\n";
+  };
+  if (!signature.name.empty() && error.name != signature.name) differs("name", signature.name, error.name);
+  if (signature.code != 0 && error.code != signature.code) {
+    differs("code", std::to_string(signature.code), std::to_string(error.code));
+  }
+  if (error.message.find(signature.message) == std::string::npos) {
+    differs("message", "one containing \"" + signature.message + "\"", "\"" + error.message + "\"");
+  }
+  if (error.process.rfind(signature.process, 0) != 0) {
+    differs("process", "\"" + signature.process + "...\"", "\"" + error.process + "\"");
+  }
+  if (!signature.step.empty() && error.step != signature.step) differs("step", signature.step, error.step);
+  return why;
+}
+
 bool Matches(Expectation expected, const Outcome& outcome) {
   return expected == Expectation::kReproduces ? outcome.reproduced : outcome.passed && !outcome.reproduced;
 }

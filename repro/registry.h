@@ -28,6 +28,19 @@ struct ObservedError {
   std::string step;     // e.g. "sample_neighbors"
 };
 
+// The documented symptom a reproducing variant must show. Empty fields are
+// not checked; `message` must occur in the observed message.
+struct Signature {
+  std::string name;
+  int code = 0;
+  std::string message;
+  std::string process;  // prefix, e.g. "worker " or "service child "
+  std::string step;
+};
+
+// Returns "" when `error` shows `signature`, else what differs.
+std::string SignatureMismatch(const Signature& signature, const ObservedError& error);
+
 // What running one variant produced.
 struct Outcome {
   bool reproduced = false;          // the documented symptom was observed
@@ -37,10 +50,15 @@ struct Outcome {
 };
 
 struct Variant {
-  std::string name;  // "legacy", "fixed" or "workaround"
+  std::string name;  // "legacy", "fixed", "workaround", or one of those with a suffix ("legacy-spawn")
   Expectation expected;
+  std::string scenario;  // one line: what runs
   std::function<Outcome(RuntimeKind)> run;
 };
+
+// Returns whether `variant` is selected by --variant `filter`: an exact
+// name, or its family ("legacy" selects "legacy" and "legacy-spawn").
+bool VariantSelected(const std::string& variant, const std::string& filter);
 
 struct Failure {
   std::string id;     // "F1"
@@ -52,6 +70,8 @@ struct Failure {
 bool RegisterFailure(Failure failure);
 // Returns every registered failure, sorted by id.
 std::vector<Failure> Failures();
+// Returns the variant `variant` of failure `id`, or nullptr.
+const Variant* FindVariant(const std::string& id, const std::string& variant);
 
 // Returns whether `outcome` is what `expected` asks for.
 bool Matches(Expectation expected, const Outcome& outcome);

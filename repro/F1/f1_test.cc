@@ -1,0 +1,49 @@
+// Checks F1's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target): legacy shows the exact documented signature,
+// fixed and workaround pass with the baseline's minibatches.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F1/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F1Test, LegacyFailsInsideSampleNeighborsInAForkedWorkerWithInitializationError) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F1", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
+  EXPECT_EQ(o.error->code, 3);
+  EXPECT_EQ(o.error->step, "sample_neighbors");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker [01] \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(std::regex_search(o.error->message,
+                                std::regex(R"(^worker [01] \(pid \d+\) failed in sample_neighbors on minibatch [01]: )"
+                                           R"(cudaPointerGetAttributes failed: initialization error)")))
+      << o.error->message;
+  ExpectInitializationSiteNamed(o, runtime, "ProbeCudaLikeACudaBuild");
+}
+
+TEST(F1Test, FixedPassesWithBaselineMinibatches) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F1", "fixed", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)
+      << o.transcript;
+}
+
+TEST(F1Test, SpawnWorkaroundPassesWithBaselineMinibatches) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F1", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)
+      << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline

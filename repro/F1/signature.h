@@ -1,0 +1,19 @@
+// The documented symptom of F1 (DGL issue 6921): CPU-mode sampling in a
+// forked data-loader worker fails with "CUDA error: initialization error"
+// inside sample_neighbors.
+#ifndef FAULTLINE_REPRO_F1_SIGNATURE_H_
+#define FAULTLINE_REPRO_F1_SIGNATURE_H_
+
+#include "repro/registry.h"
+
+namespace faultline {
+namespace repro {
+
+inline const Signature kF1Legacy{"cudaErrorInitializationError", 3,
+                                 "cudaPointerGetAttributes failed: initialization error", "worker ",
+                                 "sample_neighbors"};
+
+}  // namespace repro
+}  // namespace faultline
+
+#endif  // FAULTLINE_REPRO_F1_SIGNATURE_H_

@@ -1,0 +1,33 @@
+// Provides what the per-failure gtests share: the runtime under test
+// (simcuda, or cuda in the gpu-tagged targets) and transcript checks.
+#ifndef FAULTLINE_REPRO_REPRO_TEST_SUPPORT_H_
+#define FAULTLINE_REPRO_REPRO_TEST_SUPPORT_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "reference/runtime/test_runtime.h"
+#include "repro/runner.h"
+
+// Declares `var` as the RuntimeKind under test, or skips with a reason.
+#define RUNTIME_UNDER_TEST_OR_SKIP(var)                                                  \
+  DeviceRuntime* var##_runtime = DeviceRuntimeUnderTest();                              \
+  if (var##_runtime == nullptr) GTEST_SKIP() << "no device for FAULTLINE_TEST_RUNTIME"; \
+  const RuntimeKind var = var##_runtime->kind()
+
+namespace faultline {
+namespace repro {
+
+// Checks that the transcript says where the parent initialized CUDA, naming
+// `function` (simcuda records it; real CUDA does not).
+inline void ExpectInitializationSiteNamed(const Outcome& o, RuntimeKind runtime, const std::string& function) {
+  if (runtime != RuntimeKind::kSimCuda) return;
+  EXPECT_NE(o.transcript.find("CUDA was first initialized in the parent (pid "), std::string::npos) << o.transcript;
+  EXPECT_NE(o.transcript.find(function), std::string::npos) << o.transcript;
+}
+
+}  // namespace repro
+}  // namespace faultline
+
+#endif  // FAULTLINE_REPRO_REPRO_TEST_SUPPORT_H_

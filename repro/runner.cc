@@ -1,0 +1,72 @@
+// Implements RunIsolated. The child reports its Outcome as one JSON object
+// through the report pipe.
+#include "repro/runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+nlohmann::json OutcomeToJson(const Outcome& o) {
+  nlohmann::json j = {{"reproduced", o.reproduced}, {"passed", o.passed}, {"transcript", o.transcript}};
+  if (o.error) {
+    j["error"] = {{"name", o.error->name},       {"code", o.error->code}, {"message", o.error->message},
+                  {"process", o.error->process}, {"step", o.error->step}};
+  }
+  return j;
+}
+
+Outcome OutcomeFromJson(const nlohmann::json& j) {
+  Outcome o;
+  o.reproduced = j.at("reproduced");
+  o.passed = j.at("passed");
+  o.transcript = j.at("transcript");
+  if (j.contains("error")) {
+    const nlohmann::json& e = j["error"];
+    o.error = ObservedError{e.at("name"), e.at("code"), e.at("message"), e.at("process"), e.at("step")};
+  }
+  return o;
+}
+
+// Child entry: args = failure id, variant, runtime name.
+int RunVariantChild(const std::vector<std::string>& args) {
+  if (args.size() != 3) return 2;
+  const Variant* variant = FindVariant(args[0], args[1]);
+  Result<RuntimeKind> runtime = ParseRuntimeKind(args[2]);
+  if (variant == nullptr || !runtime.ok()) return 2;
+  ReportToParent(OutcomeToJson(variant->run(*runtime)).dump());
+  return 0;
+}
+FL_REGISTER_CHILD("faultline_repro_variant", RunVariantChild);
+
+Outcome Broken(const std::string& why) {
+  Outcome o;
+  o.transcript = why;
+  return o;
+}
+
+}  // namespace
+
+Outcome RunIsolated(const std::string& id, const std::string& variant, RuntimeKind runtime,
+                    std::chrono::seconds timeout) {
+  if (FindVariant(id, variant) == nullptr) return Broken("no variant " + variant + " of " + id + " is registered");
+  auto child = ChildProcess::Spawn("faultline_repro_variant", {id, variant, RuntimeKindName(runtime)});
+  if (!child.ok()) return Broken("could not start the variant's process: " + child.status().ToString());
+  auto exit = child->Wait(timeout);
+  if (!exit.ok()) return Broken("waiting for the variant's process failed: " + exit.status().ToString());
+  if (!exit->succeeded()) return Broken("the variant's process failed: " + exit->Describe() + "\n" + exit->transcript);
+  nlohmann::json j = nlohmann::json::parse(exit->transcript, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Broken("the variant's process reported no outcome:\n" + exit->transcript);
+  try {
+    return OutcomeFromJson(j);
+  } catch (const nlohmann::json::exception& e) {
+    return Broken(std::string("the variant's report is incomplete: ") + e.what());
+  }
+}
+
+}  // namespace repro
+}  // namespace faultline

@@ -1,0 +1,25 @@
+// Provides RunIsolated: runs one variant in a fresh spawned process, so no
+// variant sees the CUDA state another one left behind (a parent that already
+// initialized CUDA would change every fork-based outcome).
+#ifndef FAULTLINE_REPRO_RUNNER_H_
+#define FAULTLINE_REPRO_RUNNER_H_
+
+#include <chrono>
+#include <string>
+
+#include "reference/runtime/runtime.h"
+#include "repro/registry.h"
+
+namespace faultline {
+namespace repro {
+
+// Runs variant `variant` of failure `id` on `runtime` in a spawned child of
+// this binary. A child that crashes, hangs past `timeout` or reports nothing
+// readable becomes an outcome that neither reproduced nor passed.
+Outcome RunIsolated(const std::string& id, const std::string& variant, RuntimeKind runtime,
+                    std::chrono::seconds timeout = std::chrono::seconds(180));
+
+}  // namespace repro
+}  // namespace faultline
+
+#endif  // FAULTLINE_REPRO_RUNNER_H_

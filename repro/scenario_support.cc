@@ -1,0 +1,159 @@
+// Implements the shared scenario helpers.
+#include "repro/scenario_support.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "reference/graph/generators.h"
+#include "reference/graph/npy.h"
+#include "reference/runtime/simcuda_runtime.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+constexpr int64_t kNodes = 2000;
+constexpr int64_t kEdges = 20000;
+constexpr int64_t kFeatureDim = 16;
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+Result<TempDataset> TempDataset::Create() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/faultline-repro-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return UnavailableError("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
+  }
+  TempDataset dataset(pattern);
+  FL_ASSIGN_OR_RETURN(CscGraph graph, GeneratePowerLaw(kNodes, kEdges, /*seed=*/7, /*weighted=*/false));
+  FL_RETURN_IF_ERROR(graph.Save(dataset.dir()));
+  npy::NpyArray features;
+  features.dtype = npy::DType::kFloat32;
+  features.shape = {kNodes, kFeatureDim};
+  std::vector<float> values(kNodes * kFeatureDim);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 9973) * 0.5f;
+  features.bytes.resize(values.size() * sizeof(float));
+  std::memcpy(features.bytes.data(), values.data(), features.bytes.size());
+  FL_RETURN_IF_ERROR(npy::WriteNpy(dataset.dir() + "/features.npy", features));
+  return dataset;
+}
+
+TempDataset::~TempDataset() {
+  if (dir_.empty()) return;
+  for (const char* name : {"indptr.npy", "indices.npy", "weights.npy", "edge_types.npy", "features.npy"}) {
+    std::remove((dir_ + "/" + name).c_str());
+  }
+  rmdir(dir_.c_str());
+}
+
+ObservedError Observe(const Status& error, const std::string& process, const std::string& step) {
+  ObservedError observed;
+  if (const auto& cuda = error.cuda_error()) {
+    observed.name = cuda->name;
+    observed.code = cuda->code;
+  } else {
+    observed.name = StatusCodeName(error.code());
+  }
+  observed.message = FirstLine(error.message());
+  observed.process = process;
+  observed.step = step;
+  return observed;
+}
+
+std::string DescribeError(const ObservedError& e) {
+  return "error: " + e.name + " (" + std::to_string(e.code) + "): " + e.message + "\nprocess: " + e.process +
+         "\nstep: " + e.step + "\n";
+}
+
+Outcome Reproduced(const Signature& signature, const ObservedError& error, std::string transcript) {
+  Outcome outcome;
+  outcome.error = error;
+  const std::string mismatch = SignatureMismatch(signature, error);
+  outcome.reproduced = mismatch.empty();
+  outcome.transcript = std::move(transcript) + DescribeError(error);
+  if (!mismatch.empty()) outcome.transcript += "not the documented signature:\n" + mismatch;
+  return outcome;
+}
+
+Outcome Unexpected(const ObservedError& error, std::string transcript) {
+  Outcome outcome;
+  outcome.error = error;
+  outcome.transcript = std::move(transcript) + "unexpected " + DescribeError(error);
+  return outcome;
+}
+
+Outcome PassedIf(bool equal, const std::string& what, std::string transcript) {
+  Outcome outcome;
+  outcome.passed = equal;
+  outcome.transcript = std::move(transcript) + (equal ? "passed: " : "FAILED: not ") + what + "\n";
+  return outcome;
+}
+
+std::string InitializationSiteNote(RuntimeKind runtime) {
+  if (runtime != RuntimeKind::kSimCuda) return "where CUDA was first initialized: not recorded by real CUDA\n";
+  const std::string site = SimCuda().InitializationSite();
+  if (site.empty()) return "CUDA was not initialized in the parent (pid " + std::to_string(getpid()) + ")\n";
+  return "CUDA was first initialized in the parent (pid " + std::to_string(getpid()) + ") at:\n" + site + "\n";
+}
+
+LoaderOptions ScenarioLoaderOptions(const std::string& dir, RuntimeKind runtime) {
+  LoaderOptions o;
+  o.graph_dir = dir;
+  o.fanouts = {10, 5};
+  o.batch_size = 64;
+  o.num_items = 512;
+  o.seed = 2024;
+  o.runtime = runtime;
+  return o;
+}
+
+Result<std::vector<MiniBatch>> DrainLoader(const LoaderOptions& options, std::optional<LoaderFailure>* failure) {
+  FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(options));
+  std::vector<MiniBatch> batches;
+  for (;;) {
+    Result<std::optional<MiniBatch>> next = loader->Next();
+    if (!next.ok()) {
+      if (failure != nullptr) *failure = loader->failure();
+      return next.status();
+    }
+    if (!next->has_value()) return batches;
+    batches.push_back(std::move(**next));
+  }
+}
+
+Result<std::vector<MiniBatch>> LoaderBaseline(const LoaderOptions& options) {
+  LoaderOptions baseline = options;
+  baseline.mode = LoaderMode::kCpuCpu;
+  baseline.num_workers = 0;
+  baseline.dispatch = Behaviour::kFixed;
+  baseline.pin_handling = Behaviour::kFixed;
+  return DrainLoader(baseline, nullptr);
+}
+
+Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signature, const std::string& header) {
+  std::string transcript = header + "\nloader: mode " + LoaderModeName(options.mode) + ", num_workers " +
+                           std::to_string(options.num_workers) + ", " + StartMethodName(options.start_method) +
+                           ", dispatch " + BehaviourName(options.dispatch) + ", pin handling " +
+                           BehaviourName(options.pin_handling) + ", runtime " + RuntimeKindName(options.runtime) + "\n";
+  std::optional<LoaderFailure> where;
+  Result<std::vector<MiniBatch>> got = DrainLoader(options, &where);
+  if (!got.ok()) {
+    ObservedError error = Observe(got.status(), where ? where->Process() : "main process (pid " + std::to_string(getpid()) + ")",
+                                  where ? where->step : "create");
+    transcript += InitializationSiteNote(options.runtime);
+    return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
+  }
+  if (signature) return PassedIf(false, "the documented failure (the loader ran to the end)", transcript);
+  Result<std::vector<MiniBatch>> baseline = LoaderBaseline(options);
+  if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
+  return PassedIf(*got == *baseline,
+                  std::to_string(got->size()) + " minibatches equal to the num_workers = 0 baseline", transcript);
+}
+
+}  // namespace repro
+}  // namespace faultline
