@@ -17,6 +17,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "reference/base/status_json.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/npy.h"
 #include "reference/process/child_registry.h"
@@ -79,11 +80,8 @@ Result<bool> ReadAll(int fd, void* data, size_t n) {
 
 // A worker's error on the wire: the status with its CUDA detail, and the step.
 std::string ErrorToWire(const Status& status, const std::string& step) {
-  nlohmann::json j = {{"step", step}, {"code", static_cast<int>(status.code())}, {"message", status.message()}};
-  if (const auto& cuda = status.cuda_error()) {
-    j["cuda"] = {{"code", cuda->code}, {"name", cuda->name}, {"string", cuda->string},
-                 {"api", cuda->api},   {"file", cuda->file}, {"line", cuda->line}};
-  }
+  nlohmann::json j = StatusToJson(status);
+  j["step"] = step;
   return j.dump();
 }
 
@@ -91,14 +89,7 @@ Status ErrorFromWire(const std::string& wire, std::string* step) {
   nlohmann::json j = nlohmann::json::parse(wire, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InternalError("unreadable worker error: " + wire);
   *step = j.value("step", "");
-  if (j.contains("cuda")) {
-    const nlohmann::json& c = j["cuda"];
-    CudaErrorInfo info{c.value("code", 0), c.value("name", ""), c.value("string", ""),
-                       c.value("api", ""),  c.value("file", ""), c.value("line", 0)};
-    return Status(std::move(info), j.value("message", ""));
-  }
-  return Status(static_cast<StatusCode>(j.value("code", static_cast<int>(StatusCode::kInternal))),
-                j.value("message", ""));
+  return StatusFromJson(j);
 }
 
 Result<std::shared_ptr<DataLoader::Dataset>> LoadHostDataset(const std::string& dir) {
