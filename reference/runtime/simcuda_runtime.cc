@@ -59,8 +59,11 @@ bool EndsWith(const std::string& text, const char* suffix) {
 
 // Skips the frames of the runtime itself: the user wants the caller.
 bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
+  // The dynamic loader's own frames (between dlopen and a static
+  // initializer) say nothing about who loaded what.
   return loc.filename.empty() || EndsWith(loc.filename, "reference/runtime/simcuda_runtime.cc") ||
-         EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp");
+         EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp") ||
+         loc.filename.rfind("./elf/", 0) == 0;
 }
 
 }  // namespace
@@ -133,7 +136,7 @@ std::string SimCudaRuntime::InitializationSiteLocked() {
   std::ostringstream os;
   int shown = 0;
   auto print = [&](const backward::ResolvedTrace::SourceLoc& loc) {
-    if (IsInternalFrame(loc) || shown >= 12) return;
+    if (IsInternalFrame(loc) || shown >= 16) return;
     os << "  #" << shown++ << " " << loc.function << " at " << loc.filename << ":" << loc.line << "\n";
   };
   for (size_t i = 0; i < g_init_trace->size(); ++i) {

@@ -1,0 +1,64 @@
+// Checks F4's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F4/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+void ExpectCannotReinitialize(const Outcome& o, const std::string& process_pattern) {
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
+  EXPECT_EQ(o.error->code, 3);
+  EXPECT_EQ(o.error->step, "lazy_init");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(process_pattern))) << o.error->process;
+  EXPECT_EQ(o.error->message.rfind(std::string(kCannotReinitializeCuda) +
+                                       " (cudaGetDeviceCount failed: initialization error",
+                                   0),
+            0u)
+      << o.error->message;
+}
+
+TEST(F4Test, LegacyEagerPluginMakesAForkedWorkerFailLazyInit) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F4", "legacy", runtime);
+  ExpectCannotReinitialize(o, R"(worker 0 \(pid \d+\))");
+  // CUDA was initialized by the plugin's static initializer, through dlopen.
+  ExpectInitializationSiteNamed(o, runtime, "faultline_plugin_host_init_cuda");
+  ExpectInitializationSiteNamed(o, runtime, "dlopen");
+}
+
+TEST(F4Test, FixedLazyPluginLetsAForkedWorkerUseCuda) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F4", "fixed", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("passed: the child's device gather equals the host gather"), std::string::npos)
+      << o.transcript;
+  EXPECT_NE(o.transcript.find("the parent then used the plugin: ok"), std::string::npos) << o.transcript;
+}
+
+TEST(F4Test, SpawnWorkaroundPassesWithTheEagerPlugin) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F4", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("worker 0 started by spawn"), std::string::npos) << o.transcript;
+}
+
+TEST(F4Test, ServiceChildStartedByForkFailsAndBySpawnPasses) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome forked = RunIsolated("F4", "service-fork", runtime);
+  ExpectCannotReinitialize(forked, R"(service child \(pid \d+\))");
+  ExpectInitializationSiteNamed(forked, runtime, "RunService");
+  Outcome spawned = RunIsolated("F4", "service-spawn", runtime);
+  EXPECT_TRUE(spawned.passed && !spawned.error) << spawned.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline
