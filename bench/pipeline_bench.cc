@@ -1,0 +1,178 @@
+// Google Benchmark binaries' worth of measurements for the pipeline:
+// - multi-layer neighbor sampling on the CPU (seeds/s, sampled edges/s),
+//   fanouts [15, 10, 5], batch 1024, uniform and weighted, 1 and 2 threads;
+// - feature gather (index_select) of random rows, 128 float32 columns, next
+//   to a memcpy of the same bytes (the practical limit);
+// - data loader minibatches/s for num_workers 0, 1, 2 with fork and spawn.
+// The graph comes from FAULTLINE_BENCH_GRAPH (a make_graph directory).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "reference/features/feature_store.h"
+#include "reference/graph/csc_graph.h"
+#include "reference/loader/data_loader.h"
+#include "reference/process/child_registry.h"
+#include "reference/sampling/multi_layer.h"
+
+namespace faultline {
+namespace {
+
+constexpr int64_t kBatch = 1024;
+constexpr int kBatchesInPool = 64;
+const std::vector<int64_t> kFanouts = {15, 10, 5};
+
+const char* GraphDir() {
+  const char* dir = std::getenv("FAULTLINE_BENCH_GRAPH");
+  return dir != nullptr && *dir ? dir : nullptr;
+}
+
+// The benchmark graph, loaded once.
+const CscGraph* BenchGraph(std::string* error) {
+  static std::unique_ptr<CscGraph> graph;
+  static std::string load_error;
+  if (graph == nullptr && load_error.empty()) {
+    if (GraphDir() == nullptr) {
+      load_error = "set FAULTLINE_BENCH_GRAPH to a graph directory (bazel run //bench:make_graph -- --out DIR)";
+    } else {
+      Result<CscGraph> loaded = CscGraph::Load(GraphDir());
+      if (loaded.ok()) graph = std::make_unique<CscGraph>(std::move(loaded).value());
+      else load_error = loaded.status().ToString();
+    }
+  }
+  *error = load_error;
+  return graph.get();
+}
+
+// Random seed batches, the same on every run.
+std::vector<std::vector<int64_t>> SeedBatches(int64_t num_nodes) {
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int64_t> node(0, num_nodes - 1);
+  std::vector<std::vector<int64_t>> batches(kBatchesInPool, std::vector<int64_t>(kBatch));
+  for (auto& batch : batches) {
+    for (int64_t& seed : batch) seed = node(rng);
+  }
+  return batches;
+}
+
+void BM_SampleMultiLayer(benchmark::State& state) {
+  const bool weighted = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) return state.SkipWithError(error.c_str());
+  if (weighted && !graph->has_weights()) return state.SkipWithError("the graph has no weights.npy");
+  const auto batches = SeedBatches(graph->num_nodes());
+  int64_t edges = 0, seeds = 0, i = 0;
+  for (auto _ : state) {
+    const auto& batch = batches[i % kBatchesInPool];
+    auto layers = SampleMultiLayer(*graph, batch, kFanouts, /*replace=*/false, weighted, /*rng_seed=*/i, threads);
+    if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
+    for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
+    seeds += kBatch;
+    ++i;
+    benchmark::DoNotOptimize(layers);
+  }
+  state.counters["seeds_per_s"] = benchmark::Counter(static_cast<double>(seeds), benchmark::Counter::kIsRate);
+  state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SampleMultiLayer)
+    ->ArgNames({"weighted", "threads"})
+    ->ArgsProduct({{0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(3.0);
+
+constexpr int64_t kTableRows = 1'000'000, kDim = 128, kGatherRows = 200'000;
+
+void BM_GatherRows(benchmark::State& state) {
+  std::vector<float> values(kTableRows * kDim);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i & 0xffff);
+  Result<Tensor> table = Tensor::FromVector(values, {kTableRows, kDim});
+  values.clear();
+  values.shrink_to_fit();
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> row(0, kTableRows - 1);
+  std::vector<int64_t> picked(kGatherRows);
+  for (int64_t& id : picked) id = row(rng);
+  Result<Tensor> ids = Tensor::FromVector(picked);
+  for (auto _ : state) {
+    Result<Tensor> rows = IndexSelect(*table, *ids);
+    if (!rows.ok()) return state.SkipWithError(rows.status().ToString().c_str());
+    benchmark::DoNotOptimize(rows->raw_data());
+  }
+  state.SetBytesProcessed(state.iterations() * kGatherRows * kDim * static_cast<int64_t>(sizeof(float)));
+}
+BENCHMARK(BM_GatherRows)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same bytes as BM_GatherRows, copied contiguously into a fresh buffer.
+void BM_MemcpySameBytes(benchmark::State& state) {
+  const size_t bytes = kGatherRows * kDim * sizeof(float);
+  std::vector<float> source(kTableRows * kDim, 1.0f);
+  for (auto _ : state) {
+    std::unique_ptr<float[]> out(new float[kGatherRows * kDim]);
+    std::memcpy(out.get(), source.data() + (state.iterations() % 4) * kGatherRows * kDim / 4, bytes);
+    benchmark::DoNotOptimize(out.get());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_MemcpySameBytes)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+constexpr int64_t kLoaderBatches = 48;
+
+// Times one epoch of kLoaderBatches minibatches after the first one (which
+// includes worker start-up) has arrived.
+void BM_DataLoader(benchmark::State& state) {
+  if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
+  LoaderOptions o;
+  o.graph_dir = GraphDir();
+  o.fanouts = kFanouts;
+  o.batch_size = kBatch;
+  o.num_items = kBatch * (kLoaderBatches + 1);
+  o.seed = 3;
+  o.num_workers = static_cast<int>(state.range(0));
+  o.start_method = state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn;
+  int64_t batches = 0;
+  for (auto _ : state) {
+    auto loader = DataLoader::Create(o);
+    if (!loader.ok()) return state.SkipWithError(loader.status().ToString().c_str());
+    if (!(*loader)->Next().ok()) return state.SkipWithError("first minibatch failed");
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      auto next = (*loader)->Next();
+      if (!next.ok()) return state.SkipWithError(next.status().ToString().c_str());
+      if (!next->has_value()) break;
+      ++batches;
+    }
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DataLoader)
+    ->ArgNames({"workers", "spawn"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Iterations(2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace faultline
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  // Spawned loader workers re-enter this binary.
+  if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Prints the sampler/gather comparison table from pipeline_bench's JSON and
+the GraphBolt peer's JSON lines; the last line is sampler_vs_graphbolt=<ratio>
+(the smallest of the per-configuration ratios: the claim that holds for all).
+
+usage: report.py OURS_JSON PEER_JSONL [--plot PNG] [--peer-error TEXT]
+"""
+import argparse
+import json
+import sys
+
+
+def ours_by_config(path):
+    with open(path) as f:
+        data = json.load(f)
+    sampler, gather, memcpy = {}, None, None
+    for b in data.get("benchmarks", []):
+        name = b["name"]
+        if b.get("error_occurred"):
+            print(f"our benchmark {name} failed: {b.get('error_message')}", file=sys.stderr)
+            continue
+        if name.startswith("BM_SampleMultiLayer/"):
+            parts = dict(p.split(":") for p in name.split("/")[1:] if ":" in p)
+            key = (int(parts["threads"]), parts["weighted"] == "1")
+            sampler[key] = (b["seeds_per_s"], b["edges_per_s"])
+        elif name.startswith("BM_GatherRows"):
+            gather = b["bytes_per_second"]
+        elif name.startswith("BM_MemcpySameBytes"):
+            memcpy = b["bytes_per_second"]
+    return data.get("context", {}), sampler, gather, memcpy
+
+
+def peer_by_config(path):
+    peer = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    r = json.loads(line)
+                    peer[(int(r["threads"]), bool(r["weighted"]))] = r
+    except FileNotFoundError:
+        pass
+    return peer
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ours")
+    ap.add_argument("peer")
+    ap.add_argument("--plot")
+    ap.add_argument("--peer-error", default="")
+    args = ap.parse_args()
+    context, sampler, gather, memcpy = ours_by_config(args.ours)
+    peer = peer_by_config(args.peer)
+    versions = next(iter(peer.values()), {})
+    print(f"machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
+          f"peer: DGL {versions.get('dgl_version', '-')} GraphBolt, torch {versions.get('torch_version', '-')}")
+    print("fanouts [15, 10, 5], batch 1024, without replacement")
+    print(f"{'sampler':<10} {'threads':>7} {'ours seeds/s':>13} {'ours edges/s':>13} "
+          f"{'gb seeds/s':>11} {'gb edges/s':>11} {'ratio':>6}")
+    ratios = []
+    for (threads, weighted) in sorted(sampler):
+        seeds, edges = sampler[(threads, weighted)]
+        p = peer.get((threads, weighted))
+        ratio = edges / p["edges_per_s"] if p and p["edges_per_s"] > 0 else None
+        if ratio is not None:
+            ratios.append(ratio)
+        print(f"{'weighted' if weighted else 'uniform':<10} {threads:>7} {seeds:>13.0f} {edges:>13.0f} "
+              f"{(p['seeds_per_s'] if p else float('nan')):>11.0f} {(p['edges_per_s'] if p else float('nan')):>11.0f} "
+              f"{(f'{ratio:.2f}' if ratio is not None else '-'):>6}")
+    if gather and memcpy:
+        print(f"gather 128 x float32 random rows: {gather / 1e9:.2f} GB/s; memcpy of the same bytes: "
+              f"{memcpy / 1e9:.2f} GB/s; gather/memcpy = {gather / memcpy:.2f}")
+    if args.plot and peer:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            fig, ax = plt.subplots(figsize=(6, 4))
+            for weighted in (False, True):
+                label = "weighted" if weighted else "uniform"
+                ts = sorted(t for (t, w) in sampler if w == weighted)
+                ax.plot(ts, [sampler[(t, weighted)][1] / 1e6 for t in ts], marker="o", label=f"faultline {label}")
+                ts = sorted(t for (t, w) in peer if w == weighted)
+                ax.plot(ts, [peer[(t, weighted)]["edges_per_s"] / 1e6 for t in ts], marker="s", linestyle="--",
+                        label=f"GraphBolt {label}")
+            ax.set_xlabel("threads")
+            ax.set_ylabel("sampled edges / s (millions)")
+            ax.set_xticks(sorted({t for (t, _) in sampler}))
+            ax.set_title("sample_neighbors, fanouts [15,10,5], batch 1024")
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(args.plot, dpi=100)
+            print(f"plot: {args.plot}")
+        except ImportError:
+            print("plot skipped: matplotlib is not installed in the peer's environment", file=sys.stderr)
+    if args.peer_error:
+        print(f"GraphBolt peer not run: {args.peer_error}")
+    if not ratios:
+        print("sampler_vs_graphbolt=unavailable")
+        return 0
+    print(f"sampler_vs_graphbolt={min(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
