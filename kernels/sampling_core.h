@@ -33,6 +33,11 @@ constexpr uint32_t kTagUniformEdge = 1;   // uniform without replacement, one ke
 constexpr uint32_t kTagWeightedEdge = 2;  // weighted without replacement, one key per edge
 constexpr uint32_t kTagUniformDraw = 3;   // uniform with replacement, one value per draw
 constexpr uint32_t kTagWeightedDraw = 4;  // weighted with replacement, one value per draw
+constexpr uint32_t kTagUniformPick = 5;   // uniform without replacement by Floyd's algorithm, one value per draw
+
+// Largest fanout sampled with Floyd's algorithm (k draws, O(k^2) duplicate
+// checks); above it, one key per edge (O(degree)) is cheaper.
+constexpr int64_t kMaxFloydFanout = 256;
 
 // Describes one sampling call; the same for every seed of the call.
 struct SamplingParams {
@@ -172,6 +177,17 @@ FL_HOST_DEVICE FL_INLINE uint64_t UniformEdgeKey(uint64_t rng_seed, uint32_t lay
 FL_HOST_DEVICE FL_INLINE double WeightedEdgeKey(uint64_t rng_seed, uint32_t layer, int64_t edge, float weight) {
   const uint64_t bits = EdgeBits(rng_seed, layer, kTagWeightedEdge, edge);
   return Div(NegLogUnit((bits >> 11) + 1), static_cast<double>(weight));
+}
+
+// Returns true only when the weighted key of `edge` is certainly above
+// `worst_kept`, without computing its logarithm: -ln(u) >= 1 - u, and the
+// computed key is within 1e-13 relative of the exact one, far inside the
+// 1e-9 margin. A pure pruning: it never changes which edges are picked.
+FL_HOST_DEVICE FL_INLINE bool WeightedKeyCannotEnter(uint64_t rng_seed, uint32_t layer, int64_t edge, float weight,
+                                                     double worst_kept) {
+  const uint64_t n = (EdgeBits(rng_seed, layer, kTagWeightedEdge, edge) >> 11) + 1;
+  const double one_minus_u = Mul(static_cast<double>((uint64_t{1} << 53) - n), 0x1p-53);  // exact
+  return one_minus_u > Mul(Mul(worst_kept, static_cast<double>(weight)), 1.000000001);
 }
 
 // ---------------------------------------------------------------------------
@@ -331,6 +347,23 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
     return p.fanout;
   }
 
+  // Uniform without replacement, small fanout < degree: Robert Floyd's
+  // algorithm draws k distinct positions of [0, degree) with k draws, so hub
+  // nodes cost O(k) random values instead of one per edge.
+  if (!p.weighted && p.fanout <= kMaxFloydFanout) {
+    const int64_t k = p.fanout;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t j = degree - k + i;  // draw i picks from [0, j]
+      const uint64_t bits = DrawBits(p.rng_seed, p.layer, kTagUniformPick, node, i);
+      const int64_t candidate = begin + static_cast<int64_t>(MulHi64(bits, static_cast<uint64_t>(j) + 1));
+      bool taken = false;
+      for (int64_t m = 0; m < i && !taken; ++m) taken = out_edges[m] == candidate;
+      out_edges[i] = taken ? begin + j : candidate;
+    }
+    SortEdgeIds(out_edges, k);
+    return k;
+  }
+
   // Without replacement, fanout < eligible: the fanout smallest (key, edge).
   const int64_t k = p.fanout;
   int64_t size = 0;
@@ -338,6 +371,7 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
     SampleKey key;
     if (p.weighted) {
       if (!(p.weights[e] > 0.0f)) continue;
+      if (size == k && WeightedKeyCannotEnter(p.rng_seed, p.layer, e, p.weights[e], scratch[0].real)) continue;
       key.real = WeightedEdgeKey(p.rng_seed, p.layer, e, p.weights[e]);
       key.bits = 0;
     } else {

@@ -124,6 +124,31 @@ uint64_t OracleBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t edg
   return (static_cast<uint64_t>(out.v[1]) << 32) | out.v[0];
 }
 
+// Returns the Philox value of draw `draw` of `node`, computed independently
+// of the sampling core: counter = (layer, tag | node bits 32..55 << 8, node low 32, draw).
+uint64_t OracleDrawBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t draw) {
+  const uint64_t id = static_cast<uint64_t>(node);
+  r123::Philox4x32 philox;
+  r123::Philox4x32::ctr_type counter = {{layer, tag | (static_cast<uint32_t>(id >> 32) << 8), static_cast<uint32_t>(id),
+                                         static_cast<uint32_t>(draw)}};
+  r123::Philox4x32::key_type key = {{static_cast<uint32_t>(rng_seed), static_cast<uint32_t>(rng_seed >> 32)}};
+  r123::Philox4x32::ctr_type out = philox(counter, key);
+  return (static_cast<uint64_t>(out.v[1]) << 32) | out.v[0];
+}
+
+// Computes uniform picks of a small fanout with Floyd's algorithm and a std::set.
+std::vector<int64_t> NaiveFloyd(const CscGraph& graph, int64_t node, const SampleRequest& r) {
+  const int64_t begin = graph.indptr()[node], degree = graph.indptr()[node + 1] - begin;
+  std::set<int64_t> picked;
+  for (int64_t i = 0; i < r.fanout; ++i) {
+    const int64_t j = degree - r.fanout + i;
+    const uint64_t bits = OracleDrawBits(r.rng_seed, r.layer, /*tag=*/5, node, i);
+    const int64_t t = static_cast<int64_t>((static_cast<unsigned __int128>(bits) * static_cast<uint64_t>(j + 1)) >> 64);
+    picked.insert(picked.count(begin + t) ? begin + j : begin + t);
+  }
+  return std::vector<int64_t>(picked.begin(), picked.end());
+}
+
 // Computes picks without replacement the slow way: every key, std::sort by
 // (key, edge id), the first k, sorted by edge id. Uses libm's log, which
 // agrees with the deterministic log to within rounding: a different pick
@@ -131,6 +156,7 @@ uint64_t OracleBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t edg
 std::vector<int64_t> NaiveWithoutReplacement(const CscGraph& graph, int64_t node, const SampleRequest& r) {
   const std::vector<int64_t> eligible = EligibleEdges(graph, node, r.weighted);
   if (r.fanout < 0 || static_cast<int64_t>(eligible.size()) <= r.fanout) return eligible;
+  if (!r.weighted && r.fanout <= 256) return NaiveFloyd(graph, node, r);
   std::vector<std::tuple<double, uint64_t, int64_t>> keys;
   for (int64_t e : eligible) {
     if (r.weighted) {

@@ -64,11 +64,11 @@ def load_graph(np, graph_dir, weighted):
     if not os.path.isdir(graph_dir):
         fail(f"graph dir {graph_dir!r} does not exist or is not a directory")
 
-    def load(name, required=True):
+    def load(name, required=True, why=""):
         path = os.path.join(graph_dir, name)
         if not os.path.isfile(path):
             if required:
-                fail(f"missing {path}")
+                fail(f"missing {path}{why}")
             return None
         try:
             arr = np.load(path, allow_pickle=False)
@@ -80,7 +80,7 @@ def load_graph(np, graph_dir, weighted):
 
     indptr = load("indptr.npy")
     indices = load("indices.npy")
-    weights = load("weights.npy", required=weighted)
+    weights = load("weights.npy", required=weighted, why=" (--weighted needs it)")
     if indptr.dtype != np.int64:
         fail(f"indptr.npy must be int64, got {indptr.dtype}")
     if indices.dtype not in (np.int64, np.int32):
@@ -187,6 +187,7 @@ def main(argv):
         "num_nodes": num_nodes,
         "num_edges": num_edges,
         "indices_dtype": str(indices_np.dtype),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "seconds": seconds,
         "seeds_per_s": batch_size * args.batches / seconds,
         "edges_per_s": sampled / seconds,

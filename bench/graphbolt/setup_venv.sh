@@ -72,7 +72,7 @@ command -v "$BASE_PYTHON" >/dev/null 2>&1 || die "base interpreter '$BASE_PYTHON
   || die "$BASE_PYTHON is $("$BASE_PYTHON" -V 2>&1); dgl $DGL_VERSION + torch $TORCH_VERSION from PyPI need CPython 3.8-3.12 (set FAULTLINE_GRAPHBOLT_PYTHON)"
 [[ "$(uname -s)-$(uname -m)" == "Linux-x86_64" ]] || die "only Linux x86_64 is supported (PyPI has Linux x86_64 wheels of dgl $DGL_VERSION)"
 
-mkdir -p "$(dirname "$VENV")"
+mkdir -p "$(dirname "$VENV")" 2>/dev/null || die "cannot create $(dirname "$VENV") (set FAULTLINE_GRAPHBOLT_VENV)"
 if [[ ! -x "$PY" ]]; then
   rm -rf "$VENV"
   "$BASE_PYTHON" -m venv "$VENV" >/dev/null 2>&1 || die "'$BASE_PYTHON -m venv $VENV' failed (is the venv module installed?)"
@@ -112,7 +112,7 @@ fi
 #    torch versions), then the deps dgl.graphbolt actually imports.
 pip_install --no-deps "dgl==$DGL_VERSION" "torchdata==$TORCHDATA_VERSION" \
   || die "pip install dgl==$DGL_VERSION torchdata==$TORCHDATA_VERSION failed (see $LOG)"
-pip_install "numpy<2" scipy networkx requests "urllib3>=1.25" tqdm psutil pandas pyyaml pydantic \
+pip_install "numpy<2" scipy networkx requests "urllib3>=1.25" tqdm psutil "pandas<3" pyyaml pydantic \
   || die "pip install of dgl's python deps failed (see $LOG)"
 
 if ! check_ready; then

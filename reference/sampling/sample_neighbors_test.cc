@@ -53,17 +53,33 @@ TEST(SampleNeighborsTest, SmallDegreeKeepsAllEdgesAndEmptySeedsWork) {
   }
 }
 
-TEST(SampleNeighborsTest, UniformPicksTheSmallestKeys) {
+TEST(SampleNeighborsTest, UniformSmallFanoutFollowsFloydsAlgorithm) {
   Result<CscGraph> star = MakeStar(10);
   SampledSubgraph s = Sample(*star, {0}, 3, false, false, /*rng_seed=*/42);
-  // The hand computation: the three edges with the smallest Philox keys.
-  std::vector<std::pair<uint64_t, int64_t>> keys;
-  for (int64_t e = 0; e < 10; ++e) keys.emplace_back(kernels::sampling::UniformEdgeKey(42, 0, e), e);
-  std::sort(keys.begin(), keys.end());
-  std::set<int64_t> expected = {keys[0].second, keys[1].second, keys[2].second};
+  // The hand computation: draw i picks t in [0, 7 + i], or 7 + i when t was taken.
+  std::set<int64_t> expected;
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t j = 7 + i;
+    const uint64_t bits = kernels::sampling::DrawBits(42, 0, kernels::sampling::kTagUniformPick, 0, i);
+    const int64_t t = static_cast<int64_t>((static_cast<unsigned __int128>(bits) * (j + 1)) >> 64);
+    expected.insert(expected.count(t) ? j : t);
+  }
   EXPECT_EQ(std::vector<int64_t>(expected.begin(), expected.end()), s.original_edge_ids);
   // Golden picks: they pin the cross-device specification.
-  EXPECT_THAT(s.original_edge_ids, ElementsAre(2, 4, 8));
+  EXPECT_THAT(s.original_edge_ids, ElementsAre(0, 3, 9));
+}
+
+TEST(SampleNeighborsTest, UniformLargeFanoutPicksTheSmallestKeys) {
+  constexpr int64_t kFanout = kernels::sampling::kMaxFloydFanout + 1;
+  Result<CscGraph> star = MakeStar(kFanout + 40);
+  SampledSubgraph s = Sample(*star, {0}, kFanout, false, false, /*rng_seed=*/42);
+  // The hand computation: the kFanout edges with the smallest Philox keys.
+  std::vector<std::pair<uint64_t, int64_t>> keys;
+  for (int64_t e = 0; e < kFanout + 40; ++e) keys.emplace_back(kernels::sampling::UniformEdgeKey(42, 0, e), e);
+  std::sort(keys.begin(), keys.end());
+  std::set<int64_t> expected;
+  for (int64_t i = 0; i < kFanout; ++i) expected.insert(keys[i].second);
+  EXPECT_EQ(std::vector<int64_t>(expected.begin(), expected.end()), s.original_edge_ids);
 }
 
 TEST(SampleNeighborsTest, GoldenPicksOfEveryMode) {
