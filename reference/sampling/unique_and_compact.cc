@@ -1,19 +1,68 @@
-// Implements UniqueAndCompact with one hash map from node id to position.
+// Implements UniqueAndCompact with one open-addressing hash table from node
+// id to position (linear probing over a power-of-two table at most half
+// full): no per-node allocation, unlike std::unordered_map.
 #include "reference/sampling/unique_and_compact.h"
 
-#include <unordered_map>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace faultline {
+namespace {
+
+// Maps node ids to their first position.
+class PositionTable {
+ public:
+  explicit PositionTable(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < 2 * expected) capacity *= 2;
+    keys_.resize(capacity);
+    values_.resize(capacity);
+    used_.assign(capacity, 0);
+    mask_ = capacity - 1;
+  }
+
+  // Returns the position of `node`, giving it `next` when it is new.
+  int64_t FindOrInsert(int64_t node, int64_t next, bool* inserted) {
+    // A 64-bit mix (splitmix64's finalizer) so clustered ids spread out.
+    uint64_t h = static_cast<uint64_t>(node);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    for (size_t slot = h & mask_;; slot = (slot + 1) & mask_) {
+      if (!used_[slot]) {
+        used_[slot] = 1;
+        keys_[slot] = node;
+        values_[slot] = next;
+        *inserted = true;
+        return next;
+      }
+      if (keys_[slot] == node) {
+        *inserted = false;
+        return values_[slot];
+      }
+    }
+  }
+
+ private:
+  std::vector<int64_t> keys_;
+  std::vector<int64_t> values_;
+  std::vector<uint8_t> used_;
+  size_t mask_ = 0;
+};
+
+}  // namespace
 
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
   UniqueAndCompactResult result;
-  std::unordered_map<int64_t, int64_t> position;
-  position.reserve(seeds.size() + indices.size());
+  PositionTable position(seeds.size() + indices.size());
   auto add = [&](int64_t node) {
-    auto [it, inserted] = position.emplace(node, static_cast<int64_t>(result.unique_nodes.size()));
+    bool inserted = false;
+    const int64_t at = position.FindOrInsert(node, static_cast<int64_t>(result.unique_nodes.size()), &inserted);
     if (inserted) result.unique_nodes.push_back(node);
-    return it->second;
+    return at;
   };
+  result.unique_nodes.reserve(seeds.size());
   for (int64_t seed : seeds) add(seed);
   result.compacted_indices.reserve(indices.size());
   for (int64_t node : indices) result.compacted_indices.push_back(add(node));
