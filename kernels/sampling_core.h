@@ -174,18 +174,20 @@ FL_HOST_DEVICE FL_INLINE uint64_t UniformEdgeKey(uint64_t rng_seed, uint32_t lay
 
 // Returns the Efraimidis-Spirakis key E / w of an edge with weight w > 0,
 // where E = -ln(u), u = ((bits >> 11) + 1) * 2^-53 in (0, 1] (smaller wins).
-FL_HOST_DEVICE FL_INLINE double WeightedEdgeKey(uint64_t rng_seed, uint32_t layer, int64_t edge, float weight) {
-  const uint64_t bits = EdgeBits(rng_seed, layer, kTagWeightedEdge, edge);
+FL_HOST_DEVICE FL_INLINE double WeightedKeyFromBits(uint64_t bits, float weight) {
   return Div(NegLogUnit((bits >> 11) + 1), static_cast<double>(weight));
 }
 
-// Returns true only when the weighted key of `edge` is certainly above
+FL_HOST_DEVICE FL_INLINE double WeightedEdgeKey(uint64_t rng_seed, uint32_t layer, int64_t edge, float weight) {
+  return WeightedKeyFromBits(EdgeBits(rng_seed, layer, kTagWeightedEdge, edge), weight);
+}
+
+// Returns true only when the weighted key of an edge with random `bits` is certainly above
 // `worst_kept`, without computing its logarithm: -ln(u) >= 1 - u, and the
 // computed key is within 1e-13 relative of the exact one, far inside the
 // 1e-9 margin. A pure pruning: it never changes which edges are picked.
-FL_HOST_DEVICE FL_INLINE bool WeightedKeyCannotEnter(uint64_t rng_seed, uint32_t layer, int64_t edge, float weight,
-                                                     double worst_kept) {
-  const uint64_t n = (EdgeBits(rng_seed, layer, kTagWeightedEdge, edge) >> 11) + 1;
+FL_HOST_DEVICE FL_INLINE bool WeightedKeyCannotEnter(uint64_t bits, float weight, double worst_kept) {
+  const uint64_t n = (bits >> 11) + 1;
   const double one_minus_u = Mul(static_cast<double>((uint64_t{1} << 53) - n), 0x1p-53);  // exact
   return one_minus_u > Mul(Mul(worst_kept, static_cast<double>(weight)), 1.000000001);
 }
@@ -371,8 +373,9 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
     SampleKey key;
     if (p.weighted) {
       if (!(p.weights[e] > 0.0f)) continue;
-      if (size == k && WeightedKeyCannotEnter(p.rng_seed, p.layer, e, p.weights[e], scratch[0].real)) continue;
-      key.real = WeightedEdgeKey(p.rng_seed, p.layer, e, p.weights[e]);
+      const uint64_t bits = EdgeBits(p.rng_seed, p.layer, kTagWeightedEdge, e);
+      if (size == k && WeightedKeyCannotEnter(bits, p.weights[e], scratch[0].real)) continue;
+      key.real = WeightedKeyFromBits(bits, p.weights[e]);
       key.bits = 0;
     } else {
       key.real = 0.0;
