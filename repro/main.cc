@@ -27,12 +27,7 @@ struct Row {
 nlohmann::json ToJson(const Row& row) {
   nlohmann::json j = {{"id", row.id},           {"variant", row.variant}, {"runtime", row.runtime},
                       {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched}};
-  if (row.error) {
-    j["error"] = {{"name", row.error->name},       {"code", row.error->code}, {"message", row.error->message},
-                  {"process", row.error->process}, {"step", row.error->step}};
-  } else {
-    j["error"] = nullptr;
-  }
+  j["error"] = ErrorToJson(row.error);
   return j;
 }
 

@@ -39,6 +39,11 @@ const Variant* FindVariant(const std::string& id, const std::string& variant) {
   return nullptr;
 }
 
+nlohmann::json ErrorToJson(const std::optional<ObservedError>& e) {
+  if (!e) return nullptr;
+  return {{"name", e->name}, {"code", e->code}, {"message", e->message}, {"process", e->process}, {"step", e->step}};
+}
+
 bool VariantSelected(const std::string& variant, const std::string& filter) {
   return filter.empty() || variant == filter || variant.rfind(filter + "-", 0) == 0;
 }

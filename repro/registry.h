@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "reference/runtime/runtime.h"
 
 namespace faultline {
@@ -27,6 +29,9 @@ struct ObservedError {
   std::string process;  // e.g. "worker 1 (pid 4242)"
   std::string step;     // e.g. "sample_neighbors"
 };
+
+// Returns the error as {"name", "code", "message", "process", "step"}, or null.
+nlohmann::json ErrorToJson(const std::optional<ObservedError>& error);
 
 // The documented symptom a reproducing variant must show. Empty fields are
 // not checked; `message` must occur in the observed message.

@@ -13,10 +13,7 @@ namespace {
 
 nlohmann::json OutcomeToJson(const Outcome& o) {
   nlohmann::json j = {{"reproduced", o.reproduced}, {"passed", o.passed}, {"transcript", o.transcript}};
-  if (o.error) {
-    j["error"] = {{"name", o.error->name},       {"code", o.error->code}, {"message", o.error->message},
-                  {"process", o.error->process}, {"step", o.error->step}};
-  }
+  if (o.error) j["error"] = ErrorToJson(o.error);
   return j;
 }
 
