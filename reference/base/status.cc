@@ -38,6 +38,7 @@ std::string Status::ToString() const {
 }
 
 Status Status::WithContext(const std::string& context) const {
+  if (ok()) return *this;
   Status copy = *this;
   copy.message_ = context + ": " + message_;
   return copy;

@@ -53,7 +53,7 @@ class Status {
   // Returns a one-line description: "<code>: <message>" plus CUDA detail.
   std::string ToString() const;
 
-  // Returns a copy with "context: " prepended to the message.
+  // Returns a copy with "context: " prepended to the message (OK stays OK).
   Status WithContext(const std::string& context) const;
 
  private:

@@ -7,6 +7,12 @@
 
 namespace faultline {
 
+std::string ShapeToString(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kBool: return 1;

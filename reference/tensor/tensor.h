@@ -33,6 +33,9 @@ template <> struct DTypeOfT<float> { static constexpr DType value = DType::kFloa
 // The DType of C++ type T.
 template <typename T> inline constexpr DType kDTypeOf = DTypeOfT<T>::value;
 
+// Returns the shape the way PyTorch prints it: "[3, 128]", "[]".
+std::string ShapeToString(const std::vector<int64_t>& shape);
+
 // Where a tensor lives: the host, or device `index` of a device runtime.
 struct Device {
   enum class Type { kCpu, kCuda };

@@ -1,0 +1,40 @@
+// Provides the dense single-process reference of the sparse optimizers: one
+// table, one loop, the DGL 2.2.1 formulas written out directly. The
+// distributed step over any number of partitions and trainers must equal it
+// bit for bit.
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_DENSE_REFERENCE_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_DENSE_REFERENCE_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace faultline {
+
+enum class OptimizerKind { kAdagrad, kAdam };
+
+// One forward/backward: looked-up ids and the gradient of the rows.
+struct DenseLookup {
+  std::vector<int64_t> ids;
+  std::vector<float> grad;  // ids.size() x dim
+};
+
+class DenseOptimizer {
+ public:
+  DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr);
+
+  // Applies one step to `weights` (num_ids x dim) from `lookups`, which are
+  // every trainer's lookups in rank order.
+  void Step(std::vector<float>& weights, const std::vector<DenseLookup>& lookups);
+
+ private:
+  OptimizerKind kind_;
+  int64_t dim_;
+  float lr_;
+  std::vector<float> sum_;           // Adagrad: G
+  std::vector<float> step_;          // Adam: per-row step count
+  std::vector<float> mem_, power_;   // Adam: first and second moments
+};
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_DENSE_REFERENCE_H_

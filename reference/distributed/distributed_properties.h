@@ -1,0 +1,49 @@
+// Provides the property checks shared by the in-process and MPI tests: a
+// rapidcheck state machine comparing a DistTensor with one local tensor, and
+// one optimizer run compared with the dense reference. Both run unchanged
+// over any Transport.
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_DISTRIBUTED_PROPERTIES_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_DISTRIBUTED_PROPERTIES_H_
+
+#include <cstdint>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/dist_tensor.h"
+
+namespace faultline {
+
+// Runs random pull / push / push_add sequences (ids on the host or on
+// `device` when it is not null), interleaved with rejected bad inputs, against
+// `tensor` and against a local copy; RC_ASSERTs that they never differ. Resets
+// `tensor` to zeros first. Call inside a rapidcheck property.
+void CheckDistTensorAgainstLocalTensor(DistTensor& tensor, DeviceRuntime* device);
+
+// Returns partition ends for `num_ids` ids in `num_partitions` (some may be empty).
+rc::Gen<std::vector<int64_t>> GenPartitionEnds(int64_t num_ids, int num_partitions);
+
+// One optimizer run: initial weights, then `lookups[step][rank]` per step.
+struct OptimizerCase {
+  OptimizerKind kind = OptimizerKind::kAdagrad;
+  std::vector<int64_t> ends;
+  int64_t dim = 1;
+  float lr = 0.1f;
+  std::vector<float> initial;                             // num_ids x dim
+  std::vector<std::vector<std::vector<DenseLookup>>> lookups;  // [step][rank] -> that trainer's lookups
+};
+
+// Generates a case for `num_partitions` partitions and `world_size` trainers.
+rc::Gen<OptimizerCase> GenOptimizerCase(int num_partitions, int world_size);
+
+// Runs `c` on this trainer of `transport` (every trainer calls it) and returns
+// every row of the embedding afterwards. `name` must be new on the transport.
+Result<std::vector<float>> RunDistributedOptimizer(Transport& transport, const OptimizerCase& c,
+                                                   const std::string& name);
+// Runs `c` through DenseOptimizer and returns the weights.
+std::vector<float> RunDenseOptimizer(const OptimizerCase& c);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_DISTRIBUTED_PROPERTIES_H_

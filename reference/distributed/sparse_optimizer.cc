@@ -1,0 +1,166 @@
+// Implements the sparse optimizers' step: route, average, update.
+#include "reference/distributed/sparse_optimizer.h"
+
+#include <cmath>
+#include <unordered_map>
+
+namespace faultline {
+namespace {
+
+// The unique ids of a batch (first-appearance order) and their averaged
+// gradients: summed in arrival order, then divided by the count, as DGL's
+// index_add_ followed by / cnt.
+struct Averaged {
+  std::vector<int64_t> ids;
+  std::vector<float> grad;
+};
+
+Averaged AverageDuplicates(const RowBatch& batch, int64_t dim) {
+  Averaged out;
+  std::unordered_map<int64_t, size_t> slot;
+  std::vector<float> count;
+  for (size_t i = 0; i < batch.ids.size(); ++i) {
+    auto [it, first] = slot.emplace(batch.ids[i], out.ids.size());
+    if (first) {
+      out.ids.push_back(batch.ids[i]);
+      out.grad.resize(out.grad.size() + dim, 0.0f);
+      count.push_back(0.0f);
+    }
+    float* sum = out.grad.data() + it->second * dim;
+    for (int64_t c = 0; c < dim; ++c) sum[c] += batch.rows[i * dim + c];
+    count[it->second] += 1.0f;
+  }
+  for (size_t u = 0; u < out.ids.size(); ++u) {
+    for (int64_t c = 0; c < dim; ++c) out.grad[u * dim + c] /= count[u];
+  }
+  return out;
+}
+
+Result<DistTensor> CreateState(DistEmbedding& param, const std::string& suffix, int64_t dim) {
+  return DistTensor::Create(param.weights().transport(), param.name() + suffix, param.weights().book(), dim);
+}
+
+}  // namespace
+
+Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer) {
+  if (params.empty()) return InvalidArgumentError(std::string(optimizer) + ": params is empty; expected embeddings");
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] == nullptr) {
+      return InvalidArgumentError(std::string(optimizer) + ": params[" + std::to_string(i) + "] is null");
+    }
+  }
+  if (!(lr > 0.0f)) {
+    return InvalidArgumentError(std::string(optimizer) + ": lr is " + std::to_string(lr) + "; expected > 0");
+  }
+  return OkStatus();
+}
+
+Status SparseOptimizer::Step() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    DistEmbedding& param = *params_[i];
+    const int64_t dim = param.dim();
+    const RangePartitionBook& book = param.weights().book();
+    Transport& transport = param.weights().transport();
+    for (size_t t = 0; t < param.trace().size(); ++t) {
+      if (!param.trace()[t].has_grad) {
+        return FailedPreconditionError("step: forward " + std::to_string(t) + " of embedding '" + param.name() +
+                                       "' has no gradient; call Backward once per Forward before Step");
+      }
+    }
+    std::vector<EmbeddingTrace> trace = param.TakeTrace();
+
+    std::vector<RowBatch> by_partition(book.num_partitions());
+    for (size_t t = 0; t < trace.size(); ++t) {
+      FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(trace[t].ids));
+      FL_ASSIGN_OR_RETURN(IdLocations at, book.Locate(ids, IdLookup::kCopyToHost));
+      for (size_t k = 0; k < trace[t].ids.size(); ++k) {
+        RowBatch& batch = by_partition[at.partids[k]];
+        batch.ids.push_back(at.localids[k]);
+        batch.rows.insert(batch.rows.end(), trace[t].grad.begin() + k * dim, trace[t].grad.begin() + (k + 1) * dim);
+      }
+    }
+    FL_ASSIGN_OR_RETURN(std::vector<RowBatch> received, transport.RouteToOwners(std::move(by_partition), dim));
+    const std::vector<int> local = transport.LocalPartitions();
+    for (size_t k = 0; k < local.size(); ++k) {
+      Averaged averaged = AverageDuplicates(received[k], dim);
+      if (averaged.ids.empty()) continue;
+      for (int64_t& id : averaged.ids) id += book.start(local[k]);
+      FL_RETURN_IF_ERROR(Update(i, averaged.ids, averaged.grad));
+    }
+    FL_RETURN_IF_ERROR(transport.Barrier());  // after Step, every trainer reads updated rows
+  }
+  return OkStatus();
+}
+
+Result<std::unique_ptr<SparseAdagrad>> SparseAdagrad::Create(std::vector<DistEmbedding*> params, float lr, float eps) {
+  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdagrad"));
+  std::unique_ptr<SparseAdagrad> optimizer(new SparseAdagrad(params, lr, eps));
+  for (DistEmbedding* param : params) {
+    FL_ASSIGN_OR_RETURN(DistTensor sum, CreateState(*param, "_sum", param->dim()));
+    optimizer->sum_.push_back(std::move(sum));
+  }
+  return optimizer;
+}
+
+Status SparseAdagrad::Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) {
+  DistTensor& weights = params_[param]->weights();
+  FL_ASSIGN_OR_RETURN(std::vector<float> w, weights.PullHost(ids));
+  FL_ASSIGN_OR_RETURN(std::vector<float> sum, sum_[param].PullHost(ids));
+  for (size_t e = 0; e < w.size(); ++e) {
+    sum[e] += grad[e] * grad[e];
+    w[e] -= lr_ * grad[e] / (std::sqrt(sum[e]) + eps_);
+  }
+  FL_RETURN_IF_ERROR(sum_[param].PushHost(ids, sum, WriteMode::kOverwrite));
+  return weights.PushHost(ids, w, WriteMode::kOverwrite);
+}
+
+Result<std::unique_ptr<SparseAdam>> SparseAdam::Create(std::vector<DistEmbedding*> params, float lr, float beta1,
+                                                      float beta2, float eps) {
+  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdam"));
+  for (float beta : {beta1, beta2}) {
+    if (!(beta >= 0.0f && beta < 1.0f)) {
+      return InvalidArgumentError("SparseAdam: beta " + std::to_string(beta) + " is outside [0, 1)");
+    }
+  }
+  std::unique_ptr<SparseAdam> optimizer(new SparseAdam(params, lr, beta1, beta2, eps));
+  for (DistEmbedding* param : params) {
+    FL_ASSIGN_OR_RETURN(DistTensor step, CreateState(*param, "_step", 1));
+    FL_ASSIGN_OR_RETURN(DistTensor mem, CreateState(*param, "_mem", param->dim()));
+    FL_ASSIGN_OR_RETURN(DistTensor power, CreateState(*param, "_power", param->dim()));
+    optimizer->step_.push_back(std::move(step));
+    optimizer->mem_.push_back(std::move(mem));
+    optimizer->power_.push_back(std::move(power));
+  }
+  return optimizer;
+}
+
+Status SparseAdam::Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) {
+  DistTensor& weights = params_[param]->weights();
+  const int64_t dim = weights.dim();
+  FL_ASSIGN_OR_RETURN(std::vector<float> w, weights.PullHost(ids));
+  FL_ASSIGN_OR_RETURN(std::vector<float> step, step_[param].PullHost(ids));
+  FL_ASSIGN_OR_RETURN(std::vector<float> mem, mem_[param].PullHost(ids));
+  FL_ASSIGN_OR_RETURN(std::vector<float> power, power_[param].PullHost(ids));
+  // Python computes 1 - beta in double; the tensor op sees it as float32.
+  const float one_minus_beta1 = static_cast<float>(1.0 - static_cast<double>(beta1_));
+  const float one_minus_beta2 = static_cast<float>(1.0 - static_cast<double>(beta2_));
+  for (size_t r = 0; r < ids.size(); ++r) {
+    step[r] += 1.0f;
+    const float correction1 = 1.0f - std::pow(beta1_, step[r]);
+    const float correction2 = 1.0f - std::pow(beta2_, step[r]);
+    for (int64_t c = 0; c < dim; ++c) {
+      const size_t e = r * dim + c;
+      mem[e] = beta1_ * mem[e] + one_minus_beta1 * grad[e];
+      power[e] = beta2_ * power[e] + one_minus_beta2 * (grad[e] * grad[e]);
+      const float mem_corrected = mem[e] / correction1;
+      const float power_corrected = power[e] / correction2;
+      w[e] -= lr_ * mem_corrected / (std::sqrt(power_corrected) + eps_);
+    }
+  }
+  FL_RETURN_IF_ERROR(step_[param].PushHost(ids, step, WriteMode::kOverwrite));
+  FL_RETURN_IF_ERROR(mem_[param].PushHost(ids, mem, WriteMode::kOverwrite));
+  FL_RETURN_IF_ERROR(power_[param].PushHost(ids, power, WriteMode::kOverwrite));
+  return weights.PushHost(ids, w, WriteMode::kOverwrite);
+}
+
+}  // namespace faultline

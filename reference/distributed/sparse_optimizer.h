@@ -1,0 +1,70 @@
+// Provides SparseAdagrad and SparseAdam for DistEmbedding with DGL 2.2.1's
+// math: every trainer's gradients are routed to the owner of each row, the
+// gradients of a repeated id are averaged, and only touched rows change.
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_SPARSE_OPTIMIZER_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_SPARSE_OPTIMIZER_H_
+
+#include <memory>
+#include <vector>
+
+#include "reference/distributed/dist_embedding.h"
+
+namespace faultline {
+
+class SparseOptimizer {
+ public:
+  virtual ~SparseOptimizer() = default;
+
+  // Applies one update from the gradients recorded since the last step, then
+  // clears them. Every trainer must call it (it exchanges gradients).
+  Status Step();
+
+ protected:
+  SparseOptimizer(std::vector<DistEmbedding*> params, float lr) : params_(std::move(params)), lr_(lr) {}
+  // Updates rows `ids` (unique, owned by this trainer) of parameter `param`
+  // with their averaged gradients `grad` (ids.size() x dim).
+  virtual Status Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) = 0;
+  // Checks that every parameter exists and that lr is positive.
+  static Status CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer);
+
+  std::vector<DistEmbedding*> params_;
+  float lr_;
+};
+
+// w -= lr * g / (sqrt(G) + eps) after G += g * g, per element.
+class SparseAdagrad : public SparseOptimizer {
+ public:
+  // Creates the state tensor "<name>_sum" of every parameter (collective).
+  static Result<std::unique_ptr<SparseAdagrad>> Create(std::vector<DistEmbedding*> params, float lr,
+                                                       float eps = 1e-10f);
+
+ protected:
+  Status Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) override;
+
+ private:
+  SparseAdagrad(std::vector<DistEmbedding*> params, float lr, float eps)
+      : SparseOptimizer(std::move(params), lr), eps_(eps) {}
+  float eps_;
+  std::vector<DistTensor> sum_;
+};
+
+// Adam with a step count per row and bias correction by that row's step.
+class SparseAdam : public SparseOptimizer {
+ public:
+  // Creates "<name>_step", "<name>_mem" and "<name>_power" of every parameter (collective).
+  static Result<std::unique_ptr<SparseAdam>> Create(std::vector<DistEmbedding*> params, float lr,
+                                                    float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f);
+
+ protected:
+  Status Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) override;
+
+ private:
+  SparseAdam(std::vector<DistEmbedding*> params, float lr, float beta1, float beta2, float eps)
+      : SparseOptimizer(std::move(params), lr), beta1_(beta1), beta2_(beta2), eps_(eps) {}
+  float beta1_, beta2_, eps_;
+  std::vector<DistTensor> step_, mem_, power_;
+};
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_SPARSE_OPTIMIZER_H_

@@ -1,0 +1,114 @@
+#include "reference/distributed/sparse_optimizer.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/in_process_transport.h"
+#include "reference/runtime/test_runtime.h"
+
+namespace faultline {
+namespace {
+
+class SparseOptimizerTest : public ::testing::Test {
+ protected:
+  SparseOptimizerTest()
+      : transport_(*InProcessTransport::Create(2)),
+        embedding_(*DistEmbedding::Create(transport_, "emb", *RangePartitionBook::Create({2, 4}), 1,
+                                          [](int64_t id, int64_t) { return static_cast<float>(id); })) {}
+
+  // One forward of `ids` and a backward of `grad` (dim 1).
+  void Lookup(const std::vector<int64_t>& ids, const std::vector<float>& grad) {
+    ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector(ids)).ok());
+    ASSERT_TRUE(embedding_.Backward(*Tensor::FromVector(grad, {static_cast<int64_t>(grad.size()), 1})).ok());
+  }
+  std::vector<float> Weights() { return *embedding_.weights().PullHost({0, 1, 2, 3}); }
+
+  InProcessTransport transport_;
+  DistEmbedding embedding_;
+};
+
+TEST_F(SparseOptimizerTest, AdagradAveragesDuplicateGradients) {
+  auto adagrad = SparseAdagrad::Create({&embedding_}, 0.5f).value();
+  // id 3 gets 1 and 3 (mean 2) across two forwards; id 0 gets 4.
+  Lookup({3, 0}, {1.0f, 4.0f});
+  Lookup({3}, {3.0f});
+  ASSERT_TRUE(adagrad->Step().ok());
+  // w -= lr * g / (sqrt(g * g) + eps) = w - 0.5 on a first step, whatever g > 0.
+  const std::vector<float> w = Weights();
+  EXPECT_FLOAT_EQ(w[0], 0.0f - 0.5f * 4.0f / (4.0f + 1e-10f));
+  EXPECT_FLOAT_EQ(w[1], 1.0f);
+  EXPECT_FLOAT_EQ(w[2], 2.0f);
+  EXPECT_FLOAT_EQ(w[3], 3.0f - 0.5f * 2.0f / (2.0f + 1e-10f));
+  // A second step sees G = 4 + 16: w -= 0.5 * 4 / sqrt(20).
+  Lookup({3}, {4.0f});
+  ASSERT_TRUE(adagrad->Step().ok());
+  EXPECT_FLOAT_EQ(Weights()[3], w[3] - 0.5f * 4.0f / (std::sqrt(20.0f) + 1e-10f));
+}
+
+TEST_F(SparseOptimizerTest, AdamBiasCorrectsByEachRowsOwnStep) {
+  auto adam = SparseAdam::Create({&embedding_}, 0.1f).value();
+  Lookup({1}, {2.0f});
+  ASSERT_TRUE(adam->Step().ok());
+  Lookup({1, 2}, {2.0f, 2.0f});
+  ASSERT_TRUE(adam->Step().ok());
+  // A first step of Adam moves by lr * sign(g) (up to eps), whatever the step count of other rows.
+  const std::vector<float> w = Weights();
+  EXPECT_NEAR(w[2], 2.0f - 0.1f, 1e-6);
+  // Row 1: two steps with the same gradient move it by lr each time.
+  EXPECT_NEAR(w[1], 1.0f - 0.2f, 1e-6);
+  EXPECT_FLOAT_EQ(w[0], 0.0f);
+}
+
+TEST_F(SparseOptimizerTest, StateTensorsAreNamedAfterTheEmbedding) {
+  ASSERT_TRUE(SparseAdam::Create({&embedding_}, 0.1f).ok());
+  for (const char* name : {"emb_step", "emb_mem", "emb_power"}) EXPECT_TRUE(transport_.FindTensor(name).ok()) << name;
+  ASSERT_TRUE(SparseAdagrad::Create({&embedding_}, 0.1f).ok());
+  EXPECT_TRUE(transport_.FindTensor("emb_sum").ok());
+}
+
+TEST_F(SparseOptimizerTest, StepWithoutBackwardIsRefusedAndKeepsTheTrace) {
+  auto adagrad = SparseAdagrad::Create({&embedding_}, 0.5f).value();
+  ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector<int64_t>({1})).ok());
+  Status status = adagrad->Step();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(),
+            "step: forward 0 of embedding 'emb' has no gradient; call Backward once per Forward before Step");
+  EXPECT_EQ(embedding_.trace().size(), 1u);
+  EXPECT_EQ(Weights(), (std::vector<float>{0, 1, 2, 3}));
+}
+
+TEST_F(SparseOptimizerTest, BackwardChecksTheGradient) {
+  EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f}, {1, 1})).message(),
+            "DistEmbedding('emb').backward: every forward already has a gradient; call Forward first");
+  ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector<int64_t>({1, 2})).ok());
+  EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f}, {1, 1})).message(),
+            "DistEmbedding('emb').backward: grad has dtype float32 and shape [1, 1]; expected float32 [2, 1] (the "
+            "forward's output)");
+}
+
+TEST_F(SparseOptimizerTest, RejectsBadHyperparameters) {
+  EXPECT_EQ(SparseAdagrad::Create({&embedding_}, 0.0f).status().message(),
+            "SparseAdagrad: lr is 0.000000; expected > 0");
+  EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f, 1.0f).status().message(),
+            "SparseAdam: beta 1.000000 is outside [0, 1)");
+  EXPECT_EQ(SparseAdam::Create({}, 0.1f).status().message(), "SparseAdam: params is empty; expected embeddings");
+}
+
+TEST(DistEmbeddingDeviceTest, ForwardReturnsRowsOnTheIdsDevice) {
+  DeviceRuntime* runtime = DeviceRuntimeUnderTest();
+  if (runtime == nullptr) GTEST_SKIP() << "no device on the runtime under test";
+  InProcessTransport transport = *InProcessTransport::Create(2);
+  DistEmbedding embedding = *DistEmbedding::Create(transport, "emb", *RangePartitionBook::Even(4, 2), 2,
+                                                   [](int64_t id, int64_t col) { return id * 10.0f + col; });
+  Tensor ids = *Tensor::FromVector<int64_t>({3, 0})->To(Device::Cuda(0), runtime);
+  Result<Tensor> rows = embedding.Forward(ids);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->device(), Device::Cuda(0));
+  EXPECT_EQ(*rows->Cpu()->ToVector<float>(), (std::vector<float>{30, 31, 0, 1}));
+  EXPECT_EQ(embedding.trace()[0].ids, (std::vector<int64_t>{3, 0}));
+}
+
+}  // namespace
+}  // namespace faultline

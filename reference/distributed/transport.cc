@@ -1,0 +1,34 @@
+// Implements the tensor registry shared by every Transport.
+#include "reference/distributed/transport.h"
+
+namespace faultline {
+
+Result<int> Transport::CreateTensor(const TensorSpec& spec) {
+  if (spec.name.empty()) return InvalidArgumentError("tensor name is empty; expected a name");
+  if (FindTensor(spec.name).ok()) {
+    return InvalidArgumentError("a distributed tensor named '" + spec.name + "' already exists");
+  }
+  if (spec.dim < 1) {
+    return InvalidArgumentError("tensor '" + spec.name + "': dim is " + std::to_string(spec.dim) + "; expected >= 1");
+  }
+  if (spec.book.num_partitions() != num_partitions()) {
+    return InvalidArgumentError("tensor '" + spec.name + "': the partition book has " +
+                                std::to_string(spec.book.num_partitions()) + " partitions; the " + name() +
+                                " transport has " + std::to_string(num_partitions()));
+  }
+  FL_RETURN_IF_ERROR(AllocateTensor(spec).WithContext("tensor '" + spec.name + "'"));
+  specs_.push_back(spec);
+  return static_cast<int>(specs_.size()) - 1;
+}
+
+Result<int> Transport::FindTensor(const std::string& tensor_name) const {
+  std::string known;
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i].name == tensor_name) return static_cast<int>(i);
+    known += (known.empty() ? "" : ", ") + specs_[i].name;
+  }
+  return NotFoundError("no distributed tensor named '" + tensor_name + "'; known tensors: " +
+                       (known.empty() ? "(none)" : known));
+}
+
+}  // namespace faultline
