@@ -32,6 +32,14 @@ def fl_gpu_test(name, tags = [], **kwargs):
     """Declares a test that needs a real GPU: filtered out of the CPU suite."""
     fl_cc_test(name = name, tags = tags + ["gpu", "local"], **kwargs)
 
+def fl_mpi_test(name, tags = [], **kwargs):
+    """Declares a test that launches real `mpirun` jobs.
+
+    exclusive: its ranks would compete for the cores with other tests; local:
+    mpirun needs the host's /tmp and /dev/shm, which the sandbox hides.
+    """
+    fl_cc_test(name = name, tags = tags + ["mpi", "exclusive", "local"], **kwargs)
+
 def fl_property_test(name, deps = [], **kwargs):
     """Declares a rapidcheck property test (RC_GTEST_PROP)."""
     fl_cc_test(name = name, deps = deps + ["@system//:rapidcheck"], **kwargs)

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "reference/process/child_registry.h"
@@ -246,6 +248,17 @@ Result<ChildExit> ChildProcess::Wait(std::chrono::milliseconds timeout) {
   result.signal = SIGKILL;
   result.transcript = transcript_;
   return result;
+}
+
+bool ProcessRunning(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  // The state letter follows the parenthesized command name, which may hold spaces.
+  const size_t paren = line.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= line.size()) return false;
+  const char state = line[paren + 2];
+  return state != 'Z' && state != 'X';
 }
 
 }  // namespace faultline
