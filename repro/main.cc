@@ -32,9 +32,9 @@ nlohmann::json ToJson(const Row& row) {
 }
 
 void PrintTable(const std::vector<Row>& rows) {
-  std::printf("%-8s %-14s %-8s %-11s %-11s %s\n", "failure", "variant", "runtime", "expected", "outcome", "matched");
+  std::printf("%-8s %-20s %-8s %-11s %-11s %s\n", "failure", "variant", "runtime", "expected", "outcome", "matched");
   for (const Row& r : rows) {
-    std::printf("%-8s %-14s %-8s %-11s %-11s %s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
+    std::printf("%-8s %-20s %-8s %-11s %-11s %s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
                 r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO");
   }
 }
@@ -106,7 +106,7 @@ int Main(int argc, char** argv) {
       if (!json) {
         std::printf("%s  %s\n", f.id.c_str(), f.title.c_str());
         for (const Variant& v : f.variants) {
-          std::printf("      %-14s %-11s %s\n", v.name.c_str(), ExpectationName(v.expected), v.scenario.c_str());
+          std::printf("      %-20s %-11s %s\n", v.name.c_str(), ExpectationName(v.expected), v.scenario.c_str());
         }
       }
     }

@@ -1,0 +1,44 @@
+// Checks F3's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F3/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F3Test, LegacyHostViewOfDeviceIdsFailsInNid2PartId) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F3", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "failed_precondition");
+  EXPECT_EQ(o.error->code, 0);
+  EXPECT_EQ(o.error->message, kF3Legacy.message);
+  EXPECT_EQ(o.error->step, "DistEmbedding.forward");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(trainer 0 \(pid \d+\))"))) << o.error->process;
+}
+
+TEST(F3Test, FixedVariantsMatchTheHostIdBaselineAndTheDenseStep) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  for (const char* variant : {"fixed", "fixed-device-lookup"}) {
+    Outcome o = RunIsolated("F3", variant, runtime);
+    EXPECT_TRUE(o.passed && !o.error) << variant << "\n" << o.transcript;
+    EXPECT_NE(o.transcript.find("forward returned [6, 8] rows on cuda:0"), std::string::npos) << o.transcript;
+  }
+}
+
+TEST(F3Test, WorkaroundPassesHostIds) {
+  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  Outcome o = RunIsolated("F3", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("forward returned [6, 8] rows on cpu"), std::string::npos) << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline
