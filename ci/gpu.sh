@@ -16,8 +16,8 @@ bazel run --config=ci //repro -- all --runtime cuda || status=1
 
 SANITIZER="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1 || true)"
 if [ -n "$SANITIZER" ]; then
-  bazel build --config=ci $(bazel query 'attr(tags, "gpu", kind(cc_test, //kernels/... + //properties/...))' 2>/dev/null) || status=1
-  for t in $(bazel query 'attr(tags, "gpu", kind(cc_test, //kernels/... + //properties/...))' 2>/dev/null); do
+  bazel build --config=ci $(bazel query 'attr(tags, "gpu", kind(cc_test, //kernels/... + //properties/... + //reference/distributed/...))' 2>/dev/null) || status=1
+  for t in $(bazel query 'attr(tags, "gpu", kind(cc_test, //kernels/... + //properties/... + //reference/distributed/...))' 2>/dev/null); do
     bin="bazel-bin/$(echo "${t#//}" | tr ':' '/')"
     for tool in memcheck racecheck; do
       echo "=== compute-sanitizer --tool ${tool} ${t}"

@@ -1,0 +1,199 @@
+// dist_bench: pull / push / push_add throughput of the distributed tensor
+// over MPI (one rank per partition, one machine) next to an in-process
+// memcpy of the same bytes and the in-process transport.
+//
+//   bazel run //bench:dist_bench -- [--ranks 4] [--rows 400000] [--dim 128]
+//                                   [--batch 65536] [--iterations 20] [--json]
+//
+// The binary launches itself under mpirun; every rank pulls and pushes
+// `batch` uniformly random rows per iteration at the same time, so with P
+// ranks (P-1)/P of the rows are remote.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <random>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "reference/distributed/dist_tensor.h"
+#include "reference/distributed/in_process_transport.h"
+#include "reference/distributed/mpi_launcher.h"
+#include "reference/distributed/mpi_transport.h"
+#include "reference/process/child_registry.h"
+
+namespace faultline {
+namespace {
+
+struct Workload {
+  int64_t rows = 400000;
+  int64_t dim = 128;
+  int64_t batch = 65536;
+  int iterations = 20;
+};
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<int64_t> RandomIds(const Workload& w, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> id(0, w.rows - 1);
+  std::vector<int64_t> ids(w.batch);
+  for (int64_t& v : ids) v = id(rng);
+  return ids;
+}
+
+// Times pull, push and push_add of `tensor`, `iterations` batches each;
+// `sync` runs before and after each timed phase. Returns seconds per op.
+Result<nlohmann::json> TimeOps(DistTensor& tensor, const Workload& w, uint64_t seed, const std::function<Status()>& sync) {
+  std::vector<std::vector<int64_t>> batches;
+  for (int i = 0; i < w.iterations; ++i) batches.push_back(RandomIds(w, seed * 1000 + i));
+  std::vector<float> rows(w.batch * w.dim, 1.0f);
+  nlohmann::json seconds;
+  for (const char* op : {"pull", "push", "push_add"}) {
+    FL_RETURN_IF_ERROR(sync());
+    const auto start = Clock::now();
+    for (const std::vector<int64_t>& ids : batches) {
+      if (std::strcmp(op, "pull") == 0) {
+        FL_ASSIGN_OR_RETURN(rows, tensor.PullHost(ids));
+      } else {
+        FL_RETURN_IF_ERROR(
+            tensor.PushHost(ids, rows, std::strcmp(op, "push") == 0 ? WriteMode::kOverwrite : WriteMode::kAdd));
+      }
+    }
+    FL_RETURN_IF_ERROR(sync());
+    seconds[op] = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return seconds;
+}
+
+Workload WorkloadFromArgs(const std::vector<std::string>& args) {
+  Workload w;
+  w.rows = std::stoll(args.at(0));
+  w.dim = std::stoll(args.at(1));
+  w.batch = std::stoll(args.at(2));
+  w.iterations = std::stoi(args.at(3));
+  return w;
+}
+
+int BenchRank(const std::vector<std::string>& args) {
+  const Workload w = WorkloadFromArgs(args);
+  Status status = [&]() -> Status {
+    FL_ASSIGN_OR_RETURN(MpiOptions options, MpiOptionsFromEnv());
+    FL_ASSIGN_OR_RETURN(std::unique_ptr<MpiTransport> transport, MpiTransport::Create(options));
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(w.rows, transport->world_size()));
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(*transport, "bench", book, w.dim));
+    FL_ASSIGN_OR_RETURN(nlohmann::json seconds,
+                        TimeOps(tensor, w, transport->rank() + 1, [&] { return transport->Barrier(); }));
+    ReportFromRank(seconds.dump());
+    return OkStatus();
+  }();
+  if (status.ok()) return 0;
+  ReportFromRank(status.ToString());
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  _exit(1);
+}
+FL_REGISTER_CHILD("dist_bench_rank", BenchRank);
+
+// The same bytes as one pull batch, copied contiguously in this process.
+double MemcpySeconds(const Workload& w) {
+  const size_t bytes = static_cast<size_t>(w.batch * w.dim) * sizeof(float);
+  std::vector<char> source(bytes * 2, 1), target(bytes);
+  const auto start = Clock::now();
+  for (int i = 0; i < w.iterations; ++i) {
+    std::memcpy(target.data(), source.data() + (i % 2) * bytes, bytes);
+    asm volatile("" : : "r"(target.data()) : "memory");  // keep the copy
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"dist_bench: DistTensor pull/push throughput over MPI ranks vs an in-process memcpy"};
+  Workload w;
+  int ranks = 4;
+  bool json = false;
+  app.add_option("--ranks", ranks, "MPI ranks, one partition each (default 4)")->check(CLI::Range(1, 64));
+  app.add_option("--rows", w.rows, "Rows of the tensor (default 400000)")->check(CLI::PositiveNumber);
+  app.add_option("--dim", w.dim, "Columns, float32 (default 128)")->check(CLI::Range(1, 65536));
+  app.add_option("--batch", w.batch, "Rows per pull or push (default 65536)")->check(CLI::PositiveNumber);
+  app.add_option("--iterations", w.iterations, "Batches per op (default 20)")->check(CLI::PositiveNumber);
+  app.add_flag("--json", json, "Print the results as JSON on stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  const double row_bytes = static_cast<double>(w.dim * sizeof(float));
+  nlohmann::json results = nlohmann::json::array();
+  auto add = [&](const std::string& what, const std::string& op, int processes, double seconds) {
+    const double rows = static_cast<double>(w.batch) * w.iterations * processes;
+    results.push_back({{"transport", what}, {"op", op}, {"processes", processes}, {"seconds", seconds},
+                       {"rows_per_s", rows / seconds}, {"gb_per_s", rows * row_bytes / seconds / 1e9}});
+  };
+
+  std::fprintf(stderr, "dist_bench: in-process memcpy and transport (%lld x %lld rows) ...\n",
+               static_cast<long long>(w.rows), static_cast<long long>(w.dim));
+  add("memcpy", "copy", 1, MemcpySeconds(w));
+  Result<InProcessTransport> local = InProcessTransport::Create(ranks);
+  Result<RangePartitionBook> book = RangePartitionBook::Even(w.rows, ranks);
+  Result<DistTensor> tensor = local.ok() && book.ok() ? DistTensor::Create(*local, "bench", *book, w.dim)
+                                                      : Result<DistTensor>(InternalError("setup"));
+  Result<nlohmann::json> in_process =
+      tensor.ok() ? TimeOps(*tensor, w, 1, [] { return OkStatus(); }) : Result<nlohmann::json>(tensor.status());
+  if (!in_process.ok()) {
+    std::fprintf(stderr, "dist_bench: %s\n", in_process.status().ToString().c_str());
+    return 1;
+  }
+  for (auto& [op, seconds] : in_process->items()) add("in-process", op, 1, seconds.get<double>());
+
+  std::fprintf(stderr, "dist_bench: %d MPI ranks, %d batches of %lld rows per op and rank ...\n", ranks,
+               w.iterations, static_cast<long long>(w.batch));
+  MpiJobOptions options;
+  options.ranks = ranks;
+  options.timeout = std::chrono::seconds(600);
+  Result<MpiJob> job = RunMpiJob("dist_bench_rank",
+                                 {std::to_string(w.rows), std::to_string(w.dim), std::to_string(w.batch),
+                                  std::to_string(w.iterations)},
+                                 options);
+  if (!job.ok() || job->exit_code != 0) {
+    std::fprintf(stderr, "dist_bench: the MPI job failed: %s\n%s\n",
+                 job.ok() ? ("mpirun exit " + std::to_string(job->exit_code)).c_str() : job.status().ToString().c_str(),
+                 job.ok() ? job->output.c_str() : "");
+    return 1;
+  }
+  // Aggregate: every rank moved `batch` rows per iteration; the slowest rank sets the time.
+  for (const char* op : {"pull", "push", "push_add"}) {
+    double slowest = 0;
+    for (const RankReport& report : job->reports) {
+      slowest = std::max(slowest, nlohmann::json::parse(report.text)[op].get<double>());
+    }
+    add("mpi", op, ranks, slowest);
+  }
+
+  if (json) {
+    std::cout << nlohmann::json{{"rows", w.rows}, {"dim", w.dim}, {"batch", w.batch}, {"iterations", w.iterations},
+                                {"ranks", ranks}, {"results", results}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  const double memcpy_gbs = results[0]["gb_per_s"].get<double>();
+  std::printf("%-11s %-9s %9s %14s %9s %12s\n", "transport", "op", "processes", "rows/s", "GB/s", "vs memcpy");
+  for (const auto& r : results) {
+    std::printf("%-11s %-9s %9d %14.0f %9.3f %12.3f\n", r["transport"].get<std::string>().c_str(),
+                r["op"].get<std::string>().c_str(), r["processes"].get<int>(), r["rows_per_s"].get<double>(),
+                r["gb_per_s"].get<double>(), r["gb_per_s"].get<double>() / memcpy_gbs);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace faultline
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
+  return faultline::Main(argc, argv);
+}
