@@ -4,6 +4,11 @@
 // writes remote rows without the owner's help, on one machine or many. The
 // optimizer's gradient routing is an MPI_Ialltoallv. Collective calls wait
 // at most a timeout and then name the ranks that are gone.
+//
+// Limits: one-sided reads and writes are not timed (a peer that dies on
+// another host during a pull can block it; on one host the shared window stays
+// readable); the first collective after that fails. After a failure the
+// transport refuses every call and MPI is not finalized.
 #ifndef FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TRANSPORT_H_
 #define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TRANSPORT_H_
 
