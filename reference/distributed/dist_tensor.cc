@@ -92,22 +92,18 @@ Result<Tensor> DistTensor::Pull(const Tensor& ids) const {
   return host.To(ids.device(), ids.runtime());
 }
 
-Status DistTensor::Push(const Tensor& ids, const Tensor& rows) {
-  FL_RETURN_IF_ERROR(CheckIdTensor(ids).WithContext(Where("push")));
-  FL_RETURN_IF_ERROR(CheckRows(rows, ids.numel(), dim()).WithContext(Where("push")));
-  Result<IdLocations> at = book().Locate(ids, lookup_);
-  if (!at.ok()) return at.status().WithContext(Where("push"));
-  FL_ASSIGN_OR_RETURN(Tensor host_rows, rows.Cpu());
-  return Write(*at, static_cast<const float*>(host_rows.raw_data()), WriteMode::kOverwrite).WithContext(Where("push"));
-}
+Status DistTensor::Push(const Tensor& ids, const Tensor& rows) { return PushRows(ids, rows, WriteMode::kOverwrite); }
 
-Status DistTensor::PushAdd(const Tensor& ids, const Tensor& rows) {
-  FL_RETURN_IF_ERROR(CheckIdTensor(ids).WithContext(Where("push_add")));
-  FL_RETURN_IF_ERROR(CheckRows(rows, ids.numel(), dim()).WithContext(Where("push_add")));
+Status DistTensor::PushAdd(const Tensor& ids, const Tensor& rows) { return PushRows(ids, rows, WriteMode::kAdd); }
+
+Status DistTensor::PushRows(const Tensor& ids, const Tensor& rows, WriteMode mode) {
+  const std::string where = Where(mode == WriteMode::kAdd ? "push_add" : "push");
+  FL_RETURN_IF_ERROR(CheckIdTensor(ids).WithContext(where));
+  FL_RETURN_IF_ERROR(CheckRows(rows, ids.numel(), dim()).WithContext(where));
   Result<IdLocations> at = book().Locate(ids, lookup_);
-  if (!at.ok()) return at.status().WithContext(Where("push_add"));
+  if (!at.ok()) return at.status().WithContext(where);
   FL_ASSIGN_OR_RETURN(Tensor host_rows, rows.Cpu());
-  return Write(*at, static_cast<const float*>(host_rows.raw_data()), WriteMode::kAdd).WithContext(Where("push_add"));
+  return Write(*at, static_cast<const float*>(host_rows.raw_data()), mode).WithContext(where);
 }
 
 Result<std::vector<float>> DistTensor::PullHost(const std::vector<int64_t>& ids) const {

@@ -46,6 +46,7 @@ class DistTensor {
   DistTensor(Transport& transport, int handle, IdLookup lookup)
       : transport_(&transport), handle_(handle), lookup_(lookup) {}
   std::string Where(const char* op) const { return "DistTensor('" + name() + "')." + op; }
+  Status PushRows(const Tensor& ids, const Tensor& rows, WriteMode mode);
   Result<std::vector<float>> Read(const IdLocations& at) const;
   Status Write(const IdLocations& at, const float* rows, WriteMode mode);
 
