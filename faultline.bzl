@@ -73,16 +73,26 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         **kwargs
     )
 
+def fl_device_tests(name, cuda_name = None, env = {}, **kwargs):
+    """Declares a device test twice: <name> on simcuda (CPU suite) and <cuda_name> on a real GPU.
+
+    cuda_name defaults to <name> with "_test" replaced by "_cuda_test".
+    """
+    fl_cc_test(name = name, env = env, **kwargs)
+    fl_gpu_test(
+        name = cuda_name or name.replace("_test", "_cuda_test"),
+        env = dict(env, FAULTLINE_TEST_RUNTIME = "cuda"),
+        **kwargs
+    )
+
 def fl_repro_tests(name, srcs, deps = [], size = "medium", **kwargs):
     """Declares a failure's gtests twice: <name> on simcuda (CPU suite) and <name>_cuda on a real GPU."""
-    common_deps = deps + ["//repro:repro_test_support"]
-    fl_cc_test(name = name, size = size, srcs = srcs, tags = ["repro", "multiprocess"], deps = common_deps, **kwargs)
-    fl_gpu_test(
-        name = name + "_cuda",
+    fl_device_tests(
+        name = name,
+        cuda_name = name + "_cuda",
         size = size,
         srcs = srcs,
-        env = {"FAULTLINE_TEST_RUNTIME": "cuda"},
         tags = ["repro", "multiprocess"],
-        deps = common_deps,
+        deps = deps + ["//repro:repro_test_support"],
         **kwargs
     )
