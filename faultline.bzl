@@ -73,15 +73,18 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         **kwargs
     )
 
-def fl_device_tests(name, cuda_name = None, env = {}, **kwargs):
+def fl_device_tests(name, cuda_name = None, env = {}, tags = [], launches_kernels = False, **kwargs):
     """Declares a device test twice: <name> on simcuda (CPU suite) and <cuda_name> on a real GPU.
 
     cuda_name defaults to <name> with "_test" replaced by "_cuda_test".
+    launches_kernels tags the GPU twin "kernels": ci/gpu_run.sh and ci/gpu.sh
+    run compute-sanitizer memcheck and racecheck on every such test.
     """
-    fl_cc_test(name = name, env = env, **kwargs)
+    fl_cc_test(name = name, env = env, tags = tags, **kwargs)
     fl_gpu_test(
         name = cuda_name or name.replace("_test", "_cuda_test"),
         env = dict(env, FAULTLINE_TEST_RUNTIME = "cuda"),
+        tags = tags + (["kernels"] if launches_kernels else []),
         **kwargs
     )
 

@@ -1,16 +1,22 @@
+// Checks Fill on the runtime under test and its refusal on the cpu runtime.
 #include "kernels/fill.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "reference/runtime/test_runtime.h"
+
 namespace faultline {
 namespace kernels {
 namespace {
 
-TEST(FillTest, HostTwinFillsDeviceMemoryOnSimCuda) {
-  DeviceRuntime& rt = GetRuntime(RuntimeKind::kSimCuda);
-  const uint64_t n = 1000;
+// On simcuda the host twin runs; in the gpu twin (fill_cuda_test) the kernel.
+TEST(FillTest, FillsDeviceMemoryOnTheRuntimeUnderTest) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime& rt = **runtime;
+  const uint64_t n = 100000;  // more than one grid of 256-thread blocks covers at once
   auto dev = rt.Malloc(n * sizeof(float));
   ASSERT_TRUE(dev.ok()) << dev.status();
   ASSERT_TRUE(Fill(rt, static_cast<float*>(*dev), n, 2.5f).ok());

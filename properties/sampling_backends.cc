@@ -1,10 +1,8 @@
 // Implements the backend registry of the sampling property tests.
 #include "properties/sampling_backends.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "reference/runtime/runtime.h"
+#include "reference/runtime/test_runtime.h"
 #include "reference/sampling/device_sampling.h"
 
 namespace faultline {
@@ -19,11 +17,14 @@ struct Backend {
   GraphPlacement placement = GraphPlacement::kDevice;
 };
 
-bool CudaDevicePresent() {
-  // Asked once: the answer does not change within a process.
-  static const bool present = GetRuntime(RuntimeKind::kCuda).DeviceCount() > 0;
-  return present;
+// Returns whether the runtime under test is real CUDA with a usable device.
+// Asked once: the answer does not change within a process.
+const Result<DeviceRuntime*>& CudaUnderTest() {
+  static const auto* runtime = new Result<DeviceRuntime*>(DeviceRuntimeUnderTest());
+  return *runtime;
 }
+
+bool CudaDevicePresent() { return CudaRequested() && CudaUnderTest().ok(); }
 
 Result<Backend> ParseBackend(const std::string& name) {
   Backend b;
@@ -53,13 +54,13 @@ Result<DeviceGraph> PlaceGraph(const Backend& b, const CscGraph& graph) {
 }  // namespace
 
 bool CudaRequested() {
-  const char* value = std::getenv("FAULTLINE_TEST_RUNTIME");
-  return value != nullptr && std::strcmp(value, "cuda") == 0;
+  Result<RuntimeKind> kind = RuntimeKindUnderTest();
+  return kind.ok() && *kind == RuntimeKind::kCuda;
 }
 
 std::optional<std::string> MissingCudaReason() {
   if (!CudaRequested() || CudaDevicePresent()) return std::nullopt;
-  return std::string("FAULTLINE_TEST_RUNTIME=cuda but the cuda runtime reports no device on this machine");
+  return CudaUnderTest().status().ToString();
 }
 
 std::vector<std::string> BackendNames() {

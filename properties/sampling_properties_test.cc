@@ -30,12 +30,13 @@ namespace faultline {
 namespace properties {
 namespace {
 
-// Skips every test of the binary, with the reason, when the target asks for
-// real CUDA (FAULTLINE_TEST_RUNTIME=cuda) on a machine without a CUDA device.
+// Fails every test of the binary, with the reason, when the target asks for
+// real CUDA (FAULTLINE_TEST_RUNTIME=cuda) on a machine without a usable CUDA
+// device: a gpu run must not pass by skipping.
 class CudaRequirement : public testing::Environment {
  public:
   void SetUp() override {
-    if (const std::optional<std::string> reason = MissingCudaReason()) GTEST_SKIP() << *reason;
+    if (const std::optional<std::string> reason = MissingCudaReason()) GTEST_FAIL() << *reason;
   }
 };
 
@@ -186,6 +187,45 @@ RC_GTEST_PROP(SamplingProperties, EveryBackendAndThreadCountGivesTheSameResult, 
   const Case c = GenCase();
   const std::vector<std::string> names = BackendNames();
   const SampledSubgraph baseline = Run(names[0], c.request);
+  for (size_t b = 1; b < names.size(); ++b) {
+    RC_LOG() << "backend " << names[b] << " against " << names[0] << "\n";
+    AssertSameSubgraph(Run(names[b], c.request), baseline);
+  }
+}
+
+// Generates a hub of degree 257..700 (plus a few other nodes) and a fanout
+// above 256, so uniform sampling without replacement takes the top-k key
+// path instead of Floyd's algorithm; fanouts above the degree take all.
+Case GenLargeFanoutCase() {
+  const int64_t degree = *rc::gen::inRange<int64_t>(257, 701);
+  const int64_t num_nodes = *rc::gen::inRange<int64_t>(2, 20);
+  const bool weighted = *rc::gen::arbitrary<bool>();
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  std::vector<float> edge_weights;
+  for (int64_t i = 0; i < degree; ++i) {
+    edges.emplace_back(*rc::gen::inRange<int64_t>(0, num_nodes), /*hub=*/0);
+    if (weighted) edge_weights.push_back(*rc::gen::element(0.0f, 1e-3f, 0.5f, 1.0f, 3.5f));
+  }
+  Result<CscGraph> graph =
+      GraphFromEdges(num_nodes, edges, weighted ? std::optional<std::vector<float>>(edge_weights) : std::nullopt);
+  RC_ASSERT(graph.ok());
+  Case c;
+  c.graph = std::make_shared<CscGraph>(std::move(graph).value());
+  c.request.graph = c.graph.get();
+  c.request.seeds = {0, *rc::gen::inRange<int64_t>(0, num_nodes), 0};
+  c.request.fanout = *rc::gen::inRange<int64_t>(257, degree + 8);
+  c.request.replace = *rc::gen::weightedOneOf<bool>({{4, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+  c.request.weighted = weighted && *rc::gen::arbitrary<bool>();
+  c.request.rng_seed = *rc::gen::arbitrary<uint64_t>();
+  c.request.layer = *rc::gen::inRange<uint32_t>(0, 4);
+  return c;
+}
+
+RC_GTEST_PROP(SamplingProperties, FanoutsAbove256GiveTheSameResultOnEveryBackend, ()) {
+  const Case c = GenLargeFanoutCase();
+  const std::vector<std::string> names = BackendNames();
+  const SampledSubgraph baseline = Run(names[0], c.request);
+  if (!c.request.replace) RC_ASSERT(PicksOf(baseline, 0) == NaiveWithoutReplacement(*c.graph, 0, c.request));
   for (size_t b = 1; b < names.size(); ++b) {
     RC_LOG() << "backend " << names[b] << " against " << names[0] << "\n";
     AssertSameSubgraph(Run(names[b], c.request), baseline);

@@ -10,11 +10,12 @@
 #include "reference/runtime/test_runtime.h"
 #include "repro/runner.h"
 
-// Declares `var` as the RuntimeKind under test, or skips with a reason.
-#define RUNTIME_UNDER_TEST_OR_SKIP(var)                                                  \
-  DeviceRuntime* var##_runtime = DeviceRuntimeUnderTest();                              \
-  if (var##_runtime == nullptr) GTEST_SKIP() << "no device for FAULTLINE_TEST_RUNTIME"; \
-  const RuntimeKind var = var##_runtime->kind()
+// Declares `var` as the RuntimeKind under test, or fails saying why the
+// runtime has no usable device (a gpu target never passes by skipping).
+#define RUNTIME_UNDER_TEST(var)                                           \
+  auto var##_runtime = DeviceRuntimeUnderTest();                          \
+  ASSERT_TRUE(var##_runtime.ok()) << var##_runtime.status();              \
+  const RuntimeKind var = (*var##_runtime)->kind()
 
 namespace faultline {
 namespace repro {

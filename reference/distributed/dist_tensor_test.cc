@@ -93,8 +93,9 @@ TEST_F(DistTensorTest, BadInputIsNamedAndChangesNothing) {
 class DistTensorDeviceTest : public DistTensorTest {
  protected:
   void SetUp() override {
-    runtime_ = DeviceRuntimeUnderTest();
-    if (runtime_ == nullptr) GTEST_SKIP() << "no device on the runtime under test";
+    auto runtime = DeviceRuntimeUnderTest();
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    runtime_ = *runtime;
   }
   Tensor OnDevice(const Tensor& t) { return *t.To(Device::Cuda(0), runtime_); }
   DeviceRuntime* runtime_ = nullptr;

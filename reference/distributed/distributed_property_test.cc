@@ -18,7 +18,9 @@ RC_GTEST_PROP(DistTensorProperty, BehavesLikeOneLocalTensor, ()) {
   InProcessTransport transport = *InProcessTransport::Create(partitions);
   RangePartitionBook book = *RangePartitionBook::Create(*GenPartitionEnds(num_ids, partitions));
   DistTensor tensor = *DistTensor::Create(transport, "t", book, dim, lookup);
-  CheckDistTensorAgainstLocalTensor(tensor, DeviceRuntimeUnderTest());
+  Result<DeviceRuntime*> runtime = DeviceRuntimeUnderTest();
+  RC_ASSERT(runtime.ok());
+  CheckDistTensorAgainstLocalTensor(tensor, *runtime);
 }
 
 RC_GTEST_PROP(SparseOptimizerProperty, StepsEqualTheDenseReference, ()) {

@@ -46,8 +46,9 @@ int StateMachineRank(const std::vector<std::string>&) {
     FL_ASSIGN_OR_RETURN(DistTensor tensor,
                         DistTensor::Create(transport, "t", UnevenBook(transport.world_size()), 3, IdLookup::kOnDevice));
     if (transport.rank() == transport.world_size() - 1) {
-      const bool held = rc::check("DistTensor over MPI behaves like one local tensor", [&tensor] {
-        CheckDistTensorAgainstLocalTensor(tensor, DeviceRuntimeUnderTest());
+      FL_ASSIGN_OR_RETURN(DeviceRuntime* const runtime, DeviceRuntimeUnderTest());
+      const bool held = rc::check("DistTensor over MPI behaves like one local tensor", [&tensor, runtime] {
+        CheckDistTensorAgainstLocalTensor(tensor, runtime);
       });
       if (!held) return InternalError("the state machine found a difference (see the rapidcheck output above)");
     }

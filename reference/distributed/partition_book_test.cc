@@ -70,8 +70,9 @@ TEST(IdLookupTest, NamesRoundTrip) {
 class DeviceLookupTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    runtime_ = DeviceRuntimeUnderTest();
-    if (runtime_ == nullptr) GTEST_SKIP() << "no device on the runtime under test";
+    auto runtime = DeviceRuntimeUnderTest();
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    runtime_ = *runtime;
   }
   Tensor OnDevice(const std::vector<int64_t>& ids) { return *Tensor::FromVector(ids)->To(Device::Cuda(0), runtime_); }
   DeviceRuntime* runtime_ = nullptr;

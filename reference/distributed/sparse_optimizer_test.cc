@@ -97,8 +97,9 @@ TEST_F(SparseOptimizerTest, RejectsBadHyperparameters) {
 }
 
 TEST(DistEmbeddingDeviceTest, ForwardReturnsRowsOnTheIdsDevice) {
-  DeviceRuntime* runtime = DeviceRuntimeUnderTest();
-  if (runtime == nullptr) GTEST_SKIP() << "no device on the runtime under test";
+  auto runtime_under_test = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime_under_test.ok()) << runtime_under_test.status();
+  DeviceRuntime* runtime = *runtime_under_test;
   InProcessTransport transport = *InProcessTransport::Create(2);
   DistEmbedding embedding = *DistEmbedding::Create(transport, "emb", *RangePartitionBook::Even(4, 2), 2,
                                                    [](int64_t id, int64_t col) { return id * 10.0f + col; });

@@ -18,8 +18,9 @@ Tensor MakeTable(int64_t rows, int64_t dim) {
 class IndexSelectTest : public testing::Test {
  protected:
   void SetUp() override {
-    rt_ = DeviceRuntimeUnderTest();
-    if (rt_ == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
+    auto rt = DeviceRuntimeUnderTest();
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    rt_ = *rt;
   }
   DeviceRuntime* rt_ = nullptr;
 };

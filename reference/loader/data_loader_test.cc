@@ -178,8 +178,9 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
 class DeviceModesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    runtime_ = DeviceRuntimeUnderTest();
-    if (runtime_ == nullptr) GTEST_SKIP() << "no device for FAULTLINE_TEST_RUNTIME here";
+    auto runtime = DeviceRuntimeUnderTest();
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    runtime_ = *runtime;
   }
   LoaderOptions DeviceOptions(LoaderMode mode, int workers, StartMethod method) {
     LoaderOptions o = Options(workers, method);

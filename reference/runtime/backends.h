@@ -16,6 +16,10 @@ DeviceRuntime& CudaRuntimeInstance();
 // this process when it has not been initialized yet (a forked probe asks).
 bool CudaDevicePresent();
 
+// Returns whether this process image has already made calls into backend
+// `kind` (then asking it again cannot change whether a fork is safe).
+bool BackendInitialized(RuntimeKind kind);
+
 // Formats a pointer as hexadecimal text for error messages.
 std::string PointerText(const void* p);
 

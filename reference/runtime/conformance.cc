@@ -2,9 +2,14 @@
 // backends expose through DeviceRuntime, so the same text is expected of both.
 #include "reference/runtime/conformance.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "kernels/fill.h"
@@ -46,6 +51,27 @@ std::string InForkedChild(DeviceRuntime& rt, const Observe& observe) {
 }
 
 std::string CountInChild(DeviceRuntime& rt) { return Show(rt.GetDeviceCount()); }
+
+// Every call a program makes on a machine without a usable driver.
+std::string WithoutUsableDriver(DeviceRuntime& rt) {
+  int host = 0;
+  std::string text = "count " + Show(rt.GetDeviceCount());
+  text += "; DeviceCount()=" + std::to_string(rt.DeviceCount());
+  text += "; get " + Show(rt.GetLastError());
+  text += "; get again " + Show(rt.GetLastError());
+  auto driver = rt.DriverGetVersion();
+  text += "; driver version " + (driver.ok() ? "ok " + std::to_string(*driver) : Show(driver));
+  auto runtime = rt.RuntimeGetVersion();
+  text += "; runtime version " + (runtime.ok() ? "ok " + std::to_string(*runtime) : Show(runtime));
+  text += "; set device " + Show(rt.SetDevice(0));
+  text += "; get device " + Show(rt.GetDevice());
+  text += "; malloc " + Show(rt.Malloc(64));
+  text += "; malloc host " + Show(rt.MallocHost(64));
+  text += "; free host null " + Show(rt.FreeHost(nullptr));
+  text += "; attributes " + Show(rt.GetPointerAttributes(&host));
+  text += "; register " + Show(rt.HostRegister(&host, sizeof(host)));
+  return text + "; last " + Show(rt.PeekAtLastError());
+}
 
 // The observations, by scenario name. Each starts in a fresh process.
 const std::map<std::string, Observe>& Observations() {
@@ -131,11 +157,6 @@ const std::map<std::string, Observe>& Observations() {
          std::string count = Show(rt.GetDeviceCount());
          return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
        }},
-      {"no_driver",
-       [](DeviceRuntime& rt) {
-         std::string count = Show(rt.GetDeviceCount());
-         return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
-       }},
       {"invalid_device",
        [](DeviceRuntime& rt) { return Show(rt.SetDevice(rt.DeviceCount() + 7)); }},
       {"illegal_address_is_sticky",
@@ -149,6 +170,130 @@ const std::map<std::string, Observe>& Observations() {
          std::string copy = Show(rt.Memcpy(host.data(), *good, 16, MemcpyKind::kDeviceToHost));
          return "launch " + launch + "; sync " + sync + "; malloc " + later + "; memcpy " + copy;
        }},
+      {"sticky_error_survives_get_last_error",
+       [](DeviceRuntime& rt) {
+         std::string launch = Show(kernels::Fill(rt, nullptr, 1, 1.0f));
+         std::string sync = Show(rt.DeviceSynchronize());
+         std::string get = Show(rt.GetLastError());
+         std::string again = Show(rt.GetLastError());
+         std::string malloc = Show(rt.Malloc(64));
+         std::string count = Show(rt.GetDeviceCount());
+         return "launch " + launch + "; sync " + sync + "; get " + get + "; get again " + again + "; malloc " +
+                malloc + "; count " + count;
+       }},
+      {"malloc_host_creates_context",
+       [](DeviceRuntime& rt) {
+         (void)rt.GetDeviceCount();
+         std::string before = Context(rt);
+         auto p = rt.MallocHost(4096);
+         if (!p.ok()) return before + " -> " + Show(p);
+         std::string after = Context(rt);
+         auto attrs = rt.GetPointerAttributes(static_cast<char*>(*p) + 100);
+         std::string type = attrs.ok() ? "type " + std::to_string(static_cast<int>(attrs->type)) + " device " +
+                                             std::to_string(attrs->device)
+                                       : Show(attrs);
+         std::string free = Show(rt.FreeHost(*p));
+         return before + " -> ok -> " + after + "; " + type + "; free " + free + "; free null " +
+                Show(rt.FreeHost(nullptr));
+       }},
+      {"malloc_host_in_forked_child",
+       [](DeviceRuntime& rt) {
+         (void)rt.GetDeviceCount();
+         return InForkedChild(rt, [](DeviceRuntime& child) {
+           std::string text = Show(child.MallocHost(4096));
+           return text + " | " + Show(child.FreeHost(nullptr));
+         });
+       }},
+      {"pinned_memory_in_forked_child",
+       [](DeviceRuntime& rt) {
+         std::vector<char> buffer(1 << 16);
+         std::string pin = Show(rt.HostRegister(buffer.data(), buffer.size()));
+         std::string child = InForkedChild(rt, [&buffer](DeviceRuntime& c) {
+           std::string text = Show(c.HostUnregister(buffer.data()));
+           text += " | " + Show(c.GetPointerAttributes(buffer.data()));
+           return text + " | " + Show(c.IsPinned(buffer.data()));
+         });
+         return "pin " + pin + "; child: " + child + "; parent unregister " + Show(rt.HostUnregister(buffer.data()));
+       }},
+      {"get_device_creates_no_context",
+       [](DeviceRuntime& rt) {
+         auto device = rt.GetDevice();
+         std::string call = device.ok() ? "ok " + std::to_string(*device) : Show(device);
+         return call + " -> " + Context(rt);
+       }},
+      {"device_reset_then_fork",
+       [](DeviceRuntime& rt) {
+         std::string text = "set " + Show(rt.SetDevice(0));
+         text += " -> " + Context(rt);
+         text += "; reset " + Show(rt.DeviceReset());
+         text += " -> " + Context(rt);
+         return text + "; fork after: " + InForkedChild(rt, CountInChild);
+       }},
+      {"fork_from_another_thread",
+       [](DeviceRuntime& rt) {
+         (void)rt.GetDeviceCount();
+         std::string forked;
+         std::thread([&] { forked = InForkedChild(rt, CountInChild); }).join();
+         return "fork from another thread: " + forked;
+       }},
+      {"stream_lifecycle",
+       [](DeviceRuntime& rt) {
+         auto stream = rt.StreamCreate();
+         if (!stream.ok()) return "create " + Show(stream);
+         std::string sync = Show(rt.StreamSynchronize(*stream));
+         std::string destroy = Show(rt.StreamDestroy(*stream));
+         return "create ok; sync " + sync + "; destroy " + destroy + "; sync destroyed " +
+                Show(rt.StreamSynchronize(*stream));
+       }},
+      {"event_lifecycle",
+       [](DeviceRuntime& rt) {
+         auto event = rt.EventCreate();
+         if (!event.ok()) return "create " + Show(event);
+         std::string unrecorded = Show(rt.EventQuery(*event));
+         auto p = rt.Malloc(1 << 20);
+         if (!p.ok()) return Show(p);
+         std::string fill = Show(kernels::Fill(rt, static_cast<float*>(*p), (1 << 20) / sizeof(float), 2.0f));
+         std::string record = Show(rt.EventRecord(*event, nullptr));
+         std::string sync = Show(rt.EventSynchronize(*event));
+         std::string query = Show(rt.EventQuery(*event));
+         std::string destroy = Show(rt.EventDestroy(*event));
+         (void)rt.Free(*p);
+         return "create ok; query unrecorded " + unrecorded + "; fill " + fill + "; record " + record +
+                "; synchronize " + sync + "; query " + query + "; destroy " + destroy;
+       }},
+      {"memcpy_async_from_pageable_memory",
+       [](DeviceRuntime& rt) {
+         std::vector<unsigned char> pageable(4096), back(4096);
+         for (size_t i = 0; i < pageable.size(); ++i) pageable[i] = static_cast<unsigned char>(i * 7 + 1);
+         auto p = rt.Malloc(pageable.size());
+         if (!p.ok()) return Show(p);
+         std::string async =
+             Show(rt.MemcpyAsync(*p, pageable.data(), pageable.size(), MemcpyKind::kHostToDevice, nullptr));
+         std::string sync = Show(rt.StreamSynchronize(nullptr));
+         std::string copy = Show(rt.Memcpy(back.data(), *p, back.size(), MemcpyKind::kDeviceToHost));
+         (void)rt.Free(*p);
+         return "async " + async + "; sync " + sync + "; copy back " + copy + "; " +
+                (back == pageable ? "equal" : "different");
+       }},
+      {"visible_devices_unknown_uuid",
+       [](DeviceRuntime& rt) {
+         std::string count = Show(rt.GetDeviceCount());
+         return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
+       }},
+      {"visible_devices_cut_at_unknown_uuid",
+       [](DeviceRuntime& rt) {
+         auto count = rt.GetDeviceCount();
+         return count.ok() ? "count ok " + std::to_string(*count) : Show(count);
+       }},
+      {"driver_version_not_older_than_runtime",
+       [](DeviceRuntime& rt) {
+         auto driver = rt.DriverGetVersion();
+         auto runtime = rt.RuntimeGetVersion();
+         if (!driver.ok() || !runtime.ok()) return Show(driver) + " / " + Show(runtime);
+         return std::string("driver >= runtime: ") + (*driver >= *runtime ? "yes" : "no");
+       }},
+      {"no_driver", WithoutUsableDriver},
+      {"stub_driver", WithoutUsableDriver},
       {"last_error_is_per_thread",
        [](DeviceRuntime& rt) {
          std::vector<char> host(64);
@@ -183,65 +328,227 @@ int CountEntry(const std::vector<std::string>& args) {
 FL_REGISTER_CHILD("conformance_count", CountEntry);
 
 constexpr char kInit3[] = "cudaErrorInitializationError(3) initialization error";
+constexpr char kSticky700[] = "cudaErrorIllegalAddress(700) an illegal memory access was encountered";
+constexpr char kNotRegistered713[] =
+    "cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered memory region";
+constexpr char kNoDevice100[] = "cudaErrorNoDevice(100) no CUDA-capable device is detected";
+
+// Public sources, cited by several scenarios.
+constexpr char kErrorTypesDoc[] =
+    "CUDA Runtime API, Data types, enum cudaError (cudaErrorIllegalAddress, cudaErrorInitializationError): "
+    "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html";
+constexpr char kForkFaq[] =
+    "CUDA C Programming Guide, Initialization (a child forked after the parent initialized CUDA cannot use "
+    "it); PyTorch torch/cuda/__init__.py _lazy_init ('Cannot re-initialize CUDA in forked subprocess')";
+constexpr char kDeviceDoc[] =
+    "CUDA Runtime API, Device Management (cudaSetDevice, cudaGetDevice, cudaDeviceReset): "
+    "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DEVICE.html";
+constexpr char kMemoryDoc[] =
+    "CUDA Runtime API, Memory Management (cudaMallocHost, cudaFreeHost, cudaHostRegister, "
+    "cudaHostUnregister, cudaPointerGetAttributes): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html";
+constexpr char kEnvVarsDoc[] =
+    "CUDA C Programming Guide, CUDA Environment Variables (CUDA_VISIBLE_DEVICES: indices or GPU UUIDs, "
+    "unique prefixes allowed; devices after an invalid entry are hidden)";
+constexpr char kNoDriverProgram[] =
+    "a program linked to the real libcudart 13.0 on a machine without a driver (and with lib64/stubs/libcuda.so "
+    "as libcuda.so.1): every call 35 (34), outputs untouched, cudaGetLastError never cleared; "
+    "//reference/runtime:conformance_nodriver_cuda_test repeats it in the CPU suite";
+
+std::string WithoutDriver(const char* error) {
+  const std::string e = error;
+  return "count " + e + "; DeviceCount()=0; get " + e + "; get again " + e +
+         "; driver version ok 0; runtime version ok " + std::to_string(BuiltRuntimeVersion()) + "; set device " + e +
+         "; get device " + e + "; malloc " + e + "; malloc host " + e + "; free host null " + e + "; attributes " + e +
+         "; register " + e + "; last " + e;
+}
 
 }  // namespace
+
+void PrintTo(const Scenario& scenario, std::ostream* os) { *os << scenario.name; }
+
+const char* DriverName(Driver driver) {
+  switch (driver) {
+    case Driver::kPresent: return "present";
+    case Driver::kNone: return "none";
+    case Driver::kStub: return "stub";
+  }
+  return "unknown";
+}
 
 const std::vector<Scenario>& Scenarios() {
   static const auto* scenarios = new std::vector<Scenario>{
       {"first_call_initializes",
        "the first runtime call (even cudaGetDeviceCount) initializes CUDA; a child forked before it is fine, "
        "one forked after it is not",
-       std::string("fork before: ok; count: ok; fork after: ") + kInit3},
+       kForkFaq, std::string("fork before: ok; count: ok; fork after: ") + kInit3},
       {"fork_after_init_fails_every_call",
-       "every runtime call in a child forked after the parent initialized CUDA fails with error 3",
+       "every runtime call in a child forked after the parent initialized CUDA fails with error 3", kForkFaq,
        std::string(kInit3) + " | " + kInit3 + " | " + kInit3 + " | " + kInit3 + " | DeviceCount()=0"},
-      {"spawned_child_after_init", "an exec'd (spawned) child initializes CUDA normally", "spawned: ok"},
-      {"set_device_creates_context", "cudaSetDevice creates the primary context (CUDA >= 12)",
+      {"spawned_child_after_init", "an exec'd (spawned) child initializes CUDA normally", kForkFaq, "spawned: ok"},
+      {"fork_from_another_thread",
+       "the poisoning belongs to the process: a fork from a thread that never touched CUDA is poisoned too",
+       kForkFaq, std::string("fork from another thread: ") + kInit3},
+      {"set_device_creates_context", "cudaSetDevice creates the primary context (CUDA >= 12)", kDeviceDoc,
        "no-context -> ok -> context"},
-      {"free_null_creates_context", "cudaFree(0) creates the primary context", "no-context -> ok -> context"},
+      {"get_device_creates_no_context", "cudaGetDevice initializes CUDA but creates no primary context", kDeviceDoc,
+       "ok 0 -> no-context"},
+      {"free_null_creates_context", "cudaFree(0) creates the primary context", kMemoryDoc,
+       "no-context -> ok -> context"},
+      {"device_reset_then_fork",
+       "cudaDeviceReset destroys the primary context but the process stays initialized: a later fork is still "
+       "poisoned",
+       kDeviceDoc, std::string("set ok -> context; reset ok -> no-context; fork after: ") + kInit3},
       {"pointer_attributes_unregistered",
        "cudaPointerGetAttributes on unregistered host memory succeeds with cudaMemoryTypeUnregistered (0) and "
        "creates the primary context",
-       "no-context -> type 0 -> context"},
+       kMemoryDoc, "no-context -> type 0 -> context"},
       {"device_memory_attributes", "device memory reports cudaMemoryTypeDevice (2); freeing twice is invalid",
-       "type 2 device 0; free ok; free again cudaErrorInvalidValue(1) invalid argument"},
+       kMemoryDoc, "type 2 device 0; free ok; free again cudaErrorInvalidValue(1) invalid argument"},
+      {"malloc_host_creates_context",
+       "cudaMallocHost creates the primary context of the current device; the memory reads as "
+       "cudaMemoryTypeHost (1); cudaFreeHost frees it and accepts null",
+       kMemoryDoc, "no-context -> ok -> context; type 1 device 0; free ok; free null ok"},
+      {"malloc_host_in_forked_child",
+       "cudaMallocHost and cudaFreeHost in a child forked after init fail with 3", kForkFaq,
+       std::string(kInit3) + " | " + kInit3},
       {"register_twice",
-       "cudaHostRegister on a registered range fails with 712; unregistering twice fails with 713",
+       "cudaHostRegister on a registered range fails with 712; unregistering twice fails with 713", kMemoryDoc,
        "ok; type 1; again cudaErrorHostMemoryAlreadyRegistered(712) part or all of the requested memory range is "
-       "already mapped; unregister ok; again cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to "
-       "a registered memory region"},
+       "already mapped; unregister ok; again " +
+           std::string(kNotRegistered713)},
       {"unregister_foreign_memory", "cudaHostUnregister of memory this process did not register fails with 713",
-       "cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered memory region"},
-      {"no_visible_device",
-       "with no visible device cudaGetDeviceCount fails with 100 and the device count is 0",
-       "cudaErrorNoDevice(100) no CUDA-capable device is detected; DeviceCount()=0",
-       {{"CUDA_VISIBLE_DEVICES", ""}},
+       kMemoryDoc, kNotRegistered713},
+      {"pinned_memory_in_forked_child",
+       "in a child forked after the parent pinned memory, cudaHostUnregister, cudaPointerGetAttributes and so "
+       "is_pinned() fail with 3 (initialization error), not 713: the fork check comes first (DGL 7381)",
+       kForkFaq,
+       std::string("pin ok; child: ") + kInit3 + " | " + kInit3 + " | " + kInit3 + "; parent unregister ok"},
+      {"no_visible_device", "with no visible device cudaGetDeviceCount fails with 100 and the device count is 0",
+       kEnvVarsDoc, std::string(kNoDevice100) + "; DeviceCount()=0", Driver::kPresent,
        {{"CUDA_VISIBLE_DEVICES", ""}}},
-      {"no_driver", "without a driver every call fails with 35 and the device count is 0",
-       "cudaErrorInsufficientDriver(35) CUDA driver version is insufficient for CUDA runtime version; "
-       "DeviceCount()=0",
-       {{"FAULTLINE_SIMCUDA_DRIVER", "none"}},
-       {},
-       /*simcuda_only=*/true},
-      {"invalid_device", "cudaSetDevice with an ordinal past the device count fails with 101",
+      {"visible_devices_unknown_uuid",
+       "a CUDA_VISIBLE_DEVICES entry that is a UUID of no device hides every device (error 100)", kEnvVarsDoc,
+       std::string(kNoDevice100) + "; DeviceCount()=0", Driver::kPresent,
+       {{"CUDA_VISIBLE_DEVICES", "GPU-ffffffff-ffff-ffff-ffff-ffffffffffff"}}},
+      {"visible_devices_cut_at_unknown_uuid",
+       "devices listed before an unknown UUID stay visible; the list is cut there", kEnvVarsDoc, "count ok 1",
+       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,GPU-ffffffff-ffff-ffff-ffff-ffffffffffff,0"}}},
+      {"invalid_device", "cudaSetDevice with an ordinal past the device count fails with 101", kDeviceDoc,
        "cudaErrorInvalidDevice(101) invalid device ordinal"},
       {"illegal_address_is_sticky",
        "a kernel that touches an illegal address raises 700 at the next synchronization, and every later call "
        "fails with it",
-       "launch ok; sync cudaErrorIllegalAddress(700) an illegal memory access was encountered; malloc "
-       "cudaErrorIllegalAddress(700) an illegal memory access was encountered; memcpy cudaErrorIllegalAddress(700) "
-       "an illegal memory access was encountered"},
+       kErrorTypesDoc,
+       std::string("launch ok; sync ") + kSticky700 + "; malloc " + kSticky700 + "; memcpy " + kSticky700},
+      {"sticky_error_survives_get_last_error",
+       "cudaGetLastError does not clear a sticky 700: it returns it again, later calls that use the context "
+       "fail with it; cudaGetDeviceCount, which needs no context, still succeeds",
+       kErrorTypesDoc,
+       std::string("launch ok; sync ") + kSticky700 + "; get " + kSticky700 + "; get again " + kSticky700 +
+           "; malloc " + kSticky700 + "; count ok"},
+      {"stream_lifecycle",
+       "streams are created, synchronized and destroyed; using a destroyed stream fails with 400 (the handle is "
+       "invalid)",
+       "CUDA Runtime API, Stream Management: docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__STREAM.html",
+       "create ok; sync ok; destroy ok; sync destroyed cudaErrorInvalidResourceHandle(400) invalid resource handle"},
+      {"event_lifecycle",
+       "cudaEventQuery is cudaSuccess for an event never recorded and after cudaEventSynchronize on a recorded one",
+       "CUDA Runtime API, Event Management (cudaEventQuery: 'If cudaEventRecord() has not been called on event, "
+       "cudaSuccess is returned'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__EVENT.html",
+       "create ok; query unrecorded ok; fill ok; record ok; synchronize ok; query ok; destroy ok"},
+      {"memcpy_async_from_pageable_memory",
+       "cudaMemcpyAsync from pageable host memory is allowed (staged through a pinned buffer)",
+       "CUDA Runtime API, API synchronization behavior: docs.nvidia.com/cuda/cuda-runtime-api/api-sync-behavior.html",
+       "async ok; sync ok; copy back ok; equal"},
       {"last_error_is_per_thread", "the last error is recorded per thread and cleared by cudaGetLastError",
-       "other thread ok; peek cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered "
-       "memory region; get cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered "
-       "memory region; after ok"},
+       "CUDA Runtime API, Error Handling (cudaGetLastError: 'in the same host thread ... resets it to "
+       "cudaSuccess'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__ERROR.html",
+       "other thread ok; peek " + std::string(kNotRegistered713) + "; get " + kNotRegistered713 + "; after ok"},
+      {"driver_version_not_older_than_runtime",
+       "with a working driver, cudaDriverGetVersion is at least cudaRuntimeGetVersion",
+       "CUDA Runtime API, Version Management: docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART____VERSION.html",
+       "driver >= runtime: yes"},
+      {"no_driver",
+       "without a driver every call fails with 35 and writes nothing; cudaGetLastError returns 35 again and again; "
+       "cudaDriverGetVersion succeeds with 0 and cudaRuntimeGetVersion with the runtime's version",
+       kNoDriverProgram,
+       WithoutDriver("cudaErrorInsufficientDriver(35) CUDA driver version is insufficient for CUDA runtime version"),
+       Driver::kNone, {}, /*unverified=*/false},
+      {"stub_driver",
+       "with only the toolkit's stub libcuda.so, everything is as without a driver but with 34",
+       kNoDriverProgram, WithoutDriver("cudaErrorStubLibrary(34) CUDA driver is a stub library"), Driver::kStub, {},
+       /*unverified=*/false},
   };
   return *scenarios;
 }
 
+std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine) {
+  std::vector<Scenario> chosen;
+  for (const Scenario& s : Scenarios()) {
+    if (runtime != RuntimeKind::kCuda || s.driver == Driver::kStub || s.driver == machine) chosen.push_back(s);
+  }
+  return chosen;
+}
+
+namespace {
+
+// Returns the toolkit's stub driver library (FAULTLINE_CUDA_STUB, else the
+// usual toolkit paths), or an error naming every path tried.
+Result<std::string> StubDriverPath() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("FAULTLINE_CUDA_STUB"); env != nullptr && *env != '\0') candidates.push_back(env);
+  candidates.push_back("/usr/local/cuda/lib64/stubs/libcuda.so");
+  candidates.push_back("/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so");
+  std::string tried;
+  for (const std::string& path : candidates) {
+    if (access(path.c_str(), R_OK) == 0) return path;
+    tried += (tried.empty() ? "" : ", ") + path;
+  }
+  return NotFoundError("the stub driver scenario needs the toolkit's stub libcuda.so; not found at " + tried +
+                       " (set FAULTLINE_CUDA_STUB)");
+}
+
+// A folder holding libcuda.so.1 -> the stub, removed when it goes out of scope.
+class StubDriverDir {
+ public:
+  static Result<std::unique_ptr<StubDriverDir>> Create() {
+    FL_ASSIGN_OR_RETURN(const std::string stub, StubDriverPath());
+    const char* base = std::getenv("TEST_TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/stub-driver.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return InternalError("mkdtemp " + pattern + " failed: " + std::strerror(errno));
+    }
+    auto dir = std::unique_ptr<StubDriverDir>(new StubDriverDir(pattern));
+    if (symlink(stub.c_str(), dir->library().c_str()) != 0) {
+      return InternalError("symlink " + dir->library() + " -> " + stub + " failed: " + std::strerror(errno));
+    }
+    return dir;
+  }
+  ~StubDriverDir() {
+    unlink(library().c_str());
+    rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit StubDriverDir(std::string path) : path_(std::move(path)) {}
+  std::string library() const { return path_ + "/libcuda.so.1"; }
+  std::string path_;
+};
+
+}  // namespace
+
 Result<std::string> RunScenario(const Scenario& scenario, RuntimeKind runtime) {
   SpawnOptions options;
-  options.env = runtime == RuntimeKind::kCuda ? scenario.cuda_env : scenario.simcuda_env;
+  options.env = scenario.env;
+  std::unique_ptr<StubDriverDir> stub_dir;
+  if (runtime == RuntimeKind::kSimCuda && scenario.driver != Driver::kPresent) {
+    options.env.emplace_back("FAULTLINE_SIMCUDA_DRIVER", DriverName(scenario.driver));
+  }
+  if (runtime == RuntimeKind::kCuda && scenario.driver == Driver::kStub) {
+    FL_ASSIGN_OR_RETURN(stub_dir, StubDriverDir::Create());
+    options.env.emplace_back("LD_LIBRARY_PATH", stub_dir->path());
+  }
   FL_ASSIGN_OR_RETURN(ChildProcess child, ChildProcess::Spawn("conformance_scenario",
                                                               {scenario.name, RuntimeKindName(runtime)}, options));
   FL_ASSIGN_OR_RETURN(ChildExit exit, child.Wait(std::chrono::seconds(120)));

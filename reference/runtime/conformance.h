@@ -1,12 +1,12 @@
-// Provides the conformance scenarios: one per simulated-CUDA fact of the
-// design (init, fork after init, fork before init, spawn, primary-context
-// creation points, pinned-range registry, pointer attributes, no device,
-// sticky illegal address, per-thread last error). Each runs in a fresh
-// spawned process against one backend and returns what it observed as text;
-// simcuda and real CUDA must observe exactly the expected text.
+// Provides the conformance scenarios: one per simulated-CUDA claim in
+// docs/simcuda.md. Each runs in a fresh spawned process against one backend
+// and returns what it observed as text; simcuda and real CUDA must observe
+// exactly the expected text. Every scenario names the public source of the
+// real behaviour and says whether a run on real CUDA has confirmed it.
 #ifndef FAULTLINE_REFERENCE_RUNTIME_CONFORMANCE_H_
 #define FAULTLINE_REFERENCE_RUNTIME_CONFORMANCE_H_
 
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,20 +17,39 @@
 namespace faultline {
 namespace conformance {
 
+// The driver a scenario needs.
+enum class Driver {
+  kPresent,  // a working driver (real CUDA: a GPU machine)
+  kNone,     // no libcuda.so.1 at all (real CUDA: a machine without a driver)
+  kStub,     // the toolkit's stub libcuda.so found as libcuda.so.1 (anywhere)
+};
+
+// Returns "present", "none" or "stub".
+const char* DriverName(Driver driver);
+
 struct Scenario {
   using Env = std::vector<std::pair<std::string, std::string>>;
 
   std::string name;
   std::string fact;      // the real-CUDA behaviour it checks
+  std::string source;    // the public source of that behaviour
   std::string expected;  // the observation both backends must produce
-  // Extra environment for the scenario's process, per backend.
-  Env simcuda_env = {};
-  Env cuda_env = {};
-  bool simcuda_only = false;  // not reproducible on a machine with a GPU
+  Driver driver = Driver::kPresent;
+  Env env = {};              // extra environment for the scenario's process
+  bool unverified = true;    // not yet confirmed by a run on real CUDA
 };
+
+// Prints a scenario by name (gtest parameter output).
+void PrintTo(const Scenario& scenario, std::ostream* os);
 
 // Returns every scenario.
 const std::vector<Scenario>& Scenarios();
+
+// Returns the scenarios that can run on `runtime` on a machine whose real
+// driver situation is `machine` (simcuda runs every scenario; real CUDA runs
+// the stub scenarios anywhere, the no-driver ones only where there is no
+// driver, the rest only where there is one).
+std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine);
 
 // Runs `scenario` on `runtime` in a fresh spawned process and returns its
 // observation (or the reason it could not run).

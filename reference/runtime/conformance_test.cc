@@ -1,37 +1,60 @@
-// The conformance test: every scenario must observe the expected text on
-// simcuda (always) and on the real CUDA runtime (the gpu-tagged target).
+// The conformance test: every scenario must observe the expected text on the
+// runtime under test (FAULTLINE_TEST_RUNTIME: simcuda, or cuda in the gpu
+// target and in the no-driver target of the CPU suite). FAULTLINE_CONFORMANCE_DRIVER
+// says what the machine has (present, the default, or none): real CUDA runs
+// only the scenarios that machine can show.
 #include "reference/runtime/conformance.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
+#include <string>
+
+#include "reference/runtime/test_runtime.h"
 
 namespace faultline {
 namespace conformance {
 namespace {
 
-RuntimeKind BackendUnderTest() {
-  const char* value = std::getenv("FAULTLINE_CONFORMANCE_RUNTIME");
-  return value != nullptr && std::strcmp(value, "cuda") == 0 ? RuntimeKind::kCuda : RuntimeKind::kSimCuda;
+Driver MachineDriver() {
+  const char* value = std::getenv("FAULTLINE_CONFORMANCE_DRIVER");
+  return value != nullptr && std::string(value) == "none" ? Driver::kNone : Driver::kPresent;
+}
+
+RuntimeKind Backend() {
+  Result<RuntimeKind> kind = RuntimeKindUnderTest();
+  return kind.ok() ? *kind : RuntimeKind::kSimCuda;
 }
 
 class ConformanceTest : public testing::TestWithParam<Scenario> {};
 
 TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
   const Scenario& scenario = GetParam();
-  const RuntimeKind backend = BackendUnderTest();
-  if (backend == RuntimeKind::kCuda) {
-    if (GetRuntime(RuntimeKind::kCuda).DeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this machine";
-    if (scenario.simcuda_only) GTEST_SKIP() << "not reproducible on a machine with a working driver";
+  ASSERT_TRUE(RuntimeKindUnderTest().ok()) << RuntimeKindUnderTest().status();
+  const RuntimeKind backend = Backend();
+  if (backend == RuntimeKind::kCuda && MachineDriver() == Driver::kPresent) {
+    // On a GPU machine a missing device is a failure, never a skip.
+    Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
+    ASSERT_TRUE(count.ok() && *count > 0) << "no usable CUDA device: "
+                                          << (count.ok() ? "0 devices" : count.status().ToString());
   }
-  SCOPED_TRACE(scenario.fact);
+  if (backend == RuntimeKind::kCuda && MachineDriver() == Driver::kNone) {
+    // The no-driver target checks real libcudart on a machine without a
+    // driver; where one is installed the no-driver scenarios cannot run.
+    Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
+    const bool no_driver = !count.ok() && count.status().cuda_error() && count.status().cuda_error()->code == 35;
+    if (!no_driver && scenario.driver == Driver::kNone) {
+      GTEST_SKIP() << "a CUDA driver is installed here; this target checks the no-driver behaviour (the gpu "
+                      "target conformance_cuda_test covers this machine)";
+    }
+  }
+  SCOPED_TRACE(scenario.fact + " [source: " + scenario.source + "]");
   auto observed = RunScenario(scenario, backend);
   ASSERT_TRUE(observed.ok()) << observed.status();
   EXPECT_EQ(*observed, scenario.expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Facts, ConformanceTest, testing::ValuesIn(Scenarios()),
+INSTANTIATE_TEST_SUITE_P(Facts, ConformanceTest, testing::ValuesIn(ScenariosFor(Backend(), MachineDriver())),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

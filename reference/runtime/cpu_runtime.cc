@@ -17,7 +17,12 @@ class CpuRuntime final : public DeviceRuntime {
   Result<int> DoGetDeviceCount(SourceLocation) override { return 0; }
   Status DoSetDevice(int device, SourceLocation) override { return NoDevice("SetDevice"); }
   Result<int> DoGetDevice(SourceLocation) override { return NoDevice("GetDevice"); }
+  Result<int> DoDriverGetVersion(SourceLocation) override { return 0; }
+  Result<int> DoRuntimeGetVersion(SourceLocation) override { return NoDevice("RuntimeGetVersion"); }
   Result<void*> DoMalloc(size_t, SourceLocation) override { return NoDevice("Malloc"); }
+  Result<void*> DoMallocHost(size_t, SourceLocation) override { return NoDevice("MallocHost"); }
+  Status DoFreeHost(void* ptr, SourceLocation) override { return ptr == nullptr ? OkStatus() : NoDevice("FreeHost"); }
+  Status DoDeviceReset(SourceLocation) override { return NoDevice("DeviceReset"); }
   Status DoFree(void* ptr, SourceLocation) override {
     return ptr == nullptr ? OkStatus() : NoDevice("Free");
   }
@@ -36,6 +41,11 @@ class CpuRuntime final : public DeviceRuntime {
   Status DoStreamSynchronize(StreamHandle, SourceLocation) override { return OkStatus(); }
   Status DoStreamDestroy(StreamHandle, SourceLocation) override { return NoDevice("StreamDestroy"); }
   Status DoDeviceSynchronize(SourceLocation) override { return OkStatus(); }
+  Result<EventHandle> DoEventCreate(SourceLocation) override { return NoDevice("EventCreate"); }
+  Status DoEventRecord(EventHandle, StreamHandle, SourceLocation) override { return NoDevice("EventRecord"); }
+  Status DoEventQuery(EventHandle, SourceLocation) override { return NoDevice("EventQuery"); }
+  Status DoEventSynchronize(EventHandle, SourceLocation) override { return NoDevice("EventSynchronize"); }
+  Status DoEventDestroy(EventHandle, SourceLocation) override { return NoDevice("EventDestroy"); }
   Status DoGetLastError(bool, SourceLocation) override { return OkStatus(); }
 
  private:

@@ -13,6 +13,7 @@
 
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
+#include "reference/runtime/simcuda_runtime.h"
 
 namespace faultline {
 namespace {
@@ -66,6 +67,29 @@ class CudaRuntime final : public DeviceRuntime {
     FL_CUDA_CALL("cudaGetDevice", cudaGetDevice(&device), loc);
     return device;
   }
+  Result<int> DoDriverGetVersion(SourceLocation loc) override {
+    int version = 0;
+    FL_CUDA_CALL("cudaDriverGetVersion", cudaDriverGetVersion(&version), loc);
+    return version;
+  }
+  Result<int> DoRuntimeGetVersion(SourceLocation loc) override {
+    int version = 0;
+    FL_CUDA_CALL("cudaRuntimeGetVersion", cudaRuntimeGetVersion(&version), loc);
+    return version;
+  }
+  Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) override {
+    void* ptr = nullptr;
+    FL_CUDA_CALL("cudaMallocHost", cudaMallocHost(&ptr, bytes), loc);
+    return ptr;
+  }
+  Status DoFreeHost(void* ptr, SourceLocation loc) override {
+    FL_CUDA_CALL("cudaFreeHost", cudaFreeHost(ptr), loc);
+    return OkStatus();
+  }
+  Status DoDeviceReset(SourceLocation loc) override {
+    FL_CUDA_CALL("cudaDeviceReset", cudaDeviceReset(), loc);
+    return OkStatus();
+  }
   Result<void*> DoMalloc(size_t bytes, SourceLocation loc) override {
     void* ptr = nullptr;
     FL_CUDA_CALL("cudaMalloc", cudaMalloc(&ptr, bytes), loc);
@@ -117,6 +141,28 @@ class CudaRuntime final : public DeviceRuntime {
     FL_CUDA_CALL("cudaDeviceSynchronize", cudaDeviceSynchronize(), loc);
     return OkStatus();
   }
+  Result<EventHandle> DoEventCreate(SourceLocation loc) override {
+    cudaEvent_t event = nullptr;
+    FL_CUDA_CALL("cudaEventCreate", cudaEventCreate(&event), loc);
+    return static_cast<EventHandle>(event);
+  }
+  Status DoEventRecord(EventHandle event, StreamHandle stream, SourceLocation loc) override {
+    FL_CUDA_CALL("cudaEventRecord",
+                 cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), loc);
+    return OkStatus();
+  }
+  Status DoEventQuery(EventHandle event, SourceLocation loc) override {
+    FL_CUDA_CALL("cudaEventQuery", cudaEventQuery(static_cast<cudaEvent_t>(event)), loc);
+    return OkStatus();
+  }
+  Status DoEventSynchronize(EventHandle event, SourceLocation loc) override {
+    FL_CUDA_CALL("cudaEventSynchronize", cudaEventSynchronize(static_cast<cudaEvent_t>(event)), loc);
+    return OkStatus();
+  }
+  Status DoEventDestroy(EventHandle event, SourceLocation loc) override {
+    FL_CUDA_CALL("cudaEventDestroy", cudaEventDestroy(static_cast<cudaEvent_t>(event)), loc);
+    return OkStatus();
+  }
   Status DoGetLastError(bool clear, SourceLocation loc) override {
     cudaError_t code = clear ? cudaGetLastError() : cudaPeekAtLastError();
     return CudaStatus(code, clear ? "cudaGetLastError" : "cudaPeekAtLastError", loc);
@@ -137,19 +183,17 @@ DeviceRuntime& CudaRuntimeInstance() {
 }
 
 bool CudaDevicePresent() {
-  if (g_touched_cuda) return CudaRuntimeInstance().DeviceCount() > 0;
-  // Ask in a forked child so this process stays free of CUDA: initializing
-  // CUDA here would break every fork-started worker it later creates.
-  pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    int count = 0;
-    _exit(cudaGetDeviceCount(&count) == cudaSuccess && count > 0 ? 0 : 1);
+  Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
+  return count.ok() && *count > 0;
+}
+
+bool BackendInitialized(RuntimeKind kind) {
+  switch (kind) {
+    case RuntimeKind::kCpu: return true;  // nothing to initialize
+    case RuntimeKind::kSimCuda: return SimCuda().initialized();
+    case RuntimeKind::kCuda: return g_touched_cuda;
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return true;
 }
 
 }  // namespace faultline

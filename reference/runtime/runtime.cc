@@ -2,6 +2,8 @@
 // and DeviceGuard.
 #include "reference/runtime/runtime.h"
 
+#include <cuda_runtime_api.h>  // CUDART_VERSION only
+
 #include <cstdlib>
 #include <sstream>
 
@@ -21,6 +23,8 @@ Status BadSize(const char* api, size_t bytes) {
 }
 
 }  // namespace
+
+int BuiltRuntimeVersion() { return CUDART_VERSION; }
 
 const char* RuntimeKindName(RuntimeKind kind) {
   switch (kind) {
@@ -64,6 +68,19 @@ Result<int> DeviceRuntime::GetDeviceCount(SourceLocation loc) { return DoGetDevi
 Status DeviceRuntime::SetDevice(int device, SourceLocation loc) { return DoSetDevice(device, loc); }
 
 Result<int> DeviceRuntime::GetDevice(SourceLocation loc) { return DoGetDevice(loc); }
+
+Result<int> DeviceRuntime::DriverGetVersion(SourceLocation loc) { return DoDriverGetVersion(loc); }
+
+Result<int> DeviceRuntime::RuntimeGetVersion(SourceLocation loc) { return DoRuntimeGetVersion(loc); }
+
+Result<void*> DeviceRuntime::MallocHost(size_t bytes, SourceLocation loc) {
+  if (bytes == 0 || bytes > kMaxBytes) return BadSize("MallocHost", bytes);
+  return DoMallocHost(bytes, loc);
+}
+
+Status DeviceRuntime::FreeHost(void* ptr, SourceLocation loc) { return DoFreeHost(ptr, loc); }
+
+Status DeviceRuntime::DeviceReset(SourceLocation loc) { return DoDeviceReset(loc); }
 
 Result<void*> DeviceRuntime::Malloc(size_t bytes, SourceLocation loc) {
   if (bytes == 0 || bytes > kMaxBytes) return BadSize("Malloc", bytes);
@@ -120,6 +137,28 @@ Status DeviceRuntime::StreamDestroy(StreamHandle stream, SourceLocation loc) {
 }
 
 Status DeviceRuntime::DeviceSynchronize(SourceLocation loc) { return DoDeviceSynchronize(loc); }
+
+Result<EventHandle> DeviceRuntime::EventCreate(SourceLocation loc) { return DoEventCreate(loc); }
+
+Status DeviceRuntime::EventRecord(EventHandle event, StreamHandle stream, SourceLocation loc) {
+  if (event == nullptr) return NullArgument("EventRecord", "event");
+  return DoEventRecord(event, stream, loc);
+}
+
+Status DeviceRuntime::EventQuery(EventHandle event, SourceLocation loc) {
+  if (event == nullptr) return NullArgument("EventQuery", "event");
+  return DoEventQuery(event, loc);
+}
+
+Status DeviceRuntime::EventSynchronize(EventHandle event, SourceLocation loc) {
+  if (event == nullptr) return NullArgument("EventSynchronize", "event");
+  return DoEventSynchronize(event, loc);
+}
+
+Status DeviceRuntime::EventDestroy(EventHandle event, SourceLocation loc) {
+  if (event == nullptr) return NullArgument("EventDestroy", "event");
+  return DoEventDestroy(event, loc);
+}
 
 Status DeviceRuntime::GetLastError(SourceLocation loc) { return DoGetLastError(/*clear=*/true, loc); }
 

@@ -47,6 +47,11 @@ struct PointerAttributes {
 };
 
 using StreamHandle = void*;  // nullptr is the default stream
+using EventHandle = void*;
+
+// The CUDA runtime version faultline is built against (CUDART_VERSION, e.g.
+// 13000 for CUDA 13.0); simcuda reports it too.
+int BuiltRuntimeVersion();
 
 // Largest single allocation or registration accepted; larger sizes are
 // almost always a negative number that was cast to size_t.
@@ -68,11 +73,29 @@ class DeviceRuntime {
   Status SetDevice(int device, SourceLocation loc = SourceLocation::Current());
   Result<int> GetDevice(SourceLocation loc = SourceLocation::Current());
 
+  // Returns the driver's CUDA version (cudaDriverGetVersion): 0, and no
+  // error, when no driver is installed.
+  Result<int> DriverGetVersion(SourceLocation loc = SourceLocation::Current());
+  // Returns the runtime's CUDA version (cudaRuntimeGetVersion); needs no driver.
+  Result<int> RuntimeGetVersion(SourceLocation loc = SourceLocation::Current());
+
   // Allocates device memory on the current device; bytes must be in (0, kMaxBytes].
   Result<void*> Malloc(size_t bytes, SourceLocation loc = SourceLocation::Current());
   // Frees device memory. Free(nullptr) succeeds and, as cudaFree(0) does,
   // creates the primary context.
   Status Free(void* ptr, SourceLocation loc = SourceLocation::Current());
+
+  // Allocates page-locked host memory (cudaMallocHost; cudaHostAlloc with
+  // the default flags): creates the primary context of the current device;
+  // the memory reads as cudaMemoryTypeHost. bytes must be in (0, kMaxBytes].
+  Result<void*> MallocHost(size_t bytes, SourceLocation loc = SourceLocation::Current());
+  // Frees memory from MallocHost (cudaFreeHost); FreeHost(nullptr) succeeds.
+  Status FreeHost(void* ptr, SourceLocation loc = SourceLocation::Current());
+
+  // Destroys the current device's primary context and everything allocated
+  // in it (cudaDeviceReset). The process stays initialized: a child forked
+  // afterwards is still poisoned (see Note [Fork poisoning]).
+  Status DeviceReset(SourceLocation loc = SourceLocation::Current());
 
   Status Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind,
                 SourceLocation loc = SourceLocation::Current());
@@ -93,7 +116,18 @@ class DeviceRuntime {
   Status StreamDestroy(StreamHandle stream, SourceLocation loc = SourceLocation::Current());
   Status DeviceSynchronize(SourceLocation loc = SourceLocation::Current());
 
-  // Returns and clears this thread's last error (cudaGetLastError).
+  // Events (cudaEventCreate / Record / Query / Synchronize / Destroy).
+  // EventQuery is OK once the work before the record has finished, or when
+  // the event was never recorded; cudaErrorNotReady (600) while it runs.
+  Result<EventHandle> EventCreate(SourceLocation loc = SourceLocation::Current());
+  Status EventRecord(EventHandle event, StreamHandle stream, SourceLocation loc = SourceLocation::Current());
+  Status EventQuery(EventHandle event, SourceLocation loc = SourceLocation::Current());
+  Status EventSynchronize(EventHandle event, SourceLocation loc = SourceLocation::Current());
+  Status EventDestroy(EventHandle event, SourceLocation loc = SourceLocation::Current());
+
+  // Returns and clears this thread's last error (cudaGetLastError). Sticky
+  // errors (700 after a faulting kernel; 35 / 34 without a usable driver)
+  // are returned again by every later call: they are never cleared.
   Status GetLastError(SourceLocation loc = SourceLocation::Current());
   // Returns this thread's last error without clearing it.
   Status PeekAtLastError(SourceLocation loc = SourceLocation::Current());
@@ -106,7 +140,12 @@ class DeviceRuntime {
   virtual Result<int> DoGetDeviceCount(SourceLocation loc) = 0;
   virtual Status DoSetDevice(int device, SourceLocation loc) = 0;
   virtual Result<int> DoGetDevice(SourceLocation loc) = 0;
+  virtual Result<int> DoDriverGetVersion(SourceLocation loc) = 0;
+  virtual Result<int> DoRuntimeGetVersion(SourceLocation loc) = 0;
   virtual Result<void*> DoMalloc(size_t bytes, SourceLocation loc) = 0;
+  virtual Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) = 0;
+  virtual Status DoFreeHost(void* ptr, SourceLocation loc) = 0;
+  virtual Status DoDeviceReset(SourceLocation loc) = 0;
   virtual Status DoFree(void* ptr, SourceLocation loc) = 0;
   virtual Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
                           bool async, SourceLocation loc) = 0;
@@ -117,12 +156,23 @@ class DeviceRuntime {
   virtual Status DoStreamSynchronize(StreamHandle stream, SourceLocation loc) = 0;
   virtual Status DoStreamDestroy(StreamHandle stream, SourceLocation loc) = 0;
   virtual Status DoDeviceSynchronize(SourceLocation loc) = 0;
+  virtual Result<EventHandle> DoEventCreate(SourceLocation loc) = 0;
+  virtual Status DoEventRecord(EventHandle event, StreamHandle stream, SourceLocation loc) = 0;
+  virtual Status DoEventQuery(EventHandle event, SourceLocation loc) = 0;
+  virtual Status DoEventSynchronize(EventHandle event, SourceLocation loc) = 0;
+  virtual Status DoEventDestroy(EventHandle event, SourceLocation loc) = 0;
   virtual Status DoGetLastError(bool clear, SourceLocation loc) = 0;
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are
 // created on first use and live until exit).
 DeviceRuntime& GetRuntime(RuntimeKind kind);
+
+// Returns the device count of `kind`, or the error its runtime gives
+// (cudaErrorInsufficientDriver without a driver, cudaErrorNoDevice without a
+// device, ...), without initializing CUDA in this process: a forked child
+// asks unless this process has already initialized that backend.
+Result<int> ProbeDeviceCount(RuntimeKind kind);
 
 // Restores the current device on scope exit (like c10::cuda::CUDAGuard).
 class DeviceGuard {

@@ -35,21 +35,48 @@ size_t EnvSize(const char* name, size_t fallback) {
   return value;
 }
 
+// The UUID simcuda gives physical device `ordinal`, in the form the driver
+// prints it (nvidia-smi -L, cudaDeviceProp::uuid).
+std::string SimulatedUuid(int ordinal) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "GPU-5eed0000-0000-4000-8000-%012x", ordinal);
+  return text;
+}
+
+// Returns whether CUDA_VISIBLE_DEVICES entry `item` names a physical device:
+// an ordinal in range, or "GPU-" followed by a prefix of exactly one
+// device's UUID (the driver accepts unique UUID prefixes).
+bool NamesDevice(const std::string& item, int physical) {
+  if (item.rfind("GPU-", 0) == 0) {
+    int matches = 0;
+    for (int d = 0; d < physical; ++d) matches += SimulatedUuid(d).rfind(item, 0) == 0 ? 1 : 0;
+    return matches == 1;
+  }
+  char* end = nullptr;
+  long ordinal = std::strtol(item.c_str(), &end, 10);
+  return !item.empty() && *end == '\0' && ordinal >= 0 && ordinal < physical;
+}
+
 // Applies CUDA_VISIBLE_DEVICES the way the driver does: a comma-separated
-// list of ordinals, cut at the first entry that is not a valid ordinal.
+// list of ordinals or GPU UUIDs, cut at the first entry that names no device.
 int VisibleDevices(int physical) {
   const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
   if (mask == nullptr) return physical;
   int visible = 0;
   std::stringstream list(mask);
   std::string item;
-  while (std::getline(list, item, ',')) {
-    char* end = nullptr;
-    long ordinal = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || ordinal < 0 || ordinal >= physical) break;
-    ++visible;
-  }
+  while (std::getline(list, item, ',') && NamesDevice(item, physical)) ++visible;
   return visible;
+}
+
+// Reads FAULTLINE_SIMCUDA_DRIVER: unset or "present", "none", "stub".
+cudaError_t DriverError() {
+  const char* driver = std::getenv("FAULTLINE_SIMCUDA_DRIVER");
+  if (driver == nullptr || *driver == '\0' || std::strcmp(driver, "present") == 0) return cudaSuccess;
+  if (std::strcmp(driver, "none") == 0) return cudaErrorInsufficientDriver;
+  if (std::strcmp(driver, "stub") == 0) return cudaErrorStubLibrary;
+  std::fprintf(stderr, "simcuda: ignoring FAULTLINE_SIMCUDA_DRIVER='%s': expected present, none or stub\n", driver);
+  return cudaSuccess;
 }
 
 bool EndsWith(const std::string& text, const char* suffix) {
@@ -69,8 +96,7 @@ bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
 }  // namespace
 
 SimCudaRuntime::SimCudaRuntime() {
-  const char* driver = std::getenv("FAULTLINE_SIMCUDA_DRIVER");
-  driver_present_ = !(driver != nullptr && std::strcmp(driver, "none") == 0);
+  driver_error_ = DriverError();
   device_count_ = VisibleDevices(static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1)));
   capacity_bytes_ = EnvSize("FAULTLINE_SIMCUDA_MEMORY_BYTES", capacity_bytes_);
   primary_context_.assign(device_count_, false);
@@ -91,7 +117,7 @@ std::string SimCudaRuntime::ForkDetail() {
 }
 
 Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
-  if (!driver_present_) return Fail(cudaErrorInsufficientDriver, api, loc);
+  if (driver_error_ != cudaSuccess) return Fail(driver_error_, api, loc);
   if (initialized_ && init_pid_ != getpid()) return Fail(cudaErrorInitializationError, api, loc, ForkDetail());
   if (!initialized_) {
     initialized_ = true;
@@ -103,8 +129,8 @@ Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   if (device_count_ == 0) return Fail(cudaErrorNoDevice, api, loc);
   if (needs == Needs::kDevice) return OkStatus();
   primary_context_[t_current_device] = true;
-  if (sticky_illegal_address_) {
-    return Fail(cudaErrorIllegalAddress, api, loc, "sticky error from an earlier kernel; the context is unusable");
+  if (sticky_error_ != cudaSuccess) {
+    return Fail(sticky_error_, api, loc, "sticky error from an earlier kernel; the context is unusable");
   }
   return OkStatus();
 }
@@ -181,6 +207,74 @@ Result<int> SimCudaRuntime::DoGetDevice(SourceLocation loc) {
   return t_current_device;
 }
 
+Result<int> SimCudaRuntime::DoDriverGetVersion(SourceLocation) {
+  // Answered by the driver library without initializing CUDA; 0 without one.
+  std::lock_guard<std::mutex> lock(mu_);
+  return driver_error_ == cudaSuccess ? BuiltRuntimeVersion() : 0;
+}
+
+Result<int> SimCudaRuntime::DoRuntimeGetVersion(SourceLocation) { return BuiltRuntimeVersion(); }
+
+Result<void*> SimCudaRuntime::DoMallocHost(size_t bytes, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaMallocHost", Needs::kContext, loc));
+  const size_t rounded = (bytes + 4095) / 4096 * 4096;  // whole pages, as pinning is
+  void* ptr = std::aligned_alloc(4096, rounded);
+  if (ptr == nullptr) return Fail(cudaErrorMemoryAllocation, "cudaMallocHost", loc, "host allocation failed");
+  pinned_allocations_[reinterpret_cast<uintptr_t>(ptr)] = Range{bytes, t_current_device};
+  return ptr;
+}
+
+Status SimCudaRuntime::DoFreeHost(void* ptr, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaFreeHost", Needs::kContext, loc));
+  if (ptr == nullptr) return OkStatus();
+  if (pinned_allocations_.erase(reinterpret_cast<uintptr_t>(ptr)) == 0) {
+    return Fail(cudaErrorInvalidValue, "cudaFreeHost", loc, PointerText(ptr) + " is not from cudaMallocHost");
+  }
+  std::free(ptr);
+  return OkStatus();
+}
+
+Status SimCudaRuntime::DoDeviceReset(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaDeviceReset", Needs::kDevice, loc));
+  // Everything the current device's primary context owned goes with it.
+  const int device = t_current_device;
+  auto drop = [device](std::map<uintptr_t, Range>& ranges, bool owns_memory) {
+    for (auto it = ranges.begin(); it != ranges.end();) {
+      if (it->second.device != device) {
+        ++it;
+        continue;
+      }
+      if (owns_memory) std::free(reinterpret_cast<void*>(it->first));
+      it = ranges.erase(it);
+    }
+  };
+  drop(device_allocations_, /*owns_memory=*/true);
+  drop(pinned_allocations_, /*owns_memory=*/true);
+  drop(registered_host_, /*owns_memory=*/false);
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    if (it->second == device) {
+      delete static_cast<char*>(it->first);
+      it = streams_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = events_.begin(); it != events_.end();) {
+    if (it->second == device) {
+      delete static_cast<char*>(it->first);
+      it = events_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  used_bytes_[device] = 0;
+  primary_context_[device] = false;
+  return OkStatus();
+}
+
 Result<void*> SimCudaRuntime::DoMalloc(size_t bytes, SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaMalloc", Needs::kContext, loc));
@@ -218,9 +312,7 @@ Status SimCudaRuntime::DoMemcpy(void* dst, const void* src, size_t bytes, Memcpy
   const char* api = async ? "cudaMemcpyAsync" : "cudaMemcpy";
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter(api, Needs::kContext, loc));
-  if (stream != nullptr && streams_.count(stream) == 0) {
-    return Fail(cudaErrorInvalidResourceHandle, api, loc, "unknown stream " + PointerText(stream));
-  }
+  if (!KnownStream(stream)) return Fail(cudaErrorInvalidResourceHandle, api, loc, "unknown stream " + PointerText(stream));
   const bool dst_device = kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToDevice;
   const bool src_device = kind == MemcpyKind::kDeviceToHost || kind == MemcpyKind::kDeviceToDevice;
   if (dst_device && FindRange(device_allocations_, dst, bytes) == nullptr) {
@@ -239,11 +331,13 @@ Status SimCudaRuntime::DoHostRegister(void* ptr, size_t bytes, SourceLocation lo
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaHostRegister", Needs::kContext, loc));
   uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
-  for (const auto& [start, range] : registered_host_) {
-    if (begin < start + range.bytes && start < begin + bytes) {
-      return Fail(cudaErrorHostMemoryAlreadyRegistered, "cudaHostRegister", loc,
-                  PointerText(ptr) + " + " + std::to_string(bytes) + " bytes overlaps the range registered at " +
-                      PointerText(reinterpret_cast<void*>(start)));
+  for (const auto* pinned : {&registered_host_, &pinned_allocations_}) {
+    for (const auto& [start, range] : *pinned) {
+      if (begin < start + range.bytes && start < begin + bytes) {
+        return Fail(cudaErrorHostMemoryAlreadyRegistered, "cudaHostRegister", loc,
+                    PointerText(ptr) + " + " + std::to_string(bytes) + " bytes overlaps the pinned range at " +
+                        PointerText(reinterpret_cast<void*>(start)));
+      }
     }
   }
   registered_host_[begin] = Range{bytes, t_current_device};
@@ -268,6 +362,7 @@ Result<PointerAttributes> SimCudaRuntime::DoGetPointerAttributes(const void* ptr
   FL_RETURN_IF_ERROR(Enter("cudaPointerGetAttributes", Needs::kContext, loc));
   if (const Range* r = FindRange(device_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kDevice, r->device};
   if (const Range* r = FindRange(registered_host_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
+  if (const Range* r = FindRange(pinned_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
   return PointerAttributes{MemoryType::kUnregistered, -1};
 }
 
@@ -275,14 +370,14 @@ Result<StreamHandle> SimCudaRuntime::DoStreamCreate(SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaStreamCreate", Needs::kContext, loc));
   StreamHandle stream = new char;  // a unique address; simcuda streams are synchronous
-  streams_.insert(stream);
+  streams_[stream] = t_current_device;
   return stream;
 }
 
 Status SimCudaRuntime::DoStreamSynchronize(StreamHandle stream, SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaStreamSynchronize", Needs::kContext, loc));
-  if (stream != nullptr && streams_.count(stream) == 0) {
+  if (!KnownStream(stream)) {
     return Fail(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize", loc, "unknown stream " + PointerText(stream));
   }
   return OkStatus();
@@ -303,9 +398,67 @@ Status SimCudaRuntime::DoDeviceSynchronize(SourceLocation loc) {
   return Enter("cudaDeviceSynchronize", Needs::kContext, loc);
 }
 
+bool SimCudaRuntime::KnownStream(StreamHandle handle) const {
+  return handle == nullptr || streams_.count(handle) != 0;
+}
+
+Status SimCudaRuntime::CheckEvent(const char* api, EventHandle event, SourceLocation loc) {
+  if (events_.count(event) != 0) return OkStatus();
+  return Fail(cudaErrorInvalidResourceHandle, api, loc, "unknown event " + PointerText(event));
+}
+
+Result<EventHandle> SimCudaRuntime::DoEventCreate(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaEventCreate", Needs::kContext, loc));
+  EventHandle event = new char;  // a unique address
+  events_[event] = t_current_device;
+  return event;
+}
+
+Status SimCudaRuntime::DoEventRecord(EventHandle event, StreamHandle stream, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaEventRecord", Needs::kContext, loc));
+  FL_RETURN_IF_ERROR(CheckEvent("cudaEventRecord", event, loc));
+  if (!KnownStream(stream)) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaEventRecord", loc, "unknown stream " + PointerText(stream));
+  }
+  return OkStatus();
+}
+
+// simcuda's streams run synchronously: recorded work has always finished.
+Status SimCudaRuntime::DoEventQuery(EventHandle event, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaEventQuery", Needs::kContext, loc));
+  return CheckEvent("cudaEventQuery", event, loc);
+}
+
+Status SimCudaRuntime::DoEventSynchronize(EventHandle event, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaEventSynchronize", Needs::kContext, loc));
+  return CheckEvent("cudaEventSynchronize", event, loc);
+}
+
+Status SimCudaRuntime::DoEventDestroy(EventHandle event, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaEventDestroy", Needs::kContext, loc));
+  FL_RETURN_IF_ERROR(CheckEvent("cudaEventDestroy", event, loc));
+  events_.erase(event);
+  delete static_cast<char*>(event);
+  return OkStatus();
+}
+
 Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Driver and sticky errors describe the process, not one call: real CUDA
+  // returns them again after every read (see docs/simcuda.md).
   cudaError_t code = t_last_error;
-  if (clear) t_last_error = cudaSuccess;
+  if (driver_error_ != cudaSuccess) {
+    code = driver_error_;
+  } else if (sticky_error_ != cudaSuccess) {
+    code = sticky_error_;
+  } else if (clear) {
+    t_last_error = cudaSuccess;
+  }
   if (code == cudaSuccess) return OkStatus();
   return CudaCallError(code, SimCudaErrorName(code), SimCudaErrorString(code),
                        clear ? "cudaGetLastError" : "cudaPeekAtLastError", loc);
@@ -322,16 +475,17 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const kernels::LaunchConf
                 std::string(kernel) + " launched with grid " + std::to_string(config.grid) + ", block " +
                     std::to_string(config.block) + "; expected grid >= 1 and 1 <= block <= 1024");
   }
-  if (config.stream != nullptr && streams_.count(config.stream) == 0) {
+  if (!KnownStream(config.stream)) {
     return Fail(cudaErrorInvalidResourceHandle, "cudaLaunchKernel", loc, "unknown stream");
   }
   for (size_t i = 0; i < num_buffers; ++i) {
     const kernels::BufferUse& b = buffers[i];
     if (b.bytes == 0) continue;
     if (FindRange(device_allocations_, b.ptr, b.bytes) == nullptr &&
-        FindRange(registered_host_, b.ptr, b.bytes) == nullptr) {
+        FindRange(registered_host_, b.ptr, b.bytes) == nullptr &&
+        FindRange(pinned_allocations_, b.ptr, b.bytes) == nullptr) {
       // Like a GPU fault: the launch itself succeeds, the context is lost.
-      sticky_illegal_address_ = true;
+      sticky_error_ = cudaErrorIllegalAddress;
       return OkStatus();
     }
   }

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -22,8 +21,9 @@ namespace faultline {
 class SimCudaRuntime final : public DeviceRuntime {
  public:
   // Reads FAULTLINE_SIMCUDA_DEVICES (default 1), CUDA_VISIBLE_DEVICES,
-  // FAULTLINE_SIMCUDA_DRIVER ("none" = no driver) and
-  // FAULTLINE_SIMCUDA_MEMORY_BYTES (per-device capacity, default 16 GiB).
+  // FAULTLINE_SIMCUDA_DRIVER ("none" = no driver, "stub" = the toolkit's
+  // stub libcuda) and FAULTLINE_SIMCUDA_MEMORY_BYTES (per-device capacity,
+  // default 16 GiB).
   SimCudaRuntime();
 
   RuntimeKind kind() const override { return RuntimeKind::kSimCuda; }
@@ -48,7 +48,12 @@ class SimCudaRuntime final : public DeviceRuntime {
   Result<int> DoGetDeviceCount(SourceLocation loc) override;
   Status DoSetDevice(int device, SourceLocation loc) override;
   Result<int> DoGetDevice(SourceLocation loc) override;
+  Result<int> DoDriverGetVersion(SourceLocation loc) override;
+  Result<int> DoRuntimeGetVersion(SourceLocation loc) override;
   Result<void*> DoMalloc(size_t bytes, SourceLocation loc) override;
+  Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) override;
+  Status DoFreeHost(void* ptr, SourceLocation loc) override;
+  Status DoDeviceReset(SourceLocation loc) override;
   Status DoFree(void* ptr, SourceLocation loc) override;
   Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream, bool async,
                   SourceLocation loc) override;
@@ -59,6 +64,11 @@ class SimCudaRuntime final : public DeviceRuntime {
   Status DoStreamSynchronize(StreamHandle stream, SourceLocation loc) override;
   Status DoStreamDestroy(StreamHandle stream, SourceLocation loc) override;
   Status DoDeviceSynchronize(SourceLocation loc) override;
+  Result<EventHandle> DoEventCreate(SourceLocation loc) override;
+  Status DoEventRecord(EventHandle event, StreamHandle stream, SourceLocation loc) override;
+  Status DoEventQuery(EventHandle event, SourceLocation loc) override;
+  Status DoEventSynchronize(EventHandle event, SourceLocation loc) override;
+  Status DoEventDestroy(EventHandle event, SourceLocation loc) override;
   Status DoGetLastError(bool clear, SourceLocation loc) override;
 
  private:
@@ -78,11 +88,17 @@ class SimCudaRuntime final : public DeviceRuntime {
   Status Fail(cudaError_t code, const char* api, SourceLocation loc, const std::string& detail = "");
   // Returns the range in `ranges` that contains [ptr, ptr+bytes), if any.
   static const Range* FindRange(const std::map<uintptr_t, Range>& ranges, const void* ptr, size_t bytes);
+  // Returns whether `handle` is a live stream (nullptr, the default stream, is).
+  bool KnownStream(StreamHandle handle) const;
+  // Fails with cudaErrorInvalidResourceHandle unless `event` is a live event.
+  Status CheckEvent(const char* api, EventHandle event, SourceLocation loc);
   std::string ForkDetail();
   std::string InitializationSiteLocked();
 
   std::mutex mu_;
-  bool driver_present_ = true;
+  // cudaSuccess when a driver is present, else the error every call returns:
+  // cudaErrorInsufficientDriver (none) or cudaErrorStubLibrary (stub).
+  cudaError_t driver_error_ = cudaSuccess;
   int device_count_ = 1;
   size_t capacity_bytes_ = size_t{16} << 30;
 
@@ -91,11 +107,16 @@ class SimCudaRuntime final : public DeviceRuntime {
   std::vector<void*> init_frames_;  // raw return addresses, resolved on demand
   std::vector<bool> primary_context_;
   std::vector<size_t> used_bytes_;
-  bool sticky_illegal_address_ = false;
+  // A sticky error (cudaErrorIllegalAddress after a faulting kernel): once
+  // set, every call that needs the context and every cudaGetLastError
+  // returns it until the process ends; cudaDeviceReset does not clear it.
+  cudaError_t sticky_error_ = cudaSuccess;
 
   std::map<uintptr_t, Range> device_allocations_;
   std::map<uintptr_t, Range> registered_host_;
-  std::set<StreamHandle> streams_;
+  std::map<uintptr_t, Range> pinned_allocations_;  // cudaMallocHost
+  std::map<StreamHandle, int> streams_;             // stream -> device
+  std::map<EventHandle, int> events_;               // event -> device
 };
 
 // Returns the process-wide simcuda runtime.

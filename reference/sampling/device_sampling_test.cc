@@ -23,8 +23,9 @@ struct Mode {
 class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
  protected:
   void SetUp() override {
-    rt_ = DeviceRuntimeUnderTest();
-    if (rt_ == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
+    auto rt = DeviceRuntimeUnderTest();
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    rt_ = *rt;
     auto graph = GeneratePowerLaw(2000, 30000, 7, /*weighted=*/true);
     ASSERT_TRUE(graph.ok()) << graph.status();
     graph_storage_ = std::move(graph).value();
@@ -98,8 +99,9 @@ INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
                          [](const auto& info) { return info.param == GraphPlacement::kDevice ? "device" : "pinned"; });
 
 TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) {
-  DeviceRuntime* rt = DeviceRuntimeUnderTest();
-  if (rt == nullptr) GTEST_SKIP() << "no device for this runtime on this machine";
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime* rt = *runtime;
   std::vector<int64_t> seeds = {7, 3, 7, 1000000007};
   std::vector<int64_t> indices;
   for (int64_t i = 0; i < 5000; ++i) indices.push_back((i * 7919 + 13) % 1700 + (i % 3 == 0 ? 1000000000 : 0));

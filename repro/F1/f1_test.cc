@@ -13,7 +13,7 @@ namespace repro {
 namespace {
 
 TEST(F1Test, LegacyFailsInsideSampleNeighborsInAForkedWorkerWithInitializationError) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "legacy", runtime);
   ASSERT_TRUE(o.reproduced) << o.transcript;
   ASSERT_TRUE(o.error.has_value());
@@ -29,7 +29,7 @@ TEST(F1Test, LegacyFailsInsideSampleNeighborsInAForkedWorkerWithInitializationEr
 }
 
 TEST(F1Test, FixedPassesWithBaselineMinibatches) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)
@@ -37,7 +37,7 @@ TEST(F1Test, FixedPassesWithBaselineMinibatches) {
 }
 
 TEST(F1Test, SpawnWorkaroundPassesWithBaselineMinibatches) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)

@@ -25,21 +25,21 @@ void ExpectRestoreStateFailure(const Outcome& o, const std::string& name, int co
 }
 
 TEST(F2Test, LegacyForkedWorkerFailsOnCudaHostUnregisterWithInitializationError) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "legacy", runtime);
   ExpectRestoreStateFailure(o, "cudaErrorInitializationError", 3, "initialization error");
   ExpectInitializationSiteNamed(o, runtime, "PlaceOnDevice");  // the parent pinned the graph
 }
 
 TEST(F2Test, LegacySpawnedWorkerCannotUnpinWhatItDidNotPin) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "legacy-spawn", runtime);
   ExpectRestoreStateFailure(o, "cudaErrorHostMemoryNotRegistered", 713,
                             "pointer does not correspond to a registered memory region");
 }
 
 TEST(F2Test, FixedRefusesWorkersWithAReasonAndItsAdviceGivesTheBaseline) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find(std::string("fixed loader refused num_workers = 2: ") + kF2FixedRefusal),
@@ -51,7 +51,7 @@ TEST(F2Test, FixedRefusesWorkersWithAReasonAndItsAdviceGivesTheBaseline) {
 }
 
 TEST(F2Test, CpuCudaWithWorkersPasses) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find("mode cpu-cuda, num_workers 2, fork"), std::string::npos) << o.transcript;

@@ -12,7 +12,7 @@ namespace repro {
 namespace {
 
 TEST(F3Test, LegacyHostViewOfDeviceIdsFailsInNid2PartId) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F3", "legacy", runtime);
   ASSERT_TRUE(o.reproduced) << o.transcript;
   ASSERT_TRUE(o.error.has_value());
@@ -24,7 +24,7 @@ TEST(F3Test, LegacyHostViewOfDeviceIdsFailsInNid2PartId) {
 }
 
 TEST(F3Test, FixedVariantsMatchTheHostIdBaselineAndTheDenseStep) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   for (const char* variant : {"fixed", "fixed-device-lookup"}) {
     Outcome o = RunIsolated("F3", variant, runtime);
     EXPECT_TRUE(o.passed && !o.error) << variant << "\n" << o.transcript;
@@ -33,7 +33,7 @@ TEST(F3Test, FixedVariantsMatchTheHostIdBaselineAndTheDenseStep) {
 }
 
 TEST(F3Test, WorkaroundPassesHostIds) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F3", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find("forward returned [6, 8] rows on cpu"), std::string::npos) << o.transcript;

@@ -26,7 +26,7 @@ void ExpectCannotReinitialize(const Outcome& o, const std::string& process_patte
 }
 
 TEST(F4Test, LegacyEagerPluginMakesAForkedWorkerFailLazyInit) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "legacy", runtime);
   ExpectCannotReinitialize(o, R"(worker 0 \(pid \d+\))");
   // CUDA was initialized by the plugin's static initializer, through dlopen.
@@ -35,7 +35,7 @@ TEST(F4Test, LegacyEagerPluginMakesAForkedWorkerFailLazyInit) {
 }
 
 TEST(F4Test, FixedLazyPluginLetsAForkedWorkerUseCuda) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find("passed: the child's device gather equals the host gather"), std::string::npos)
@@ -44,14 +44,14 @@ TEST(F4Test, FixedLazyPluginLetsAForkedWorkerUseCuda) {
 }
 
 TEST(F4Test, SpawnWorkaroundPassesWithTheEagerPlugin) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   EXPECT_NE(o.transcript.find("worker 0 started by spawn"), std::string::npos) << o.transcript;
 }
 
 TEST(F4Test, ServiceChildStartedByForkFailsAndBySpawnPasses) {
-  RUNTIME_UNDER_TEST_OR_SKIP(runtime);
+  RUNTIME_UNDER_TEST(runtime);
   Outcome forked = RunIsolated("F4", "service-fork", runtime);
   ExpectCannotReinitialize(forked, R"(service child \(pid \d+\))");
   ExpectInitializationSiteNamed(forked, runtime, "RunService");

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the GPU suite here (a machine with Bazel, no GPU needed) and packs it
+# into .gpu-bundle/faultline-gpu-bundle.tar.xz for ci/gpu_run.sh on a GPU
+# machine that has no Bazel. Installs what is missing. Prints the size.
+# Usage: ci/gpu_bundle.sh [--out PATH] [--json]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in -h|--help) python3 ci/gpu_bundle.py --help; exit 0 ;; esac
+ci/setup.sh >&2
+echo "gpu_bundle: building the gpu-tagged tests and the repro CLI" >&2
+targets=$(bazel query 'attr(tags, "gpu", tests(//...))' 2>/dev/null)
+bazel build --config=ci $targets //repro:repro //reference/runtime:device_probe >&2
+python3 ci/gpu_bundle.py "$@"

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Runs faultline's GPU suite from the bundle of ci/gpu_bundle.sh on a machine
+with a GPU and no Bazel: every gpu test with the environment Bazel would give
+it (runtime cuda), `repro all --runtime cuda --json`, compute-sanitizer memcheck
+and racecheck on every test that launches kernels, and the PyTorch cross-check.
+Each step has its own timeout so the whole run fits in one 10-minute call.
+
+Writes OUTDIR/report.json, OUTDIR/summary.txt and OUTDIR/logs.txt. A test
+passes only if its binary exits 0 with no failed and no skipped test case: a
+GPU run cannot pass by skipping. Exit status: 0 when everything passed, 1 when
+something failed, 2 for a usage error, 3 when there is no usable CUDA device
+(then nothing runs and every test counts as "could not run")."""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+DEFAULT_BUNDLE = os.path.join(REPO, ".gpu-bundle", "faultline-gpu-bundle.tar.xz")
+STEPS = ("tests", "repro", "sanitizer", "crosscheck")
+LOG_TAIL = 4000  # characters of each step's output kept in logs.txt
+
+
+def log(message):
+    print(message, flush=True)
+
+
+class Run:
+    """The bundle, unpacked, and everything recorded so far."""
+
+    def __init__(self, root, out_dir, deadline):
+        self.root = root
+        self.out_dir = out_dir
+        self.deadline = deadline
+        with open(os.path.join(root, "manifest.json")) as f:
+            self.manifest = json.load(f)
+        self.results = []
+        self.logs = []
+
+    def remaining(self):
+        return self.deadline - time.monotonic()
+
+    def base_env(self):
+        env = dict(os.environ)
+        lib = os.path.join(self.root, "lib")
+        env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        env["FAULTLINE_CUDA_STUB"] = os.path.join(lib, "stubs", "libcuda.so")
+        return env
+
+    def test_env(self, test, scratch):
+        """The environment `bazel test` gives a test, plus the target's own env."""
+        env = self.base_env()
+        runfiles = os.path.join(self.root, test["runfiles"])
+        env.update({
+            "TEST_SRCDIR": runfiles, "RUNFILES_DIR": runfiles, "TEST_WORKSPACE": self.manifest["workspace"],
+            "TEST_TMPDIR": scratch, "TEST_TARGET": test["label"], "XML_OUTPUT_FILE": os.path.join(scratch, "test.xml"),
+            "GTEST_OUTPUT": "xml:" + os.path.join(scratch, "test.xml"), "HOME": scratch,
+        })
+        env.update(test["env"])
+        return env
+
+    def execute(self, name, argv, env, cwd, timeout):
+        """Runs argv; returns (exit code or None on timeout, output, seconds)."""
+        timeout = max(1, min(timeout, self.remaining()))
+        start = time.monotonic()
+        try:
+            done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  timeout=timeout, start_new_session=True)
+            code, output = done.returncode, done.stdout.decode(errors="replace")
+        except subprocess.TimeoutExpired as e:
+            code, output = None, (e.stdout or b"").decode(errors="replace") + f"\n[killed after {timeout:.0f} s]"
+        except OSError as e:
+            code, output = 127, f"could not start {argv[0]}: {e}"
+        seconds = time.monotonic() - start
+        self.logs.append(f"===== {name} (exit {code}, {seconds:.1f} s)\n{output[-LOG_TAIL:]}\n")
+        return code, output, seconds
+
+    def record(self, step, name, status, seconds=0.0, detail="", **extra):
+        row = {"step": step, "name": name, "status": status, "seconds": round(seconds, 1), "detail": detail}
+        row.update(extra)
+        self.results.append(row)
+        log(f"  {status:<13} {step:<10} {name} ({seconds:.1f} s){': ' + detail if detail else ''}")
+
+
+def gtest_verdict(xml_path, code, output):
+    """Returns (status, detail, counts) for one gtest binary."""
+    counts = {"tests": 0, "failures": 0, "skipped": 0}
+    first_failure = ""
+    if os.path.exists(xml_path):
+        try:
+            for case in ET.parse(xml_path).getroot().iter("testcase"):
+                counts["tests"] += 1
+                failure = case.find("failure")
+                if failure is not None:
+                    counts["failures"] += 1
+                    if not first_failure:
+                        first_failure = f"{case.get('classname')}.{case.get('name')}: " + \
+                                        (failure.get("message") or "").strip().splitlines()[0:3].__str__()
+                if case.get("result") == "skipped" or case.find("skipped") is not None:
+                    counts["skipped"] += 1
+        except ET.ParseError:
+            pass
+    if code is None:
+        return "timed out", "killed at its timeout", counts
+    if code == 127 or (counts["tests"] == 0 and code != 0 and "error while loading shared libraries" in output):
+        return "could not run", output.strip().splitlines()[-1] if output.strip() else f"exit {code}", counts
+    if counts["failures"] or code != 0:
+        if not first_failure:
+            lines = [l for l in output.splitlines() if "Failure" in l or "error" in l.lower()]
+            first_failure = lines[0] if lines else f"exit {code}"
+        return "failed", first_failure, counts
+    if counts["skipped"]:
+        return "failed", f"{counts['skipped']} test case(s) skipped: a GPU run must not skip", counts
+    if counts["tests"] == 0:
+        return "failed", "ran no test case", counts
+    return "passed", f"{counts['tests']} test cases", counts
+
+
+def run_tests(run):
+    log("=== tests (runtime cuda)")
+    for test in run.manifest["tests"]:
+        scratch = tempfile.mkdtemp(prefix="test.")
+        try:
+            cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
+            os.makedirs(cwd, exist_ok=True)
+            code, output, seconds = run.execute(test["label"], [os.path.join(run.root, test["binary"])],
+                                                run.test_env(test, scratch), cwd, test["timeout_s"])
+            status, detail, counts = gtest_verdict(os.path.join(scratch, "test.xml"), code, output)
+            run.record("tests", test["label"], status, seconds, detail, **counts)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_repro(run):
+    log("=== repro all --runtime cuda --json")
+    repro = os.path.join(run.root, run.manifest["repro"])
+    code, output, seconds = run.execute("repro all", [repro, "all", "--runtime", "cuda", "--json"], run.base_env(),
+                                        os.path.dirname(repro), 240)
+    rows = []
+    start = output.find("[")
+    try:
+        rows = json.loads(output[start:output.rfind("]") + 1]) if start >= 0 else []
+    except json.JSONDecodeError:
+        pass
+    mismatched = [f"{r['id']} {r['variant']}: expected {r['expected']}, got {r['outcome']}" for r in rows
+                  if not r.get("matched")]
+    if code is None:
+        status, detail = "timed out", "killed at its timeout"
+    elif code == 0 and rows:
+        status, detail = "passed", f"{len(rows)} variants matched"
+    else:
+        status, detail = "failed", "; ".join(mismatched) or f"exit {code}"
+    run.record("repro", "repro all --runtime cuda", status, seconds, detail, rows=rows)
+
+
+def find_sanitizer():
+    found = shutil.which("compute-sanitizer")
+    for path in (found, "/usr/local/cuda/bin/compute-sanitizer",
+                 "/usr/local/cuda/compute-sanitizer/compute-sanitizer"):
+        if path and os.path.exists(path):
+            return path
+    return None
+
+
+def run_sanitizer(run):
+    tool_path = find_sanitizer()
+    kernel_tests = [t for t in run.manifest["tests"] if t["launches_kernels"]]
+    log(f"=== compute-sanitizer memcheck and racecheck on {len(kernel_tests)} kernel tests")
+    for test in kernel_tests:
+        for tool in ("memcheck", "racecheck"):
+            name = f"{tool} {test['label']}"
+            if tool_path is None:
+                run.record("sanitizer", name, "could not run", detail="compute-sanitizer not found")
+                continue
+            scratch = tempfile.mkdtemp(prefix="sanitize.")
+            try:
+                env = run.test_env(test, scratch)
+                env["RC_PARAMS"] = "max_success=10"  # property tests: fewer cases under the sanitizer
+                cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
+                os.makedirs(cwd, exist_ok=True)
+                argv = [tool_path, "--tool", tool, "--error-exitcode", "86", "--target-processes", "all",
+                        os.path.join(run.root, test["binary"])]
+                code, output, seconds = run.execute(name, argv, env, cwd, 150)
+                reports = [l for l in output.splitlines() if l.startswith("=========") and "ERROR SUMMARY" not in l
+                           and ("Invalid" in l or "hazard" in l.lower() or "Error" in l)]
+                if code is None:
+                    run.record("sanitizer", name, "timed out", seconds, "killed at its timeout")
+                elif code == 86 or reports:
+                    run.record("sanitizer", name, "failed", seconds, reports[0] if reports else "sanitizer error")
+                elif code != 0:
+                    run.record("sanitizer", name, "failed", seconds, f"the test failed under {tool} (exit {code})")
+                else:
+                    run.record("sanitizer", name, "passed", seconds, "0 errors")
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_crosscheck(run):
+    log("=== PyTorch cross-check")
+    script = os.path.join(HERE, "gpu_crosscheck.py")
+    code, output, seconds = run.execute("crosscheck", [sys.executable, script, "--json"], run.base_env(), REPO, 180)
+    rows = []
+    try:
+        rows = json.loads(output[output.find("["):output.rfind("]") + 1])
+    except (json.JSONDecodeError, ValueError):
+        pass
+    differing = [r["mechanism"] for r in rows if not r.get("agrees")]
+    if code is None:
+        run.record("crosscheck", "pytorch", "timed out", seconds, "killed at its timeout", rows=rows)
+    elif code != 0 or not rows:
+        run.record("crosscheck", "pytorch", "failed", seconds, f"exit {code}", rows=rows)
+    else:
+        run.record("crosscheck", "pytorch", "passed" if not differing else "failed", seconds,
+                   "faultline and PyTorch agree" if not differing else "differ: " + ", ".join(differing), rows=rows)
+
+
+def machine_facts():
+    facts = {"kernel": platform.release(), "glibc": " ".join(platform.libc_ver()), "python": platform.python_version()}
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        facts["gpu"] = smi.stdout.strip() if smi.returncode == 0 else f"nvidia-smi failed: {smi.stderr.strip()}"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        facts["gpu"] = f"nvidia-smi unavailable ({e.__class__.__name__})"
+    return facts
+
+
+def write_report(run, facts, probe, started):
+    counts = {}
+    for row in run.results:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    report = {"machine": facts, "probe": probe, "counts": counts, "results": run.results,
+              "seconds": round(time.monotonic() - started, 1)}
+    with open(os.path.join(run.out_dir, "report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    lines = [f"faultline GPU run: {facts.get('gpu')}; glibc {facts['glibc']}; kernel {facts['kernel']}",
+             f"probe: {probe.get('devices')} device(s){'; ' + probe['reason'] if probe.get('reason') else ''}"]
+    lines += [f"{r['status']:<13} {r['step']:<10} {r['name']} ({r['seconds']} s){': ' + r['detail'] if r['detail'] else ''}"
+              for r in run.results]
+    lines.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" in {report['seconds']} s")
+    with open(os.path.join(run.out_dir, "summary.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(run.out_dir, "logs.txt"), "w") as f:
+        f.write("".join(run.logs))
+    return counts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_dir", help="folder for report.json, summary.txt and logs.txt")
+    parser.add_argument("--bundle", default=DEFAULT_BUNDLE, help="archive from ci/gpu_bundle.sh (default %(default)s)")
+    parser.add_argument("--only", action="append", choices=STEPS, help="run only this step (repeatable)")
+    parser.add_argument("--budget-s", type=float, default=570, help="wall-clock budget for all steps (default 570)")
+    args = parser.parse_args()
+    if not os.path.exists(args.bundle):
+        print(f"gpu_run: no bundle at {args.bundle}; build it with ci/gpu_bundle.sh", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    os.makedirs(args.out_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="faultline-gpu.")
+    try:
+        with tarfile.open(args.bundle) as tar:
+            tar.extractall(work)
+        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s)
+        facts = machine_facts()
+        log(f"gpu_run: {facts['gpu']}; glibc {facts['glibc']}; kernel {facts['kernel']}")
+        code, output, _ = run.execute("device_probe", [os.path.join(run.root, run.manifest["device_probe"]), "--json"],
+                                      run.base_env(), work, 60)
+        try:
+            probe = json.loads(output.strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError):
+            probe = {"devices": 0, "reason": f"device_probe failed (exit {code}): {output.strip()[-300:]}"}
+        steps = args.only or list(STEPS)
+        if probe.get("devices", 0) <= 0:
+            reason = probe.get("reason") or "no device"
+            for test in run.manifest["tests"]:
+                run.record("tests", test["label"], "could not run", detail=reason)
+            n = len(run.manifest["tests"])
+            write_report(run, facts, probe, started)
+            print(f"gpu_run: no CUDA device ({reason}): {n} of {n} tests could not run", file=sys.stderr)
+            return 3
+        log(f"gpu_run: {probe['devices']} CUDA device(s)")
+        for step, function in (("tests", run_tests), ("repro", run_repro), ("sanitizer", run_sanitizer),
+                               ("crosscheck", run_crosscheck)):
+            if step in steps:
+                function(run)
+        counts = write_report(run, facts, probe, started)
+        bad = sum(n for status, n in counts.items() if status != "passed")
+        log(f"gpu_run: {counts.get('passed', 0)} passed, {bad} not passed; report in {args.out_dir}")
+        return 0 if bad == 0 else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

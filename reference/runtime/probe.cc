@@ -1,0 +1,81 @@
+// Implements ProbeDeviceCount: asks a backend for its device count in a
+// forked child, so that the asking process stays free of CUDA (see Note
+// [Fork poisoning] in docs/simcuda.md: a process that initialized CUDA can
+// no longer fork working children).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "reference/runtime/backends.h"
+#include "reference/runtime/cuda_errors.h"
+
+namespace faultline {
+namespace {
+
+// The child's answer: "count <n>" or "error <code>\t<name>\t<string>\t<message>".
+std::string Answer(const Result<int>& count) {
+  if (count.ok()) return "count " + std::to_string(*count);
+  const Status& s = count.status();
+  if (!s.cuda_error()) return "error -1\t\t\t" + s.message();
+  const CudaErrorInfo& e = *s.cuda_error();
+  return "error " + std::to_string(e.code) + "\t" + e.name + "\t" + e.string + "\t" + s.message();
+}
+
+Result<int> ParseAnswer(const std::string& text) {
+  if (text.rfind("count ", 0) == 0) return std::stoi(text.substr(6));
+  if (text.rfind("error ", 0) != 0) return InternalError("device probe: unreadable answer '" + text + "'");
+  size_t a = text.find('\t'), b = text.find('\t', a + 1), c = text.find('\t', b + 1);
+  if (a == std::string::npos || b == std::string::npos || c == std::string::npos) {
+    return InternalError("device probe: unreadable answer '" + text + "'");
+  }
+  const int code = std::stoi(text.substr(6, a - 6));
+  const std::string message = text.substr(c + 1);
+  if (code < 0) return UnavailableError(message);
+  const std::string name = text.substr(a + 1, b - a - 1), string = text.substr(b + 1, c - b - 1);
+  return CudaCallError(code, name.c_str(), string.c_str(), "cudaGetDeviceCount", SourceLocation::Current());
+}
+
+}  // namespace
+
+Result<int> ProbeDeviceCount(RuntimeKind kind) {
+  DeviceRuntime& runtime = GetRuntime(kind);
+  if (BackendInitialized(kind)) return runtime.GetDeviceCount();
+  int fds[2];
+  if (pipe(fds) != 0) return InternalError(std::string("device probe: pipe failed: ") + std::strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return InternalError(std::string("device probe: fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    const std::string answer = Answer(runtime.GetDeviceCount());
+    ssize_t ignored = write(fds[1], answer.data(), answer.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string answer;
+  char buffer[512];
+  for (;;) {
+    ssize_t n = read(fds[0], buffer, sizeof(buffer));
+    if (n > 0) answer.append(buffer, static_cast<size_t>(n));
+    else if (n < 0 && errno == EINTR) continue;
+    else break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return InternalError("device probe: the probing child (pid " + std::to_string(pid) + ") did not exit cleanly");
+  }
+  return ParseAnswer(answer);
+}
+
+}  // namespace faultline
