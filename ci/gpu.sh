@@ -16,8 +16,10 @@ bazel run --config=ci //repro -- all --runtime cuda || status=1
 
 SANITIZER="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1 || true)"
 if [ -n "$SANITIZER" ]; then
-  bazel build --config=ci $(bazel query 'attr(tags, "gpu", kind(cc_test, //kernels/... + //properties/... + //reference/distributed/...))' 2>/dev/null) || status=1
-  for t in $(bazel query 'attr(tags, "gpu", kind(cc_test, //kernels/... + //properties/... + //reference/distributed/...))' 2>/dev/null); do
+  # Every gpu test that launches kernels (fl_device_tests(launches_kernels = True) tags it "kernels").
+  kernel_tests=$(bazel query 'attr(tags, "kernels", attr(tags, "gpu", tests(//...)))' 2>/dev/null)
+  bazel build --config=ci $kernel_tests || status=1
+  for t in $kernel_tests; do
     bin="bazel-bin/$(echo "${t#//}" | tr ':' '/')"
     for tool in memcheck racecheck; do
       echo "=== compute-sanitizer --tool ${tool} ${t}"

@@ -37,7 +37,8 @@ def log(message):
 class Run:
     """The bundle, unpacked, and everything recorded so far."""
 
-    def __init__(self, root, out_dir, deadline):
+    def __init__(self, root, out_dir, deadline, runtime):
+        self.runtime = runtime  # "cuda"; "simcuda" only to check this runner on a machine without a GPU
         self.root = root
         self.out_dir = out_dir
         self.deadline = deadline
@@ -66,6 +67,7 @@ class Run:
             "GTEST_OUTPUT": "xml:" + os.path.join(scratch, "test.xml"), "HOME": scratch,
         })
         env.update(test["env"])
+        env["FAULTLINE_TEST_RUNTIME"] = self.runtime
         return env
 
     def execute(self, name, argv, env, cwd, timeout):
@@ -126,7 +128,7 @@ def gtest_verdict(xml_path, code, output):
 
 
 def run_tests(run):
-    log("=== tests (runtime cuda)")
+    log(f"=== tests (runtime {run.runtime})")
     for test in run.manifest["tests"]:
         scratch = tempfile.mkdtemp(prefix="test.")
         try:
@@ -141,9 +143,9 @@ def run_tests(run):
 
 
 def run_repro(run):
-    log("=== repro all --runtime cuda --json")
+    log(f"=== repro all --runtime {run.runtime} --json")
     repro = os.path.join(run.root, run.manifest["repro"])
-    code, output, seconds = run.execute("repro all", [repro, "all", "--runtime", "cuda", "--json"], run.base_env(),
+    code, output, seconds = run.execute("repro all", [repro, "all", "--runtime", run.runtime, "--json"], run.base_env(),
                                         os.path.dirname(repro), 240)
     rows = []
     start = output.find("[")
@@ -159,7 +161,7 @@ def run_repro(run):
         status, detail = "passed", f"{len(rows)} variants matched"
     else:
         status, detail = "failed", "; ".join(mismatched) or f"exit {code}"
-    run.record("repro", "repro all --runtime cuda", status, seconds, detail, rows=rows)
+    run.record("repro", f"repro all --runtime {run.runtime}", status, seconds, detail, rows=rows)
 
 
 def find_sanitizer():
@@ -224,7 +226,7 @@ def run_crosscheck(run):
 
 
 def machine_facts():
-    facts = {"kernel": platform.release(), "glibc": " ".join(platform.libc_ver()), "python": platform.python_version()}
+    facts = {"kernel": platform.release(), "glibc": platform.libc_ver()[1], "python": platform.python_version()}
     try:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=30)
@@ -260,6 +262,9 @@ def main():
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE, help="archive from ci/gpu_bundle.sh (default %(default)s)")
     parser.add_argument("--only", action="append", choices=STEPS, help="run only this step (repeatable)")
     parser.add_argument("--budget-s", type=float, default=570, help="wall-clock budget for all steps (default 570)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="check this runner without a GPU: tests and repro on simcuda (sanitizer and "
+                             "cross-check need a GPU and are left out); never a GPU validation")
     args = parser.parse_args()
     if not os.path.exists(args.bundle):
         print(f"gpu_run: no bundle at {args.bundle}; build it with ci/gpu_bundle.sh", file=sys.stderr)
@@ -270,25 +275,32 @@ def main():
     try:
         with tarfile.open(args.bundle) as tar:
             tar.extractall(work)
-        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s)
+        runtime = "simcuda" if args.simulate else "cuda"
+        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime)
         facts = machine_facts()
         log(f"gpu_run: {facts['gpu']}; glibc {facts['glibc']}; kernel {facts['kernel']}")
-        code, output, _ = run.execute("device_probe", [os.path.join(run.root, run.manifest["device_probe"]), "--json"],
+        code, output, _ = run.execute("device_probe", [os.path.join(run.root, run.manifest["device_probe"]),
+                                                       "--runtime", runtime, "--json"],
                                       run.base_env(), work, 60)
         try:
             probe = json.loads(output.strip().splitlines()[-1])
         except (json.JSONDecodeError, IndexError):
             probe = {"devices": 0, "reason": f"device_probe failed (exit {code}): {output.strip()[-300:]}"}
         steps = args.only or list(STEPS)
+        if args.simulate:
+            steps = [s for s in steps if s in ("tests", "repro")]
+            log("gpu_run: --simulate: tests and repro on simcuda; this checks the runner, it validates no GPU")
         if probe.get("devices", 0) <= 0:
-            reason = probe.get("reason") or "no device"
+            hints = {35: "no driver", 34: "only the stub driver", 100: "no device or none visible", 3: "initialization error"}
+            reason = f"{probe['error']} ({probe['code']}): {hints.get(probe['code'], 'see report.json')}" \
+                if probe.get("error") else (probe.get("reason") or "no device")
             for test in run.manifest["tests"]:
                 run.record("tests", test["label"], "could not run", detail=reason)
             n = len(run.manifest["tests"])
             write_report(run, facts, probe, started)
             print(f"gpu_run: no CUDA device ({reason}): {n} of {n} tests could not run", file=sys.stderr)
             return 3
-        log(f"gpu_run: {probe['devices']} CUDA device(s)")
+        log(f"gpu_run: {probe['devices']} {runtime} device(s)")
         for step, function in (("tests", run_tests), ("repro", run_repro), ("sanitizer", run_sanitizer),
                                ("crosscheck", run_crosscheck)):
             if step in steps:

@@ -292,6 +292,19 @@ const std::map<std::string, Observe>& Observations() {
          if (!driver.ok() || !runtime.ok()) return Show(driver) + " / " + Show(runtime);
          return std::string("driver >= runtime: ") + (*driver >= *runtime ? "yes" : "no");
        }},
+      {"nvml_count_does_not_initialize",
+       [](DeviceRuntime& rt) {
+         auto count = rt.NvmlDeviceCount();
+         std::string text = count.ok() ? (*count > 0 ? "nvml count ok (> 0)" : "nvml count 0") : Show(count);
+         return text + "; fork after: " + InForkedChild(rt, CountInChild);
+       }},
+      {"visible_devices_read_at_initialization",
+       [](DeviceRuntime& rt) {
+         setenv("CUDA_VISIBLE_DEVICES", "", 1);  // before the first call: applies
+         std::string first = Show(rt.GetDeviceCount());
+         unsetenv("CUDA_VISIBLE_DEVICES");  // after initialization: too late
+         return "hidden before init: " + first + "; unset after init: " + Show(rt.GetDeviceCount());
+       }},
       {"no_driver", WithoutUsableDriver},
       {"stub_driver", WithoutUsableDriver},
       {"last_error_is_per_thread",
@@ -433,6 +446,16 @@ const std::vector<Scenario>& Scenarios() {
       {"visible_devices_cut_at_unknown_uuid",
        "devices listed before an unknown UUID stay visible; the list is cut there", kEnvVarsDoc, "count ok 1",
        Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,GPU-ffffffff-ffff-ffff-ffff-ffffffffffff,0"}}},
+      {"visible_devices_read_at_initialization",
+       "CUDA_VISIBLE_DEVICES is read when CUDA initializes: set in the process before the first call it "
+       "applies, changed afterwards it does not",
+       kEnvVarsDoc,
+       std::string("hidden before init: ") + kNoDevice100 + "; unset after init: " + kNoDevice100},
+      {"nvml_count_does_not_initialize",
+       "counting devices through NVML does not initialize CUDA: a child forked afterwards works (PyTorch "
+       "PYTORCH_NVML_BASED_CUDA_CHECK, PR 84879 / 85951)",
+       "NVML API Reference, nvmlDeviceGetCount_v2: docs.nvidia.com/deploy/nvml-api/; PyTorch issue 83973",
+       "nvml count ok (> 0); fork after: ok"},
       {"invalid_device", "cudaSetDevice with an ordinal past the device count fails with 101", kDeviceDoc,
        "cudaErrorInvalidDevice(101) invalid device ordinal"},
       {"illegal_address_is_sticky",

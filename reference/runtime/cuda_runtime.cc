@@ -10,6 +10,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
@@ -76,6 +80,51 @@ class CudaRuntime final : public DeviceRuntime {
     int version = 0;
     FL_CUDA_CALL("cudaRuntimeGetVersion", cudaRuntimeGetVersion(&version), loc);
     return version;
+  }
+  // Asks NVML (libnvidia-ml.so.1, loaded on demand: it ships with the driver)
+  // and applies CUDA_VISIBLE_DEVICES the way the driver would: ordinals or
+  // unique GPU UUID prefixes, cut at the first entry that names no device.
+  Result<int> DoNvmlDeviceCount(SourceLocation) override {
+    using InitFn = int (*)();
+    using CountFn = int (*)(unsigned*);
+    using HandleFn = int (*)(unsigned, void**);
+    using UuidFn = int (*)(void*, char*, unsigned);
+    void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (nvml == nullptr) return UnavailableError("nvmlInit: libnvidia-ml.so.1 not found (no NVIDIA driver)");
+    auto init = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlInit_v2"));
+    auto count = reinterpret_cast<CountFn>(dlsym(nvml, "nvmlDeviceGetCount_v2"));
+    auto handle = reinterpret_cast<HandleFn>(dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2"));
+    auto uuid = reinterpret_cast<UuidFn>(dlsym(nvml, "nvmlDeviceGetUUID"));
+    if (init == nullptr || count == nullptr || handle == nullptr || uuid == nullptr) {
+      return UnavailableError("NVML: libnvidia-ml.so.1 lacks nvmlInit_v2 / nvmlDeviceGetCount_v2");
+    }
+    if (int rc = init(); rc != 0) return UnavailableError("nvmlInit_v2 returned " + std::to_string(rc));
+    unsigned physical = 0;
+    if (int rc = count(&physical); rc != 0) return UnavailableError("nvmlDeviceGetCount_v2 returned " + std::to_string(rc));
+    const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (mask == nullptr) return static_cast<int>(physical);
+    std::vector<std::string> uuids;
+    for (unsigned i = 0; i < physical; ++i) {
+      void* device = nullptr;
+      char text[96] = {};
+      uuids.push_back(handle(i, &device) == 0 && uuid(device, text, sizeof(text)) == 0 ? text : "");
+    }
+    int visible = 0;
+    std::stringstream list(mask);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      int matches = 0;
+      if (item.rfind("GPU-", 0) == 0) {
+        for (const std::string& u : uuids) matches += u.rfind(item, 0) == 0 ? 1 : 0;
+      } else {
+        char* end = nullptr;
+        long ordinal = std::strtol(item.c_str(), &end, 10);
+        matches = !item.empty() && *end == '\0' && ordinal >= 0 && ordinal < static_cast<long>(physical) ? 1 : 0;
+      }
+      if (matches != 1) break;
+      ++visible;
+    }
+    return visible;
   }
   Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) override {
     void* ptr = nullptr;

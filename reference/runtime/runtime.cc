@@ -73,6 +73,8 @@ Result<int> DeviceRuntime::DriverGetVersion(SourceLocation loc) { return DoDrive
 
 Result<int> DeviceRuntime::RuntimeGetVersion(SourceLocation loc) { return DoRuntimeGetVersion(loc); }
 
+Result<int> DeviceRuntime::NvmlDeviceCount(SourceLocation loc) { return DoNvmlDeviceCount(loc); }
+
 Result<void*> DeviceRuntime::MallocHost(size_t bytes, SourceLocation loc) {
   if (bytes == 0 || bytes > kMaxBytes) return BadSize("MallocHost", bytes);
   return DoMallocHost(bytes, loc);

@@ -78,6 +78,11 @@ class DeviceRuntime {
   Result<int> DriverGetVersion(SourceLocation loc = SourceLocation::Current());
   // Returns the runtime's CUDA version (cudaRuntimeGetVersion); needs no driver.
   Result<int> RuntimeGetVersion(SourceLocation loc = SourceLocation::Current());
+  // Returns the number of devices visible under the CUDA_VISIBLE_DEVICES of
+  // the moment, asked through NVML (nvmlDeviceGetCount), which does not
+  // initialize CUDA: a process may fork working children afterwards (PyTorch's
+  // PYTORCH_NVML_BASED_CUDA_CHECK). Unavailable without a driver.
+  Result<int> NvmlDeviceCount(SourceLocation loc = SourceLocation::Current());
 
   // Allocates device memory on the current device; bytes must be in (0, kMaxBytes].
   Result<void*> Malloc(size_t bytes, SourceLocation loc = SourceLocation::Current());
@@ -142,6 +147,7 @@ class DeviceRuntime {
   virtual Result<int> DoGetDevice(SourceLocation loc) = 0;
   virtual Result<int> DoDriverGetVersion(SourceLocation loc) = 0;
   virtual Result<int> DoRuntimeGetVersion(SourceLocation loc) = 0;
+  virtual Result<int> DoNvmlDeviceCount(SourceLocation loc) = 0;
   virtual Result<void*> DoMalloc(size_t bytes, SourceLocation loc) = 0;
   virtual Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) = 0;
   virtual Status DoFreeHost(void* ptr, SourceLocation loc) = 0;

@@ -97,10 +97,12 @@ bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
 
 SimCudaRuntime::SimCudaRuntime() {
   driver_error_ = DriverError();
-  device_count_ = VisibleDevices(static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1)));
+  physical_devices_ = static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1));
+  // Until initialization applies CUDA_VISIBLE_DEVICES (see Enter), every device is visible.
+  device_count_ = physical_devices_;
   capacity_bytes_ = EnvSize("FAULTLINE_SIMCUDA_MEMORY_BYTES", capacity_bytes_);
-  primary_context_.assign(device_count_, false);
-  used_bytes_.assign(device_count_, 0);
+  primary_context_.assign(physical_devices_, false);
+  used_bytes_.assign(physical_devices_, 0);
   // A fork while another thread holds mu_ must not leave the child's copy locked.
   pthread_atfork([] { SimCuda().mu_.lock(); }, [] { SimCuda().mu_.unlock(); },
                  [] { SimCuda().mu_.unlock(); });
@@ -122,6 +124,8 @@ Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   if (!initialized_) {
     initialized_ = true;
     init_pid_ = getpid();
+    // The driver reads CUDA_VISIBLE_DEVICES once, at initialization (cuInit).
+    device_count_ = VisibleDevices(physical_devices_);
     if (g_init_trace == nullptr) g_init_trace = new backward::StackTrace();
     g_init_trace->load_here(48);
   }
@@ -214,6 +218,16 @@ Result<int> SimCudaRuntime::DoDriverGetVersion(SourceLocation) {
 }
 
 Result<int> SimCudaRuntime::DoRuntimeGetVersion(SourceLocation) { return BuiltRuntimeVersion(); }
+
+Result<int> SimCudaRuntime::DoNvmlDeviceCount(SourceLocation) {
+  // NVML answers without initializing CUDA; the visible count follows the
+  // CUDA_VISIBLE_DEVICES of the moment, the way PyTorch's NVML count applies it.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (driver_error_ != cudaSuccess) {
+    return UnavailableError("nvmlInit: libnvidia-ml.so.1 not found (no NVIDIA driver)");
+  }
+  return VisibleDevices(physical_devices_);
+}
 
 Result<void*> SimCudaRuntime::DoMallocHost(size_t bytes, SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -50,6 +50,7 @@ class SimCudaRuntime final : public DeviceRuntime {
   Result<int> DoGetDevice(SourceLocation loc) override;
   Result<int> DoDriverGetVersion(SourceLocation loc) override;
   Result<int> DoRuntimeGetVersion(SourceLocation loc) override;
+  Result<int> DoNvmlDeviceCount(SourceLocation loc) override;
   Result<void*> DoMalloc(size_t bytes, SourceLocation loc) override;
   Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) override;
   Status DoFreeHost(void* ptr, SourceLocation loc) override;
@@ -99,7 +100,8 @@ class SimCudaRuntime final : public DeviceRuntime {
   // cudaSuccess when a driver is present, else the error every call returns:
   // cudaErrorInsufficientDriver (none) or cudaErrorStubLibrary (stub).
   cudaError_t driver_error_ = cudaSuccess;
-  int device_count_ = 1;
+  int physical_devices_ = 1;
+  int device_count_ = 1;  // visible devices: CUDA_VISIBLE_DEVICES applied at initialization
   size_t capacity_bytes_ = size_t{16} << 30;
 
   bool initialized_ = false;
