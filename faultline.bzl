@@ -4,7 +4,13 @@ Every BUILD file uses these instead of the native rules so that flags and tags
 live in one place.
 """
 
-_COPTS = ["-Werror=return-type"]
+# Note [Deterministic sampling keys]: sampling keys must round identically on
+# every device, so no compiler may fuse a multiply and an add. The host side
+# is this flag, on every project target (copts do not propagate through
+# header-only libraries, so it cannot live on sampling_core alone); the
+# device side is nvcc's -fmad=false below. kernels/sampling_core.h and
+# docs/sampling.md ("Floating point") rely on both.
+_COPTS = ["-Werror=return-type", "-ffp-contract=off"]
 
 def fl_cc_library(name, copts = [], **kwargs):
     """Declares a C++ library with the project's flags."""
@@ -47,7 +53,12 @@ def fl_property_test(name, deps = [], **kwargs):
 NVCC = "/usr/local/cuda/bin/nvcc"
 
 # sm_90 covers H100/H200; the PTX lets newer GPUs JIT the same code.
+# -fmad=false: see Note [Deterministic sampling keys] above.
 _NVCC_FLAGS = "-std=c++17 -O2 -fmad=false -Xcompiler -fPIC -gencode arch=compute_90,code=[sm_90,compute_90] -I."
+
+# kernel_api.h includes it; nvcc runs outside the C++ toolchain, so every
+# kernel's genrule lists it.
+_LAUNCH_CONFIG_H = "//reference/runtime:launch_config.h"
 
 def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
     """Compiles .cu files with nvcc and wraps the objects in a cc_library.
@@ -60,7 +71,7 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         obj = src.replace("/", "_").replace(".cu", ".pic.o")
         native.genrule(
             name = name + "_" + obj + "_nvcc",
-            srcs = [src] + hdrs,
+            srcs = [src] + hdrs + [_LAUNCH_CONFIG_H],
             outs = [name + "/" + obj],
             cmd = "%s %s -c $(location %s) -o $@" % (NVCC, _NVCC_FLAGS, src),
         )
@@ -69,7 +80,7 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         name = name,
         srcs = objs,
         hdrs = hdrs,
-        deps = deps + ["@cuda//:cudart"],
+        deps = deps + ["@cuda//:cudart", "//reference/runtime:launch_config"],
         **kwargs
     )
 

@@ -20,11 +20,7 @@ struct CheckIdsKernel {
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_ids); i += t.stride()) {
       if (ids[i] >= 0 && ids[i] < num_rows) continue;
-#if defined(__CUDA_ARCH__)
-      atomicMin(first_bad, static_cast<unsigned long long>(i));
-#else
-      if (i < *first_bad) *first_bad = i;  // host twins run one thread at a time
-#endif
+      AtomicMin(first_bad, static_cast<unsigned long long>(i));
     }
   }
 };

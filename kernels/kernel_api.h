@@ -1,11 +1,14 @@
 // Provides the vocabulary shared by CUDA kernels and their host twins:
 // FL_HOST_DEVICE, ThreadIndex and grid-stride helpers. Must stay includable by
-// nvcc and by the host compiler alike (no project headers, no exceptions).
+// nvcc and by the host compiler alike (no exceptions; the only project header
+// is the runtime's plain launch_config.h).
 #ifndef FAULTLINE_KERNELS_KERNEL_API_H_
 #define FAULTLINE_KERNELS_KERNEL_API_H_
 
 #include <cstddef>
 #include <cstdint>
+
+#include "reference/runtime/launch_config.h"
 
 #if defined(__CUDACC__)
 #define FL_HOST_DEVICE __host__ __device__
@@ -34,12 +37,8 @@ struct ThreadIndex {
   }
 };
 
-// Describes a 1-D launch: grid and block size and the stream (nullptr = default).
-struct LaunchConfig {
-  unsigned grid = 1;
-  unsigned block = 1;
-  void* stream = nullptr;
-};
+using ::faultline::BufferUse;
+using ::faultline::LaunchConfig;
 
 // Returns a launch that covers n items with grid-stride loops.
 inline LaunchConfig LaunchFor(uint64_t n, unsigned block = 256, void* stream = nullptr) {
@@ -48,13 +47,6 @@ inline LaunchConfig LaunchFor(uint64_t n, unsigned block = 256, void* stream = n
   if (grid > 65535) grid = 65535;  // kernels loop over the rest
   return LaunchConfig{static_cast<unsigned>(grid), block, stream};
 }
-
-// A buffer a kernel reads or writes; simcuda checks each one before it runs
-// the host twin, the way a real GPU faults on an illegal address.
-struct BufferUse {
-  const void* ptr;
-  size_t bytes;
-};
 
 // Atomic compare-and-swap and minimum. Host twins run one simulated thread
 // at a time, so there the plain read-modify-write is already atomic.

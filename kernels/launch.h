@@ -6,13 +6,10 @@
 #define FAULTLINE_KERNELS_LAUNCH_H_
 
 #include <initializer_list>
-#include <string>
 
 #include "kernels/kernel_api.h"
 #include "reference/base/status.h"
-#include "reference/runtime/cuda_runtime.h"
 #include "reference/runtime/runtime.h"
-#include "reference/runtime/simcuda_runtime.h"
 
 namespace faultline {
 namespace kernels {
@@ -31,27 +28,16 @@ void RunHostTwin(const LaunchConfig& config, const K& kernel) {
   }
 }
 
-// Launches `kernel` on `runtime`. `buffers` lists the memory the kernel
-// touches, which simcuda checks the way the GPU's MMU would.
+// Launches `kernel` on `runtime` (DeviceRuntime::Launch): simcuda runs its
+// host twin, cuda the nvcc-compiled launcher. `buffers` lists the memory the
+// kernel touches, which simcuda checks the way the GPU's MMU would.
 template <class K>
 Status LaunchKernel(DeviceRuntime& runtime, const char* name, const LaunchConfig& config, const K& kernel,
                     std::initializer_list<BufferUse> buffers, CudaLauncher<K> cuda_launcher,
                     SourceLocation loc = SourceLocation::Current()) {
-  switch (runtime.kind()) {
-    case RuntimeKind::kSimCuda: {
-      bool run_body = false;
-      FL_RETURN_IF_ERROR(
-          SimCuda().BeginKernel(name, config, buffers.begin(), buffers.size(), loc, &run_body));
-      if (run_body) RunHostTwin(config, kernel);
-      return OkStatus();
-    }
-    case RuntimeKind::kCuda:
-      return CudaStatus(cuda_launcher(kernel, config), "cudaLaunchKernel", loc, std::string("kernel ") + name);
-    case RuntimeKind::kCpu:
-      break;
-  }
-  return UnavailableError(std::string("kernel ") + name +
-                          ": the cpu runtime cannot launch kernels; use --runtime=simcuda or --runtime=cuda");
+  return runtime.Launch(
+      name, config, buffers.begin(), buffers.size(), [&] { RunHostTwin(config, kernel); },
+      [&] { return cuda_launcher(kernel, config); }, loc);
 }
 
 }  // namespace kernels

@@ -9,7 +9,8 @@
 // recursion. Every double operation goes through Add/Mul/Div, which map to
 // the non-contractible __dadd_rn/__dmul_rn/__ddiv_rn intrinsics on the device
 // (the host build compiles with -ffp-contract=off), so no FMA can change a
-// rounding. The exact specification lives in the sampling design document.
+// rounding: see Note [Deterministic sampling keys] in faultline.bzl. The
+// exact specification is docs/sampling.md.
 #ifndef FAULTLINE_KERNELS_SAMPLING_CORE_H_
 #define FAULTLINE_KERNELS_SAMPLING_CORE_H_
 

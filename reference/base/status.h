@@ -11,6 +11,8 @@
 #include <utility>
 #include <variant>
 
+#include "reference/base/macros.h"
+
 namespace faultline {
 
 enum class StatusCode {
@@ -104,9 +106,6 @@ const Status& GetStatus(const Result<T>& r) { return r.status(); }
 }  // namespace internal
 
 }  // namespace faultline
-
-#define FL_CONCAT_INNER(a, b) a##b
-#define FL_CONCAT(a, b) FL_CONCAT_INNER(a, b)
 
 // Returns the status of `expr` from the enclosing function when it is an error.
 #define FL_RETURN_IF_ERROR(expr)                                           \

@@ -1,5 +1,5 @@
 // Provides the data loader's two upstream decisions in both behaviours:
-// `legacy` (the upstream code before the fix) and `fixed` (DESIGN §6):
+// `legacy` (the upstream code before the fix) and `fixed` (docs/failures/F1.md, F2.md):
 // - GPU dispatch (DGL 6921 / 6924): whether sampling runs on the device;
 // - pin handling (DGL 7381): what a worker does with a pinned graph it received.
 #ifndef FAULTLINE_REFERENCE_LOADER_DISPATCH_H_

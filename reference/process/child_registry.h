@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/macros.h"
+
 namespace faultline {
 
 // A child entry point: receives the arguments after the entry name and
@@ -26,8 +28,6 @@ bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code);
 
 // Registers a child entry point at static-initialization time.
 #define FL_REGISTER_CHILD(name, fn) \
-  static const bool FL_CHILD_CONCAT(fl_child_registered_, __LINE__) = ::faultline::RegisterChildMain(name, fn)
-#define FL_CHILD_CONCAT_INNER(a, b) a##b
-#define FL_CHILD_CONCAT(a, b) FL_CHILD_CONCAT_INNER(a, b)
+  static const bool FL_CONCAT(fl_child_registered_, __LINE__) = ::faultline::RegisterChildMain(name, fn)
 
 #endif  // FAULTLINE_REFERENCE_PROCESS_CHILD_REGISTRY_H_

@@ -48,6 +48,11 @@ class CpuRuntime final : public DeviceRuntime {
   Status DoEventSynchronize(EventHandle, SourceLocation) override { return NoDevice("EventSynchronize"); }
   Status DoEventDestroy(EventHandle, SourceLocation) override { return NoDevice("EventDestroy"); }
   Status DoGetLastError(bool, SourceLocation) override { return OkStatus(); }
+  Status DoLaunch(const char* kernel, const LaunchConfig&, const BufferUse*, size_t, const std::function<void()>&,
+                  const std::function<int()>&, SourceLocation) override {
+    return UnavailableError(std::string("kernel ") + kernel +
+                            ": the cpu runtime cannot launch kernels; use --runtime=simcuda or --runtime=cuda");
+  }
 
  private:
   static Status NoDevice(const char* api) {

@@ -212,6 +212,11 @@ class CudaRuntime final : public DeviceRuntime {
     FL_CUDA_CALL("cudaEventDestroy", cudaEventDestroy(static_cast<cudaEvent_t>(event)), loc);
     return OkStatus();
   }
+  Status DoLaunch(const char* kernel, const LaunchConfig&, const BufferUse*, size_t, const std::function<void()>&,
+                  const std::function<int()>& cuda_launch, SourceLocation loc) override {
+    g_touched_cuda = true;
+    return CudaStatus(cuda_launch(), "cudaLaunchKernel", loc, std::string("kernel ") + kernel);
+  }
   Status DoGetLastError(bool clear, SourceLocation loc) override {
     cudaError_t code = clear ? cudaGetLastError() : cudaPeekAtLastError();
     return CudaStatus(code, clear ? "cudaGetLastError" : "cudaPeekAtLastError", loc);

@@ -162,6 +162,13 @@ Status DeviceRuntime::EventDestroy(EventHandle event, SourceLocation loc) {
   return DoEventDestroy(event, loc);
 }
 
+Status DeviceRuntime::Launch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers,
+                             size_t num_buffers, const std::function<void()>& host_twin,
+                             const std::function<int()>& cuda_launch, SourceLocation loc) {
+  if (num_buffers > 0 && buffers == nullptr) return NullArgument("Launch", "buffers");
+  return DoLaunch(kernel, config, buffers, num_buffers, host_twin, cuda_launch, loc);
+}
+
 Status DeviceRuntime::GetLastError(SourceLocation loc) { return DoGetLastError(/*clear=*/true, loc); }
 
 Status DeviceRuntime::PeekAtLastError(SourceLocation loc) { return DoGetLastError(/*clear=*/false, loc); }

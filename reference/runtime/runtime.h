@@ -6,10 +6,12 @@
 #define FAULTLINE_REFERENCE_RUNTIME_RUNTIME_H_
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "reference/base/status.h"
+#include "reference/runtime/launch_config.h"
 
 namespace faultline {
 
@@ -130,6 +132,16 @@ class DeviceRuntime {
   Status EventSynchronize(EventHandle event, SourceLocation loc = SourceLocation::Current());
   Status EventDestroy(EventHandle event, SourceLocation loc = SourceLocation::Current());
 
+  // Launches kernel `kernel` (see kernels/launch.h, which builds the two
+  // callables from one functor): `buffers` lists every range the kernel
+  // touches. simcuda checks the launch and each buffer like the GPU's MMU,
+  // then runs `host_twin`; a buffer outside device or pinned memory raises the
+  // sticky 700 instead. cuda calls `cuda_launch`, which returns the launch's
+  // cudaError_t. The cpu runtime refuses by name.
+  Status Launch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
+                const std::function<void()>& host_twin, const std::function<int()>& cuda_launch,
+                SourceLocation loc = SourceLocation::Current());
+
   // Returns and clears this thread's last error (cudaGetLastError). Sticky
   // errors (700 after a faulting kernel; 35 / 34 without a usable driver)
   // are returned again by every later call: they are never cleared.
@@ -168,6 +180,9 @@ class DeviceRuntime {
   virtual Status DoEventSynchronize(EventHandle event, SourceLocation loc) = 0;
   virtual Status DoEventDestroy(EventHandle event, SourceLocation loc) = 0;
   virtual Status DoGetLastError(bool clear, SourceLocation loc) = 0;
+  virtual Status DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers,
+                          size_t num_buffers, const std::function<void()>& host_twin,
+                          const std::function<int()>& cuda_launch, SourceLocation loc) = 0;
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are

@@ -478,9 +478,17 @@ Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
                        clear ? "cudaGetLastError" : "cudaPeekAtLastError", loc);
 }
 
-Status SimCudaRuntime::BeginKernel(const char* kernel, const kernels::LaunchConfig& config,
-                                   const kernels::BufferUse* buffers, size_t num_buffers, SourceLocation loc,
-                                   bool* run_body) {
+Status SimCudaRuntime::DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers,
+                                size_t num_buffers, const std::function<void()>& host_twin,
+                                const std::function<int()>&, SourceLocation loc) {
+  bool run_body = false;
+  FL_RETURN_IF_ERROR(BeginKernel(kernel, config, buffers, num_buffers, loc, &run_body));
+  if (run_body) host_twin();  // outside mu_: the twin may be long, and kernels make no runtime calls
+  return OkStatus();
+}
+
+Status SimCudaRuntime::BeginKernel(const char* kernel, const LaunchConfig& config, const BufferUse* buffers,
+                                   size_t num_buffers, SourceLocation loc, bool* run_body) {
   *run_body = false;
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaLaunchKernel", Needs::kContext, loc));
@@ -493,7 +501,7 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const kernels::LaunchConf
     return Fail(cudaErrorInvalidResourceHandle, "cudaLaunchKernel", loc, "unknown stream");
   }
   for (size_t i = 0; i < num_buffers; ++i) {
-    const kernels::BufferUse& b = buffers[i];
+    const BufferUse& b = buffers[i];
     if (b.bytes == 0) continue;
     if (FindRange(device_allocations_, b.ptr, b.bytes) == nullptr &&
         FindRange(registered_host_, b.ptr, b.bytes) == nullptr &&

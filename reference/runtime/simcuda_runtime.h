@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_api.h"
 #include "reference/runtime/runtime.h"
 
 namespace faultline {
@@ -35,14 +34,6 @@ class SimCudaRuntime final : public DeviceRuntime {
   // Returns where CUDA was first initialized, one frame per line
   // ("#0 function at file:line"); empty when not initialized.
   std::string InitializationSite();
-
-  // Checks the state before a kernel launch (init, fork, sticky error, launch
-  // configuration) and the buffers the kernel touches. Sets *run_body to
-  // false when a buffer is not device or registered memory: that raises the
-  // sticky cudaErrorIllegalAddress, reported by the next synchronizing call.
-  Status BeginKernel(const char* kernel, const kernels::LaunchConfig& config,
-                     const kernels::BufferUse* buffers, size_t num_buffers, SourceLocation loc,
-                     bool* run_body);
 
  protected:
   Result<int> DoGetDeviceCount(SourceLocation loc) override;
@@ -71,6 +62,9 @@ class SimCudaRuntime final : public DeviceRuntime {
   Status DoEventSynchronize(EventHandle event, SourceLocation loc) override;
   Status DoEventDestroy(EventHandle event, SourceLocation loc) override;
   Status DoGetLastError(bool clear, SourceLocation loc) override;
+  Status DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
+                  const std::function<void()>& host_twin, const std::function<int()>& cuda_launch,
+                  SourceLocation loc) override;
 
  private:
   // What an API call needs before it may run.
@@ -89,6 +83,12 @@ class SimCudaRuntime final : public DeviceRuntime {
   Status Fail(cudaError_t code, const char* api, SourceLocation loc, const std::string& detail = "");
   // Returns the range in `ranges` that contains [ptr, ptr+bytes), if any.
   static const Range* FindRange(const std::map<uintptr_t, Range>& ranges, const void* ptr, size_t bytes);
+  // Checks the state before a kernel launch (init, fork, sticky error, launch
+  // configuration) and the buffers the kernel touches. Sets *run_body to
+  // false when a buffer is not device or pinned memory: that raises the
+  // sticky cudaErrorIllegalAddress, reported by the next synchronizing call.
+  Status BeginKernel(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
+                     SourceLocation loc, bool* run_body);
   // Returns whether `handle` is a live stream (nullptr, the default stream, is).
   bool KnownStream(StreamHandle handle) const;
   // Fails with cudaErrorInvalidResourceHandle unless `event` is a live event.

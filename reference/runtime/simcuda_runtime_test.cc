@@ -134,9 +134,9 @@ TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
 }
 
 TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
-  bool run = true;
-  kernels::LaunchConfig config{1, 2048, nullptr};
-  Status s = SimCuda().BeginKernel("Probe", config, nullptr, 0, SourceLocation::Current(), &run);
+  bool run = false;
+  LaunchConfig config{1, 2048, nullptr};
+  Status s = SimCuda().Launch("Probe", config, nullptr, 0, [&run] { run = true; }, [] { return 0; });
   EXPECT_FALSE(run);
   ASSERT_TRUE(s.cuda_error().has_value());
   EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidConfiguration");

@@ -3,8 +3,8 @@
 // and returns what it observed as text; simcuda and real CUDA must observe
 // exactly the expected text. Every scenario names the public source of the
 // real behaviour and says whether a run on real CUDA has confirmed it.
-#ifndef FAULTLINE_REFERENCE_RUNTIME_CONFORMANCE_H_
-#define FAULTLINE_REFERENCE_RUNTIME_CONFORMANCE_H_
+#ifndef FAULTLINE_PROPERTIES_CONFORMANCE_H_
+#define FAULTLINE_PROPERTIES_CONFORMANCE_H_
 
 #include <ostream>
 #include <string>
@@ -58,4 +58,4 @@ Result<std::string> RunScenario(const Scenario& scenario, RuntimeKind runtime);
 }  // namespace conformance
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_RUNTIME_CONFORMANCE_H_
+#endif  // FAULTLINE_PROPERTIES_CONFORMANCE_H_

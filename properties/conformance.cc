@@ -1,6 +1,6 @@
 // Implements the conformance scenarios. Observations use only what both
 // backends expose through DeviceRuntime, so the same text is expected of both.
-#include "reference/runtime/conformance.h"
+#include "properties/conformance.h"
 
 #include <unistd.h>
 
@@ -365,7 +365,7 @@ constexpr char kEnvVarsDoc[] =
 constexpr char kNoDriverProgram[] =
     "a program linked to the real libcudart 13.0 on a machine without a driver (and with lib64/stubs/libcuda.so "
     "as libcuda.so.1): every call 35 (34), outputs untouched, cudaGetLastError never cleared; "
-    "//reference/runtime:conformance_nodriver_cuda_test repeats it in the CPU suite";
+    "//properties:conformance_nodriver_cuda_test repeats it in the CPU suite";
 
 std::string WithoutDriver(const char* error) {
   const std::string e = error;

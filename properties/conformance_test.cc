@@ -3,7 +3,7 @@
 // target and in the no-driver target of the CPU suite). FAULTLINE_CONFORMANCE_DRIVER
 // says what the machine has (present, the default, or none): real CUDA runs
 // only the scenarios that machine can show.
-#include "reference/runtime/conformance.h"
+#include "properties/conformance.h"
 
 #include <gtest/gtest.h>
 
