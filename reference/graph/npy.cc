@@ -214,16 +214,8 @@ const char* DTypeDescr(DType dtype) {
   return "?";
 }
 
-int64_t DTypeSize(DType dtype) {
-  switch (dtype) {
-    case DType::kBool:
-    case DType::kUInt8: return 1;
-    case DType::kInt32:
-    case DType::kFloat32: return 4;
-    case DType::kInt64: return 8;
-  }
-  return 0;
-}
+// Element size as a signed count, for the file arithmetic below.
+int64_t ItemSize(DType dtype) { return static_cast<int64_t>(::faultline::DTypeSize(dtype)); }
 
 int64_t NpyArray::num_elements() const {
   int64_t n = 1;
@@ -296,7 +288,7 @@ Result<NpyArray> ReadNpy(const std::string& path) {
   }
 
   // Element count, guarding against overflow.
-  const int64_t item = DTypeSize(array.dtype);
+  const int64_t item = ItemSize(array.dtype);
   const int64_t max_bytes = std::numeric_limits<int64_t>::max() / 2;
   int64_t count = 1;
   for (int64_t d : array.shape) {
@@ -324,10 +316,10 @@ Result<NpyArray> ReadNpy(const std::string& path) {
 }
 
 Status WriteNpy(const std::string& path, const NpyArray& array) {
-  if (static_cast<int64_t>(array.bytes.size()) != array.num_elements() * DTypeSize(array.dtype)) {
+  if (static_cast<int64_t>(array.bytes.size()) != array.num_elements() * ItemSize(array.dtype)) {
     return InvalidArgumentError("cannot write " + Quoted(path) + ": shape " + ShapeString(array.shape) +
                                 " of '" + DTypeDescr(array.dtype) + "' needs " +
-                                std::to_string(array.num_elements() * DTypeSize(array.dtype)) +
+                                std::to_string(array.num_elements() * ItemSize(array.dtype)) +
                                 " bytes, the array holds " + std::to_string(array.bytes.size()));
   }
   std::string header = std::string("{'descr': '") + DTypeDescr(array.dtype) +
@@ -473,7 +465,7 @@ Status WriteNpyInt(const std::string& path, const std::vector<int64_t>& values, 
                              std::to_string(i) + "]=" + std::to_string(values[i]) + " does not fit");
     }
   }
-  array.bytes.resize(n * DTypeSize(dtype));
+  array.bytes.resize(n * ItemSize(dtype));
   uint8_t* dst = array.bytes.data();
   for (int64_t i = 0; i < n; ++i) {
     if (dtype == DType::kUInt8) {

@@ -10,19 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/dtype.h"
 #include "reference/base/status.h"
 
 namespace faultline {
 namespace npy {
 
-// Element types faultline reads and writes.
-enum class DType { kBool, kUInt8, kInt32, kInt64, kFloat32 };
+// Element types faultline reads and writes: the project's one DType.
+using ::faultline::DType;
 
 // Returns the NumPy descr string of a dtype: "|b1", "|u1", "<i4", "<i8", "<f4".
 const char* DTypeDescr(DType dtype);
-
-// Returns the size of one element in bytes.
-int64_t DTypeSize(DType dtype);
 
 // Holds one array: its dtype, shape and raw little-endian C-order bytes.
 struct NpyArray {

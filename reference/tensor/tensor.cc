@@ -13,26 +13,6 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
-size_t DTypeSize(DType dtype) {
-  switch (dtype) {
-    case DType::kBool: return 1;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kFloat32: return 4;
-  }
-  return 0;
-}
-
-const char* DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kBool: return "bool";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kFloat32: return "float32";
-  }
-  return "unknown";
-}
-
 std::string Device::ToString() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 
 // Owns the bytes. Host memory is freed with free(); device memory by the

@@ -13,25 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/dtype.h"
 #include "reference/base/status.h"
 #include "reference/runtime/runtime.h"
 
 namespace faultline {
-
-enum class DType { kBool, kInt32, kInt64, kFloat32 };
-
-// Returns the element size in bytes.
-size_t DTypeSize(DType dtype);
-// Returns "bool", "int32", "int64" or "float32".
-const char* DTypeName(DType dtype);
-
-template <typename T> struct DTypeOfT;
-template <> struct DTypeOfT<bool> { static constexpr DType value = DType::kBool; };
-template <> struct DTypeOfT<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOfT<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOfT<float> { static constexpr DType value = DType::kFloat32; };
-// The DType of C++ type T.
-template <typename T> inline constexpr DType kDTypeOf = DTypeOfT<T>::value;
 
 // Returns the shape the way PyTorch prints it: "[3, 128]", "[]".
 std::string ShapeToString(const std::vector<int64_t>& shape);
