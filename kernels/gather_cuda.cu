@@ -5,10 +5,6 @@
 namespace faultline {
 namespace kernels {
 
-int LaunchCheckIdsOnCuda(const CheckIdsKernel& kernel, const LaunchConfig& config) {
-  return LaunchOnCuda(kernel, config);
-}
-
 int LaunchGatherRowsOnCuda(const GatherRowsKernel& kernel, const LaunchConfig& config) {
   return LaunchOnCuda(kernel, config);
 }

@@ -1,6 +1,6 @@
 // Provides the feature-gather kernels (index_select of rows): from device
-// memory or from pinned host memory read through unified addressing, plus
-// the id range check that runs before a gather.
+// memory or from pinned host memory read through unified addressing (ids are
+// checked first by FirstIdOutside, kernels/id_check.h).
 #ifndef FAULTLINE_KERNELS_GATHER_KERNELS_CUH_
 #define FAULTLINE_KERNELS_GATHER_KERNELS_CUH_
 
@@ -8,22 +8,6 @@
 
 namespace faultline {
 namespace kernels {
-
-// Writes into *first_bad the smallest position whose id is outside
-// [0, num_rows) (left at num_ids when every id is valid).
-struct CheckIdsKernel {
-  const int64_t* ids;
-  int64_t num_ids;
-  int64_t num_rows;
-  unsigned long long* first_bad;
-
-  FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
-    for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_ids); i += t.stride()) {
-      if (ids[i] >= 0 && ids[i] < num_rows) continue;
-      AtomicMin(first_bad, static_cast<unsigned long long>(i));
-    }
-  }
-};
 
 // out[r, :] = table[ids[r], :] for a row-major float table of `dim` columns.
 struct GatherRowsKernel {
@@ -43,7 +27,6 @@ struct GatherRowsKernel {
   }
 };
 
-int LaunchCheckIdsOnCuda(const CheckIdsKernel& kernel, const LaunchConfig& config);
 int LaunchGatherRowsOnCuda(const GatherRowsKernel& kernel, const LaunchConfig& config);
 
 }  // namespace kernels

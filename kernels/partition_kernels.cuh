@@ -9,9 +9,9 @@ namespace faultline {
 namespace kernels {
 
 // Partition p owns ids [ends[p-1], ends[p]) (ends[-1] = 0). For every id,
-// writes its partition (searchsorted(ends, id, side=right)) and its local id;
-// an id outside [0, ends[num_parts-1]) gets -1 in both and lowers
-// *first_bad to its position (left untouched when every id is valid).
+// writes its partition (searchsorted(ends, id, side=right)) and its local id.
+// Callers check the ids first (FirstIdOutside); an id outside
+// [0, ends[num_parts-1]) still gets -1 in both rather than a wild read.
 struct RangeLocateKernel {
   const int64_t* ids;
   int64_t num_ids;
@@ -19,7 +19,6 @@ struct RangeLocateKernel {
   int num_parts;
   int64_t* partids;
   int64_t* localids;
-  unsigned long long* first_bad;
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     const int64_t num_total = ends[num_parts - 1];
@@ -28,7 +27,6 @@ struct RangeLocateKernel {
       if (id < 0 || id >= num_total) {
         partids[i] = -1;
         localids[i] = -1;
-        AtomicMin(first_bad, static_cast<unsigned long long>(i));
         continue;
       }
       int lo = 0, hi = num_parts - 1;  // the first partition whose end is > id

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
+#include "kernels/id_check.h"
 #include "kernels/launch.h"
 #include "kernels/partition_kernels.cuh"
 
@@ -134,30 +136,20 @@ Result<std::pair<Tensor, Tensor>> RangePartitionBook::LocateOnDevice(const Tenso
   DeviceGuard guard(rt, ids.device().index);
   FL_RETURN_IF_ERROR(guard.status());
   const int64_t n = ids.numel();
+  const auto* id = static_cast<const int64_t*>(ids.raw_data());
+  FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad, kernels::FirstIdOutside(rt, id, n, ends_.back()));
+  if (bad) return OutOfRange(bad->position, bad->value);
   FL_ASSIGN_OR_RETURN(Tensor ends, Tensor::FromVector(ends_)->To(ids.device(), &rt));
-  FL_ASSIGN_OR_RETURN(Tensor first_bad, Tensor::FromVector<int64_t>({n})->To(ids.device(), &rt));
   FL_ASSIGN_OR_RETURN(Tensor partids, Tensor::Empty(DType::kInt64, {n}, ids.device(), &rt));
   FL_ASSIGN_OR_RETURN(Tensor localids, Tensor::Empty(DType::kInt64, {n}, ids.device(), &rt));
   if (n > 0) {
-    const auto* id = static_cast<const int64_t*>(ids.raw_data());
     const auto* end = static_cast<const int64_t*>(ends.raw_data());
     auto* part = static_cast<int64_t*>(partids.raw_data());
     auto* local = static_cast<int64_t*>(localids.raw_data());
-    auto* bad = static_cast<unsigned long long*>(first_bad.raw_data());
     FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-        rt, "RangeLocateKernel", kernels::LaunchFor(n),
-        kernels::RangeLocateKernel{id, n, end, num_partitions(), part, local, bad},
-        {{id, ids.nbytes()}, {end, ends.nbytes()}, {part, partids.nbytes()}, {local, localids.nbytes()},
-         {bad, first_bad.nbytes()}},
+        rt, "RangeLocateKernel", kernels::LaunchFor(n), kernels::RangeLocateKernel{id, n, end, num_partitions(), part, local},
+        {{id, ids.nbytes()}, {end, ends.nbytes()}, {part, partids.nbytes()}, {local, localids.nbytes()}},
         &kernels::LaunchRangeLocateOnCuda));
-  }
-  FL_ASSIGN_OR_RETURN(Tensor bad_host, first_bad.Cpu());  // synchronizes with the kernel
-  const int64_t bad = (*bad_host.ToVector<int64_t>())[0];
-  if (bad < n) {
-    int64_t value = 0;
-    FL_RETURN_IF_ERROR(rt.Memcpy(&value, static_cast<const int64_t*>(ids.raw_data()) + bad, sizeof(int64_t),
-                                 MemcpyKind::kDeviceToHost));
-    return OutOfRange(bad, value);
   }
   return std::make_pair(std::move(partids), std::move(localids));
 }

@@ -2,8 +2,10 @@
 #include "reference/features/feature_store.h"
 
 #include <cstring>
+#include <optional>
 
 #include "kernels/gather_kernels.cuh"
+#include "kernels/id_check.h"
 #include "kernels/launch.h"
 
 namespace faultline {
@@ -36,18 +38,8 @@ Result<Tensor> GatherOnDevice(const Tensor& table, const Tensor& ids) {
   FL_RETURN_IF_ERROR(guard.status());
   const auto* id = static_cast<const int64_t*>(ids.raw_data());
 
-  FL_ASSIGN_OR_RETURN(Tensor first_bad, Tensor::FromVector<int64_t>({n})->To(ids.device(), &rt));
-  auto* first_bad_ptr = static_cast<unsigned long long*>(first_bad.raw_data());
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "CheckIdsKernel", kernels::LaunchFor(n), kernels::CheckIdsKernel{id, n, rows, first_bad_ptr},
-                                           {{id, ids.nbytes()}, {first_bad_ptr, first_bad.nbytes()}},
-                                           &kernels::LaunchCheckIdsOnCuda));
-  FL_ASSIGN_OR_RETURN(Tensor bad_host, first_bad.Cpu());
-  const int64_t bad = (*bad_host.ToVector<int64_t>())[0];
-  if (bad < n) {
-    int64_t value = 0;
-    FL_RETURN_IF_ERROR(rt.Memcpy(&value, id + bad, sizeof(int64_t), MemcpyKind::kDeviceToHost));
-    return OutOfRangeId(bad, value, rows);
-  }
+  FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad, kernels::FirstIdOutside(rt, id, n, rows));
+  if (bad) return OutOfRangeId(bad->position, bad->value, rows);
 
   FL_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(DType::kFloat32, {n, dim}, ids.device(), &rt));
   if (n == 0 || dim == 0) return out;
