@@ -70,7 +70,7 @@ void BM_SampleMultiLayer(benchmark::State& state) {
   int64_t edges = 0, seeds = 0, i = 0;
   for (auto _ : state) {
     const auto& batch = batches[i % kBatchesInPool];
-    auto layers = SampleMultiLayer(*graph, batch, kFanouts, /*replace=*/false, weighted, /*rng_seed=*/i, threads);
+    auto layers = SampleMultiLayer(*graph, batch, kFanouts, SamplingOptions{/*replace=*/false, weighted, /*rng_seed=*/i, threads});
     if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
     for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
     seeds += kBatch;

@@ -75,19 +75,19 @@ std::vector<std::string> BackendNames() {
 Result<SampledSubgraph> RunOnBackend(const std::string& name, const SampleRequest& r) {
   FL_ASSIGN_OR_RETURN(const Backend b, ParseBackend(name));
   if (!b.on_device) {
-    return SampleNeighbors(*r.graph, r.seeds, r.fanout, r.replace, r.weighted, r.rng_seed, r.layer, b.threads);
+    return SampleNeighbors(*r.graph, r.seeds, r.fanout, r.layer, SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
   }
   FL_ASSIGN_OR_RETURN(const DeviceGraph graph, PlaceGraph(b, *r.graph));
-  return SampleNeighborsOnDevice(graph, r.seeds, r.fanout, r.replace, r.weighted, r.rng_seed, r.layer);
+  return SampleNeighborsOnDevice(graph, r.seeds, r.fanout, r.layer, SamplingOptions{r.replace, r.weighted, r.rng_seed});
 }
 
 Result<std::vector<SampledLayer>> RunMultiLayerOnBackend(const std::string& name, const MultiLayerRequest& r) {
   FL_ASSIGN_OR_RETURN(const Backend b, ParseBackend(name));
   if (!b.on_device) {
-    return SampleMultiLayer(*r.graph, r.seeds, r.fanouts, r.replace, r.weighted, r.rng_seed, b.threads);
+    return SampleMultiLayer(*r.graph, r.seeds, r.fanouts, SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
   }
   FL_ASSIGN_OR_RETURN(const DeviceGraph graph, PlaceGraph(b, *r.graph));
-  return SampleMultiLayerOnDevice(graph, r.seeds, r.fanouts, r.replace, r.weighted, r.rng_seed);
+  return SampleMultiLayerOnDevice(graph, r.seeds, r.fanouts, SamplingOptions{r.replace, r.weighted, r.rng_seed});
 }
 
 }  // namespace properties

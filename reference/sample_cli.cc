@@ -188,8 +188,8 @@ Result<std::vector<SampledLayer>> RunCommand(const SampleCommand& c, const Progr
                " seeds with fanout " + std::to_string(fanout) + " on " + RuntimeKindName(c.runtime));
     }
     Result<SampledSubgraph> sampled =
-        device_graph ? SampleNeighborsOnDevice(*device_graph, seeds, fanout, c.replace, c.weighted, c.rng_seed, layer)
-                     : SampleNeighbors(*c.graph, seeds, fanout, c.replace, c.weighted, c.rng_seed, layer, c.threads);
+        device_graph ? SampleNeighborsOnDevice(*device_graph, seeds, fanout, layer, SamplingOptions{c.replace, c.weighted, c.rng_seed})
+                     : SampleNeighbors(*c.graph, seeds, fanout, layer, SamplingOptions{c.replace, c.weighted, c.rng_seed, c.threads});
     if (progress && sampled.ok()) {
       char ms[32];
       std::snprintf(ms, sizeof(ms), "%.1f", MillisecondsSince(start));

@@ -118,7 +118,7 @@ TEST_F(SampleCliTest, JsonHasTheDocumentedLayoutAndMatchesTheLibrary) {
   ASSERT_EQ(Main({"--graph", dir_, "--seeds", "0,29,3", "--fanouts", "-1,2", "--rng-seed", "9", "--json"}, &out, &err),
             kExitOk)
       << err;
-  Result<std::vector<SampledLayer>> expected = SampleMultiLayer(*graph_, {0, 29, 3}, {-1, 2}, false, false, 9, 1);
+  Result<std::vector<SampledLayer>> expected = SampleMultiLayer(*graph_, {0, 29, 3}, {-1, 2}, SamplingOptions{false, false, 9, 1});
   ASSERT_TRUE(expected.ok());
   EXPECT_EQ(out, LayersToJson(*expected).dump() + "\n");
   // Keys in the documented order.
@@ -164,11 +164,11 @@ TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
       EXPECT_EQ(progress_lines, 4);  // before and after each of the two hops
       Result<std::vector<SampledLayer>> want = Status(InternalError("unset"));
       if (c->runtime == RuntimeKind::kCpu) {
-        want = SampleMultiLayer(*c->graph, c->seeds, c->fanouts, c->replace, c->weighted, c->rng_seed, 1);
+        want = SampleMultiLayer(*c->graph, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed, 1});
       } else {
         Result<DeviceGraph> g = DeviceGraph::Create(*c->graph, GetRuntime(c->runtime), c->placement);
         ASSERT_TRUE(g.ok()) << g.status();
-        want = SampleMultiLayerOnDevice(*g, c->seeds, c->fanouts, c->replace, c->weighted, c->rng_seed);
+        want = SampleMultiLayerOnDevice(*g, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed});
       }
       ASSERT_TRUE(want.ok()) << want.status();
       ASSERT_EQ(got->size(), want->size());

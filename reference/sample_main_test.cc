@@ -127,7 +127,7 @@ TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
       ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
       const nlohmann::json j = nlohmann::json::parse(run.out);
       Result<std::vector<SampledLayer>> expected =
-          SampleMultiLayer(*graph, seeds, fanouts, replace, weighted, 18446744073709551615ULL, 1);
+          SampleMultiLayer(*graph, seeds, fanouts, SamplingOptions{replace, weighted, 18446744073709551615ULL, 1});
       ASSERT_TRUE(expected.ok()) << expected.status();
       ASSERT_EQ(j.size(), 1u) << run.out;
       ASSERT_EQ(j.at("layers").size(), expected->size());

@@ -140,6 +140,7 @@ Result<MiniBatch> Produce(const DataLoader::Dataset& data, const LoaderOptions& 
   batch.seeds = seeds;
   // Each minibatch has its own random stream, so no worker assignment matters.
   const uint64_t rng_seed = o.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
+  const SamplingOptions sampling{o.replace, o.weighted, rng_seed, o.sampler_threads};
   *step = "sample_neighbors";
   GraphResidence residence{data.graph->indptr().data(), false, false};
   if (data.device_graph) {
@@ -149,11 +150,9 @@ Result<MiniBatch> Produce(const DataLoader::Dataset& data, const LoaderOptions& 
   FL_ASSIGN_OR_RETURN(bool on_device,
                       SampleOnDevice(o.dispatch, GetRuntime(o.runtime), SamplesOnDevice(o.mode), residence));
   if (on_device) {
-    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, o.replace,
-                                                               o.weighted, rng_seed));
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling));
   } else {
-    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, o.replace, o.weighted,
-                                                       rng_seed, o.sampler_threads));
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
   }
   *step = "fetch_features";
   batch.feature_dim = data.feature_dim;

@@ -4,6 +4,7 @@
 
 #include "kernels/compact_kernels.cuh"
 #include "kernels/launch.h"
+#include "kernels/scan.h"
 #include "kernels/sampling_kernels.cuh"
 #include "reference/sampling/unique_and_compact.h"
 
@@ -52,8 +53,10 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
 }
 
 Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
-                                                int64_t fanout, bool replace, bool weighted, uint64_t rng_seed,
-                                                uint32_t layer, StreamHandle stream) {
+                                                int64_t fanout, uint32_t layer, const SamplingOptions& options,
+                                                StreamHandle stream) {
+  const bool replace = options.replace, weighted = options.weighted;
+  const uint64_t rng_seed = options.rng_seed;
   FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, weighted));
   SampledSubgraph out;
   out.seeds = seeds;
@@ -79,19 +82,21 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   const kernels::BufferUse weights_use{params.weights, weighted ? graph.weights().nbytes() : 0};
 
   FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVector(seeds)->To(device, &rt));
-  FL_ASSIGN_OR_RETURN(Tensor counts, Tensor::Empty(DType::kInt64, {n}, device, &rt));
+  // n counts and a trailing 0: their exclusive sum is the output's indptr,
+  // computed on the device; only its last element (the total) comes back.
+  FL_ASSIGN_OR_RETURN(Tensor indptr_dev, Tensor::FromVector(std::vector<int64_t>(n + 1, 0))->To(device, &rt));
+  auto* indptr_data = static_cast<int64_t*>(indptr_dev.raw_data());
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
-  kernels::SampleCountKernel count_kernel{params, Data<int64_t>(seeds_dev), n, static_cast<int64_t*>(counts.raw_data())};
+  kernels::SampleCountKernel count_kernel{params, Data<int64_t>(seeds_dev), n, indptr_data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
                                            {indptr_use, weights_use, {seeds_dev.raw_data(), seeds_dev.nbytes()},
-                                            {counts.raw_data(), counts.nbytes()}},
+                                            {indptr_data, indptr_dev.nbytes()}},
                                            &kernels::LaunchSampleCountOnCuda));
-  FL_ASSIGN_OR_RETURN(std::vector<int64_t> per_seed, CopyToHost<int64_t>(counts));
-  for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] = out.indptr[i] + per_seed[i];
-  const int64_t total = out.indptr[n];
+  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, indptr_data, indptr_data, n + 1, stream));
+  int64_t total = 0;
+  FL_RETURN_IF_ERROR(rt.Memcpy(&total, indptr_data + n, sizeof(total), MemcpyKind::kDeviceToHost));
   if (total == 0) return out;
 
-  FL_ASSIGN_OR_RETURN(Tensor indptr_dev, Tensor::FromVector(out.indptr)->To(device, &rt));
   FL_ASSIGN_OR_RETURN(Tensor edges, Tensor::Empty(DType::kInt64, {total}, device, &rt));
   FL_ASSIGN_OR_RETURN(Tensor indices, Tensor::Empty(DType::kInt64, {total}, device, &rt));
   // One 16-byte SampleKey per output slot, held as two int64 words.
@@ -112,6 +117,7 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
        {edges.raw_data(), edges.nbytes()}, {indices.raw_data(), indices.nbytes()},
        {scratch.raw_data(), scratch.nbytes()}},
       &kernels::LaunchSampleSeedsOnCuda));
+  FL_ASSIGN_OR_RETURN(out.indptr, CopyToHost<int64_t>(indptr_dev));
   FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost<int64_t>(edges));
   FL_ASSIGN_OR_RETURN(out.indices, CopyToHost<int64_t>(indices));
   return out;
@@ -119,7 +125,7 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
 
 Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int device_index,
                                                         const std::vector<int64_t>& seeds,
-                                                        const std::vector<int64_t>& indices) {
+                                                        const std::vector<int64_t>& indices, StreamHandle stream) {
   for (size_t i = 0; i < seeds.size(); ++i) {
     if (seeds[i] < 0) return InvalidArgumentError("seeds[" + std::to_string(i) + "] is negative");
   }
@@ -142,7 +148,8 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   FL_ASSIGN_OR_RETURN(Tensor keys, Tensor::FromVector(std::vector<int64_t>(cap, -1))->To(device, &rt));
   FL_ASSIGN_OR_RETURN(Tensor first, Tensor::FromVector(std::vector<int64_t>(cap, -1))->To(device, &rt));
   FL_ASSIGN_OR_RETURN(Tensor new_id, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
-  FL_ASSIGN_OR_RETURN(Tensor is_first, Tensor::Empty(DType::kInt64, {n}, device, &rt));
+  // n marks and a trailing 0: their exclusive sum ranks the unique nodes.
+  FL_ASSIGN_OR_RETURN(Tensor is_first, Tensor::FromVector(std::vector<int64_t>(n + 1, 0))->To(device, &rt));
 
   const kernels::Positions positions{Data<int64_t>(seeds_dev), static_cast<int64_t>(seeds.size()),
                                      Data<int64_t>(indices_dev), static_cast<int64_t>(indices.size())};
@@ -154,7 +161,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   const kernels::BufferUse table_use[] = {{keys.raw_data(), keys.nbytes()},
                                           {first.raw_data(), first.nbytes()},
                                           {new_id.raw_data(), new_id.nbytes()}};
-  const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n));
+  const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 256, stream);
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
                                            {inputs[0], inputs[1], table_use[0], table_use[1]},
                                            &kernels::LaunchInsertNodesOnCuda));
@@ -164,15 +171,11 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
       {inputs[0], inputs[1], table_use[0], table_use[1], {is_first.raw_data(), is_first.nbytes()}},
       &kernels::LaunchMarkFirstOnCuda));
 
-  // The exclusive prefix sum runs on the host: n is one hop's frontier.
-  FL_ASSIGN_OR_RETURN(std::vector<int64_t> marks, CopyToHost<int64_t>(is_first));
-  std::vector<int64_t> rank(n);
+  FL_ASSIGN_OR_RETURN(Tensor rank_dev, Tensor::Empty(DType::kInt64, {n + 1}, device, &rt));
+  auto* rank_data = static_cast<int64_t*>(rank_dev.raw_data());
+  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, Data<int64_t>(is_first), rank_data, n + 1, stream));
   int64_t num_unique = 0;
-  for (int64_t p = 0; p < n; ++p) {
-    rank[p] = num_unique;
-    num_unique += marks[p];
-  }
-  FL_ASSIGN_OR_RETURN(Tensor rank_dev, Tensor::FromVector(rank)->To(device, &rt));
+  FL_RETURN_IF_ERROR(rt.Memcpy(&num_unique, rank_data + n, sizeof(num_unique), MemcpyKind::kDeviceToHost));
   FL_ASSIGN_OR_RETURN(Tensor unique_dev, Tensor::Empty(DType::kInt64, {num_unique}, device, &rt));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
@@ -185,7 +188,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   if (indices.empty()) return out;
   FL_ASSIGN_OR_RETURN(Tensor compacted, Tensor::Empty(DType::kInt64, {static_cast<int64_t>(indices.size())}, device, &rt));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "RelabelKernel", kernels::LaunchFor(indices.size()),
+      rt, "RelabelKernel", kernels::LaunchFor(indices.size(), 256, stream),
       kernels::RelabelKernel{table, Data<int64_t>(indices_dev), static_cast<int64_t>(indices.size()),
                              static_cast<int64_t*>(compacted.raw_data())},
       {inputs[1], table_use[0], table_use[2], {compacted.raw_data(), compacted.nbytes()}},
@@ -196,15 +199,15 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
 
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
-                                                           const std::vector<int64_t>& fanouts, bool replace,
-                                                           bool weighted, uint64_t rng_seed) {
+                                                           const std::vector<int64_t>& fanouts,
+                                                           const SamplingOptions& options, StreamHandle stream) {
   return SampleLayers(
       seeds, fanouts,
       [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
-        return SampleNeighborsOnDevice(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer);
+        return SampleNeighborsOnDevice(graph, layer_seeds, fanout, layer, options, stream);
       },
       [&](const std::vector<int64_t>& layer_seeds, const std::vector<int64_t>& indices) {
-        return UniqueAndCompactOnDevice(graph.runtime(), graph.device(), layer_seeds, indices);
+        return UniqueAndCompactOnDevice(graph.runtime(), graph.device(), layer_seeds, indices, stream);
       });
 }
 

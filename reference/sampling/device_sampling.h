@@ -49,24 +49,28 @@ class DeviceGraph {
   Tensor indptr_, indices_, weights_;
 };
 
-// Samples like SampleNeighbors, on the graph's device. Seeds are validated
-// on the host (the error names the position and value) before any launch.
+// Samples like SampleNeighbors, on the graph's device, in `stream`
+// (options.num_threads is not used). Seeds are validated on the host (the
+// error names the position and value) before any launch.
 Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
-                                                int64_t fanout, bool replace, bool weighted, uint64_t rng_seed,
-                                                uint32_t layer, StreamHandle stream = nullptr);
+                                                int64_t fanout, uint32_t layer, const SamplingOptions& options,
+                                                StreamHandle stream = nullptr);
 
 // Computes UniqueAndCompact(seeds, indices) with kernels on `device` of
-// `runtime`: the same unique order (seeds first, then first appearance).
+// `runtime`, in `stream`: the same unique order (seeds first, then first
+// appearance).
 Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, int device,
                                                         const std::vector<int64_t>& seeds,
-                                                        const std::vector<int64_t>& indices);
+                                                        const std::vector<int64_t>& indices,
+                                                        StreamHandle stream = nullptr);
 
 // Samples like SampleMultiLayer, every hop (sampling and compaction) on the
-// graph's device.
+// graph's device, in `stream`.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
-                                                           const std::vector<int64_t>& fanouts, bool replace,
-                                                           bool weighted, uint64_t rng_seed);
+                                                           const std::vector<int64_t>& fanouts,
+                                                           const SamplingOptions& options,
+                                                           StreamHandle stream = nullptr);
 
 }  // namespace faultline
 

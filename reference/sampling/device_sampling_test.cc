@@ -45,8 +45,8 @@ TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
                         {"zero", 0, false, false}};
   for (const Mode& m : modes) {
     SCOPED_TRACE(m.name);
-    auto cpu = SampleNeighbors(graph(), seeds, m.fanout, m.replace, m.weighted, 42, 1, 2);
-    auto dev = SampleNeighborsOnDevice(*device_graph, seeds, m.fanout, m.replace, m.weighted, 42, 1);
+    auto cpu = SampleNeighbors(graph(), seeds, m.fanout, 1, SamplingOptions{m.replace, m.weighted, 42, 2});
+    auto dev = SampleNeighborsOnDevice(*device_graph, seeds, m.fanout, 1, SamplingOptions{m.replace, m.weighted, 42});
     ASSERT_TRUE(cpu.ok()) << cpu.status();
     ASSERT_TRUE(dev.ok()) << dev.status();
     EXPECT_EQ(dev->seeds, cpu->seeds);
@@ -60,8 +60,8 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   ASSERT_TRUE(device_graph.ok());
   std::vector<int64_t> seeds = {0, 5, 17, 5, 1999};
-  auto cpu = SampleMultiLayer(graph(), seeds, {10, 5, 3}, false, false, 9, 1);
-  auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {10, 5, 3}, false, false, 9);
+  auto cpu = SampleMultiLayer(graph(), seeds, {10, 5, 3}, SamplingOptions{false, false, 9, 1});
+  auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {10, 5, 3}, SamplingOptions{false, false, 9});
   ASSERT_TRUE(cpu.ok() && dev.ok());
   ASSERT_EQ(cpu->size(), dev->size());
   for (size_t k = 0; k < cpu->size(); ++k) {
@@ -74,21 +74,21 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
 TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   ASSERT_TRUE(device_graph.ok());
-  auto out_of_range = SampleNeighborsOnDevice(*device_graph, {1, 2000}, 3, false, false, 1, 0);
+  auto out_of_range = SampleNeighborsOnDevice(*device_graph, {1, 2000}, 3, 0, SamplingOptions{false, false, 1});
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_EQ(out_of_range.status().message(), "seeds[1]=2000 is out of range [0, 2000)");
-  auto bad_fanout = SampleNeighborsOnDevice(*device_graph, {1}, -2, false, false, 1, 0);
+  auto bad_fanout = SampleNeighborsOnDevice(*device_graph, {1}, -2, 0, SamplingOptions{false, false, 1});
   EXPECT_EQ(bad_fanout.status().message(), "fanout=-2; expected -1 (all neighbours) or 0..2147483647");
-  auto huge_fanout = SampleNeighborsOnDevice(*device_graph, {1}, int64_t{1} << 31, false, false, 1, 0);
+  auto huge_fanout = SampleNeighborsOnDevice(*device_graph, {1}, int64_t{1} << 31, 0, SamplingOptions{false, false, 1});
   EXPECT_EQ(huge_fanout.status().code(), StatusCode::kInvalidArgument);
   auto unweighted = CscGraph::Create({0, 1, 1}, {1});
   auto unweighted_dev = DeviceGraph::Create(*unweighted, *rt_, GetParam());
-  auto no_weights = SampleNeighborsOnDevice(*unweighted_dev, {0}, 1, false, true, 1, 0);
+  auto no_weights = SampleNeighborsOnDevice(*unweighted_dev, {0}, 1, 0, SamplingOptions{false, true, 1});
   EXPECT_EQ(no_weights.status().message(), "weighted sampling was requested but the graph has no edge weights");
   auto weighted_no_edges = CscGraph::Create({0, 0, 0}, {}, std::vector<float>{});
   ASSERT_TRUE(weighted_no_edges.ok()) << weighted_no_edges.status();
   auto weighted_dev = DeviceGraph::Create(*weighted_no_edges, *rt_, GetParam());
-  auto empty = SampleNeighborsOnDevice(*weighted_dev, {0, 1}, 2, false, true, 1, 0);
+  auto empty = SampleNeighborsOnDevice(*weighted_dev, {0, 1}, 2, 0, SamplingOptions{false, true, 1});
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ(empty->indptr, (std::vector<int64_t>{0, 0, 0}));
   EXPECT_TRUE(rt_->PeekAtLastError().ok());

@@ -29,12 +29,12 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
 }
 
 Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
-                                                   const std::vector<int64_t>& fanouts, bool replace, bool weighted,
-                                                   uint64_t rng_seed, int num_threads) {
+                                                   const std::vector<int64_t>& fanouts,
+                                                   const SamplingOptions& options) {
   return SampleLayers(
       seeds, fanouts,
       [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
-        return SampleNeighbors(graph, layer_seeds, fanout, replace, weighted, rng_seed, layer, num_threads);
+        return SampleNeighbors(graph, layer_seeds, fanout, layer, options);
       },
       [](const std::vector<int64_t>& layer_seeds, const std::vector<int64_t>& indices) {
         return Result<UniqueAndCompactResult>(UniqueAndCompact(layer_seeds, indices));

@@ -23,10 +23,6 @@ struct SampledLayer {
   std::vector<int64_t> compacted_indices;
 };
 
-// Samples fanouts.size() hops: hop k uses fanouts[k] and layer index k in the
-// random counter; hop 0 starts from `seeds`, hop k + 1 from the unique nodes
-// of hop k. Fails when fanouts is empty or any hop fails (the error names the
-// hop).
 // Samples one hop: the seeds, the hop's fanout and its layer index.
 using SampleOneLayer =
     std::function<Result<SampledSubgraph>(const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer)>;
@@ -41,9 +37,13 @@ using CompactLayer = std::function<Result<UniqueAndCompactResult>(const std::vec
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
                                                const SampleOneLayer& sample_one, const CompactLayer& compact);
 
+// Samples fanouts.size() hops on the CPU: hop k uses fanouts[k] and layer
+// index k in the random counter; hop 0 starts from `seeds`, hop k + 1 from
+// the unique nodes of hop k. Fails when fanouts is empty or any hop fails
+// (the error names the hop).
 Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
-                                                   const std::vector<int64_t>& fanouts, bool replace, bool weighted,
-                                                   uint64_t rng_seed, int num_threads);
+                                                   const std::vector<int64_t>& fanouts,
+                                                   const SamplingOptions& options);
 
 }  // namespace faultline
 

@@ -52,8 +52,10 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 }
 
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
-                                        bool replace, bool weighted, uint64_t rng_seed, uint32_t layer,
-                                        int num_threads) {
+                                        uint32_t layer, const SamplingOptions& options) {
+  const bool replace = options.replace, weighted = options.weighted;
+  const uint64_t rng_seed = options.rng_seed;
+  const int num_threads = options.num_threads;
   if (num_threads < 1) {
     return InvalidArgumentError("num_threads=" + std::to_string(num_threads) + "; expected >= 1");
   }

@@ -23,6 +23,21 @@ struct SampledSubgraph {
   std::vector<int64_t> original_edge_ids;
 };
 
+// How to sample: what every sampling entry point (CPU, simcuda, cuda; one
+// hop or several) takes besides the graph, the seeds and the fanouts.
+struct SamplingOptions {
+  bool replace = false;   // with replacement: exactly `fanout` draws per seed
+  bool weighted = false;  // picks follow the graph's weights
+  uint64_t rng_seed = 0;  // the Philox key (docs/sampling.md)
+  int num_threads = 1;    // CPU reference only; results never depend on it
+};
+
+// Checks the arguments every sampling backend shares: fanout in
+// [-1, 2^31-1], weights present when weighted, seeds in [0, num_nodes). The
+// errors name the argument, the position and the value.
+Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
+                             bool weighted);
+
 // Samples up to `fanout` incoming edges of every seed (-1 = all of them).
 // Without replacement a seed keeps min(fanout, eligible) edges in ascending
 // edge id; with replacement it gets exactly `fanout` draws in draw order when
@@ -31,15 +46,8 @@ struct SampledSubgraph {
 // streams of the layers of multi-layer sampling. Fails when a seed is out of
 // range, fanout < -1, num_threads < 1, or `weighted` is set on a graph
 // without weights. Duplicate seeds get identical picks.
-// Checks the arguments every sampling backend shares: fanout in
-// [-1, 2^31-1], weights present when weighted, seeds in [0, num_nodes). The
-// errors name the argument, the position and the value.
-Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
-                             bool weighted);
-
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
-                                        bool replace, bool weighted, uint64_t rng_seed, uint32_t layer,
-                                        int num_threads);
+                                        uint32_t layer, const SamplingOptions& options);
 
 }  // namespace faultline
 

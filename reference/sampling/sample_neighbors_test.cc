@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 
 SampledSubgraph Sample(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, bool replace,
                        bool weighted, uint64_t rng_seed = 42, uint32_t layer = 0, int threads = 1) {
-  Result<SampledSubgraph> result = SampleNeighbors(graph, seeds, fanout, replace, weighted, rng_seed, layer, threads);
+  Result<SampledSubgraph> result = SampleNeighbors(graph, seeds, fanout, layer, SamplingOptions{replace, weighted, rng_seed, threads});
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? *result : SampledSubgraph{};
 }
@@ -144,17 +144,17 @@ TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
 
 TEST(SampleNeighborsTest, RejectsBadArguments) {
   Result<CscGraph> chain = MakeChain(5);
-  Result<SampledSubgraph> r = SampleNeighbors(*chain, {0, 4, 5}, 2, false, false, 1, 0, 1);
+  Result<SampledSubgraph> r = SampleNeighbors(*chain, {0, 4, 5}, 2, 0, SamplingOptions{false, false, 1, 1});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(r.status().message(), "seeds[2]=5 is out of range [0, 5)");
-  EXPECT_EQ(SampleNeighbors(*chain, {-1}, 2, false, false, 1, 0, 1).status().message(),
+  EXPECT_EQ(SampleNeighbors(*chain, {-1}, 2, 0, SamplingOptions{false, false, 1, 1}).status().message(),
             "seeds[0]=-1 is out of range [0, 5)");
-  EXPECT_THAT(SampleNeighbors(*chain, {0}, -2, false, false, 1, 0, 1).status().message(),
+  EXPECT_THAT(SampleNeighbors(*chain, {0}, -2, 0, SamplingOptions{false, false, 1, 1}).status().message(),
               HasSubstr("fanout=-2; expected -1"));
-  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, false, true, 1, 0, 1).status().message(),
+  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, 0, SamplingOptions{false, true, 1, 1}).status().message(),
             "weighted sampling was requested but the graph has no edge weights");
-  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, false, false, 1, 0, 0).status().message(),
+  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, 0, SamplingOptions{false, false, 1, 0}).status().message(),
             "num_threads=0; expected >= 1");
 }
 

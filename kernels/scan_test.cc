@@ -1,0 +1,69 @@
+// Checks ExclusiveSum on the runtime under test against a host scan: sizes
+// around block boundaries, in place, and bad input.
+#include "kernels/scan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "reference/runtime/test_runtime.h"
+
+namespace faultline {
+namespace kernels {
+namespace {
+
+class ExclusiveSumTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto runtime = DeviceRuntimeUnderTest();
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    rt_ = *runtime;
+  }
+  // Copies `values` to the device, scans (in place when asked) and returns the result.
+  std::vector<int64_t> Scan(const std::vector<int64_t>& values, bool in_place) {
+    const size_t bytes = values.size() * sizeof(int64_t);
+    void* in = *rt_->Malloc(bytes);
+    void* out = in_place ? in : *rt_->Malloc(bytes);
+    EXPECT_TRUE(rt_->Memcpy(in, values.data(), bytes, MemcpyKind::kHostToDevice).ok());
+    Status s = ExclusiveSum(*rt_, static_cast<const int64_t*>(in), static_cast<int64_t*>(out),
+                            static_cast<int64_t>(values.size()));
+    EXPECT_TRUE(s.ok()) << s;
+    std::vector<int64_t> result(values.size());
+    EXPECT_TRUE(rt_->Memcpy(result.data(), out, bytes, MemcpyKind::kDeviceToHost).ok());
+    EXPECT_TRUE(rt_->Free(in).ok());
+    if (!in_place) EXPECT_TRUE(rt_->Free(out).ok());
+    return result;
+  }
+  DeviceRuntime* rt_ = nullptr;
+};
+
+std::vector<int64_t> HostScan(const std::vector<int64_t>& values) {
+  std::vector<int64_t> out(values.size());
+  int64_t running = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    out[i] = running;
+    running += values[i];
+  }
+  return out;
+}
+
+TEST_F(ExclusiveSumTest, MatchesTheHostScanAtEverySize) {
+  for (int64_t n : {1, 2, 255, 256, 257, 1000, 65537}) {
+    std::vector<int64_t> values(n);
+    for (int64_t i = 0; i < n; ++i) values[i] = (i * 7919) % 13 - 3;  // negative values too
+    EXPECT_EQ(Scan(values, /*in_place=*/false), HostScan(values)) << "n = " << n;
+    EXPECT_EQ(Scan(values, /*in_place=*/true), HostScan(values)) << "in place, n = " << n;
+  }
+}
+
+TEST_F(ExclusiveSumTest, RejectsANegativeLengthAndAcceptsAnEmptyOne) {
+  Status negative = ExclusiveSum(*rt_, nullptr, nullptr, -1);
+  EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(negative.message(), "ExclusiveSum: n is -1; expected n >= 0");
+  EXPECT_TRUE(ExclusiveSum(*rt_, nullptr, nullptr, 0).ok());
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace faultline
