@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,9 @@ struct Variant {
   Expectation expected;
   std::string scenario;  // one line: what runs
   std::function<Outcome(RuntimeKind)> run;
+  // Set in the environment of the variant's process by RunIsolated, e.g.
+  // {"FAULTLINE_SIMCUDA_DEVICES", "2"} for a failure that needs two devices.
+  std::vector<std::pair<std::string, std::string>> env = {};
 };
 
 // Returns whether `variant` is selected by --variant `filter`: an exact

@@ -50,8 +50,11 @@ Outcome Broken(const std::string& why) {
 
 Outcome RunIsolated(const std::string& id, const std::string& variant, RuntimeKind runtime,
                     std::chrono::seconds timeout) {
-  if (FindVariant(id, variant) == nullptr) return Broken("no variant " + variant + " of " + id + " is registered");
-  auto child = ChildProcess::Spawn("faultline_repro_variant", {id, variant, RuntimeKindName(runtime)});
+  const Variant* found = FindVariant(id, variant);
+  if (found == nullptr) return Broken("no variant " + variant + " of " + id + " is registered");
+  SpawnOptions options;
+  options.env = found->env;  // read by the runtime when the variant's process first uses it
+  auto child = ChildProcess::Spawn("faultline_repro_variant", {id, variant, RuntimeKindName(runtime)}, options);
   if (!child.ok()) return Broken("could not start the variant's process: " + child.status().ToString());
   auto exit = child->Wait(timeout);
   if (!exit.ok()) return Broken("waiting for the variant's process failed: " + exit.status().ToString());

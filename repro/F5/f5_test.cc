@@ -1,0 +1,49 @@
+// Checks F5's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F5/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F5Test, LegacyDeviceCountMakesForkedWorkersFailLazyInit) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F5", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
+  EXPECT_EQ(o.error->code, 3);
+  EXPECT_EQ(o.error->step, "lazy_init");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker 0 \(pid \d+\))"))) << o.error->process;
+  EXPECT_EQ(o.error->message.rfind(std::string(kCannotReinitializeCuda) +
+                                       " (cudaGetDeviceCount failed: initialization error",
+                                   0),
+            0u)
+      << o.error->message;
+  // CUDA was initialized by the parent's device count.
+  ExpectInitializationSiteNamed(o, runtime, "DeviceCountLegacy");
+}
+
+TEST(F5Test, FixedNvmlCountLetsForkedWorkersUseCuda) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F5", "fixed", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("passed: every worker's device gather equals the host gather"), std::string::npos)
+      << o.transcript;
+}
+
+TEST(F5Test, SpawnWorkaroundPassesAfterTheLegacyCount) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F5", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("workers by spawn"), std::string::npos) << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline

@@ -1,0 +1,158 @@
+// F5 — counting devices poisons every later fork (PyTorch issue 83973; fix
+// PRs 84879 and 85951). The parent asks how many devices there are, then
+// starts two workers; each worker initializes CUDA, selects device
+// `index % count` and gathers feature rows with a device kernel, which must
+// equal the host gather. docs/failures/F5.md.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reference/base/status_json.h"
+#include "reference/features/feature_store.h"
+#include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+#include "reference/runtime/lazy_init.h"
+#include "repro/F5/signature.h"
+#include "repro/registry.h"
+#include "repro/scenario_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+constexpr int kWorkers = 2;
+constexpr int64_t kRows = 64, kDim = 8;
+
+// torch.cuda.device_count() before PR 84879: torch._C._cuda_getDeviceCount(),
+// which marks the process for the bad-fork check (poison_fork) and calls
+// cudaGetDeviceCount. That runtime call is the process's first, so it
+// initializes CUDA (cuInit). LazyInitCuda is faultline's pair of those two
+// steps: the mark and cudaGetDeviceCount.
+Result<int> DeviceCountLegacy(DeviceRuntime& rt) {
+  FL_RETURN_IF_ERROR(LazyInitCuda(rt));
+  return rt.GetDeviceCount();
+}
+
+// torch.cuda.device_count() after PR 84879 (and torch.cuda.is_available()
+// under PYTORCH_NVML_BASED_CUDA_CHECK=1, PR 85951): ask NVML, which does not
+// initialize CUDA, so the process may still fork workers that use it.
+Result<int> DeviceCountFixed(DeviceRuntime& rt) { return rt.NvmlDeviceCount(); }
+
+Result<Tensor> Table() {
+  std::vector<float> values(kRows * kDim);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  return Tensor::FromVector(values, {kRows, kDim});
+}
+
+Result<Tensor> Ids() { return Tensor::FromVector(std::vector<int64_t>{3, 63, 0, 3, 21, 40}); }
+
+// The single-process baseline: the rows gathered on the host, no CUDA involved.
+Result<std::vector<float>> GatherOnHost() {
+  FL_ASSIGN_OR_RETURN(Tensor table, Table());
+  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
+  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(table, ids));
+  return rows.ToVector<float>();
+}
+
+// The worker's work, as in the issue's `torch.cuda.set_device(idx)`: lazy
+// init, select its device, gather the rows there and bring them back.
+Result<std::vector<float>> WorkerGather(RuntimeKind kind, int index, int count, std::string* step) {
+  DeviceRuntime& rt = GetRuntime(kind);
+  *step = "lazy_init";
+  FL_RETURN_IF_ERROR(LazyInitCuda(rt));
+  *step = "set_device";
+  const int device = count > 0 ? index % count : 0;
+  FL_RETURN_IF_ERROR(rt.SetDevice(device));
+  *step = "index_select";
+  FL_ASSIGN_OR_RETURN(Tensor table, Table());
+  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
+  FL_ASSIGN_OR_RETURN(Tensor device_table, table.To(Device::Cuda(device), &rt));
+  FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(device), &rt));
+  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(device_table, device_ids));
+  FL_ASSIGN_OR_RETURN(Tensor host, rows.Cpu());
+  return host.ToVector<float>();
+}
+
+int Worker(RuntimeKind kind, int index, int count) {
+  std::string step;
+  Result<std::vector<float>> rows = WorkerGather(kind, index, count, &step);
+  nlohmann::json report = {{"ok", rows.ok()}};
+  if (rows.ok()) {
+    report["rows"] = *rows;
+  } else {
+    report["step"] = step;
+    report["status"] = StatusToJson(rows.status());
+  }
+  ReportToParent(report.dump());
+  return rows.ok() ? 0 : 1;
+}
+
+// Spawned entry: args = runtime, worker index, device count.
+int SpawnedWorker(const std::vector<std::string>& args) {
+  if (args.size() != 3) return 2;
+  Result<RuntimeKind> kind = ParseRuntimeKind(args[0]);
+  return kind.ok() ? Worker(*kind, std::stoi(args[1]), std::stoi(args[2])) : 2;
+}
+FL_REGISTER_CHILD("faultline_f5_worker", SpawnedWorker);
+
+enum class Count { kLegacy, kFixed };
+
+Outcome Run(RuntimeKind kind, Count how, StartMethod method, const Signature* signature) {
+  DeviceRuntime& rt = GetRuntime(kind);
+  const bool legacy = how == Count::kLegacy;
+  std::string transcript = std::string("F5: the parent counts devices with ") +
+                           (legacy ? "cudaGetDeviceCount (torch.cuda.device_count before PR 84879)"
+                                   : "NVML (torch.cuda.device_count after PR 84879)") +
+                           ", then starts " + std::to_string(kWorkers) + " workers by " + StartMethodName(method) +
+                           "\n";
+  Result<int> count = legacy ? DeviceCountLegacy(rt) : DeviceCountFixed(rt);
+  if (!count.ok()) return Unexpected(Observe(count.status(), "main process", "device_count"), transcript);
+  transcript += "device_count() = " + std::to_string(*count) + "\n";
+  Result<std::vector<float>> baseline = GatherOnHost();
+  if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
+
+  std::vector<ChildProcess> workers;
+  for (int i = 0; i < kWorkers; ++i) {
+    const int n = *count;
+    auto child = ChildProcess::Start(method, [kind, i, n] { return Worker(kind, i, n); }, "faultline_f5_worker",
+                                     {RuntimeKindName(kind), std::to_string(i), std::to_string(n)});
+    if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
+    workers.push_back(std::move(*child));
+  }
+  for (int i = 0; i < kWorkers; ++i) {
+    const std::string process = "worker " + std::to_string(i) + " (pid " + std::to_string(workers[i].pid()) + ")";
+    auto exit = workers[i].Wait(std::chrono::seconds(60));
+    if (!exit.ok()) return Unexpected(Observe(exit.status(), process, "wait"), transcript);
+    nlohmann::json report = nlohmann::json::parse(exit->transcript, nullptr, /*allow_exceptions=*/false);
+    if (report.is_discarded() || !report.contains("ok")) {
+      return Unexpected(Observe(Status(StatusCode::kChildFailed, exit->Describe()), process, "report"), transcript);
+    }
+    if (!report["ok"].get<bool>()) {
+      ObservedError error = Observe(StatusFromJson(report["status"]), process, report.value("step", ""));
+      transcript += InitializationSiteNote(kind);
+      return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
+    }
+    if (report["rows"].get<std::vector<float>>() != *baseline) {
+      return PassedIf(false, process + "'s device gather equals the host gather", transcript);
+    }
+    transcript += process + ": device gather equals the host gather\n";
+  }
+  if (signature) return PassedIf(false, "the documented failure (every worker used CUDA fine)", transcript);
+  return PassedIf(true, "every worker's device gather equals the host gather", transcript);
+}
+
+const bool kRegistered = RegisterFailure(Failure{
+    "F5",
+    "counting devices poisons every later fork (PyTorch 83973 / 84879, 85951)",
+    {
+        {"legacy", Expectation::kReproduces, "cudaGetDeviceCount in the parent, then 2 forked workers use CUDA",
+         [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kFork, &kF5LegacyWorker); }},
+        {"fixed", Expectation::kPasses, "NVML device count in the parent, then 2 forked workers use CUDA",
+         [](RuntimeKind rt) { return Run(rt, Count::kFixed, StartMethod::kFork, nullptr); }},
+        {"workaround", Expectation::kPasses, "cudaGetDeviceCount in the parent, then 2 spawned workers use CUDA",
+         [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kSpawn, nullptr); }},
+    }});
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline

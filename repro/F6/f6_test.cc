@@ -1,0 +1,51 @@
+// Checks F6's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F6/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F6Test, LegacyCuInitProbeAtImportLeavesAForkedWorkerWithNoActiveDriver) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F6", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
+  EXPECT_EQ(o.error->code, 3);
+  EXPECT_EQ(o.error->step, "driver.active");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker 0 \(pid \d+\))"))) << o.error->process;
+  EXPECT_EQ(o.error->message.rfind(std::string(kZeroActiveDrivers) +
+                                       " (the NVIDIA backend's is_active() returned False: cudaGetDeviceCount "
+                                       "failed: initialization error",
+                                   0),
+            0u)
+      << o.error->message;
+  // CUDA was initialized by the backend's static initializer, through dlopen.
+  ExpectInitializationSiteNamed(o, runtime, "faultline_f6_host_cu_init");
+  ExpectInitializationSiteNamed(o, runtime, "dlopen");
+}
+
+TEST(F6Test, FixedNvmlProbeLetsAForkedWorkerFindItsDriver) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F6", "fixed", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("passed: the worker's device gather equals the host gather"), std::string::npos)
+      << o.transcript;
+}
+
+TEST(F6Test, SpawnWorkaroundPassesWithTheCuInitProbe) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F6", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("worker 0 is started by spawn"), std::string::npos) << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline

@@ -1,0 +1,145 @@
+// F6 — a backend probe at import initializes the driver (Triton PR 9578;
+// fix PR 10935, related 10443 / 10933 / 10614; seen as PyTorch issue 184643
+// and vLLM issue 46996). The parent loads a backend library whose static
+// initializer asks is_active(), then starts a worker that resolves the
+// active driver and gathers feature rows with a device kernel, which must
+// equal the host gather. docs/failures/F6.md.
+#include <unistd.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "reference/base/status_json.h"
+#include "reference/features/feature_store.h"
+#include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+#include "reference/runtime/lazy_init.h"
+#include "repro/F6/backend_host.h"
+#include "repro/F6/signature.h"
+#include "repro/registry.h"
+#include "repro/scenario_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+constexpr int64_t kRows = 48, kDim = 4;
+
+Result<Tensor> Table() {
+  std::vector<float> values(kRows * kDim);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.125f;
+  return Tensor::FromVector(values, {kRows, kDim});
+}
+
+Result<Tensor> Ids() { return Tensor::FromVector(std::vector<int64_t>{47, 1, 1, 30, 12}); }
+
+// The single-process baseline: the rows gathered on the host, no CUDA involved.
+Result<std::vector<float>> GatherOnHost() {
+  FL_ASSIGN_OR_RETURN(Tensor table, Table());
+  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
+  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(table, ids));
+  return rows.ToVector<float>();
+}
+
+// The worker's work: resolve the backend's driver (triton.runtime.driver.active,
+// what a compile worker or a kernel launch does first), then run a kernel.
+Result<std::vector<float>> WorkerGather(const Backend& backend, RuntimeKind kind, std::string* step) {
+  *step = "driver.active";
+  FL_RETURN_IF_ERROR(backend.ResolveActiveDriver());
+  DeviceRuntime& rt = GetRuntime(kind);
+  *step = "lazy_init";
+  FL_RETURN_IF_ERROR(LazyInitCuda(rt));
+  *step = "index_select";
+  FL_ASSIGN_OR_RETURN(Tensor table, Table());
+  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
+  FL_ASSIGN_OR_RETURN(Tensor device_table, table.To(Device::Cuda(0), &rt));
+  FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(0), &rt));
+  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(device_table, device_ids));
+  FL_ASSIGN_OR_RETURN(Tensor host, rows.Cpu());
+  return host.ToVector<float>();
+}
+
+int Report(const Result<std::vector<float>>& rows, const std::string& step) {
+  nlohmann::json report = {{"ok", rows.ok()}};
+  if (rows.ok()) {
+    report["rows"] = *rows;
+  } else {
+    report["step"] = step;
+    report["status"] = StatusToJson(rows.status());
+  }
+  ReportToParent(report.dump());
+  return rows.ok() ? 0 : 1;
+}
+
+// A forked worker inherits the parent's loaded library (its static
+// initializer does not run again).
+int ForkedWorker(const Backend& backend, RuntimeKind kind) {
+  std::string step;
+  Result<std::vector<float>> rows = WorkerGather(backend, kind, &step);
+  return Report(rows, step);
+}
+
+// A spawned worker is a fresh image: importing the backend probes again, here.
+// args = runtime, "cuinit" | "nvml".
+int SpawnedWorker(const std::vector<std::string>& args) {
+  if (args.size() != 2) return 2;
+  Result<RuntimeKind> kind = ParseRuntimeKind(args[0]);
+  if (!kind.ok()) return 2;
+  std::string step = "import";
+  Result<Backend> backend = Backend::Load(args[1] == "cuinit" ? ProbeKind::kCuInit : ProbeKind::kNvml, *kind);
+  if (!backend.ok()) return Report(backend.status(), step);
+  Result<std::vector<float>> rows = WorkerGather(*backend, *kind, &step);
+  return Report(rows, step);
+}
+FL_REGISTER_CHILD("faultline_f6_worker", SpawnedWorker);
+
+Outcome Run(RuntimeKind kind, ProbeKind probe, StartMethod method, const Signature* signature) {
+  const bool cuinit = probe == ProbeKind::kCuInit;
+  std::string transcript = std::string("F6: the parent imports the backend; its is_active() probe ") +
+                           (cuinit ? "calls cuInit (Triton PR 9578)" : "asks NVML (Triton PR 10935 / 10933)") +
+                           "; then worker 0 is started by " + StartMethodName(method) + "\n";
+  Result<Backend> backend = Backend::Load(probe, kind);
+  if (!backend.ok()) return Unexpected(Observe(backend.status(), "main process", "import"), transcript);
+  transcript += "backend: " + backend->path() + "\n";
+  Status at_load = backend->ActiveAtLoad();
+  if (!at_load.ok()) return Unexpected(Observe(at_load, "main process", "import"), transcript);
+  transcript += "is_active() at import in the parent: True\n";
+  Result<std::vector<float>> baseline = GatherOnHost();
+  if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
+
+  const Backend* loaded = &*backend;
+  auto child = ChildProcess::Start(method, [loaded, kind] { return ForkedWorker(*loaded, kind); },
+                                   "faultline_f6_worker", {RuntimeKindName(kind), cuinit ? "cuinit" : "nvml"});
+  if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
+  const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
+  auto exit = child->Wait(std::chrono::seconds(60));
+  if (!exit.ok()) return Unexpected(Observe(exit.status(), process, "wait"), transcript);
+  nlohmann::json report = nlohmann::json::parse(exit->transcript, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded() || !report.contains("ok")) {
+    return Unexpected(Observe(Status(StatusCode::kChildFailed, exit->Describe()), process, "report"), transcript);
+  }
+  if (!report["ok"].get<bool>()) {
+    ObservedError error = Observe(StatusFromJson(report["status"]), process, report.value("step", ""));
+    transcript += InitializationSiteNote(kind);
+    return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
+  }
+  if (signature) return PassedIf(false, "the documented failure (the worker found its driver)", transcript);
+  const bool equal = report["rows"].get<std::vector<float>>() == *baseline;
+  return PassedIf(equal, "the worker's device gather equals the host gather", transcript);
+}
+
+const bool kRegistered = RegisterFailure(Failure{
+    "F6",
+    "a backend probe at import initializes the driver (Triton PR 9578 / 10935; PyTorch 184643, vLLM 46996)",
+    {
+        {"legacy", Expectation::kReproduces, "backend whose is_active() calls cuInit imported, then a forked worker",
+         [](RuntimeKind rt) { return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, &kF6LegacyWorker); }},
+        {"fixed", Expectation::kPasses, "backend whose is_active() asks NVML imported, then a forked worker",
+         [](RuntimeKind rt) { return Run(rt, ProbeKind::kNvml, StartMethod::kFork, nullptr); }},
+        {"workaround", Expectation::kPasses, "backend whose is_active() calls cuInit imported, then a spawned worker",
+         [](RuntimeKind rt) { return Run(rt, ProbeKind::kCuInit, StartMethod::kSpawn, nullptr); }},
+    }});
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline

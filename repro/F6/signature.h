@@ -1,0 +1,20 @@
+// The documented symptom of F6 (Triton PR 9578, seen as PyTorch issue 184643
+// and vLLM issue 46996): in a process forked after the parent's backend probe
+// initialized CUDA, the probe finds no active driver and Triton's driver
+// resolution fails; the CUDA error underneath is the fork's initialization error.
+#ifndef FAULTLINE_REPRO_F6_SIGNATURE_H_
+#define FAULTLINE_REPRO_F6_SIGNATURE_H_
+
+#include "repro/F6/backend_host.h"
+#include "repro/registry.h"
+
+namespace faultline {
+namespace repro {
+
+inline const Signature kF6LegacyWorker{"cudaErrorInitializationError", 3, kZeroActiveDrivers, "worker ",
+                                       "driver.active"};
+
+}  // namespace repro
+}  // namespace faultline
+
+#endif  // FAULTLINE_REPRO_F6_SIGNATURE_H_

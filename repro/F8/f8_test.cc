@@ -1,0 +1,39 @@
+// Checks F8's variants, each in a fresh process with 2 simulated devices (and
+// on real CUDA in the gpu-tagged target, which needs 2 GPUs and fails, saying
+// so, with fewer).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F8/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F8Test, LegacyPinThreadCreatesAPrimaryContextOnDevice0) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F8", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "UnwantedPrimaryContext");
+  EXPECT_EQ(o.error->code, 0);
+  EXPECT_EQ(o.error->step, "pin_memory");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(pin-memory thread \(pid \d+\))"))) << o.error->process;
+  EXPECT_EQ(o.error->message, std::string(kF8Message) + " (its current device is 0); the trainer uses only device 1");
+  EXPECT_NE(o.transcript.find("primary contexts: device 0 active, device 1 active"), std::string::npos) << o.transcript;
+  EXPECT_NE(o.transcript.find("rows copied through device 1 equal the host rows"), std::string::npos) << o.transcript;
+}
+
+TEST(F8Test, FixedPinThreadOnTheTrainingDeviceLeavesDevice0Alone) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F8", "fixed", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("primary contexts: device 0 inactive, device 1 active"), std::string::npos)
+      << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline
