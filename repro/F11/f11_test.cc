@@ -1,0 +1,53 @@
+// Checks F11's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target; the failure is host-only, so both must agree).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F11/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F11Test, LegacyNumbersIdsInInsertionOrderSoTheScheduleChangesTheOutput) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F11", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "OutputMismatch");
+  EXPECT_EQ(o.error->code, 0);
+  EXPECT_EQ(o.error->message, kF11Legacy.message);
+  EXPECT_EQ(o.error->step, "unique_and_compact");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
+  // The same legacy code under the other interleaving gives the reference.
+  EXPECT_NE(o.transcript.find("2 workers, inserting in order 0 1: equal to the first-appearance reference"),
+            std::string::npos)
+      << o.transcript;
+}
+
+TEST(F11Test, FixedGivesFirstAppearanceOrderUnderEverySchedule) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F11", "fixed", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  for (const char* schedule : {"2 workers, inserting in order 0 1", "2 workers, inserting in order 1 0",
+                               "4 workers, inserting in order 3 2 1 0", "4 workers, free-running"}) {
+    EXPECT_NE(o.transcript.find(std::string(schedule) + ": equal to the first-appearance reference"),
+              std::string::npos)
+        << schedule << "\n"
+        << o.transcript;
+  }
+}
+
+TEST(F11Test, WorkaroundOneWorkerGivesTheReference) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F11", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("1 worker: equal to the first-appearance reference"), std::string::npos)
+      << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline

@@ -1,0 +1,53 @@
+// Checks F12's variants, each in a fresh process, on simcuda (and on real CUDA
+// in the gpu-tagged target; the failure is host-only, so both must agree).
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "repro/F12/signature.h"
+#include "repro/repro_test_support.h"
+
+namespace faultline {
+namespace repro {
+namespace {
+
+TEST(F12Test, LegacyUpdatesARowLookedUpTwiceOncePerLookup) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F12", "legacy", runtime);
+  ASSERT_TRUE(o.reproduced) << o.transcript;
+  ASSERT_TRUE(o.error.has_value());
+  EXPECT_EQ(o.error->name, "OutputMismatch");
+  EXPECT_EQ(o.error->code, 0);
+  EXPECT_EQ(o.error->message, kF12Legacy.message);
+  EXPECT_EQ(o.error->step, "SparseAdagrad.step");
+  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(trainer 0 \(pid \d+\))"))) << o.error->process;
+  // Exactly the two ids found in both lookups (3 and 7) are wrong, and the
+  // Adagrad state of row 3 holds two updates.
+  EXPECT_NE(o.transcript.find("rows differing from the dense single-process reference: 2"), std::string::npos)
+      << o.transcript;
+  EXPECT_NE(o.transcript.find("Adagrad state emb_sum[3][0] = 1.015625 (one update with the averaged gradient: "
+                              "0.173611104)"),
+            std::string::npos)
+      << o.transcript;
+}
+
+TEST(F12Test, FixedStepsEqualTheDenseReference) {
+  RUNTIME_UNDER_TEST(runtime);
+  for (const char* variant : {"fixed", "fixed-adam"}) {
+    Outcome o = RunIsolated("F12", variant, runtime);
+    EXPECT_TRUE(o.passed && !o.error) << variant << "\n" << o.transcript;
+    EXPECT_NE(o.transcript.find("rows differing from the dense single-process reference: 0"), std::string::npos)
+        << o.transcript;
+  }
+}
+
+TEST(F12Test, WorkaroundOneLookupPerStepEqualsTheDenseReference) {
+  RUNTIME_UNDER_TEST(runtime);
+  Outcome o = RunIsolated("F12", "workaround", runtime);
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_NE(o.transcript.find("Adagrad state emb_sum[3][0] = 0.173611104"), std::string::npos) << o.transcript;
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline
