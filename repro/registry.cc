@@ -2,6 +2,7 @@
 #include "repro/registry.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace faultline {
 namespace repro {
@@ -25,7 +26,11 @@ bool RegisterFailure(Failure failure) {
 
 std::vector<Failure> Failures() {
   std::vector<Failure> sorted = Registry();
-  std::sort(sorted.begin(), sorted.end(), [](const Failure& a, const Failure& b) { return a.id < b.id; });
+  // F2 before F10: ids sort by their number, then as text.
+  auto number = [](const std::string& id) { return std::strtol(id.c_str() + (id.empty() ? 0 : 1), nullptr, 10); };
+  std::sort(sorted.begin(), sorted.end(), [&](const Failure& a, const Failure& b) {
+    return number(a.id) != number(b.id) ? number(a.id) < number(b.id) : a.id < b.id;
+  });
   return sorted;
 }
 
