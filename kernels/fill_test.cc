@@ -1,6 +1,7 @@
 // Checks Fill on the runtime under test and its refusal on the cpu runtime.
 #include "kernels/fill.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -31,7 +32,7 @@ TEST(FillTest, CpuRuntimeRefusesToLaunch) {
   float x = 0;
   Status s = Fill(GetRuntime(RuntimeKind::kCpu), &x, 1, 1.0f);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
-  EXPECT_NE(s.message().find("FillKernel"), std::string::npos) << s;
+  EXPECT_THAT(s.message(), testing::HasSubstr("FillKernel")) << s;
   EXPECT_EQ(x, 0.0f);
 }
 

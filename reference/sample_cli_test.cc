@@ -3,6 +3,7 @@
 // through the flag parser.
 #include "reference/sample_cli.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -29,8 +30,7 @@ TEST(ParseIntListTest, NamesTheFlagAndTheBadItem) {
     ASSERT_FALSE(r.ok()) << "'" << text << "'";
     EXPECT_EQ(r.status().message().rfind("--fanouts", 0), 0u) << r.status();
   }
-  EXPECT_NE(ParseIntList("1,x", "--seeds").status().message().find("item 1 ('x') is not an integer"),
-            std::string::npos);
+  EXPECT_THAT(ParseIntList("1,x", "--seeds").status().message(), testing::HasSubstr("item 1 ('x') is not an integer"));
 }
 
 class SampleCliTest : public testing::Test {

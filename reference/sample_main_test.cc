@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -176,8 +177,8 @@ TEST_F(SampleMainTest, HumanOutputSummarizesEveryLayer) {
                                          "--rng-seed", "5", "--verbose"};
   const ChildRun run = RunSample(args);
   ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
-  EXPECT_NE(run.out.find("layer 0 (fanout 3): 2 seeds"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("layer 1 (fanout 2)"), std::string::npos) << run.out;
+  EXPECT_THAT(run.out, testing::HasSubstr("layer 0 (fanout 3): 2 seeds")) << run.out;
+  EXPECT_THAT(run.out, testing::HasSubstr("layer 1 (fanout 2)")) << run.out;
   EXPECT_NE(run.out.find("original_edge_ids: ["), std::string::npos) << run.out;
   // --verbose: a line before and after each layer on stderr.
   EXPECT_NE(run.err.find("sample: layer 0: sampling 2 seeds with fanout 3 on cpu"), std::string::npos) << run.err;
@@ -231,7 +232,7 @@ TEST_F(SampleMainTest, BadInputExitsTwoWithAOneLineMessage) {
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << Describe(c.args, run);
     EXPECT_EQ(run.err.rfind("sample: ", 0), 0u) << Describe(c.args, run);
     for (const std::string& part : c.expected) {
-      EXPECT_NE(run.err.find(part), std::string::npos) << "missing '" << part << "'\n" << Describe(c.args, run);
+      EXPECT_THAT(run.err, testing::HasSubstr(part)) << "missing '" << part << "'\n" << Describe(c.args, run);
     }
   }
 }
@@ -242,7 +243,7 @@ TEST_F(SampleMainTest, CudaWithoutADeviceIsARuntimeFailure) {
                                          "--rng-seed", "1", "--runtime", "cuda"};
   const ChildRun run = RunSample(args);
   EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
-  EXPECT_NE(run.err.find("sample: sampling failed on runtime cuda"), std::string::npos) << Describe(args, run);
+  EXPECT_THAT(run.err, testing::HasSubstr("sample: sampling failed on runtime cuda")) << Describe(args, run);
 }
 
 TEST_F(SampleMainTest, HelpDocumentsEveryFlagAndTheJsonFormat) {
@@ -251,7 +252,7 @@ TEST_F(SampleMainTest, HelpDocumentsEveryFlagAndTheJsonFormat) {
   for (const char* part : {"--graph", "--seeds", "--seeds-file", "--fanouts", "--replace", "--weighted", "--rng-seed",
                            "--runtime", "--threads", "--placement", "--json", "--verbose", "\"layers\"",
                            "original_edge_ids", "Exit codes"}) {
-    EXPECT_NE(run.out.find(part), std::string::npos) << "help lacks " << part << "\n" << run.out;
+    EXPECT_THAT(run.out, testing::HasSubstr(part)) << "help lacks " << part << "\n" << run.out;
   }
 }
 

@@ -1,5 +1,7 @@
 #include "reference/base/status.h"
+#include "reference/base/status_matchers.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace faultline {
@@ -47,6 +49,24 @@ TEST(StatusTest, ResultFromOkStatusIsAnInternalError) {
   Result<int> r{OkStatus()};
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
+TEST(StatusMatchersTest, StatusIsMatchesCodeAndMessage) {
+  using ::testing::HasSubstr;
+  using ::testing::Not;
+  Result<int> bad = Quarter(6);
+  EXPECT_THAT(bad, StatusIs(StatusCode::kInvalidArgument, "x must be even, got 3"));
+  EXPECT_THAT(bad, StatusIs(StatusCode::kInvalidArgument, HasSubstr("even")));
+  EXPECT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(bad, Not(StatusIs(StatusCode::kOutOfRange)));
+  EXPECT_THAT(bad.status(), Not(StatusIs(StatusCode::kInvalidArgument, HasSubstr("odd"))));
+  EXPECT_THAT(OkStatus(), StatusIs(StatusCode::kOk));
+}
+
+TEST(StatusMatchersTest, AssertOkAndAssignDeclaresTheValue) {
+  FL_ASSERT_OK_AND_ASSIGN(const int quarter, Quarter(8));
+  EXPECT_EQ(quarter, 2);
+  FL_ASSERT_OK(CheckQuarter(4));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -186,8 +187,8 @@ TEST(MpiTransportTest, DeadRankEndsTheJobAndMpirunNamesIt) {
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_FALSE(job->timed_out) << Describe(*job);
   EXPECT_NE(job->exit_code, 0) << Describe(*job);
-  EXPECT_NE(job->output.find("process rank 2 with PID"), std::string::npos) << Describe(*job);
-  EXPECT_NE(job->output.find("exited on signal 9 (Killed)"), std::string::npos) << Describe(*job);
+  EXPECT_THAT(job->output, testing::HasSubstr("process rank 2 with PID")) << Describe(*job);
+  EXPECT_THAT(job->output, testing::HasSubstr("exited on signal 9 (Killed)")) << Describe(*job);
   EXPECT_TRUE(job->leftover_pids.empty()) << Describe(*job);
 }
 

@@ -4,6 +4,7 @@
 // test process stays uninitialized.
 #include "reference/runtime/lazy_init.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "reference/process/child_registry.h"
@@ -55,7 +56,7 @@ TEST(LazyInitCudaTest, ForkAfterInitGetsPyTorchsMessageWithCode3SpawnIsClean) {
   auto exit = child->Wait(std::chrono::seconds(60));
   ASSERT_TRUE(exit.ok() && exit->succeeded()) << exit->Describe();
   const std::string& t = exit->transcript;
-  EXPECT_NE(t.find("parent: ok\nagain: ok\n"), std::string::npos) << t;
+  EXPECT_THAT(t, testing::HasSubstr("parent: ok\nagain: ok\n")) << t;
   EXPECT_NE(t.find("forked: bad_fork=1 cudaErrorInitializationError=3 Cannot re-initialize CUDA in forked "
                    "subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method "
                    "(cudaGetDeviceCount failed: initialization error"),

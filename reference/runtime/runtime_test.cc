@@ -2,6 +2,7 @@
 // touches CUDA state), runtime selection, and the cpu backend.
 #include "reference/runtime/runtime.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,10 +20,10 @@ TEST_P(BadArgumentsTest, ZeroAndNegativeSizesAreRejectedByName) {
   auto zero = rt().Malloc(0);
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(zero.status().message().find("Malloc: argument 'bytes' is 0"), std::string::npos) << zero.status();
+  EXPECT_THAT(zero.status().message(), testing::HasSubstr("Malloc: argument 'bytes' is 0")) << zero.status();
   auto negative = rt().Malloc(static_cast<size_t>(-8));
   ASSERT_FALSE(negative.ok());
-  EXPECT_NE(negative.status().message().find("negative size"), std::string::npos);
+  EXPECT_THAT(negative.status().message(), testing::HasSubstr("negative size"));
   std::vector<char> host(16);
   EXPECT_EQ(rt().HostRegister(host.data(), 0).code(), StatusCode::kInvalidArgument);
 }
@@ -74,7 +75,7 @@ TEST(CpuRuntimeTest, HasNoDeviceAndSaysWhatToUse) {
   auto p = cpu.Malloc(16);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(p.status().message().find("use --runtime=simcuda or --runtime=cuda"), std::string::npos);
+  EXPECT_THAT(p.status().message(), testing::HasSubstr("use --runtime=simcuda or --runtime=cuda"));
   int value = 5;
   auto attrs = cpu.GetPointerAttributes(&value);
   ASSERT_TRUE(attrs.ok());

@@ -90,7 +90,7 @@ bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
   // initializer) say nothing about who loaded what.
   return loc.filename.empty() || EndsWith(loc.filename, "reference/runtime/simcuda_runtime.cc") ||
          EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp") ||
-         loc.filename.rfind("./elf/", 0) == 0 || loc.filename.rfind("./dlfcn/", 0) == 0;
+         loc.filename.rfind("./elf/", 0) == 0;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Anything that changes process state runs in a spawned child.
 #include "reference/runtime/simcuda_runtime.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -45,12 +46,11 @@ FL_REGISTER_CHILD("init_then_fork", InitThenFork);
 TEST(SimCudaTest, ForkedChildErrorSaysWhereTheParentInitializedCuda) {
   ChildExit exit = RunChild("init_then_fork");
   const std::string& t = exit.transcript;
-  EXPECT_NE(t.find("cudaErrorInitializationError (3): \"initialization error\" in cudaGetDeviceCount"),
-            std::string::npos) << t;
-  EXPECT_NE(t.find("was forked after CUDA was initialized in pid " + std::to_string(exit.pid)), std::string::npos)
+  EXPECT_THAT(t, testing::HasSubstr("cudaErrorInitializationError (3): \"initialization error\" in cudaGetDeviceCount")) << t;
+  EXPECT_THAT(t, testing::HasSubstr("was forked after CUDA was initialized in pid " + std::to_string(exit.pid)))
       << t;
-  EXPECT_NE(t.find("TouchCudaInTheParent"), std::string::npos) << t;
-  EXPECT_NE(t.find("simcuda_runtime_test.cc:"), std::string::npos) << t;
+  EXPECT_THAT(t, testing::HasSubstr("TouchCudaInTheParent")) << t;
+  EXPECT_THAT(t, testing::HasSubstr("simcuda_runtime_test.cc:")) << t;
 }
 
 int ReportDeviceCount(const std::vector<std::string>&) {
@@ -86,9 +86,9 @@ FL_REGISTER_CHILD("capacity", CapacityChild);
 
 TEST(SimCudaTest, AllocationsBeyondCapacityFailWithOutOfMemory) {
   std::string t = RunChild("capacity", {{"FAULTLINE_SIMCUDA_MEMORY_BYTES", "1024"}}).transcript;
-  EXPECT_NE(t.find("cudaErrorMemoryAllocation (2): \"out of memory\" in cudaMalloc"), std::string::npos) << t;
-  EXPECT_NE(t.find("requested 2048 bytes with 0 of 1024 in use on device 0"), std::string::npos) << t;
-  EXPECT_NE(t.find("; small ok"), std::string::npos) << t;
+  EXPECT_THAT(t, testing::HasSubstr("cudaErrorMemoryAllocation (2): \"out of memory\" in cudaMalloc")) << t;
+  EXPECT_THAT(t, testing::HasSubstr("requested 2048 bytes with 0 of 1024 in use on device 0")) << t;
+  EXPECT_THAT(t, testing::HasSubstr("; small ok")) << t;
 }
 
 int DeviceGuardChild(const std::vector<std::string>&) {
@@ -121,7 +121,7 @@ TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
   Status overflow = sim.Memcpy(*dev, host.data(), 128, MemcpyKind::kHostToDevice);
   ASSERT_TRUE(overflow.cuda_error().has_value());
   EXPECT_EQ(overflow.cuda_error()->name, "cudaErrorInvalidValue");
-  EXPECT_NE(overflow.message().find("+ 128 bytes is not inside a device allocation"), std::string::npos);
+  EXPECT_THAT(overflow.message(), testing::HasSubstr("+ 128 bytes is not inside a device allocation"));
   Status wrong_kind = sim.Memcpy(host.data(), host.data() + 64, 8, MemcpyKind::kDeviceToHost);
   EXPECT_EQ(wrong_kind.cuda_error()->code, 1);
   EXPECT_TRUE(sim.Memcpy(*dev, host.data(), 64, MemcpyKind::kHostToDevice).ok());
@@ -140,7 +140,7 @@ TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
   EXPECT_FALSE(run);
   ASSERT_TRUE(s.cuda_error().has_value());
   EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidConfiguration");
-  EXPECT_NE(s.message().find("Probe launched with grid 1, block 2048"), std::string::npos) << s;
+  EXPECT_THAT(s.message(), testing::HasSubstr("Probe launched with grid 1, block 2048")) << s;
   (void)SimCuda().GetLastError();
 }
 

@@ -1,5 +1,6 @@
 #include "reference/tensor/tensor.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "reference/process/process.h"
@@ -47,7 +48,7 @@ TEST(TensorTest, BadShapesAndMissingRuntimeAreClearErrors) {
   EXPECT_EQ(negative.status().message(), "Tensor::Empty: shape[1] is -1; expected a size >= 0");
   auto no_runtime = Tensor::Empty(DType::kFloat32, {3}, Device::Cuda(0));
   ASSERT_FALSE(no_runtime.ok());
-  EXPECT_NE(no_runtime.status().message().find("needs a device runtime"), std::string::npos);
+  EXPECT_THAT(no_runtime.status().message(), testing::HasSubstr("needs a device runtime"));
   auto mismatch = Tensor::FromVector<int64_t>({1, 2, 3}, {2, 2});
   EXPECT_FALSE(mismatch.ok());
   auto bad_device = Tensor::Empty(DType::kFloat32, {3}, Device::Cuda(5), &Sim());

@@ -1,6 +1,7 @@
 // Checks F1's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target): legacy shows the exact documented signature,
 // fixed and workaround pass with the baseline's minibatches.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -32,7 +33,7 @@ TEST(F1Test, FixedPassesWithBaselineMinibatches) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: 8 minibatches equal to the num_workers = 0 baseline"))
       << o.transcript;
 }
 
@@ -40,7 +41,7 @@ TEST(F1Test, SpawnWorkaroundPassesWithBaselineMinibatches) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: 8 minibatches equal to the num_workers = 0 baseline"))
       << o.transcript;
 }
 

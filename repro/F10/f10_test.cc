@@ -1,5 +1,6 @@
 // Checks F10's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target; the failure is host-only, so both must agree).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -22,18 +23,16 @@ TEST(F10Test, LegacySeedDoesNotReseedTheThreadThatAlreadySampled) {
   EXPECT_EQ(o.error->step, "sample_neighbors");
   EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
   // The first run (generator made after the seed) matched; one generator in all.
-  EXPECT_NE(o.transcript.find("run 1: 36 picks, generators made so far 1, equal to a generator freshly seeded with 2024"),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("run 1: 36 picks, generators made so far 1, equal to a generator freshly seeded with 2024"))
       << o.transcript;
-  EXPECT_NE(o.transcript.find("run 2: 36 picks, generators made so far 1, differs"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("run 2: 36 picks, generators made so far 1, differs")) << o.transcript;
 }
 
 TEST(F10Test, FixedReseedsTheCallingThreadAndBothRunsAreBitIdentical) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F10", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("run 2: 36 picks, generators made so far 1, equal to a generator freshly seeded"),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("run 2: 36 picks, generators made so far 1, equal to a generator freshly seeded"))
       << o.transcript;
 }
 
@@ -41,8 +40,7 @@ TEST(F10Test, WorkaroundSamplesOnThreadsStartedAfterTheSeed) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F10", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("run 2: 36 picks, generators made so far 2, equal to a generator freshly seeded"),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("run 2: 36 picks, generators made so far 2, equal to a generator freshly seeded"))
       << o.transcript;
 }
 

@@ -1,5 +1,6 @@
 // Checks F11's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target; the failure is host-only, so both must agree).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -22,8 +23,7 @@ TEST(F11Test, LegacyNumbersIdsInInsertionOrderSoTheScheduleChangesTheOutput) {
   EXPECT_EQ(o.error->step, "unique_and_compact");
   EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
   // The same legacy code under the other interleaving gives the reference.
-  EXPECT_NE(o.transcript.find("2 workers, inserting in order 0 1: equal to the first-appearance reference"),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("2 workers, inserting in order 0 1: equal to the first-appearance reference"))
       << o.transcript;
 }
 
@@ -33,8 +33,7 @@ TEST(F11Test, FixedGivesFirstAppearanceOrderUnderEverySchedule) {
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
   for (const char* schedule : {"2 workers, inserting in order 0 1", "2 workers, inserting in order 1 0",
                                "4 workers, inserting in order 3 2 1 0", "4 workers, free-running"}) {
-    EXPECT_NE(o.transcript.find(std::string(schedule) + ": equal to the first-appearance reference"),
-              std::string::npos)
+    EXPECT_THAT(o.transcript, testing::HasSubstr(std::string(schedule) + ": equal to the first-appearance reference"))
         << schedule << "\n"
         << o.transcript;
   }
@@ -44,7 +43,7 @@ TEST(F11Test, WorkaroundOneWorkerGivesTheReference) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F11", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("1 worker: equal to the first-appearance reference"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("1 worker: equal to the first-appearance reference"))
       << o.transcript;
 }
 

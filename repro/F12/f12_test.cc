@@ -1,5 +1,6 @@
 // Checks F12's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target; the failure is host-only, so both must agree).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -23,11 +24,10 @@ TEST(F12Test, LegacyUpdatesARowLookedUpTwiceOncePerLookup) {
   EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(trainer 0 \(pid \d+\))"))) << o.error->process;
   // Exactly the two ids found in both lookups (3 and 7) are wrong, and the
   // Adagrad state of row 3 holds two updates.
-  EXPECT_NE(o.transcript.find("rows differing from the dense single-process reference: 2"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("rows differing from the dense single-process reference: 2"))
       << o.transcript;
-  EXPECT_NE(o.transcript.find("Adagrad state emb_sum[3][0] = 1.015625 (one update with the averaged gradient: "
-                              "0.173611104)"),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("Adagrad state emb_sum[3][0] = 1.015625 (one update with the averaged gradient: "
+                              "0.173611104)"))
       << o.transcript;
 }
 
@@ -36,7 +36,7 @@ TEST(F12Test, FixedStepsEqualTheDenseReference) {
   for (const char* variant : {"fixed", "fixed-adam"}) {
     Outcome o = RunIsolated("F12", variant, runtime);
     EXPECT_TRUE(o.passed && !o.error) << variant << "\n" << o.transcript;
-    EXPECT_NE(o.transcript.find("rows differing from the dense single-process reference: 0"), std::string::npos)
+    EXPECT_THAT(o.transcript, testing::HasSubstr("rows differing from the dense single-process reference: 0"))
         << o.transcript;
   }
 }
@@ -45,7 +45,7 @@ TEST(F12Test, WorkaroundOneLookupPerStepEqualsTheDenseReference) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F12", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("Adagrad state emb_sum[3][0] = 0.173611104"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("Adagrad state emb_sum[3][0] = 0.173611104")) << o.transcript;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Checks F2's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -42,11 +43,10 @@ TEST(F2Test, FixedRefusesWorkersWithAReasonAndItsAdviceGivesTheBaseline) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find(std::string("fixed loader refused num_workers = 2: ") + kF2FixedRefusal),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr(std::string("fixed loader refused num_workers = 2: ") + kF2FixedRefusal))
       << o.transcript;
-  EXPECT_NE(o.transcript.find("mode pinned-cuda, num_workers 0"), std::string::npos) << o.transcript;
-  EXPECT_NE(o.transcript.find("passed: 8 minibatches equal to the num_workers = 0 baseline"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("mode pinned-cuda, num_workers 0")) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: 8 minibatches equal to the num_workers = 0 baseline"))
       << o.transcript;
 }
 
@@ -54,7 +54,7 @@ TEST(F2Test, CpuCudaWithWorkersPasses) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("mode cpu-cuda, num_workers 2, fork"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("mode cpu-cuda, num_workers 2, fork")) << o.transcript;
 }
 
 }  // namespace

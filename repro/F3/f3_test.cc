@@ -1,5 +1,6 @@
 // Checks F3's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -28,7 +29,7 @@ TEST(F3Test, FixedVariantsMatchTheHostIdBaselineAndTheDenseStep) {
   for (const char* variant : {"fixed", "fixed-device-lookup"}) {
     Outcome o = RunIsolated("F3", variant, runtime);
     EXPECT_TRUE(o.passed && !o.error) << variant << "\n" << o.transcript;
-    EXPECT_NE(o.transcript.find("forward returned [6, 8] rows on cuda:0"), std::string::npos) << o.transcript;
+    EXPECT_THAT(o.transcript, testing::HasSubstr("forward returned [6, 8] rows on cuda:0")) << o.transcript;
   }
 }
 
@@ -36,7 +37,7 @@ TEST(F3Test, WorkaroundPassesHostIds) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F3", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("forward returned [6, 8] rows on cpu"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("forward returned [6, 8] rows on cpu")) << o.transcript;
 }
 
 }  // namespace

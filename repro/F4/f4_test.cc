@@ -1,5 +1,6 @@
 // Checks F4's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -38,16 +39,16 @@ TEST(F4Test, FixedLazyPluginLetsAForkedWorkerUseCuda) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("passed: the child's device gather equals the host gather"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: the child's device gather equals the host gather"))
       << o.transcript;
-  EXPECT_NE(o.transcript.find("the parent then used the plugin: ok"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("the parent then used the plugin: ok")) << o.transcript;
 }
 
 TEST(F4Test, SpawnWorkaroundPassesWithTheEagerPlugin) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("worker 0 started by spawn"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("worker 0 started by spawn")) << o.transcript;
 }
 
 TEST(F4Test, ServiceChildStartedByForkFailsAndBySpawnPasses) {

@@ -1,5 +1,6 @@
 // Checks F5's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -33,7 +34,7 @@ TEST(F5Test, FixedNvmlCountLetsForkedWorkersUseCuda) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F5", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("passed: every worker's device gather equals the host gather"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: every worker's device gather equals the host gather"))
       << o.transcript;
 }
 
@@ -41,7 +42,7 @@ TEST(F5Test, SpawnWorkaroundPassesAfterTheLegacyCount) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F5", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("workers by spawn"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("workers by spawn")) << o.transcript;
 }
 
 }  // namespace

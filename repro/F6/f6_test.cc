@@ -1,5 +1,6 @@
 // Checks F6's variants, each in a fresh process, on simcuda (and on real CUDA
 // in the gpu-tagged target).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -35,7 +36,7 @@ TEST(F6Test, FixedNvmlProbeLetsAForkedWorkerFindItsDriver) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F6", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("passed: the worker's device gather equals the host gather"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: the worker's device gather equals the host gather"))
       << o.transcript;
 }
 
@@ -43,7 +44,7 @@ TEST(F6Test, SpawnWorkaroundPassesWithTheCuInitProbe) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F6", "workaround", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("worker 0 is started by spawn"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("worker 0 is started by spawn")) << o.transcript;
 }
 
 }  // namespace

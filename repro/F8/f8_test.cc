@@ -1,6 +1,7 @@
 // Checks F8's variants, each in a fresh process with 2 simulated devices (and
 // on real CUDA in the gpu-tagged target, which needs 2 GPUs and fails, saying
 // so, with fewer).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -22,15 +23,15 @@ TEST(F8Test, LegacyPinThreadCreatesAPrimaryContextOnDevice0) {
   EXPECT_EQ(o.error->step, "pin_memory");
   EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(pin-memory thread \(pid \d+\))"))) << o.error->process;
   EXPECT_EQ(o.error->message, std::string(kF8Message) + " (its current device is 0); the trainer uses only device 1");
-  EXPECT_NE(o.transcript.find("primary contexts: device 0 active, device 1 active"), std::string::npos) << o.transcript;
-  EXPECT_NE(o.transcript.find("rows copied through device 1 equal the host rows"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("primary contexts: device 0 active, device 1 active")) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("rows copied through device 1 equal the host rows")) << o.transcript;
 }
 
 TEST(F8Test, FixedPinThreadOnTheTrainingDeviceLeavesDevice0Alone) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F8", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("primary contexts: device 0 inactive, device 1 active"), std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("primary contexts: device 0 inactive, device 1 active"))
       << o.transcript;
 }
 

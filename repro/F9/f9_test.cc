@@ -1,6 +1,7 @@
 // Checks F9's variants, each in a fresh process started with
 // CUDA_VISIBLE_DEVICES=0,1 and 2 simulated devices (and on real CUDA in the
 // gpu-tagged target, which needs 2 GPUs and fails, saying so, with fewer).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -22,8 +23,7 @@ TEST(F9Test, LegacyCountCachedBeforeTheVariableChangedPromisesAGoneDevice) {
   EXPECT_EQ(o.error->step, "set_device");
   EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
   EXPECT_EQ(o.error->message.rfind("cudaSetDevice failed: invalid device ordinal", 0), 0u) << o.error->message;
-  EXPECT_NE(o.transcript.find("CUDA_VISIBLE_DEVICES=1, CUDA initialized: device_count() = 2, cudaGetDeviceCount = 1"),
-            std::string::npos)
+  EXPECT_THAT(o.transcript, testing::HasSubstr("CUDA_VISIBLE_DEVICES=1, CUDA initialized: device_count() = 2, cudaGetDeviceCount = 1"))
       << o.transcript;
 }
 
@@ -31,7 +31,7 @@ TEST(F9Test, FixedCountIsNotCachedBeforeCudaIsInitialized) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F9", "fixed", runtime);
   EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_NE(o.transcript.find("device_count() = 1, cudaGetDeviceCount = 1"), std::string::npos) << o.transcript;
+  EXPECT_THAT(o.transcript, testing::HasSubstr("device_count() = 1, cudaGetDeviceCount = 1")) << o.transcript;
 }
 
 TEST(F9Test, StatelessCountWorkaroundPasses) {
