@@ -39,7 +39,8 @@ Result<bool> SampleOnDevice(Behaviour dispatch, DeviceRuntime& runtime, bool see
 // legacy: the state carries the pinning process's unpinner
 //   (cudaHostUnregister), which the worker calls on the memory it received
 //   before pinning for itself; pinning is per process, so it fails.
-// fixed: the state carries no unpinner; only the owner ever unpins.
+// fixed: the state carries no unpinner; only the owner ever unpins (Note [Pin
+// ownership per process] in reference/tensor/tensor.cc).
 Status RestorePinnedGraphInWorker(Behaviour pin_handling, DeviceRuntime& runtime, void* pinned_data);
 
 }  // namespace faultline

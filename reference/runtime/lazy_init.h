@@ -1,7 +1,8 @@
 // Provides LazyInitCuda, the analog of PyTorch's torch.cuda._lazy_init guard:
 // the first call in a process initializes CUDA; a process forked after that
 // ("bad fork") gets PyTorch's "Cannot re-initialize CUDA in forked
-// subprocess" error instead, carrying the runtime's own error code.
+// subprocess" error instead, carrying the runtime's own error code. See Note
+// [Fork poisoning] in docs/simcuda.md.
 #ifndef FAULTLINE_REFERENCE_RUNTIME_LAZY_INIT_H_
 #define FAULTLINE_REFERENCE_RUNTIME_LAZY_INIT_H_
 

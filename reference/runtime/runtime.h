@@ -72,7 +72,11 @@ class DeviceRuntime {
   // Returns the device count or the runtime's error (cudaGetDeviceCount).
   Result<int> GetDeviceCount(SourceLocation loc = SourceLocation::Current());
 
+  // Makes `device` the calling thread's current device (cudaSetDevice);
+  // since CUDA 12 this creates its primary context.
   Status SetDevice(int device, SourceLocation loc = SourceLocation::Current());
+  // Returns the calling thread's current device (cudaGetDevice; default 0).
+  // Initializes CUDA but creates no context.
   Result<int> GetDevice(SourceLocation loc = SourceLocation::Current());
 
   // Returns the driver's CUDA version (cudaDriverGetVersion): 0, and no
@@ -104,12 +108,18 @@ class DeviceRuntime {
   // afterwards is still poisoned (see Note [Fork poisoning]).
   Status DeviceReset(SourceLocation loc = SourceLocation::Current());
 
+  // Copies `bytes` bytes (cudaMemcpy); a zero-byte copy is a no-op. Waits
+  // for the copy and for earlier work on the default stream.
   Status Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind,
                 SourceLocation loc = SourceLocation::Current());
+  // Queues a copy on `stream` (cudaMemcpyAsync); pageable host memory is
+  // allowed (the driver stages it).
   Status MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
                      SourceLocation loc = SourceLocation::Current());
 
-  // Page-locks (pins) a host range and maps it for the devices (cudaHostRegister).
+  // Page-locks (pins) a host range and maps it for the devices
+  // (cudaHostRegister). See Note [Pin ownership per process] in
+  // reference/tensor/tensor.cc: only this process can unpin it.
   Status HostRegister(void* ptr, size_t bytes, SourceLocation loc = SourceLocation::Current());
   // Unpins a range pinned by this process (cudaHostUnregister).
   Status HostUnregister(void* ptr, SourceLocation loc = SourceLocation::Current());
@@ -118,9 +128,14 @@ class DeviceRuntime {
   // Returns whether ptr is registered (pinned) host memory.
   Result<bool> IsPinned(const void* ptr, SourceLocation loc = SourceLocation::Current());
 
+  // Streams (cudaStreamCreate / Synchronize / Destroy); nullptr is the
+  // default stream. A destroyed or unknown handle is
+  // cudaErrorInvalidResourceHandle (400).
   Result<StreamHandle> StreamCreate(SourceLocation loc = SourceLocation::Current());
   Status StreamSynchronize(StreamHandle stream, SourceLocation loc = SourceLocation::Current());
   Status StreamDestroy(StreamHandle stream, SourceLocation loc = SourceLocation::Current());
+  // Waits for all work on the current device (cudaDeviceSynchronize); where
+  // an earlier kernel faulted, this is where its error appears.
   Status DeviceSynchronize(SourceLocation loc = SourceLocation::Current());
 
   // Events (cudaEventCreate / Record / Query / Synchronize / Destroy).
@@ -149,8 +164,8 @@ class DeviceRuntime {
   // Returns this thread's last error without clearing it.
   Status PeekAtLastError(SourceLocation loc = SourceLocation::Current());
 
-  // Returns whether the primary context of `device` is active. Does not
-  // initialize CUDA. Used by the conformance test.
+  // Returns whether the primary context of `device` is active
+  // (cuDevicePrimaryCtxGetState). Used by the conformance test and repros.
   virtual Result<bool> PrimaryContextActive(int device) = 0;
 
  protected:

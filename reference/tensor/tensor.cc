@@ -15,9 +15,18 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
 
 std::string Device::ToString() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 
+// Note [Pin ownership per process]
+// Pinning (cudaHostRegister) belongs to the process that pinned: CUDA keeps
+// the registration in that process's driver state. A forked child inherits
+// the bytes but not the registration (its CUDA calls fail with 3, see Note
+// [Fork poisoning] in docs/simcuda.md), and a spawned process that unpins
+// memory it never pinned gets 713. So a pinned range is unpinned only by the
+// process that pinned it: pinned_by records that pid, and a forked copy of
+// this object must not unpin the parent's. The loader's pin handling
+// (reference/loader/dispatch.h) and repro F2 rely on this note.
+//
 // Owns the bytes. Host memory is freed with free(); device memory by the
-// runtime that allocated it. A pinned range is unpinned only by the process
-// that pinned it: a forked copy of this object must not unpin the parent's.
+// runtime that allocated it.
 struct Tensor::Storage {
   void* data = nullptr;
   size_t bytes = 0;
