@@ -14,6 +14,7 @@
 #include "reference/runtime/lazy_init.h"
 #include "repro/F5/signature.h"
 #include "repro/registry.h"
+#include "repro/gather_child.h"
 #include "repro/scenario_support.h"
 
 namespace faultline {
@@ -21,7 +22,7 @@ namespace repro {
 namespace {
 
 constexpr int kWorkers = 2;
-constexpr int64_t kRows = 64, kDim = 8;
+const GatherCase kGather{64, 8, 0.5f, {3, 63, 0, 3, 21, 40}};
 
 // torch.cuda.device_count() before PR 84879: torch._C._cuda_getDeviceCount(),
 // which marks the process for the bad-fork check (poison_fork) and calls
@@ -38,53 +39,12 @@ Result<int> DeviceCountLegacy(DeviceRuntime& rt) {
 // initialize CUDA, so the process may still fork workers that use it.
 Result<int> DeviceCountFixed(DeviceRuntime& rt) { return rt.NvmlDeviceCount(); }
 
-Result<Tensor> Table() {
-  std::vector<float> values(kRows * kDim);
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
-  return Tensor::FromVector(values, {kRows, kDim});
-}
-
-Result<Tensor> Ids() { return Tensor::FromVector(std::vector<int64_t>{3, 63, 0, 3, 21, 40}); }
-
-// The single-process baseline: the rows gathered on the host, no CUDA involved.
-Result<std::vector<float>> GatherOnHost() {
-  FL_ASSIGN_OR_RETURN(Tensor table, Table());
-  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
-  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(table, ids));
-  return rows.ToVector<float>();
-}
-
 // The worker's work, as in the issue's `torch.cuda.set_device(idx)`: lazy
 // init, select its device, gather the rows there and bring them back.
-Result<std::vector<float>> WorkerGather(RuntimeKind kind, int index, int count, std::string* step) {
-  DeviceRuntime& rt = GetRuntime(kind);
-  *step = "lazy_init";
-  FL_RETURN_IF_ERROR(LazyInitCuda(rt));
-  *step = "set_device";
-  const int device = count > 0 ? index % count : 0;
-  FL_RETURN_IF_ERROR(rt.SetDevice(device));
-  *step = "index_select";
-  FL_ASSIGN_OR_RETURN(Tensor table, Table());
-  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
-  FL_ASSIGN_OR_RETURN(Tensor device_table, table.To(Device::Cuda(device), &rt));
-  FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(device), &rt));
-  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(device_table, device_ids));
-  FL_ASSIGN_OR_RETURN(Tensor host, rows.Cpu());
-  return host.ToVector<float>();
-}
-
 int Worker(RuntimeKind kind, int index, int count) {
   std::string step;
-  Result<std::vector<float>> rows = WorkerGather(kind, index, count, &step);
-  nlohmann::json report = {{"ok", rows.ok()}};
-  if (rows.ok()) {
-    report["rows"] = *rows;
-  } else {
-    report["step"] = step;
-    report["status"] = StatusToJson(rows.status());
-  }
-  ReportToParent(report.dump());
-  return rows.ok() ? 0 : 1;
+  Result<std::vector<float>> rows = GatherOnDevice(kind, kGather, count > 0 ? index % count : 0, &step);
+  return ReportGather(rows, step);
 }
 
 // Spawned entry: args = runtime, worker index, device count.
@@ -108,7 +68,7 @@ Outcome Run(RuntimeKind kind, Count how, StartMethod method, const Signature* si
   Result<int> count = legacy ? DeviceCountLegacy(rt) : DeviceCountFixed(rt);
   if (!count.ok()) return Unexpected(Observe(count.status(), "main process", "device_count"), transcript);
   transcript += "device_count() = " + std::to_string(*count) + "\n";
-  Result<std::vector<float>> baseline = GatherOnHost();
+  Result<std::vector<float>> baseline = GatherOnHost(kGather);
   if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
 
   std::vector<ChildProcess> workers;
@@ -121,23 +81,8 @@ Outcome Run(RuntimeKind kind, Count how, StartMethod method, const Signature* si
   }
   for (int i = 0; i < kWorkers; ++i) {
     const std::string process = "worker " + std::to_string(i) + " (pid " + std::to_string(workers[i].pid()) + ")";
-    auto exit = workers[i].Wait(std::chrono::seconds(60));
-    if (!exit.ok()) return Unexpected(Observe(exit.status(), process, "wait"), transcript);
-    nlohmann::json report = nlohmann::json::parse(exit->transcript, nullptr, /*allow_exceptions=*/false);
-    if (report.is_discarded() || !report.contains("ok")) {
-      return Unexpected(Observe(Status(StatusCode::kChildFailed, exit->Describe()), process, "report"), transcript);
-    }
-    if (!report["ok"].get<bool>()) {
-      ObservedError error = Observe(StatusFromJson(report["status"]), process, report.value("step", ""));
-      transcript += InitializationSiteNote(kind);
-      return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
-    }
-    if (report["rows"].get<std::vector<float>>() != *baseline) {
-      return PassedIf(false, process + "'s device gather equals the host gather", transcript);
-    }
-    transcript += process + ": device gather equals the host gather\n";
+    if (auto ended = CollectGather(workers[i], process, kind, signature, *baseline, &transcript)) return *ended;
   }
-  if (signature) return PassedIf(false, "the documented failure (every worker used CUDA fine)", transcript);
   return PassedIf(true, "every worker's device gather equals the host gather", transcript);
 }
 

@@ -17,59 +17,24 @@
 #include "repro/F6/backend_host.h"
 #include "repro/F6/signature.h"
 #include "repro/registry.h"
+#include "repro/gather_child.h"
 #include "repro/scenario_support.h"
 
 namespace faultline {
 namespace repro {
 namespace {
 
-constexpr int64_t kRows = 48, kDim = 4;
-
-Result<Tensor> Table() {
-  std::vector<float> values(kRows * kDim);
-  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.125f;
-  return Tensor::FromVector(values, {kRows, kDim});
-}
-
-Result<Tensor> Ids() { return Tensor::FromVector(std::vector<int64_t>{47, 1, 1, 30, 12}); }
-
-// The single-process baseline: the rows gathered on the host, no CUDA involved.
-Result<std::vector<float>> GatherOnHost() {
-  FL_ASSIGN_OR_RETURN(Tensor table, Table());
-  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
-  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(table, ids));
-  return rows.ToVector<float>();
-}
+const GatherCase kGather{48, 4, 0.125f, {47, 1, 1, 30, 12}};
 
 // The worker's work: resolve the backend's driver (triton.runtime.driver.active,
 // what a compile worker or a kernel launch does first), then run a kernel.
 Result<std::vector<float>> WorkerGather(const Backend& backend, RuntimeKind kind, std::string* step) {
   *step = "driver.active";
   FL_RETURN_IF_ERROR(backend.ResolveActiveDriver());
-  DeviceRuntime& rt = GetRuntime(kind);
-  *step = "lazy_init";
-  FL_RETURN_IF_ERROR(LazyInitCuda(rt));
-  *step = "index_select";
-  FL_ASSIGN_OR_RETURN(Tensor table, Table());
-  FL_ASSIGN_OR_RETURN(Tensor ids, Ids());
-  FL_ASSIGN_OR_RETURN(Tensor device_table, table.To(Device::Cuda(0), &rt));
-  FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(0), &rt));
-  FL_ASSIGN_OR_RETURN(Tensor rows, IndexSelect(device_table, device_ids));
-  FL_ASSIGN_OR_RETURN(Tensor host, rows.Cpu());
-  return host.ToVector<float>();
+  return GatherOnDevice(kind, kGather, /*device=*/0, step);
 }
 
-int Report(const Result<std::vector<float>>& rows, const std::string& step) {
-  nlohmann::json report = {{"ok", rows.ok()}};
-  if (rows.ok()) {
-    report["rows"] = *rows;
-  } else {
-    report["step"] = step;
-    report["status"] = StatusToJson(rows.status());
-  }
-  ReportToParent(report.dump());
-  return rows.ok() ? 0 : 1;
-}
+int Report(const Result<std::vector<float>>& rows, const std::string& step) { return ReportGather(rows, step); }
 
 // A forked worker inherits the parent's loaded library (its static
 // initializer does not run again).
@@ -104,7 +69,7 @@ Outcome Run(RuntimeKind kind, ProbeKind probe, StartMethod method, const Signatu
   Status at_load = backend->ActiveAtLoad();
   if (!at_load.ok()) return Unexpected(Observe(at_load, "main process", "import"), transcript);
   transcript += "is_active() at import in the parent: True\n";
-  Result<std::vector<float>> baseline = GatherOnHost();
+  Result<std::vector<float>> baseline = GatherOnHost(kGather);
   if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
 
   const Backend* loaded = &*backend;
@@ -112,20 +77,8 @@ Outcome Run(RuntimeKind kind, ProbeKind probe, StartMethod method, const Signatu
                                    "faultline_f6_worker", {RuntimeKindName(kind), cuinit ? "cuinit" : "nvml"});
   if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
   const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
-  auto exit = child->Wait(std::chrono::seconds(60));
-  if (!exit.ok()) return Unexpected(Observe(exit.status(), process, "wait"), transcript);
-  nlohmann::json report = nlohmann::json::parse(exit->transcript, nullptr, /*allow_exceptions=*/false);
-  if (report.is_discarded() || !report.contains("ok")) {
-    return Unexpected(Observe(Status(StatusCode::kChildFailed, exit->Describe()), process, "report"), transcript);
-  }
-  if (!report["ok"].get<bool>()) {
-    ObservedError error = Observe(StatusFromJson(report["status"]), process, report.value("step", ""));
-    transcript += InitializationSiteNote(kind);
-    return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
-  }
-  if (signature) return PassedIf(false, "the documented failure (the worker found its driver)", transcript);
-  const bool equal = report["rows"].get<std::vector<float>>() == *baseline;
-  return PassedIf(equal, "the worker's device gather equals the host gather", transcript);
+  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
+  return PassedIf(true, "the worker's device gather equals the host gather", transcript);
 }
 
 const bool kRegistered = RegisterFailure(Failure{

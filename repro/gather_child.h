@@ -1,0 +1,54 @@
+// Provides the child work that F4, F5 and F6 share: a child process gathers
+// feature rows with a device kernel (after LazyInitCuda, so a poisoned fork
+// fails the way PyTorch's does) and reports them as JSON; the parent waits for
+// it, turns its error into the observed signature, or compares its rows with
+// the host gather (the single-process baseline).
+#ifndef FAULTLINE_REPRO_GATHER_CHILD_H_
+#define FAULTLINE_REPRO_GATHER_CHILD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reference/base/status.h"
+#include "reference/process/process.h"
+#include "reference/runtime/runtime.h"
+#include "repro/registry.h"
+
+namespace faultline {
+namespace repro {
+
+// The rows a child gathers: table[r][c] = (r * cols + c) * scale, and ids.
+struct GatherCase {
+  int64_t rows;
+  int64_t cols;
+  float scale;
+  std::vector<int64_t> ids;
+};
+
+// Returns the host gather: the single-process baseline, no CUDA involved.
+Result<std::vector<float>> GatherOnHost(const GatherCase& gather);
+
+// Lazily initializes `kind`, selects `device` and gathers there; *step names
+// the step that failed (lazy_init, set_device, index_select).
+Result<std::vector<float>> GatherOnDevice(RuntimeKind kind, const GatherCase& gather, int device, std::string* step);
+
+// Sends the child's result to the parent ({"ok", "rows"} or {"ok", "step",
+// "status"}) and returns the child's exit code.
+int ReportGather(const Result<std::vector<float>>& rows, const std::string& step);
+
+// Waits for `child` (called `process` in the transcript) and reads its report.
+// Returns an outcome when the scenario ends here: the child's error (checked
+// against `signature`, or unexpected without one), a broken report, rows that
+// differ from `baseline`, or a success where `signature` expected a failure.
+// Returns nullopt when the child gathered the baseline's rows and no failure
+// was expected; *transcript gains a line either way.
+std::optional<Outcome> CollectGather(ChildProcess& child, const std::string& process, RuntimeKind kind,
+                                     const Signature* signature, const std::vector<float>& baseline,
+                                     std::string* transcript);
+
+}  // namespace repro
+}  // namespace faultline
+
+#endif  // FAULTLINE_REPRO_GATHER_CHILD_H_
