@@ -110,3 +110,25 @@ def fl_repro_tests(name, srcs, deps = [], size = "medium", **kwargs):
         deps = deps + ["//repro:repro_test_support"],
         **kwargs
     )
+
+def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps = [], **kwargs):
+    """Declares documented failure <name> (e.g. "F5") in repro/<name>/.
+
+    The scenario library is alwayslink (it registers itself and its child
+    entry points at static initialization) and gets the registry and the
+    scenario support; its gtests, <name lowercased>_test.cc, are declared twice
+    by fl_repro_tests (simcuda, and gpu-tagged real CUDA).
+    """
+    fl_cc_library(
+        name = name,
+        srcs = srcs,
+        hdrs = hdrs,
+        alwayslink = True,
+        deps = deps + ["//repro:registry", "//repro:scenario_support"],
+        **kwargs
+    )
+    fl_repro_tests(
+        name = name.lower() + "_test",
+        srcs = [name.lower() + "_test.cc"],
+        deps = [":" + name],
+    )

@@ -6,10 +6,8 @@
 // docs/failures/F4.md.
 #include <unistd.h>
 
-#include "reference/base/status_json.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
-#include "reference/runtime/lazy_init.h"
 #include "repro/F4/plugin_host.h"
 #include "repro/F4/signature.h"
 #include "repro/registry.h"

@@ -5,10 +5,6 @@
 // equal the host gather. docs/failures/F5.md.
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "reference/base/status_json.h"
-#include "reference/features/feature_store.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 #include "reference/runtime/lazy_init.h"

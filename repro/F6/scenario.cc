@@ -7,13 +7,9 @@
 #include <unistd.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 
-#include "reference/base/status_json.h"
-#include "reference/features/feature_store.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
-#include "reference/runtime/lazy_init.h"
 #include "repro/F6/backend_host.h"
 #include "repro/F6/signature.h"
 #include "repro/registry.h"
