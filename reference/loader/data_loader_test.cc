@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <algorithm>
@@ -247,6 +250,52 @@ TEST_F(DeviceModesTest, LegacyPinHandlingFailsInTheWorkerOnCudaHostUnregister) {
     EXPECT_EQ(next.status().cuda_error()->code, method == StartMethod::kFork ? 3 : 713) << next.status();
     ASSERT_TRUE((*loader)->failure().has_value());
     EXPECT_EQ((*loader)->failure()->step, "restore_state");
+    EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
+    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+    EXPECT_TRUE(LeftoverSegments().empty());
+  }
+}
+
+// Blocks until child `pid` has exited, without reaping it (the loader reaps).
+void AwaitExitWithoutReaping(pid_t pid) {
+  siginfo_t info{};
+  while (waitid(P_PID, pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+}
+
+// The F2 flake, forced: worker 0 answers minibatch 0 with its restore_state
+// error and exits; only then does the parent write worker 0's next task
+// (minibatch 2), which fails with EPIPE. The worker's own report must win
+// over the broken pipe, whatever the order of events.
+TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
+  ASSERT_TRUE(runtime_->GetDeviceCount().ok());
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    LoaderOptions o = DeviceOptions(LoaderMode::kPinnedCuda, 2, method);
+    o.pin_handling = Behaviour::kLegacy;
+    bool waited = false;
+    SetTaskWriteHookForTesting([&waited](int worker, pid_t pid, int64_t batch) {
+      if (worker != 0 || batch != 2) return;
+      AwaitExitWithoutReaping(pid);
+      waited = true;
+    });
+    auto loader = DataLoader::Create(o);
+    SetTaskWriteHookForTesting(nullptr);
+    ASSERT_TRUE(waited) << "the parent never wrote minibatch 2 to worker 0";
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    std::vector<pid_t> pids = (*loader)->worker_pids();
+    auto next = (*loader)->Next();
+    ASSERT_FALSE(next.ok());
+    ASSERT_TRUE(next.status().cuda_error().has_value()) << next.status();
+    EXPECT_EQ(next.status().cuda_error()->api, "cudaHostUnregister") << next.status();
+    EXPECT_EQ(next.status().message().rfind("worker 0 (pid " + std::to_string(pids[0]) +
+                                                ") failed in restore_state on minibatch 0: cudaHostUnregister failed",
+                                            0),
+              0u)
+        << next.status();
+    ASSERT_TRUE((*loader)->failure().has_value());
+    EXPECT_EQ((*loader)->failure()->step, "restore_state");
+    EXPECT_EQ((*loader)->failure()->minibatch, 0);
     EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
     for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
     EXPECT_TRUE(LeftoverSegments().empty());
