@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "reference/base/status_json.h"
@@ -390,6 +391,17 @@ TaskWriteHook g_task_write_hook;
 
 }  // namespace
 
+std::string LoaderSegmentPrefix() {
+  static const uint64_t nonce = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  char text[64];
+  std::snprintf(text, sizeof(text), "/faultline-%d-%016llx-", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(nonce));
+  return text;
+}
+
 std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch) {
   return prefix + "-" + std::to_string(batch);
 }
@@ -448,7 +460,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
   FL_ASSIGN_OR_RETURN(loader->dataset_, LoadHostDataset(options.graph_dir));
   FL_RETURN_IF_ERROR(PlaceOnDevice(*loader->dataset_, options));
   FL_ASSIGN_OR_RETURN(loader->batches_, Batches(options, *loader->dataset_));
-  loader->shm_prefix_ = "/faultline-" + std::to_string(getpid()) + "-" + std::to_string(g_loader_serial++);
+  loader->shm_prefix_ = LoaderSegmentPrefix() + std::to_string(g_loader_serial++);
   FL_RETURN_IF_ERROR(loader->StartWorkers());
   return loader;
 }

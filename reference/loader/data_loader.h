@@ -127,6 +127,12 @@ class DataLoader {
 using TaskWriteHook = std::function<void(int worker, pid_t pid, int64_t batch)>;
 void SetTaskWriteHookForTesting(TaskWriteHook hook);
 
+// Returns the prefix of the shared-memory segments this process's loaders
+// create, "/faultline-<pid>-<nonce>-": the random nonce keeps apart
+// processes with the same pid in different pid namespaces (sandboxes that
+// share /dev/shm).
+std::string LoaderSegmentPrefix();
+
 // Returns the shared-memory name of minibatch `batch` under `prefix`.
 std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch);
 

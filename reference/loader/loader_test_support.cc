@@ -51,7 +51,7 @@ Result<std::vector<std::string>> LeftoverSegments(const std::string& dir_path) {
     return UnavailableError("cannot list " + dir_path + " to look for leaked segments: " + std::strerror(errno));
   }
   std::vector<std::string> names;
-  const std::string prefix = "faultline-" + std::to_string(getpid()) + "-";
+  const std::string prefix = LoaderSegmentPrefix().substr(1);  // the file name: no leading slash
   while (dirent* e = readdir(dir)) {
     if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.push_back(e->d_name);
   }

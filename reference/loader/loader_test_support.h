@@ -21,7 +21,7 @@ const std::string& LoaderTestDatasetDir();
 LoaderOptions LoaderTestOptions(int workers, StartMethod method);
 
 // Returns the segments in `dir` whose names start with this process's loader
-// prefix ("faultline-<pid>-"); an error when `dir` cannot be read, so that a
+// prefix (LoaderSegmentPrefix()); an error when `dir` cannot be read, so that a
 // leak check can never pass by seeing nothing.
 Result<std::vector<std::string>> LeftoverSegments(const std::string& dir = "/dev/shm");
 
