@@ -17,40 +17,65 @@ namespace {
 constexpr int kExitMismatch = 1;
 constexpr int kExitUsage = 2;
 
+// One variant's result. With --repeat N: `outcome`, `error` and `transcript`
+// are those of the first run that did not match (else of the last run), and
+// `matched` holds only when all N runs matched.
 struct Row {
   std::string id, variant, runtime, expected, outcome;
   bool matched;
+  int runs, matched_runs;
   std::optional<ObservedError> error;
   std::string transcript;
 };
 
 nlohmann::json ToJson(const Row& row) {
   nlohmann::json j = {{"id", row.id},           {"variant", row.variant}, {"runtime", row.runtime},
-                      {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched}};
+                      {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched},
+                      {"runs", row.runs},         {"matched_runs", row.matched_runs}};
   j["error"] = ErrorToJson(row.error);
   return j;
 }
 
-void PrintTable(const std::vector<Row>& rows) {
-  std::printf("%-8s %-20s %-8s %-11s %-11s %s\n", "failure", "variant", "runtime", "expected", "outcome", "matched");
+void PrintTable(const std::vector<Row>& rows, bool repeated) {
+  std::printf("%-8s %-20s %-8s %-11s %-11s %-7s%s\n", "failure", "variant", "runtime", "expected", "outcome", "matched",
+              repeated ? " matched k of N" : "");
   for (const Row& r : rows) {
-    std::printf("%-8s %-20s %-8s %-11s %-11s %s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
-                r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO");
+    const std::string counts = std::to_string(r.matched_runs) + " of " + std::to_string(r.runs);
+    std::printf("%-8s %-20s %-8s %-11s %-11s %-7s%s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
+                r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO", repeated ? (" " + counts).c_str() : "");
   }
 }
 
-Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, bool json) {
-  if (!json) std::fprintf(stderr, "running %s %s on %s ...\n", failure.id.c_str(), variant.name.c_str(), RuntimeKindName(runtime));
-  // A fresh process per variant: CUDA state must not leak between them.
-  Outcome outcome = RunIsolated(failure.id, variant.name, runtime);
-  Row row{failure.id, variant.name, RuntimeKindName(runtime), ExpectationName(variant.expected),
-          outcome.reproduced ? "reproduced" : (outcome.passed ? "passed" : "failed"), Matches(variant.expected, outcome),
-          outcome.error, outcome.transcript};
-  if (!json && !row.transcript.empty()) std::fprintf(stderr, "%s\n", row.transcript.c_str());
+const char* OutcomeName(const Outcome& outcome) {
+  return outcome.reproduced ? "reproduced" : (outcome.passed ? "passed" : "failed");
+}
+
+// Runs one variant `repeat` times, each in a fresh process (CUDA state must
+// not leak between runs). Progress goes to stderr: one line per variant
+// when repeat is 1 (none with --json), else a mark per run ('.' matched,
+// 'X' did not).
+Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, int repeat, bool json) {
+  const char* runtime_name = RuntimeKindName(runtime);
+  const bool quiet = json && repeat == 1;
+  if (quiet) {
+  } else if (repeat == 1) {
+    std::fprintf(stderr, "running %s %s on %s ...\n", failure.id.c_str(), variant.name.c_str(), runtime_name);
+  } else {
+    std::fprintf(stderr, "running %s %s on %s x%d ", failure.id.c_str(), variant.name.c_str(), runtime_name, repeat);
+  }
+  RepeatedOutcome result = RunRepeated(failure.id, variant.name, runtime, repeat, [repeat](int, bool matched) {
+    if (repeat > 1) std::fputc(matched ? '.' : 'X', stderr);
+  });
+  if (repeat > 1) std::fprintf(stderr, " matched %d of %d\n", result.matched, result.runs);
+  const Outcome& shown = result.shown;
+  Row row{failure.id,   variant.name, runtime_name, ExpectationName(variant.expected), OutcomeName(shown),
+          result.matched == result.runs, result.runs, result.matched, shown.error, shown.transcript};
+  // With --repeat, only a run that did not match has its transcript shown.
+  if (!quiet && !row.transcript.empty() && (repeat == 1 || !row.matched)) std::fprintf(stderr, "%s\n", row.transcript.c_str());
   return row;
 }
 
-int Report(const std::vector<Row>& rows, bool json) {
+int Report(const std::vector<Row>& rows, bool json, bool repeated) {
   bool all_matched = true;
   for (const Row& r : rows) all_matched = all_matched && r.matched;
   if (json) {
@@ -60,7 +85,7 @@ int Report(const std::vector<Row>& rows, bool json) {
   } else if (rows.empty()) {
     std::printf("no repro registered yet\n");
   } else {
-    PrintTable(rows);
+    PrintTable(rows, repeated);
   }
   return all_matched ? 0 : kExitMismatch;
 }
@@ -72,6 +97,8 @@ int Main(int argc, char** argv) {
   std::string runtime_text = "auto";
   std::string variant_text;
   std::string failure_id;
+  int repeat = 1;
+  const std::string repeat_help = "Run each variant N times, each in a fresh process; exit 1 if any run did not match";
 
   CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
   list->add_flag("--json", json, "Print JSON for machines");
@@ -83,10 +110,12 @@ int Main(int argc, char** argv) {
   run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", json, "Print JSON for machines");
+  run->add_option("--repeat", repeat, repeat_help);
   CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
   all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   all->add_flag("--json", json, "Print JSON for machines");
+  all->add_option("--repeat", repeat, repeat_help);
 
   try {
     app.parse(argc, argv);
@@ -115,6 +144,10 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
+  if (repeat < 1) {
+    std::fprintf(stderr, "repro: --repeat is %d; expected a number of runs >= 1\n", repeat);
+    return kExitUsage;
+  }
   Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
   if (!runtime.ok()) {
     std::fprintf(stderr, "repro: %s\n", runtime.status().message().c_str());
@@ -129,7 +162,7 @@ int Main(int argc, char** argv) {
     const size_t before = rows.size();
     for (const Variant& v : f.variants) {
       names += (names.empty() ? "" : ", ") + v.name;
-      if (VariantSelected(v.name, variant_text)) rows.push_back(RunOne(f, v, *runtime, json));
+      if (VariantSelected(v.name, variant_text)) rows.push_back(RunOne(f, v, *runtime, repeat, json));
     }
     if (rows.size() == before) {
       std::fprintf(stderr, "repro: --variant is '%s'; %s has %s\n", variant_text.c_str(), f.id.c_str(), names.c_str());
@@ -140,7 +173,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "repro: unknown failure '%s'; `repro list` shows the registered ones\n", failure_id.c_str());
     return kExitUsage;
   }
-  return Report(rows, json);
+  return Report(rows, json, repeat > 1);
 }
 
 }  // namespace

@@ -68,5 +68,23 @@ Outcome RunIsolated(const std::string& id, const std::string& variant, RuntimeKi
   }
 }
 
+RepeatedOutcome RunRepeated(const std::string& id, const std::string& variant, RuntimeKind runtime, int repeat,
+                            const std::function<void(int run, bool matched)>& progress) {
+  RepeatedOutcome result;
+  const Variant* found = FindVariant(id, variant);
+  for (int run = 1; run <= repeat; ++run) {
+    Outcome outcome = RunIsolated(id, variant, runtime);
+    const bool matched = found != nullptr && Matches(found->expected, outcome);
+    ++result.runs;
+    if (matched) ++result.matched;
+    // Show the latest run while all matched, then the first that did not.
+    const bool all_matched = result.matched == result.runs;
+    const bool first_mismatch = !matched && result.runs - result.matched == 1;
+    if (all_matched || first_mismatch) result.shown = std::move(outcome);
+    if (progress) progress(run, matched);
+  }
+  return result;
+}
+
 }  // namespace repro
 }  // namespace faultline

@@ -2,11 +2,16 @@
 #include "reference/distributed/mpi_launcher.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -35,6 +40,30 @@ Result<std::string> MakeJobDir() {
                             "): " + std::strerror(errno));
   }
   return pattern;
+}
+
+// How long ranks may take to end after mpirun has: mpirun waits for its
+// ranks, so normally none is left and nothing waits; after a timeout the
+// job's group was sent SIGKILL and the ranks are dying.
+constexpr auto kRankExitGrace = std::chrono::seconds(5);
+
+// Returns whether process `pid` (any process, not only a child) ends by
+// `deadline`, waiting on a pidfd, which becomes readable when it ends; a
+// zombie has ended, and a pid that no longer exists ended long ago.
+bool EndsBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return errno == ESRCH || !ProcessRunning(pid);  // ENOSYS on kernels before 5.3: its state now
+  bool ended = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd pfd{pidfd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (ready < 0 && errno == EINTR) continue;
+    ended = ready > 0;
+    break;
+  }
+  close(pidfd);
+  return ended;
 }
 
 void RemoveJobDir(const std::string& dir, int ranks) {
@@ -124,10 +153,10 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     text << in.rdbuf();
     report.text = text.str();
   }
-  // Give a dying rank a moment to be reaped, then make sure none is left.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // A rank that has not ended by the grace deadline is a leftover; it is killed.
+  const auto grace_deadline = std::chrono::steady_clock::now() + kRankExitGrace;
   for (const RankReport& report : job.reports) {
-    if (report.present && ProcessRunning(report.pid)) {
+    if (report.present && !EndsBy(report.pid, grace_deadline)) {
       job.leftover_pids.push_back(report.pid);
       kill(report.pid, SIGKILL);
     }

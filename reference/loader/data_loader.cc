@@ -4,17 +4,28 @@
 // result socket with {batch, message length} followed by the message (empty on
 // success, the error text on failure). Batches are dealt round-robin, so
 // minibatch i always comes from worker i % num_workers.
+//
+// When a write to or read from a worker fails (EPIPE, reset, end of file) or
+// its process ends, the parent collects what the worker left: every answer
+// it sent (read ahead and delivered in order, so its error report wins) and
+// its exit status or signal. Next() reports that when it reaches the first
+// minibatch the worker did not answer.
 #include "reference/loader/data_loader.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "reference/base/status_json.h"
@@ -35,11 +46,25 @@ struct DataLoader::Dataset {
   Tensor device_features;
 };
 
+namespace {
+
+// One answer of a worker: the minibatch and its error text (empty: success).
+struct Answer {
+  int64_t batch = 0;
+  std::string message;
+};
+
+}  // namespace
+
 struct DataLoader::Worker {
   int index = 0;
   std::optional<ChildProcess> process;
   int task_fd = -1;    // parent writes
   int result_fd = -1;  // parent reads
+  std::deque<Answer> answers;     // read, not yet delivered
+  bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
+  std::optional<ChildExit> exit;  // how the process ended, once reaped
+  std::string transport;          // the error that revealed the failure
   ~Worker() {
     if (task_fd >= 0) close(task_fd);
     if (result_fd >= 0) close(result_fd);
@@ -237,21 +262,92 @@ Result<std::shared_ptr<DataLoader::Dataset>> PrepareWorkerDataset(const LoaderOp
   return data;
 }
 
+// Test-only fault injection (docs/reliability.md): the environment variable
+// FAULTLINE_LOADER_INJECT = "STEP:ACTION[:WORKER]" makes a worker (every one,
+// or only worker WORKER) fail at STEP by ACTION. Production never sets it.
+constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
+constexpr const char* kInjectSteps[] = {"started",     "before_restore", "after_restore", "after_task",
+                                        "mid_write",   "after_write",    "after_answer"};
+constexpr const char* kInjectActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
+
+struct FaultInjection {
+  std::string step;    // empty: nothing injected
+  std::string action;
+  int worker = -1;     // -1: every worker
+
+  // Fails the calling worker `index` here when `here` is the injected step.
+  void At(const char* here, int index) const {
+    if (step != here || (worker >= 0 && worker != index)) return;
+    if (action == "sigkill") raise(SIGKILL);
+    if (action == "exit3") _exit(3);
+    if (action == "sigsegv") {
+      const rlimit no_core{0, 0};
+      setrlimit(RLIMIT_CORE, &no_core);
+      signal(SIGSEGV, SIG_DFL);  // past any sanitizer's handler
+      raise(SIGSEGV);
+    }
+    if (action == "hang") {
+      for (;;) pause();
+    }
+  }
+};
+
+Result<FaultInjection> FaultInjectionFromEnv() {
+  const char* text = std::getenv(kInjectEnv);
+  FaultInjection injection;
+  if (text == nullptr || *text == '\0') return injection;
+  const std::string spec = text;
+  auto bad = [&] {
+    return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
+                                "'; expected STEP:ACTION[:WORKER] with STEP one of started, before_restore, "
+                                "after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
+                                "sigkill, sigsegv, exit3, hang");
+  };
+  const size_t first = spec.find(':');
+  if (first == std::string::npos) return bad();
+  const size_t second = spec.find(':', first + 1);
+  injection.step = spec.substr(0, first);
+  injection.action = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+  if (second != std::string::npos) {
+    const std::string worker = spec.substr(second + 1);
+    if (worker.empty() || worker.size() > 4 || worker.find_first_not_of("0123456789") != std::string::npos) return bad();
+    injection.worker = std::atoi(worker.c_str());
+  }
+  auto known = [](const std::string& word, const auto& list) {
+    for (const char* entry : list) {
+      if (word == entry) return true;
+    }
+    return false;
+  };
+  if (!known(injection.step, kInjectSteps) || !known(injection.action, kInjectActions)) return bad();
+  return injection;
+}
+
+// The injection a worker applies (the parent validated the variable first).
+FaultInjection InjectionInWorker() {
+  Result<FaultInjection> injection = FaultInjectionFromEnv();
+  return injection.ok() ? *injection : FaultInjection{};
+}
+
 // The worker loop, shared by forked and spawned workers.
 int RunWorker(const LoaderOptions& o, std::shared_ptr<DataLoader::Dataset> inherited, const std::string& shm_prefix,
-              int task_fd, int result_fd) {
+              int index, int task_fd, int result_fd) {
+  const FaultInjection inject = InjectionInWorker();
   auto reply = [&](int64_t batch, const std::string& message) {
     int64_t header[2] = {batch, static_cast<int64_t>(message.size())};
     return WriteAll(result_fd, header, sizeof(header)).ok() && WriteAll(result_fd, message.data(), message.size()).ok();
   };
   // A startup failure is reported as the answer to the first task.
   Result<std::vector<std::vector<int64_t>>> batches = InternalError("unset");
+  inject.At("before_restore", index);
   Result<std::shared_ptr<DataLoader::Dataset>> data = PrepareWorkerDataset(o, std::move(inherited));
+  inject.At("after_restore", index);
   if (data.ok()) batches = Batches(o, **data);
   for (;;) {
     int64_t batch = 0;
     auto got = ReadAll(task_fd, &batch, sizeof(batch));
     if (!got.ok() || !*got || batch == kStopTask) return 0;
+    inject.At("after_task", index);
     if (!data.ok()) {
       reply(batch, ErrorToWire(data.status(), "restore_state"));
       return 1;
@@ -270,24 +366,40 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<DataLoader::Dataset> inher
     Status status = produced.status();
     if (produced.ok()) {
       step = "write_shared_memory";
-      status = WriteSharedMemory(MiniBatchSegmentName(shm_prefix, batch), EncodeMiniBatch(*produced));
+      status = WriteSharedMemory(MiniBatchSegmentName(shm_prefix, batch), EncodeMiniBatch(*produced),
+                                 [&] { inject.At("mid_write", index); });
+      if (status.ok()) inject.At("after_write", index);
     }
     if (!reply(batch, status.ok() ? "" : ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
+    inject.At("after_answer", index);
   }
 }
 
-// Spawned entry: args = options JSON, shm prefix, task fd, result fd.
+// Spawned entry: args = options JSON, shm prefix, worker index, task fd, result fd.
 int SpawnedWorkerMain(const std::vector<std::string>& args) {
-  if (args.size() != 4) return 2;
+  if (args.size() != 5) return 2;
+  InjectionInWorker().At("started", std::atoi(args[2].c_str()));
   Result<LoaderOptions> o = OptionsFromJson(nlohmann::json::parse(args[0]));
   if (!o.ok()) return 2;
-  return RunWorker(*o, nullptr, args[1], std::stoi(args[2]), std::stoi(args[3]));
+  return RunWorker(*o, nullptr, args[1], std::stoi(args[2]), std::stoi(args[3]), std::stoi(args[4]));
 }
 FL_REGISTER_CHILD("faultline_loader_worker", SpawnedWorkerMain);
 
 std::atomic<int> g_loader_serial{0};
+TaskWriteHook g_task_write_hook;
 
 }  // namespace
+
+std::string LoaderSegmentPrefix() {
+  static const uint64_t nonce = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  char text[64];
+  std::snprintf(text, sizeof(text), "/faultline-%d-%016llx-", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(nonce));
+  return text;
+}
 
 std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch) {
   return prefix + "-" + std::to_string(batch);
@@ -325,6 +437,10 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
   if (options.sampler_threads < 1) {
     return InvalidArgumentError("sampler_threads is " + std::to_string(options.sampler_threads) + "; expected >= 1");
   }
+  if (options.timeout.count() < 0) {
+    return InvalidArgumentError("timeout is " + std::to_string(options.timeout.count()) +
+                                " ms; expected >= 0 (0 = no timeout)");
+  }
   if (options.mode != LoaderMode::kCpuCpu && options.runtime == RuntimeKind::kCpu) {
     return InvalidArgumentError(std::string("mode is ") + LoaderModeName(options.mode) +
                                 " but runtime is cpu; expected simcuda or cuda for a mode that uses a device");
@@ -337,12 +453,13 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
         "with " + LoaderModeName(options.mode) + ", or mode cpu-cuda to sample in workers and copy minibatches "
         "to the device in the main process");
   }
+  FL_RETURN_IF_ERROR(FaultInjectionFromEnv().status());
   std::unique_ptr<DataLoader> loader(new DataLoader());
   loader->options_ = options;
   FL_ASSIGN_OR_RETURN(loader->dataset_, LoadHostDataset(options.graph_dir));
   FL_RETURN_IF_ERROR(PlaceOnDevice(*loader->dataset_, options));
   FL_ASSIGN_OR_RETURN(loader->batches_, Batches(options, *loader->dataset_));
-  loader->shm_prefix_ = "/faultline-" + std::to_string(getpid()) + "-" + std::to_string(g_loader_serial++);
+  loader->shm_prefix_ = LoaderSegmentPrefix() + std::to_string(g_loader_serial++);
   FL_RETURN_IF_ERROR(loader->StartWorkers());
   return loader;
 }
@@ -363,15 +480,16 @@ Status DataLoader::StartWorkers() {
     const int child_task = task[0], child_result = result[1];
     const int parent_task = task[1], parent_result = result[0];
     auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
+      InjectionInWorker().At("started", w);
       close(parent_task);
       close(parent_result);
-      return RunWorker(o, data, prefix, child_task, child_result);
+      return RunWorker(o, data, prefix, w, child_task, child_result);
     };
     SpawnOptions spawn;
     spawn.keep_fds = {child_task, child_result};
     auto process = ChildProcess::Start(options_.start_method, body, "faultline_loader_worker",
-                                       {OptionsToJson(options_).dump(), shm_prefix_, std::to_string(child_task),
-                                        std::to_string(child_result)},
+                                       {OptionsToJson(options_).dump(), shm_prefix_, std::to_string(w),
+                                        std::to_string(child_task), std::to_string(child_result)},
                                        spawn);
     close(child_task);
     close(child_result);
@@ -381,55 +499,164 @@ Status DataLoader::StartWorkers() {
   }
   // Prefetch: each worker gets a few tasks ahead.
   const int64_t initial = std::min<int64_t>(num_batches(), kPrefetchPerWorker * options_.num_workers);
-  for (; next_task_ < initial; ++next_task_) {
-    FL_RETURN_IF_ERROR(SendTask(*workers_[next_task_ % workers_.size()], next_task_));
-  }
+  for (; next_task_ < initial; ++next_task_) SendTask(*workers_[next_task_ % workers_.size()], next_task_);
   return OkStatus();
 }
 
-Status DataLoader::SendTask(Worker& worker, int64_t batch) {
-  return WriteAll(worker.task_fd, &batch, sizeof(batch));
+void SetTaskWriteHookForTesting(TaskWriteHook hook) { g_task_write_hook = std::move(hook); }
+
+void DataLoader::SendTask(Worker& worker, int64_t batch) {
+  if (worker.collected) return;  // what it left is reported when Next() reaches it
+  if (g_task_write_hook) g_task_write_hook(worker.index, worker.process->pid(), batch);
+  Status sent = WriteAll(worker.task_fd, &batch, sizeof(batch));
+  if (!sent.ok()) Collect(worker, sent.message());
 }
 
-// Returns how a worker that stopped answering failed: waits briefly for it
-// to end so the error can name the signal or exit code.
-Status DataLoader::WorkerFailure(Worker& worker, int64_t batch) {
+namespace {
+
+constexpr auto kCollectDeadline = std::chrono::seconds(5);
+constexpr int64_t kMaxAnswerBytes = int64_t{1} << 24;
+
+// Reads one answer. Returns std::nullopt, with `transport` saying why, when
+// the connection closed or broke before a whole answer arrived.
+Result<std::optional<Answer>> ReadAnswer(int fd, int worker, std::string* transport) {
+  int64_t header[2];
+  Result<bool> got = ReadAll(fd, header, sizeof(header));
+  if (!got.ok() || !*got) {
+    *transport = got.ok() ? "the result connection closed" : got.status().message();
+    return std::optional<Answer>();
+  }
+  if (header[1] < 0 || header[1] > kMaxAnswerBytes) {
+    return InternalError("worker " + std::to_string(worker) + " sent a malformed answer for minibatch " +
+                         std::to_string(header[0]) + ": message length " + std::to_string(header[1]) +
+                         "; expected 0.." + std::to_string(kMaxAnswerBytes));
+  }
+  Answer answer{header[0], std::string(static_cast<size_t>(header[1]), '\0')};
+  Result<bool> complete = ReadAll(fd, answer.message.data(), answer.message.size());
+  if (!complete.ok() || !*complete) {
+    *transport = complete.ok() ? "the result connection closed mid-answer" : complete.status().message();
+    return std::optional<Answer>();
+  }
+  return std::optional<Answer>(std::move(answer));
+}
+
+int MillisecondsUntil(std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+// Returns "5 s" or "0.25 s".
+std::string Seconds(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", static_cast<double>(duration.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+// Collects what a worker whose connection failed left behind: every answer
+// it sent (delivered in order by Receive, so its own error report wins) and
+// how its process ended. The worker has closed its end, so it is exiting;
+// one that has not ended by kCollectDeadline is killed.
+void DataLoader::Collect(Worker& worker, const std::string& transport) {
+  if (worker.collected) return;
+  worker.collected = true;
+  worker.transport = transport;
+  const auto deadline = std::chrono::steady_clock::now() + kCollectDeadline;
+  for (;;) {
+    pollfd pfd{worker.result_fd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, MillisecondsUntil(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    std::string ignored;
+    Result<std::optional<Answer>> answer = ReadAnswer(worker.result_fd, worker.index, &ignored);
+    if (!answer.ok() || !answer->has_value()) break;
+    worker.answers.push_back(std::move(**answer));
+  }
+  if (!worker.exit && worker.process->running()) {
+    Result<ChildExit> exit = worker.process->Wait(
+        std::chrono::milliseconds(std::max(1, MillisecondsUntil(deadline))));
+    if (exit.ok()) worker.exit = *exit;
+  }
+}
+
+// Delivers the worker's oldest unread answer, which is for minibatch `batch`.
+Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
+  Answer answer = std::move(worker.answers.front());
+  worker.answers.pop_front();
+  if (!answer.message.empty()) {
+    LoaderFailure where{worker.index, worker.process->pid(), "", answer.batch};
+    Status error = ErrorFromWire(answer.message, &where.step);
+    failure_ = where;
+    return error.WithContext(where.Process() + " failed in " + where.step + " on minibatch " +
+                             std::to_string(answer.batch));
+  }
+  if (answer.batch != batch) {
+    return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
+                         std::to_string(answer.batch) + ", expected " + std::to_string(batch));
+  }
+  FL_ASSIGN_OR_RETURN(std::string bytes, TakeSharedMemory(MiniBatchSegmentName(shm_prefix_, batch)));
+  return DecodeMiniBatch(bytes);
+}
+
+// The error for a collected worker that did not answer minibatch `batch`:
+// its exit status or signal, or the transport error when it left nothing.
+Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
   failure_ = LoaderFailure{worker.index, worker.process->pid(), "produce", batch};
   const std::string who = failure_->Process();
-  FL_ASSIGN_OR_RETURN(ChildExit exit, worker.process->Wait(std::chrono::seconds(5)));
-  std::string how = exit.timed_out ? "stopped answering and was killed"
-                    : exit.exited  ? "exited with code " + std::to_string(exit.exit_code)
-                                   : "was killed by signal " + std::to_string(exit.signal) + " (" +
-                                        strsignal(exit.signal) + ")";
-  return Status(StatusCode::kChildFailed, who + " " + how + " while producing minibatch " + std::to_string(batch));
+  const std::string while_producing = " while producing minibatch " + std::to_string(batch);
+  if (!worker.exit) {
+    return Status(StatusCode::kChildFailed, who + " left no error report and no exit status" + while_producing +
+                                                "; the connection failed: " + worker.transport);
+  }
+  if (worker.exit->timed_out) {
+    return Status(StatusCode::kChildFailed, who + " left no error report" + while_producing + " (" +
+                                                worker.transport + ") and did not exit within " +
+                                                Seconds(kCollectDeadline) + "; it was killed");
+  }
+  const std::string how = worker.exit->exited ? "exited with code " + std::to_string(worker.exit->exit_code)
+                                              : "was killed by signal " + std::to_string(worker.exit->signal) + " (" +
+                                                    strsignal(worker.exit->signal) + ")";
+  return Status(StatusCode::kChildFailed, who + " " + how + while_producing);
+}
+
+// Kills a worker that answered nothing within the timeout.
+Status DataLoader::TimedOut(Worker& worker, int64_t batch) {
+  failure_ = LoaderFailure{worker.index, worker.process->pid(), "produce", batch};
+  worker.process->Kill(SIGKILL);
+  Result<ChildExit> exit = worker.process->Wait(kCollectDeadline);
+  worker.collected = true;
+  if (exit.ok()) worker.exit = *exit;
+  return Status(StatusCode::kChildFailed, failure_->Process() + " produced nothing for " + Seconds(options_.timeout) +
+                                              " while producing minibatch " + std::to_string(batch) +
+                                              "; it was killed (LoaderOptions::timeout)");
 }
 
 Result<MiniBatch> DataLoader::Receive(Worker& worker, int64_t batch) {
+  const bool has_timeout = options_.timeout.count() > 0;
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   for (;;) {
+    if (!worker.answers.empty()) return Accept(worker, batch);
+    if (worker.collected) return WorkerEnded(worker, batch);
     pollfd pfd{worker.result_fd, POLLIN, 0};
-    if (poll(&pfd, 1, 50) > 0) {
-      int64_t header[2];
-      auto got = ReadAll(worker.result_fd, header, sizeof(header));
-      if (!got.ok() || !*got) return WorkerFailure(worker, batch);  // the socket closed: the worker is gone
-      std::string message(static_cast<size_t>(header[1]), '\0');
-      auto complete = ReadAll(worker.result_fd, message.data(), message.size());
-      if (!complete.ok() || !*complete) return WorkerFailure(worker, batch);
-      if (!message.empty()) {
-        LoaderFailure where{worker.index, worker.process->pid(), "", batch};
-        Status error = ErrorFromWire(message, &where.step);
-        failure_ = where;
-        return error.WithContext(where.Process() + " failed in " + where.step + " on minibatch " +
-                                 std::to_string(batch));
+    const int ready = poll(&pfd, 1, has_timeout ? std::min(50, MillisecondsUntil(deadline)) : 50);
+    if (ready > 0) {
+      std::string transport;
+      FL_ASSIGN_OR_RETURN(std::optional<Answer> answer, ReadAnswer(worker.result_fd, worker.index, &transport));
+      if (answer) {
+        worker.answers.push_back(std::move(*answer));
+      } else {
+        Collect(worker, transport);
       }
-      if (header[0] != batch) {
-        return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
-                             std::to_string(header[0]) + ", expected " + std::to_string(batch));
-      }
-      FL_ASSIGN_OR_RETURN(std::string bytes, TakeSharedMemory(MiniBatchSegmentName(shm_prefix_, batch)));
-      return DecodeMiniBatch(bytes);
+      continue;
     }
-    FL_RETURN_IF_ERROR(worker.process->TryWait().status());
-    if (!worker.process->running()) return WorkerFailure(worker, batch);
+    FL_ASSIGN_OR_RETURN(ChildExit exit, worker.process->TryWait());
+    if (!worker.process->running()) {
+      worker.exit = exit;
+      Collect(worker, "the process ended");  // reads what it sent before it ended
+      continue;
+    }
+    if (has_timeout && std::chrono::steady_clock::now() >= deadline) return TimedOut(worker, batch);
   }
 }
 
@@ -445,9 +672,8 @@ Result<std::optional<MiniBatch>> DataLoader::Next() {
   } else {
     result = Receive(*workers_[batch % workers_.size()], batch);
     if (result.ok() && next_task_ < num_batches()) {
-      Worker& target = *workers_[next_task_ % workers_.size()];
       const int64_t task = next_task_++;
-      if (!SendTask(target, task).ok()) result = WorkerFailure(target, task);
+      SendTask(*workers_[task % workers_.size()], task);
     }
   }
   if (result.ok() && options_.mode == LoaderMode::kCpuCuda) {
@@ -480,15 +706,22 @@ std::vector<pid_t> DataLoader::worker_pids() const {
   return pids;
 }
 
+// Stops the workers (a failed loader kills them: nothing they would produce
+// is wanted), reaps them, then unlinks the segments of every task handed
+// out and not consumed, including half-written ones.
 void DataLoader::Shutdown() {
   for (auto& w : workers_) {
-    const int64_t stop = kStopTask;
-    (void)WriteAll(w->task_fd, &stop, sizeof(stop));
+    if (!w->process || !w->process->running()) continue;
+    if (failed_) {
+      w->process->Kill(SIGKILL);
+    } else {
+      const int64_t stop = kStopTask;
+      (void)WriteAll(w->task_fd, &stop, sizeof(stop));
+    }
   }
   for (auto& w : workers_) {
-    if (w->process && w->process->running()) (void)w->process->Wait(std::chrono::seconds(5));  // kills past the deadline
+    if (w->process && w->process->running()) (void)w->process->Wait(kCollectDeadline);  // kills past the deadline
   }
-  // Segments of tasks that were handed out but not consumed.
   for (int64_t b = next_ > 0 ? next_ - 1 : 0; b < next_task_; ++b) UnlinkSharedMemory(MiniBatchSegmentName(shm_prefix_, b));
   workers_.clear();
 }

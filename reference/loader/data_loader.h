@@ -3,11 +3,16 @@
 // cuda-cuda), inline (num_workers = 0) or in worker processes started by fork
 // or spawn that return minibatches through shared memory, in order.
 // Minibatch i is bit-identical for every mode, num_workers and start method.
-// A worker that fails or dies becomes an error naming it, its pid and the
-// step; no path leaves a worker process or a shared-memory segment behind.
+// A worker that fails, dies or hangs (see LoaderOptions::timeout) becomes an
+// error naming it, its pid, the step and the minibatch; what the worker left
+// (its error report, else its exit status or signal) always wins over the
+// broken connection that revealed it. No path leaves a worker process or a
+// shared-memory segment behind.
 #ifndef FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
 #define FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +61,10 @@ struct LoaderOptions {
   int device = 0;
   Behaviour dispatch = Behaviour::kFixed;      // GPU-dispatch decision (F1)
   Behaviour pin_handling = Behaviour::kFixed;  // pinned graphs in workers (F2)
+  // As PyTorch's DataLoader `timeout`: a worker that answers nothing for this
+  // long while Next() waits for its minibatch is killed and Next() fails
+  // naming it. 0 = wait as long as the worker lives.
+  std::chrono::milliseconds timeout{0};
 };
 
 // Where a failed minibatch failed.
@@ -90,9 +99,14 @@ class DataLoader {
  private:
   DataLoader() = default;
   Status StartWorkers();
-  Status SendTask(Worker& worker, int64_t batch);
+  // Writes task `batch` to `worker`; when the write fails, collects what the
+  // worker left, to be reported when Next() reaches its minibatches.
+  void SendTask(Worker& worker, int64_t batch);
   Result<MiniBatch> Receive(Worker& worker, int64_t batch);
-  Status WorkerFailure(Worker& worker, int64_t batch);
+  Result<MiniBatch> Accept(Worker& worker, int64_t batch);
+  void Collect(Worker& worker, const std::string& transport);
+  Status WorkerEnded(Worker& worker, int64_t batch);
+  Status TimedOut(Worker& worker, int64_t batch);
   Status CopyToDevice(MiniBatch& batch);
   void Shutdown();
 
@@ -106,6 +120,18 @@ class DataLoader {
   std::optional<LoaderFailure> failure_;
   std::string shm_prefix_;
 };
+
+// Test seam: when set, runs in the parent just before task `batch` is
+// written to worker `worker` (pid `pid`). Tests use it to order the parent's
+// writes after a worker's exit (e.g. with waitid(WNOWAIT)); nullptr clears it.
+using TaskWriteHook = std::function<void(int worker, pid_t pid, int64_t batch)>;
+void SetTaskWriteHookForTesting(TaskWriteHook hook);
+
+// Returns the prefix of the shared-memory segments this process's loaders
+// create, "/faultline-<pid>-<nonce>-": the random nonce keeps apart
+// processes with the same pid in different pid namespaces (sandboxes that
+// share /dev/shm).
+std::string LoaderSegmentPrefix();
 
 // Returns the shared-memory name of minibatch `batch` under `prefix`.
 std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch);

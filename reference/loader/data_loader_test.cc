@@ -2,54 +2,26 @@
 // every num_workers and start method, and clean failure when a worker dies.
 #include "reference/loader/data_loader.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
 
-#include "reference/graph/generators.h"
-#include "reference/graph/npy.h"
+#include "reference/loader/loader_test_support.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
 namespace {
 
-// Writes a 400-node graph with 8-dimensional features once per test binary.
-const std::string& DatasetDir() {
-  static const std::string dir = [] {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    std::string path = std::string(tmp ? tmp : "/tmp") + "/loader_dataset_" + std::to_string(getpid());
-    mkdir(path.c_str(), 0755);
-    auto graph = GeneratePowerLaw(400, 4000, 3, /*weighted=*/false);
-    EXPECT_TRUE(graph.ok() && graph->Save(path).ok());
-    npy::NpyArray features;
-    features.dtype = npy::DType::kFloat32;
-    features.shape = {400, 8};
-    std::vector<float> values(400 * 8);
-    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f;
-    features.bytes.resize(values.size() * sizeof(float));
-    std::memcpy(features.bytes.data(), values.data(), features.bytes.size());
-    EXPECT_TRUE(npy::WriteNpy(path + "/features.npy", features).ok());
-    return path;
-  }();
-  return dir;
-}
-
-LoaderOptions Options(int workers, StartMethod method) {
-  LoaderOptions o;
-  o.graph_dir = DatasetDir();
-  o.fanouts = {5, 3};
-  o.batch_size = 32;
-  o.seed = 11;
-  o.num_workers = workers;
-  o.start_method = method;
-  return o;
-}
+LoaderOptions Options(int workers, StartMethod method) { return LoaderTestOptions(workers, method); }
 
 std::vector<MiniBatch> Drain(const LoaderOptions& options) {
   auto loader = DataLoader::Create(options);
@@ -64,17 +36,23 @@ std::vector<MiniBatch> Drain(const LoaderOptions& options) {
   return out;
 }
 
-// Returns the shared-memory segments this process's loaders may have left.
-std::vector<std::string> LeftoverSegments() {
-  std::vector<std::string> names;
-  const std::string prefix = "faultline-" + std::to_string(getpid()) + "-";
-  if (DIR* dir = opendir("/dev/shm")) {
-    while (dirent* e = readdir(dir)) {
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.push_back(e->d_name);
+// Blocks until a process writes and closes a segment of this process's
+// loaders other than minibatch 0's (inotify on /dev/shm); returns its name.
+Result<std::string> AwaitPrefetchedSegment(int inotify_fd) {
+  const std::string prefix = LoaderSegmentPrefix().substr(1);
+  alignas(inotify_event) char buffer[4096];
+  for (;;) {
+    pollfd pfd{inotify_fd, POLLIN, 0};
+    if (poll(&pfd, 1, 20000) <= 0) return UnavailableError("no prefetched segment was written within 20 s");
+    const ssize_t n = read(inotify_fd, buffer, sizeof(buffer));
+    if (n <= 0) return UnavailableError(std::string("reading inotify events failed: ") + std::strerror(errno));
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      const std::string name = event->len > 0 ? event->name : "";
+      if (name.rfind(prefix, 0) == 0 && name.substr(name.size() - 2) != "-0") return name;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
     }
-    closedir(dir);
   }
-  return names;
 }
 
 bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
@@ -118,7 +96,7 @@ TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
       for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
     }
   }
-  EXPECT_TRUE(LeftoverSegments().empty());
+  EXPECT_TRUE(NoLeftoverSegments());
 }
 
 TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
@@ -141,22 +119,40 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
         << error;
     EXPECT_FALSE(Alive(pids[0]));
     EXPECT_FALSE(Alive(pids[1]));
-    EXPECT_TRUE(LeftoverSegments().empty());
+    EXPECT_TRUE(NoLeftoverSegments());
     EXPECT_EQ((*loader)->Next().status().code(), StatusCode::kFailedPrecondition);
   }
 }
 
 TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsWorkersAndFreesSegments) {
+  const int inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  ASSERT_GE(inotify_fd, 0) << std::strerror(errno);
+  ASSERT_GE(inotify_add_watch(inotify_fd, "/dev/shm", IN_CLOSE_WRITE), 0) << std::strerror(errno);
   std::vector<pid_t> pids;
+  std::string prefetched;
   {
     auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
     ASSERT_TRUE(loader.ok());
     pids = (*loader)->worker_pids();
     ASSERT_TRUE((*loader)->Next().ok());
-    usleep(100 * 1000);  // let the workers fill their prefetched segments
+    // A worker has written a prefetched minibatch nobody consumed yet.
+    Result<std::string> name = AwaitPrefetchedSegment(inotify_fd);
+    ASSERT_TRUE(name.ok()) << name.status();
+    prefetched = *name;
+    Result<std::vector<std::string>> before = LeftoverSegments();
+    ASSERT_TRUE(before.ok()) << before.status();
+    EXPECT_NE(std::find(before->begin(), before->end(), prefetched), before->end()) << prefetched;
   }
+  close(inotify_fd);
   for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
-  EXPECT_TRUE(LeftoverSegments().empty());
+  EXPECT_TRUE(NoLeftoverSegments()) << "after destroying the loader; " << prefetched << " existed before";
+}
+
+TEST(DataLoaderTest, TheLeakCheckFailsLoudlyWhenItCannotLook) {
+  Result<std::vector<std::string>> names = LeftoverSegments("/nonexistent/shm");
+  ASSERT_FALSE(names.ok());
+  EXPECT_EQ(names.status().message(),
+            "cannot list /nonexistent/shm to look for leaked segments: No such file or directory");
 }
 
 TEST(DataLoaderTest, BadOptionsAreNamed) {
@@ -211,7 +207,7 @@ TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) 
       EXPECT_EQ(*back->ToVector<float>(), baseline[i].features) << "minibatch " << i;
     }
   }
-  EXPECT_TRUE(LeftoverSegments().empty());
+  EXPECT_TRUE(NoLeftoverSegments());
 }
 
 TEST_F(DeviceModesTest, FixedLoaderRefusesWorkersForDeviceSamplingAndSaysWhatToUse) {
@@ -250,7 +246,53 @@ TEST_F(DeviceModesTest, LegacyPinHandlingFailsInTheWorkerOnCudaHostUnregister) {
     EXPECT_EQ((*loader)->failure()->step, "restore_state");
     EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
     for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
-    EXPECT_TRUE(LeftoverSegments().empty());
+    EXPECT_TRUE(NoLeftoverSegments());
+  }
+}
+
+// Blocks until child `pid` has exited, without reaping it (the loader reaps).
+void AwaitExitWithoutReaping(pid_t pid) {
+  siginfo_t info{};
+  while (waitid(P_PID, pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+}
+
+// The F2 flake, forced: worker 0 answers minibatch 0 with its restore_state
+// error and exits; only then does the parent write worker 0's next task
+// (minibatch 2), which fails with EPIPE. The worker's own report must win
+// over the broken pipe, whatever the order of events.
+TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
+  ASSERT_TRUE(runtime_->GetDeviceCount().ok());
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    LoaderOptions o = DeviceOptions(LoaderMode::kPinnedCuda, 2, method);
+    o.pin_handling = Behaviour::kLegacy;
+    bool waited = false;
+    SetTaskWriteHookForTesting([&waited](int worker, pid_t pid, int64_t batch) {
+      if (worker != 0 || batch != 2) return;
+      AwaitExitWithoutReaping(pid);
+      waited = true;
+    });
+    auto loader = DataLoader::Create(o);
+    SetTaskWriteHookForTesting(nullptr);
+    ASSERT_TRUE(waited) << "the parent never wrote minibatch 2 to worker 0";
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    std::vector<pid_t> pids = (*loader)->worker_pids();
+    auto next = (*loader)->Next();
+    ASSERT_FALSE(next.ok());
+    ASSERT_TRUE(next.status().cuda_error().has_value()) << next.status();
+    EXPECT_EQ(next.status().cuda_error()->api, "cudaHostUnregister") << next.status();
+    EXPECT_EQ(next.status().message().rfind("worker 0 (pid " + std::to_string(pids[0]) +
+                                                ") failed in restore_state on minibatch 0: cudaHostUnregister failed",
+                                            0),
+              0u)
+        << next.status();
+    ASSERT_TRUE((*loader)->failure().has_value());
+    EXPECT_EQ((*loader)->failure()->step, "restore_state");
+    EXPECT_EQ((*loader)->failure()->minibatch, 0);
+    EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
+    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+    EXPECT_TRUE(NoLeftoverSegments());
   }
 }
 

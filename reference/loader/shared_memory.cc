@@ -18,7 +18,7 @@ Status ShmError(const char* what, const std::string& name) {
 
 }  // namespace
 
-Status WriteSharedMemory(const std::string& name, std::string_view bytes) {
+Status WriteSharedMemory(const std::string& name, std::string_view bytes, const std::function<void()>& halfway) {
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return ShmError("shm_open", name);
   Status status;
@@ -29,7 +29,10 @@ Status WriteSharedMemory(const std::string& name, std::string_view bytes) {
     if (map == MAP_FAILED) {
       status = ShmError("mmap", name);
     } else {
-      std::memcpy(map, bytes.data(), bytes.size());
+      const size_t half = bytes.size() / 2;
+      std::memcpy(map, bytes.data(), half);
+      if (halfway) halfway();
+      std::memcpy(static_cast<char*>(map) + half, bytes.data() + half, bytes.size() - half);
       munmap(map, bytes.size());
     }
   }

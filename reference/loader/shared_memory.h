@@ -3,6 +3,7 @@
 #ifndef FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
 #define FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -11,8 +12,10 @@
 namespace faultline {
 
 // Creates segment `name` ("/..."), writes `bytes` into it and closes it.
-// On failure nothing is left behind.
-Status WriteSharedMemory(const std::string& name, std::string_view bytes);
+// On failure nothing is left behind. `halfway`, when set, runs once half of
+// the bytes are in the segment (a fault-injection point for tests).
+Status WriteSharedMemory(const std::string& name, std::string_view bytes,
+                         const std::function<void()>& halfway = nullptr);
 // Reads the whole segment `name` and unlinks it.
 Result<std::string> TakeSharedMemory(const std::string& name);
 // Unlinks `name` if it exists (cleanup on error paths).

@@ -4,6 +4,7 @@
 #include "reference/process/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -248,6 +249,30 @@ Result<ChildExit> ChildProcess::Wait(std::chrono::milliseconds timeout) {
   result.signal = SIGKILL;
   result.transcript = transcript_;
   return result;
+}
+
+Status ChildProcess::WaitForTranscript(std::string_view text, std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return FailedPreconditionError("WaitForTranscript: no child process");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto missing = [&](const std::string& why) {
+    return UnavailableError("child pid " + std::to_string(pid_) + " " + why + " without reporting '" +
+                            std::string(text) + "'; its transcript so far: '" + transcript_ + "'");
+  };
+  for (;;) {
+    DrainReport();
+    if (transcript_.find(text) != std::string::npos) return OkStatus();
+    if (report_fd_ < 0) return missing("has no report pipe");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return missing("ran for " + std::to_string(timeout.count()) + " ms");
+    pollfd pfd{report_fd_, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return ErrnoError("poll");
+    if (ready > 0 && (pfd.revents & POLLIN) == 0 && (pfd.revents & (POLLHUP | POLLERR)) != 0) {
+      DrainReport();
+      if (transcript_.find(text) != std::string::npos) return OkStatus();
+      return missing("closed its report pipe");
+    }
+  }
 }
 
 bool ProcessRunning(pid_t pid) {

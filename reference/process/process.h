@@ -74,6 +74,11 @@ class ChildProcess {
   // Waits up to `timeout` for the child to end; past it, kills the child
   // (SIGKILL) and reports timed_out.
   Result<ChildExit> Wait(std::chrono::milliseconds timeout);
+  // Blocks until the child's transcript contains `text` (it reported it with
+  // ReportToParent). Fails when the child closes its report pipe (ends)
+  // without reporting it, or after `timeout`; the error quotes the
+  // transcript so far. The child keeps running either way.
+  Status WaitForTranscript(std::string_view text, std::chrono::milliseconds timeout);
 
  private:
   ChildProcess(pid_t pid, int report_fd) : pid_(pid), report_fd_(report_fd) {}

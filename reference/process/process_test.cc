@@ -69,25 +69,31 @@ TEST(ProcessTest, UnknownEntryExitsWith127) {
 TEST(ProcessTest, KilledChildReportsTheSignal) {
   auto child = ChildProcess::Spawn("sleep_forever", {});
   ASSERT_TRUE(child.ok()) << child.status();
-  // Wait until it runs, then kill it from outside.
-  while (true) {
-    auto r = child->TryWait();
-    ASSERT_TRUE(r.ok());
-    if (r->transcript.empty() && child->running()) {
-      usleep(1000);
-      auto again = child->TryWait();
-      ASSERT_TRUE(again.ok());
-      if (!child->running()) break;
-      child->Kill(SIGKILL);
-      break;
-    }
-    break;
-  }
+  // It reports "sleeping" once it runs its entry point; kill it from outside then.
+  Status running = child->WaitForTranscript("sleeping", milliseconds(20000));
+  ASSERT_TRUE(running.ok()) << running;
+  ASSERT_TRUE(child->running());
+  child->Kill(SIGKILL);
   auto exit = child->Wait(milliseconds(10000));
   ASSERT_TRUE(exit.ok());
+  EXPECT_FALSE(exit->timed_out) << "Wait's deadline killed it, not Kill()";
   EXPECT_FALSE(exit->exited);
   EXPECT_EQ(exit->signal, SIGKILL);
-  EXPECT_NE(exit->Describe().find("killed by signal 9"), std::string::npos) << exit->Describe();
+  EXPECT_EQ(exit->transcript, "sleeping");
+  EXPECT_EQ(exit->Describe(), "pid " + std::to_string(exit->pid) + " was killed by signal 9 (Killed)");
+}
+
+TEST(ProcessTest, WaitForTranscriptFailsWhenTheChildEndsWithoutReportingIt) {
+  auto child = ChildProcess::Fork([] {
+    ReportToParent("something else");
+    return 0;
+  });
+  ASSERT_TRUE(child.ok()) << child.status();
+  Status status = child->WaitForTranscript("sleeping", milliseconds(20000));
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(), "child pid " + std::to_string(child->pid()) +
+                                  " closed its report pipe without reporting 'sleeping'; its transcript so far: "
+                                  "'something else'");
 }
 
 TEST(ProcessTest, WaitPastDeadlineKillsTheChild) {

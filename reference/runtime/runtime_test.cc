@@ -85,9 +85,21 @@ TEST(CpuRuntimeTest, HasNoDeviceAndSaysWhatToUse) {
   EXPECT_EQ(copy, 5);
 }
 
-TEST(CudaRuntimeTest, DeviceCountNeverFails) {
-  // Without a driver or GPU this is 0; with one it is the real count.
-  EXPECT_GE(GetRuntime(RuntimeKind::kCuda).DeviceCount(), 0);
+TEST(CudaRuntimeTest, DeviceCountIsTheRuntimesCountOrZeroWhenItFails) {
+  // With a driver and a GPU, cudaGetDeviceCount's count (at least 1: no
+  // device is an error); without, its own error, and DeviceCount() is 0.
+  DeviceRuntime& cuda = GetRuntime(RuntimeKind::kCuda);
+  Result<int> reported = cuda.GetDeviceCount();
+  const int count = cuda.DeviceCount();
+  if (reported.ok()) {
+    EXPECT_GE(*reported, 1);
+    EXPECT_EQ(count, *reported);
+  } else {
+    EXPECT_EQ(count, 0) << reported.status();
+    ASSERT_TRUE(reported.status().cuda_error().has_value()) << reported.status();
+    EXPECT_EQ(reported.status().cuda_error()->api, "cudaGetDeviceCount");
+    EXPECT_NE(reported.status().cuda_error()->code, 0);
+  }
 }
 
 }  // namespace

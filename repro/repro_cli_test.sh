@@ -1,0 +1,33 @@
+#!/bin/bash
+# Checks `repro run|all --repeat N`: counts in the table and the JSON, the
+# exit status, progress on stderr, and the usage error for a bad N.
+set -u
+REPRO="$1"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+out="$TEST_TMPDIR/out" err="$TEST_TMPDIR/err"
+
+"$REPRO" run F3 --variant fixed --repeat 0 >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "--repeat 0: expected exit 2"
+grep -q "repro: --repeat is 0; expected a number of runs >= 1" "$err" || fail "--repeat 0: message: $(cat "$err")"
+
+"$REPRO" run F3 --variant fixed --repeat 3 >"$out" 2>"$err"
+[ $? -eq 0 ] || fail "run F3 fixed x3: expected exit 0; $(cat "$out" "$err")"
+head -1 "$out" | grep -q "matched k of N$" || fail "table header: $(head -1 "$out")"
+grep -Eq "^F3 +fixed +simcuda +passes +passed +yes +3 of 3$" "$out" || fail "table row: $(cat "$out")"
+grep -q "running F3 fixed on simcuda x3 ... matched 3 of 3" "$err" || fail "progress: $(cat "$err")"
+
+"$REPRO" run F3 --variant legacy --repeat 2 --json >"$out" 2>"$err"
+[ $? -eq 0 ] || fail "run F3 legacy x2 --json: expected exit 0"
+python3 - "$out" <<'PY' || fail "json: $(cat "$out")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 1, rows
+r = rows[0]
+assert (r["variant"], r["runs"], r["matched_runs"], r["matched"]) == ("legacy", 2, 2, True), r
+PY
+
+# Without --repeat the table keeps its columns and the JSON says 1 of 1.
+"$REPRO" run F3 --variant fixed --json >"$out" 2>"$err"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert (r['runs'], r['matched_runs']) == (1, 1), r" "$out" \
+  || fail "json without --repeat: $(cat "$out")"
+echo PASS

@@ -1,0 +1,69 @@
+// Checks RunRepeated: every run in a fresh process, counted against the
+// variant's expectation, with the first mismatch kept for the report.
+#include "repro/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace faultline {
+namespace repro {
+namespace {
+
+// A variant that passes on odd runs and fails on even ones: each run (a
+// fresh process) increments a counter in a file named by the environment.
+Outcome Alternating(RuntimeKind) {
+  const char* path = std::getenv("FAULTLINE_RUNNER_TEST_COUNTER");
+  int count = 0;
+  if (path != nullptr) {
+    std::ifstream in(path);
+    in >> count;
+  }
+  ++count;
+  if (path != nullptr) std::ofstream(path) << count;
+  Outcome outcome;
+  outcome.passed = count % 2 == 1;
+  outcome.transcript = "run " + std::to_string(count);
+  return outcome;
+}
+
+const bool kRegistered = RegisterFailure(Failure{
+    "T1", "test only: alternates between passing and failing", {{"fixed", Expectation::kPasses, "alternates", Alternating}}});
+
+TEST(RunRepeatedTest, CountsMatchedRunsAndKeepsTheFirstMismatch) {
+  const std::string counter = std::string(std::getenv("TEST_TMPDIR")) + "/counter";
+  std::remove(counter.c_str());
+  setenv("FAULTLINE_RUNNER_TEST_COUNTER", counter.c_str(), 1);
+  std::string marks;
+  RepeatedOutcome result = RunRepeated("T1", "fixed", RuntimeKind::kSimCuda, 5,
+                                       [&marks](int run, bool matched) { marks += matched ? '.' : 'X'; });
+  EXPECT_EQ(marks, ".X.X.");  // each run saw the previous run's count: separate processes, in order
+  EXPECT_EQ(result.runs, 5);
+  EXPECT_EQ(result.matched, 3);
+  EXPECT_EQ(result.shown.transcript, "run 2");
+  EXPECT_FALSE(result.shown.passed);
+}
+
+TEST(RunRepeatedTest, AllMatchedShowsTheLastRun) {
+  const std::string counter = std::string(std::getenv("TEST_TMPDIR")) + "/counter1";
+  std::remove(counter.c_str());
+  setenv("FAULTLINE_RUNNER_TEST_COUNTER", counter.c_str(), 1);
+  RepeatedOutcome result = RunRepeated("T1", "fixed", RuntimeKind::kSimCuda, 1);
+  EXPECT_EQ(result.runs, 1);
+  EXPECT_EQ(result.matched, 1);
+  EXPECT_EQ(result.shown.transcript, "run 1");
+}
+
+TEST(RunRepeatedTest, AnUnknownVariantNeverMatches) {
+  RepeatedOutcome result = RunRepeated("T1", "nope", RuntimeKind::kSimCuda, 2);
+  EXPECT_EQ(result.runs, 2);
+  EXPECT_EQ(result.matched, 0);
+  EXPECT_EQ(result.shown.transcript, "no variant nope of T1 is registered");
+}
+
+}  // namespace
+}  // namespace repro
+}  // namespace faultline
