@@ -1,9 +1,19 @@
 // Implements Status formatting and the error constructors.
 #include "reference/base/status.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace faultline {
+
+namespace internal {
+void DieOfBadResultAccess(const Status& status) {
+  std::fprintf(stderr, "faultline: the value of a failed Result was accessed; its status: %s\n",
+               status.ToString().c_str());
+  std::abort();
+}
+}  // namespace internal
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {

@@ -41,7 +41,9 @@ struct CudaErrorInfo {
   int line = 0;
 };
 
-class Status {
+// [[nodiscard]]: an error that is dropped silently is a bug; write
+// `(void)call();` where ignoring one is deliberate, with a comment saying why.
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message);
@@ -75,9 +77,16 @@ Status UnavailableError(std::string message);
 Status DataLossError(std::string message);
 Status InternalError(std::string message);
 
-// Holds either a value or a non-OK status.
+namespace internal {
+// Prints the status of a Result whose value was taken although it failed,
+// then aborts: a bug in the caller, never undefined behaviour.
+[[noreturn]] void DieOfBadResultAccess(const Status& status);
+}  // namespace internal
+
+// Holds either a value or a non-OK status. value(), * and -> on a failed
+// Result abort with the status text (as tensorstore's Result does).
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
@@ -86,15 +95,25 @@ class Result {
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  T& value() & { return Checked(); }
+  const T& value() const& { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
+  T* operator->() { return &Checked(); }
+  const T* operator->() const { return &Checked(); }
+  T& operator*() & { return Checked(); }
+  const T& operator*() const& { return Checked(); }
+  T&& operator*() && { return std::move(Checked()); }
 
  private:
+  T& Checked() {
+    if (!value_.has_value()) internal::DieOfBadResultAccess(status_);
+    return *value_;
+  }
+  const T& Checked() const {
+    if (!value_.has_value()) internal::DieOfBadResultAccess(status_);
+    return *value_;
+  }
+
   Status status_;
   std::optional<T> value_;
 };

@@ -51,6 +51,14 @@ TEST(StatusTest, ResultFromOkStatusIsAnInternalError) {
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
 }
 
+TEST(StatusDeathTest, TakingTheValueOfAFailedResultAbortsWithItsStatus) {
+  Result<int> bad = Quarter(6);
+  EXPECT_DEATH((void)*bad, "the value of a failed Result was accessed; its status: invalid_argument: x must be even, got 3");
+  EXPECT_DEATH((void)bad.value(), "invalid_argument: x must be even");
+  Result<std::string> missing = NotFoundError("no such graph");
+  EXPECT_DEATH((void)missing->size(), "not_found: no such graph");
+}
+
 TEST(StatusMatchersTest, StatusIsMatchesCodeAndMessage) {
   using ::testing::HasSubstr;
   using ::testing::Not;

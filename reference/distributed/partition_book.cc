@@ -139,7 +139,7 @@ Result<std::pair<Tensor, Tensor>> RangePartitionBook::LocateOnDevice(const Tenso
   const auto* id = static_cast<const int64_t*>(ids.raw_data());
   FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad, kernels::FirstIdOutside(rt, id, n, ends_.back()));
   if (bad) return OutOfRange(bad->position, bad->value);
-  FL_ASSIGN_OR_RETURN(Tensor ends, Tensor::FromVector(ends_)->To(ids.device(), &rt));
+  FL_ASSIGN_OR_RETURN(Tensor ends, Tensor::FromVectorOn(ends_, ids.device(), &rt));
   FL_ASSIGN_OR_RETURN(Tensor partids, Tensor::Empty(DType::kInt64, {n}, ids.device(), &rt));
   FL_ASSIGN_OR_RETURN(Tensor localids, Tensor::Empty(DType::kInt64, {n}, ids.device(), &rt));
   if (n > 0) {

@@ -81,10 +81,10 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   const kernels::BufferUse indptr_use{params.indptr, graph.indptr().nbytes()};
   const kernels::BufferUse weights_use{params.weights, weighted ? graph.weights().nbytes() : 0};
 
-  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVector(seeds)->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVectorOn(seeds, device, &rt));
   // n counts and a trailing 0: their exclusive sum is the output's indptr,
   // computed on the device; only its last element (the total) comes back.
-  FL_ASSIGN_OR_RETURN(Tensor indptr_dev, Tensor::FromVector(std::vector<int64_t>(n + 1, 0))->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor indptr_dev, Tensor::FromVectorOn(std::vector<int64_t>(n + 1, 0), device, &rt));
   auto* indptr_data = static_cast<int64_t*>(indptr_dev.raw_data());
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
   kernels::SampleCountKernel count_kernel{params, Data<int64_t>(seeds_dev), n, indptr_data};
@@ -142,14 +142,14 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   uint64_t capacity = 1;
   while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
   const int64_t cap = static_cast<int64_t>(capacity);
-  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVector(seeds)->To(device, &rt));
-  FL_ASSIGN_OR_RETURN(Tensor indices_dev, Tensor::FromVector(indices)->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVectorOn(seeds, device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor indices_dev, Tensor::FromVectorOn(indices, device, &rt));
   // Free slots and "no position yet" are both all-ones words.
-  FL_ASSIGN_OR_RETURN(Tensor keys, Tensor::FromVector(std::vector<int64_t>(cap, -1))->To(device, &rt));
-  FL_ASSIGN_OR_RETURN(Tensor first, Tensor::FromVector(std::vector<int64_t>(cap, -1))->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor keys, Tensor::FromVectorOn(std::vector<int64_t>(cap, -1), device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor first, Tensor::FromVectorOn(std::vector<int64_t>(cap, -1), device, &rt));
   FL_ASSIGN_OR_RETURN(Tensor new_id, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
   // n marks and a trailing 0: their exclusive sum ranks the unique nodes.
-  FL_ASSIGN_OR_RETURN(Tensor is_first, Tensor::FromVector(std::vector<int64_t>(n + 1, 0))->To(device, &rt));
+  FL_ASSIGN_OR_RETURN(Tensor is_first, Tensor::FromVectorOn(std::vector<int64_t>(n + 1, 0), device, &rt));
 
   const kernels::Positions positions{Data<int64_t>(seeds_dev), static_cast<int64_t>(seeds.size()),
                                      Data<int64_t>(indices_dev), static_cast<int64_t>(indices.size())};

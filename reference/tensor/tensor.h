@@ -48,6 +48,11 @@ class Tensor {
   // Copies `values` into a new host tensor (1-D unless `shape` is given).
   template <typename T>
   static Result<Tensor> FromVector(const std::vector<T>& values, std::vector<int64_t> shape = {});
+  // Copies host values straight to `device` of `runtime` (the host tensor in
+  // between never escapes): one checked step instead of FromVector(...)->To().
+  template <typename T>
+  static Result<Tensor> FromVectorOn(const std::vector<T>& values, Device device, DeviceRuntime* runtime,
+                                     std::vector<int64_t> shape = {});
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -105,6 +110,13 @@ Result<Tensor> Tensor::FromVector(const std::vector<T>& values, std::vector<int6
   }
   if (!values.empty()) std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
   return t;
+}
+
+template <typename T>
+Result<Tensor> Tensor::FromVectorOn(const std::vector<T>& values, Device device, DeviceRuntime* runtime,
+                                    std::vector<int64_t> shape) {
+  FL_ASSIGN_OR_RETURN(Tensor host, FromVector(values, std::move(shape)));
+  return host.To(device, runtime);
 }
 
 template <typename T>

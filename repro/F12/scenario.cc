@@ -139,12 +139,15 @@ Outcome Run(Step step, bool one_lookup_per_step, const Signature* signature) {
     grads[0].insert(grads[0].end(), dense_lookups[1].grad.begin(), dense_lookups[1].grad.end());
   }
   for (const std::vector<int64_t>& ids : calls) {
-    Result<Tensor> rows = embedding->Forward(*Tensor::FromVector(ids));
+    Result<Tensor> id_tensor = Tensor::FromVector(ids);
+    if (!id_tensor.ok()) return fail(id_tensor.status(), "DistEmbedding.forward");
+    Result<Tensor> rows = embedding->Forward(*id_tensor);
     if (!rows.ok()) return fail(rows.status(), "DistEmbedding.forward");
   }
   for (size_t k = 0; k < calls.size(); ++k) {
-    Status backward =
-        embedding->Backward(*Tensor::FromVector(grads[k], {static_cast<int64_t>(calls[k].size()), kDim}));
+    Result<Tensor> grad = Tensor::FromVector(grads[k], {static_cast<int64_t>(calls[k].size()), kDim});
+    if (!grad.ok()) return fail(grad.status(), "DistEmbedding.backward");
+    Status backward = embedding->Backward(*grad);
     if (!backward.ok()) return fail(backward, "DistEmbedding.backward");
   }
 

@@ -47,7 +47,7 @@ Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host,
   if (!embedding.ok()) return fail(embedding.status(), "setup");
 
   const std::vector<int64_t> seeds{3, 37, 3, 20, 19, 0};  // both partitions, one duplicate
-  Result<Tensor> device_ids = Tensor::FromVector(seeds)->To(Device::Cuda(0), &GetRuntime(runtime));
+  Result<Tensor> device_ids = Tensor::FromVectorOn(seeds, Device::Cuda(0), &GetRuntime(runtime));
   if (!device_ids.ok()) return fail(device_ids.status(), "copy_ids_to_device");
   Tensor ids = *device_ids;
   if (caller_moves_ids_to_host) ids = *ids.Cpu();
