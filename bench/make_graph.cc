@@ -2,12 +2,12 @@
 // files (indptr, indices, weights) that both faultline's benchmarks and the
 // GraphBolt peer read. Exit codes: 0 written or already there, 1 failure,
 // 2 usage.
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -55,8 +55,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::fprintf(stderr, "writing %s ...\n", out.c_str());
-  if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-    std::fprintf(stderr, "make_graph: cannot create %s: %s\n", out.c_str(), std::strerror(errno));
+  // Creates the folder and every missing parent (a fresh ~/.cache has none).
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error) {
+    std::fprintf(stderr, "make_graph: cannot create %s: %s\n", out.c_str(), error.message().c_str());
     return 1;
   }
   faultline::Status saved = graph->Save(out);

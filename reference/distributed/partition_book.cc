@@ -148,7 +148,7 @@ Result<std::pair<Tensor, Tensor>> RangePartitionBook::LocateOnDevice(const Tenso
     auto* local = static_cast<int64_t*>(localids.raw_data());
     FL_RETURN_IF_ERROR(kernels::LaunchKernel(
         rt, "RangeLocateKernel", kernels::LaunchFor(n), kernels::RangeLocateKernel{id, n, end, num_partitions(), part, local},
-        {{id, ids.nbytes()}, {end, ends.nbytes()}, {part, partids.nbytes()}, {local, localids.nbytes()}},
+        {ids.buffer(), ends.buffer(), partids.buffer(), localids.buffer()},
         &kernels::LaunchRangeLocateOnCuda));
   }
   return std::make_pair(std::move(partids), std::move(localids));

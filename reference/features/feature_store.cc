@@ -47,7 +47,7 @@ Result<Tensor> GatherOnDevice(const Tensor& table, const Tensor& ids) {
   const auto* src = static_cast<const float*>(table.raw_data());
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "GatherRowsKernel", kernels::LaunchFor(static_cast<uint64_t>(n) * dim),
                                            kernels::GatherRowsKernel{src, dim, id, n, dst},
-                                           {{src, table.nbytes()}, {id, ids.nbytes()}, {dst, out.nbytes()}},
+                                           {table.buffer(), ids.buffer(), out.buffer()},
                                            &kernels::LaunchGatherRowsOnCuda));
   return out;
 }

@@ -68,7 +68,6 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   DeviceGuard guard(rt, graph.device());
   FL_RETURN_IF_ERROR(guard.status());
   const int64_t n = static_cast<int64_t>(seeds.size());
-  const int64_t num_edges = graph.indices().numel();
 
   kernels::sampling::SamplingParams params;
   params.indptr = Data<int64_t>(graph.indptr());
@@ -78,8 +77,8 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   params.weighted = weighted;
   params.rng_seed = rng_seed;
   params.layer = layer;
-  const kernels::BufferUse indptr_use{params.indptr, graph.indptr().nbytes()};
-  const kernels::BufferUse weights_use{params.weights, weighted ? graph.weights().nbytes() : 0};
+  const BufferUse indptr_use = graph.indptr().buffer();
+  const BufferUse weights_use = weighted ? graph.weights().buffer() : BufferUse{nullptr, 0};
 
   FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVectorOn(seeds, device, &rt));
   // n counts and a trailing 0: their exclusive sum is the output's indptr,
@@ -89,7 +88,7 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
   kernels::SampleCountKernel count_kernel{params, Data<int64_t>(seeds_dev), n, indptr_data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
-                                           {indptr_use, weights_use, {seeds_dev.raw_data(), seeds_dev.nbytes()},
+                                           {indptr_use, weights_use, seeds_dev.buffer(),
                                             {indptr_data, indptr_dev.nbytes()}},
                                            &kernels::LaunchSampleCountOnCuda));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, indptr_data, indptr_data, n + 1, stream));
@@ -112,10 +111,10 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
                                            static_cast<kernels::sampling::SampleKey*>(scratch.raw_data())};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "SampleSeedsKernel", launch, sample_kernel,
-      {indptr_use, weights_use, {graph.indices().raw_data(), static_cast<size_t>(num_edges) * sizeof(int64_t)},
-       {seeds_dev.raw_data(), seeds_dev.nbytes()}, {indptr_dev.raw_data(), indptr_dev.nbytes()},
-       {edges.raw_data(), edges.nbytes()}, {indices.raw_data(), indices.nbytes()},
-       {scratch.raw_data(), scratch.nbytes()}},
+      {indptr_use, weights_use, graph.indices().buffer(),
+       seeds_dev.buffer(), indptr_dev.buffer(),
+       edges.buffer(), indices.buffer(),
+       scratch.buffer()},
       &kernels::LaunchSampleSeedsOnCuda));
   FL_ASSIGN_OR_RETURN(out.indptr, CopyToHost<int64_t>(indptr_dev));
   FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost<int64_t>(edges));
@@ -156,11 +155,11 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   const kernels::NodeTable table{static_cast<unsigned long long*>(keys.raw_data()),
                                  static_cast<unsigned long long*>(first.raw_data()),
                                  static_cast<int64_t*>(new_id.raw_data()), capacity};
-  const kernels::BufferUse inputs[] = {{seeds_dev.raw_data(), seeds_dev.nbytes()},
-                                       {indices_dev.raw_data(), indices_dev.nbytes()}};
-  const kernels::BufferUse table_use[] = {{keys.raw_data(), keys.nbytes()},
-                                          {first.raw_data(), first.nbytes()},
-                                          {new_id.raw_data(), new_id.nbytes()}};
+  const BufferUse inputs[] = {seeds_dev.buffer(),
+                                       indices_dev.buffer()};
+  const BufferUse table_use[] = {keys.buffer(),
+                                          first.buffer(),
+                                          new_id.buffer()};
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 256, stream);
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
                                            {inputs[0], inputs[1], table_use[0], table_use[1]},
@@ -168,7 +167,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "MarkFirstKernel", launch,
       kernels::MarkFirstKernel{positions, table, static_cast<int64_t*>(is_first.raw_data())},
-      {inputs[0], inputs[1], table_use[0], table_use[1], {is_first.raw_data(), is_first.nbytes()}},
+      {inputs[0], inputs[1], table_use[0], table_use[1], is_first.buffer()},
       &kernels::LaunchMarkFirstOnCuda));
 
   FL_ASSIGN_OR_RETURN(Tensor rank_dev, Tensor::Empty(DType::kInt64, {n + 1}, device, &rt));
@@ -181,8 +180,8 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
       rt, "EmitUniqueKernel", launch,
       kernels::EmitUniqueKernel{positions, table, Data<int64_t>(is_first), Data<int64_t>(rank_dev),
                                 static_cast<int64_t*>(unique_dev.raw_data())},
-      {inputs[0], inputs[1], table_use[0], table_use[1], table_use[2], {is_first.raw_data(), is_first.nbytes()},
-       {rank_dev.raw_data(), rank_dev.nbytes()}, {unique_dev.raw_data(), unique_dev.nbytes()}},
+      {inputs[0], inputs[1], table_use[0], table_use[1], table_use[2], is_first.buffer(),
+       rank_dev.buffer(), unique_dev.buffer()},
       &kernels::LaunchEmitUniqueOnCuda));
   FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost<int64_t>(unique_dev));
   if (indices.empty()) return out;
@@ -191,7 +190,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
       rt, "RelabelKernel", kernels::LaunchFor(indices.size(), 256, stream),
       kernels::RelabelKernel{table, Data<int64_t>(indices_dev), static_cast<int64_t>(indices.size()),
                              static_cast<int64_t*>(compacted.raw_data())},
-      {inputs[1], table_use[0], table_use[2], {compacted.raw_data(), compacted.nbytes()}},
+      {inputs[1], table_use[0], table_use[2], compacted.buffer()},
       &kernels::LaunchRelabelOnCuda));
   FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost<int64_t>(compacted));
   return out;

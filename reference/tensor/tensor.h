@@ -58,6 +58,9 @@ class Tensor {
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel_) * DTypeSize(dtype_); }
+  // The bytes as a kernel buffer (DeviceRuntime::Launch checks each one):
+  // launches list tensor.buffer() rather than a hand-written pointer and size.
+  BufferUse buffer() const { return BufferUse{raw_data(), nbytes()}; }
   Device device() const;
   DeviceRuntime* runtime() const;
   bool is_pinned() const;
