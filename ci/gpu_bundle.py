@@ -2,7 +2,8 @@
 """Packs faultline's GPU suite into one portable archive for a machine that has a
 GPU but no Bazel, no package manager and no network (see ci/gpu_run.sh).
 
-The archive holds every gpu-tagged test, the repro CLI with its plugins, their
+The archive holds every gpu-tagged test, the repro CLI with its plugins, the
+device benchmark, their
 runfiles, the shared libraries they need that such a machine may lack (found
 with ldd), the toolkit's stub libcuda (for the stub-driver conformance
 scenario) and manifest.json: per test its binary, runfiles, the environment
@@ -112,7 +113,8 @@ def main():
         root = os.path.join(stage, "faultline-gpu")
         os.makedirs(os.path.join(root, "lib", "stubs"))
         programs = [(label, binary_path(label)) for label, *_ in tests] + [
-            ("//repro:repro", "repro/repro"), ("//reference/runtime:device_probe", "reference/runtime/device_probe")]
+            ("//repro:repro", "repro/repro"), ("//reference/runtime:device_probe", "reference/runtime/device_probe"),
+            ("//bench:device_bench", "bench/device_bench")]
         binaries = {}  # realpath in bazel-bin -> path inside the bundle
         libraries = {}
         for label, rel in programs:
@@ -154,6 +156,7 @@ def main():
             ],
             "repro": "bin/repro/repro",
             "device_probe": "bin/reference/runtime/device_probe",
+            "device_bench": "bin/bench/device_bench",
             "libraries": sorted(libraries),
             "workspace": WORKSPACE,
         }

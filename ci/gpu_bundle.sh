@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in -h|--help) python3 ci/gpu_bundle.py --help; exit 0 ;; esac
 ci/setup.sh >&2
-echo "gpu_bundle: building the gpu-tagged tests and the repro CLI" >&2
+echo "gpu_bundle: building the gpu-tagged tests, the repro CLI and the device benchmark" >&2
 targets=$(bazel query 'attr(tags, "gpu", tests(//...))' 2>/dev/null)
-bazel build --config=ci $targets //repro:repro //reference/runtime:device_probe >&2
+bazel build --config=ci $targets //repro:repro //reference/runtime:device_probe //bench:device_bench >&2
 python3 ci/gpu_bundle.py "$@"

@@ -12,6 +12,7 @@ something failed, 2 for a usage error, 3 when there is no usable CUDA device
 (then nothing runs and every test counts as "could not run")."""
 
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
@@ -26,8 +27,10 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DEFAULT_BUNDLE = os.path.join(REPO, ".gpu-bundle", "faultline-gpu-bundle.tar.xz")
-STEPS = ("tests", "repro", "sanitizer", "crosscheck")
-LOG_TAIL = 4000  # characters of each step's output kept in logs.txt
+STEPS = ("tests", "repro", "crosscheck", "bench", "sanitizer")
+LOG_TAIL = 4000  # characters of a passing step's output kept in logs.txt
+FAILED_LOG_TAIL = 60000  # of a failing one: every failed assertion, with what was observed
+SANITIZER_JOBS = 4  # compute-sanitizer runs at a time
 
 
 def log(message):
@@ -83,7 +86,8 @@ class Run:
         except OSError as e:
             code, output = 127, f"could not start {argv[0]}: {e}"
         seconds = time.monotonic() - start
-        self.logs.append(f"===== {name} (exit {code}, {seconds:.1f} s)\n{output[-LOG_TAIL:]}\n")
+        keep = LOG_TAIL if code == 0 else FAILED_LOG_TAIL
+        self.logs.append(f"===== {name} (exit {code}, {seconds:.1f} s)\n{output[-keep:]}\n")
         return code, output, seconds
 
     def record(self, step, name, status, seconds=0.0, detail="", **extra):
@@ -173,43 +177,58 @@ def find_sanitizer():
     return None
 
 
+def sanitize_one(run, tool_path, test, tool):
+    """Runs one test under one compute-sanitizer tool; returns (status, seconds, detail)."""
+    name = f"{tool} {test['label']}"
+    scratch = tempfile.mkdtemp(prefix="sanitize.")
+    try:
+        env = run.test_env(test, scratch)
+        env["RC_PARAMS"] = "max_success=10"  # property tests: fewer cases under the sanitizer
+        cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
+        os.makedirs(cwd, exist_ok=True)
+        # --report-api-errors no: the tests provoke API errors on purpose (a
+        # double free, an unregistered pointer) and assert them; the sanitizer
+        # is here for what kernels do to memory.
+        argv = [tool_path, "--tool", tool, "--error-exitcode", "86", "--target-processes", "all",
+                "--report-api-errors", "no", os.path.join(run.root, test["binary"])]
+        code, output, seconds = run.execute(name, argv, env, cwd, 240)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    reports = [l for l in output.splitlines() if l.startswith("=========") and "SUMMARY" not in l
+               and ("Invalid" in l or "hazard" in l.lower() or "Error" in l)]
+    if code is None:
+        return "timed out", seconds, "killed at its timeout"
+    if code == 86 or reports:
+        return "failed", seconds, reports[0] if reports else "sanitizer error"
+    if code != 0:
+        return "failed", seconds, f"the test failed under {tool} (exit {code})"
+    return "passed", seconds, "0 errors"
+
+
 def run_sanitizer(run):
+    """memcheck and racecheck on every kernel test, SANITIZER_JOBS at a time
+    (the GPU machine has many cores; each job is its own process)."""
     tool_path = find_sanitizer()
     kernel_tests = [t for t in run.manifest["tests"] if t["launches_kernels"]]
     log(f"=== compute-sanitizer memcheck and racecheck on {len(kernel_tests)} kernel tests")
-    for test in kernel_tests:
-        for tool in ("memcheck", "racecheck"):
-            name = f"{tool} {test['label']}"
-            if tool_path is None:
-                run.record("sanitizer", name, "could not run", detail="compute-sanitizer not found")
-                continue
-            scratch = tempfile.mkdtemp(prefix="sanitize.")
-            try:
-                env = run.test_env(test, scratch)
-                env["RC_PARAMS"] = "max_success=10"  # property tests: fewer cases under the sanitizer
-                cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
-                os.makedirs(cwd, exist_ok=True)
-                argv = [tool_path, "--tool", tool, "--error-exitcode", "86", "--target-processes", "all",
-                        os.path.join(run.root, test["binary"])]
-                code, output, seconds = run.execute(name, argv, env, cwd, 150)
-                reports = [l for l in output.splitlines() if l.startswith("=========") and "ERROR SUMMARY" not in l
-                           and ("Invalid" in l or "hazard" in l.lower() or "Error" in l)]
-                if code is None:
-                    run.record("sanitizer", name, "timed out", seconds, "killed at its timeout")
-                elif code == 86 or reports:
-                    run.record("sanitizer", name, "failed", seconds, reports[0] if reports else "sanitizer error")
-                elif code != 0:
-                    run.record("sanitizer", name, "failed", seconds, f"the test failed under {tool} (exit {code})")
-                else:
-                    run.record("sanitizer", name, "passed", seconds, "0 errors")
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
+    jobs = [(test, tool) for test in kernel_tests for tool in ("memcheck", "racecheck")]
+    if tool_path is None:
+        for test, tool in jobs:
+            run.record("sanitizer", f"{tool} {test['label']}", "could not run", detail="compute-sanitizer not found")
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=SANITIZER_JOBS) as pool:
+        futures = [pool.submit(sanitize_one, run, tool_path, test, tool) for test, tool in jobs]
+        for (test, tool), future in zip(jobs, futures):
+            status, seconds, detail = future.result()
+            run.record("sanitizer", f"{tool} {test['label']}", status, seconds, detail)
 
 
 def run_crosscheck(run):
     log("=== PyTorch cross-check")
     script = os.path.join(HERE, "gpu_crosscheck.py")
-    code, output, seconds = run.execute("crosscheck", [sys.executable, script, "--json"], run.base_env(), REPO, 180)
+    # The machine's own environment: the bundle's libraries (Debian's libstdc++
+    # among them) must not shadow the ones PyTorch was built against.
+    code, output, seconds = run.execute("crosscheck", [sys.executable, script, "--json"], dict(os.environ), REPO, 180)
     rows = []
     try:
         rows = json.loads(output[output.find("["):output.rfind("]") + 1])
@@ -223,6 +242,29 @@ def run_crosscheck(run):
     else:
         run.record("crosscheck", "pytorch", "passed" if not differing else "failed", seconds,
                    "faultline and PyTorch agree" if not differing else "differ: " + ", ".join(differing), rows=rows)
+
+
+def run_bench(run):
+    """The device benchmark (bench/device_bench.cc); its JSON lands in OUTDIR."""
+    log(f"=== device benchmark (runtime {run.runtime})")
+    if not run.manifest.get("device_bench"):
+        run.record("bench", "device_bench", "could not run", detail="the bundle has no device_bench")
+        return
+    out_json = os.path.join(run.out_dir, "device_bench.json")
+    env = run.base_env()
+    env["FAULTLINE_RUNTIME"] = run.runtime
+    argv = [os.path.join(run.root, run.manifest["device_bench"]), "--benchmark_out=" + out_json,
+            "--benchmark_out_format=json"]
+    code, output, seconds = run.execute("device_bench", argv, env, run.root, 200)
+    rows = [l for l in output.splitlines() if l.startswith("BM_")]
+    if code is None:
+        run.record("bench", "device_bench", "timed out", seconds, "killed at its timeout", rows=rows)
+    elif code != 0:
+        run.record("bench", "device_bench", "failed", seconds, (output.strip().splitlines() or [f"exit {code}"])[-1],
+                   rows=rows)
+    else:
+        run.record("bench", "device_bench", "passed", seconds, f"{len(rows)} benchmarks; device_bench.json",
+                   rows=rows)
 
 
 def machine_facts():
@@ -288,8 +330,8 @@ def main():
             probe = {"devices": 0, "reason": f"device_probe failed (exit {code}): {output.strip()[-300:]}"}
         steps = args.only or list(STEPS)
         if args.simulate:
-            steps = [s for s in steps if s in ("tests", "repro")]
-            log("gpu_run: --simulate: tests and repro on simcuda; this checks the runner, it validates no GPU")
+            steps = [s for s in steps if s in ("tests", "repro", "bench")]
+            log("gpu_run: --simulate: tests, repro and bench on simcuda; this checks the runner, it validates no GPU")
         if probe.get("devices", 0) <= 0:
             hints = {35: "no driver", 34: "only the stub driver", 100: "no device or none visible", 3: "initialization error"}
             reason = f"{probe['error']} ({probe['code']}): {hints.get(probe['code'], 'see report.json')}" \
@@ -301,8 +343,8 @@ def main():
             print(f"gpu_run: no CUDA device ({reason}): {n} of {n} tests could not run", file=sys.stderr)
             return 3
         log(f"gpu_run: {probe['devices']} {runtime} device(s)")
-        for step, function in (("tests", run_tests), ("repro", run_repro), ("sanitizer", run_sanitizer),
-                               ("crosscheck", run_crosscheck)):
+        for step, function in (("tests", run_tests), ("repro", run_repro), ("crosscheck", run_crosscheck),
+                               ("bench", run_bench), ("sanitizer", run_sanitizer)):
             if step in steps:
                 function(run)
         counts = write_report(run, facts, probe, started)

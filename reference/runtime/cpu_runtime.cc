@@ -20,6 +20,7 @@ class CpuRuntime final : public DeviceRuntime {
   Result<int> DoDriverGetVersion(SourceLocation) override { return 0; }
   Result<int> DoRuntimeGetVersion(SourceLocation) override { return NoDevice("RuntimeGetVersion"); }
   Result<int> DoNvmlDeviceCount(SourceLocation) override { return 0; }
+  Status DoDriverInit(SourceLocation) override { return NoDevice("DriverInit"); }
   Result<void*> DoMalloc(size_t, SourceLocation) override { return NoDevice("Malloc"); }
   Result<void*> DoMallocHost(size_t, SourceLocation) override { return NoDevice("MallocHost"); }
   Status DoFreeHost(void* ptr, SourceLocation) override { return ptr == nullptr ? OkStatus() : NoDevice("FreeHost"); }

@@ -65,4 +65,22 @@ Status CudaCallError(int code, const char* name, const char* string, const char*
   return Status(std::move(info), std::move(message));
 }
 
+const char* DriverErrorName(int code) {
+  switch (code) {
+    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34: return "CUDA_ERROR_STUB_LIBRARY";
+    case 100: return "CUDA_ERROR_NO_DEVICE";
+    default: return "CUDA_ERROR_UNKNOWN";
+  }
+}
+
+const char* DriverErrorString(int code) {
+  switch (code) {
+    case 3: return "initialization error";
+    case 34: return "CUDA driver is a stub library";
+    case 100: return "no CUDA-capable device is detected";
+    default: return "unknown error";
+  }
+}
+
 }  // namespace faultline

@@ -22,6 +22,13 @@ const char* SimCudaErrorString(cudaError_t code);
 // Lists every error simcuda can raise (for the table conformance test).
 const cudaError_t* SimCudaErrors(int* count);
 
+// The driver API's (CUresult) name and text for the codes faultline meets
+// from cuInit: 3 CUDA_ERROR_NOT_INITIALIZED, 34 CUDA_ERROR_STUB_LIBRARY,
+// 100 CUDA_ERROR_NO_DEVICE; "CUDA_ERROR_<code>" / "unknown error" otherwise.
+// (cuGetErrorName itself is a stub in the stub library.)
+const char* DriverErrorName(int code);
+const char* DriverErrorString(int code);
+
 // Builds the Status of a failed CUDA call: "<api> failed: <string>" plus
 // `detail`, keeping name, code, string, api and the caller's file:line.
 Status CudaCallError(int code, const char* name, const char* string, const char* api, SourceLocation loc,

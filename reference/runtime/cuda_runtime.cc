@@ -126,6 +126,27 @@ class CudaRuntime final : public DeviceRuntime {
     }
     return visible;
   }
+  // cuInit(0) from the driver library, loaded on demand: the binary must
+  // also start on machines without a driver.
+  Status DoDriverInit(SourceLocation loc) override {
+    using InitFn = int (*)(unsigned);
+    using TextFn = int (*)(int, const char**);
+    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (driver == nullptr) return UnavailableError("cuInit: libcuda.so.1 not found (no NVIDIA driver)");
+    auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
+    if (init == nullptr) return UnavailableError("cuInit: libcuda.so.1 has no cuInit");
+    g_touched_cuda = true;
+    const int rc = init(0);
+    if (rc == 0) return OkStatus();
+    // The stub library answers every call, these two included, with 34.
+    const char* name = nullptr;
+    const char* text = nullptr;
+    auto get_name = reinterpret_cast<TextFn>(dlsym(driver, "cuGetErrorName"));
+    auto get_text = reinterpret_cast<TextFn>(dlsym(driver, "cuGetErrorString"));
+    if (get_name == nullptr || get_name(rc, &name) != 0 || name == nullptr) name = DriverErrorName(rc);
+    if (get_text == nullptr || get_text(rc, &text) != 0 || text == nullptr) text = DriverErrorString(rc);
+    return CudaCallError(rc, name, text, "cuInit", loc);
+  }
   Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) override {
     void* ptr = nullptr;
     FL_CUDA_CALL("cudaMallocHost", cudaMallocHost(&ptr, bytes), loc);

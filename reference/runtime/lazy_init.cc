@@ -24,11 +24,14 @@ Status LazyInitCuda(DeviceRuntime& runtime, SourceLocation loc) {
     return FailedPreconditionError("LazyInitCuda: runtime is cpu; expected simcuda or cuda");
   }
   if (InBadFork()) {
-    // The runtime call shows what CUDA itself says in this process.
-    Result<int> probe = runtime.GetDeviceCount(loc);
-    if (probe.ok() || !probe.status().cuda_error()) return FailedPreconditionError(kCannotReinitializeCuda);
-    return Status(*probe.status().cuda_error(),
-                  std::string(kCannotReinitializeCuda) + " (" + probe.status().message() + ")");
+    // PyTorch raises before any CUDA call, so the error carries no CUDA code
+    // (seen with torch 2.11 on an H100). The driver's own answer goes into
+    // the message: cuInit fails with 3 here, and simcuda adds where the
+    // parent initialized. Not cudaGetDeviceCount: in a poisoned child it
+    // succeeds from the runtime's inherited cache (Note [Fork poisoning]).
+    const Status driver = runtime.DriverInit(loc);
+    if (driver.ok()) return FailedPreconditionError(kCannotReinitializeCuda);
+    return FailedPreconditionError(std::string(kCannotReinitializeCuda) + " (" + driver.message() + ")");
   }
   if (g_initialized_by.load() == getpid()) return OkStatus();
   FL_RETURN_IF_ERROR(runtime.GetDeviceCount(loc).status());

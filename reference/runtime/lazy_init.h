@@ -1,8 +1,9 @@
 // Provides LazyInitCuda, the analog of PyTorch's torch.cuda._lazy_init guard:
 // the first call in a process initializes CUDA; a process forked after that
 // ("bad fork") gets PyTorch's "Cannot re-initialize CUDA in forked
-// subprocess" error instead, carrying the runtime's own error code. See Note
-// [Fork poisoning] in docs/simcuda.md.
+// subprocess" error instead, as PyTorch raises it: before any CUDA call, with
+// no CUDA error code. See Note [Fork poisoning] in
+// reference/runtime/simcuda_runtime.cc and docs/simcuda.md.
 #ifndef FAULTLINE_REFERENCE_RUNTIME_LAZY_INIT_H_
 #define FAULTLINE_REFERENCE_RUNTIME_LAZY_INIT_H_
 
@@ -18,9 +19,9 @@ inline constexpr char kCannotReinitializeCuda[] =
 
 // Initializes `runtime` (simcuda or cuda) on first use in this process. In a
 // process forked after an ancestor initialized CUDA through this guard, returns
-// kCannotReinitializeCuda with the CUDA error of the runtime call that proves
-// it (cudaErrorInitializationError = 3) and, on simcuda, where CUDA was
-// initialized in the parent.
+// FailedPrecondition with kCannotReinitializeCuda, followed in parentheses by
+// the driver's own answer in this process (cuInit: initialization error) and,
+// on simcuda, where CUDA was initialized in the parent.
 Status LazyInitCuda(DeviceRuntime& runtime, SourceLocation loc = SourceLocation::Current());
 
 // Returns whether this process was forked after CUDA was lazily initialized

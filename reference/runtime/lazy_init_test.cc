@@ -48,7 +48,7 @@ int Fresh(const std::vector<std::string>&) {
 }
 FL_REGISTER_CHILD("lazy_init_fresh", Fresh);
 
-TEST(LazyInitCudaTest, ForkAfterInitGetsPyTorchsMessageWithCode3SpawnIsClean) {
+TEST(LazyInitCudaTest, ForkAfterInitGetsPyTorchsMessageSpawnIsClean) {
   auto runtime = DeviceRuntimeUnderTest();
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   auto child = ChildProcess::Spawn("lazy_init_parent", {});
@@ -57,9 +57,10 @@ TEST(LazyInitCudaTest, ForkAfterInitGetsPyTorchsMessageWithCode3SpawnIsClean) {
   ASSERT_TRUE(exit.ok() && exit->succeeded()) << exit->Describe();
   const std::string& t = exit->transcript;
   EXPECT_THAT(t, testing::HasSubstr("parent: ok\nagain: ok\n")) << t;
-  EXPECT_NE(t.find("forked: bad_fork=1 cudaErrorInitializationError=3 Cannot re-initialize CUDA in forked "
+  // No CUDA code: PyTorch raises before calling CUDA (as torch 2.11 does on an H100).
+  EXPECT_NE(t.find("forked: bad_fork=1 Cannot re-initialize CUDA in forked "
                    "subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method "
-                   "(cudaGetDeviceCount failed: initialization error"),
+                   "(cuInit failed: initialization error"),
             std::string::npos)
       << t;
   if ((*runtime)->kind() == RuntimeKind::kSimCuda) {

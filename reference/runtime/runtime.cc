@@ -75,6 +75,8 @@ Result<int> DeviceRuntime::RuntimeGetVersion(SourceLocation loc) { return DoRunt
 
 Result<int> DeviceRuntime::NvmlDeviceCount(SourceLocation loc) { return DoNvmlDeviceCount(loc); }
 
+Status DeviceRuntime::DriverInit(SourceLocation loc) { return DoDriverInit(loc); }
+
 Result<void*> DeviceRuntime::MallocHost(size_t bytes, SourceLocation loc) {
   if (bytes == 0 || bytes > kMaxBytes) return BadSize("MallocHost", bytes);
   return DoMallocHost(bytes, loc);

@@ -89,6 +89,13 @@ class DeviceRuntime {
   // initialize CUDA: a process may fork working children afterwards (PyTorch's
   // PYTORCH_NVML_BASED_CUDA_CHECK). Unavailable without a driver.
   Result<int> NvmlDeviceCount(SourceLocation loc = SourceLocation::Current());
+  // Initializes the driver alone (cuInit(0)), the probe GPU libraries make
+  // at import (Triton's is_active()). The runtime caches nothing, so a child
+  // forked afterwards fails every call, cudaGetDeviceCount included; in a
+  // child forked after any initialization it fails with
+  // CUDA_ERROR_NOT_INITIALIZED (3). See Note [Fork poisoning]. Unavailable
+  // without a driver library.
+  Status DriverInit(SourceLocation loc = SourceLocation::Current());
 
   // Allocates device memory on the current device; bytes must be in (0, kMaxBytes].
   Result<void*> Malloc(size_t bytes, SourceLocation loc = SourceLocation::Current());
@@ -157,9 +164,12 @@ class DeviceRuntime {
                 const std::function<void()>& host_twin, const std::function<int()>& cuda_launch,
                 SourceLocation loc = SourceLocation::Current());
 
-  // Returns and clears this thread's last error (cudaGetLastError). Sticky
-  // errors (700 after a faulting kernel; 35 / 34 without a usable driver)
-  // are returned again by every later call: they are never cleared.
+  // Returns and clears this thread's last error (cudaGetLastError). After a
+  // faulting kernel the slot clears but the context stays broken: every
+  // later call that uses it fails with 700 again (seen on an H100,
+  // docs/gpu-validation.md). Without a usable driver (35 / 34), or in a child
+  // forked after only the driver was initialized (3), initialization itself
+  // failed and is reported by every read: those are never cleared.
   Status GetLastError(SourceLocation loc = SourceLocation::Current());
   // Returns this thread's last error without clearing it.
   Status PeekAtLastError(SourceLocation loc = SourceLocation::Current());
@@ -175,6 +185,7 @@ class DeviceRuntime {
   virtual Result<int> DoDriverGetVersion(SourceLocation loc) = 0;
   virtual Result<int> DoRuntimeGetVersion(SourceLocation loc) = 0;
   virtual Result<int> DoNvmlDeviceCount(SourceLocation loc) = 0;
+  virtual Status DoDriverInit(SourceLocation loc) = 0;
   virtual Result<void*> DoMalloc(size_t bytes, SourceLocation loc) = 0;
   virtual Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) = 0;
   virtual Status DoFreeHost(void* ptr, SourceLocation loc) = 0;

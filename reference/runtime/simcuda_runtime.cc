@@ -118,20 +118,35 @@ std::string SimCudaRuntime::ForkDetail() {
          std::to_string(init_pid_) + " at:\n" + InitializationSiteLocked();
 }
 
+void SimCudaRuntime::InitializeDriverLocked() {
+  initialized_ = true;
+  init_pid_ = getpid();
+  // The driver reads CUDA_VISIBLE_DEVICES once, at initialization (cuInit).
+  device_count_ = VisibleDevices(physical_devices_);
+  if (g_init_trace == nullptr) g_init_trace = new backward::StackTrace();
+  g_init_trace->load_here(48);
+}
+
+// Note [Fork poisoning]: a child forked after CUDA was initialized inherits
+// the parent's memory but not its driver state. Seen on an H100 (CUDA 13.0,
+// driver 580; docs/gpu-validation.md): every call that reaches the driver
+// fails with 3 (cudaGetDevice, cudaSetDevice, cudaMalloc,
+// cudaPointerGetAttributes, cudaHostUnregister, cudaMallocHost, cuInit), but
+// cudaGetDeviceCount answers from the runtime's inherited cache, so counting
+// devices in a child says nothing about whether CUDA works there. When the
+// parent had initialized only the driver (cuInit), the runtime has no cache:
+// the count fails too and the failure stays in the last error.
 Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   if (driver_error_ != cudaSuccess) return Fail(driver_error_, api, loc);
-  if (initialized_ && init_pid_ != getpid()) return Fail(cudaErrorInitializationError, api, loc, ForkDetail());
-  if (!initialized_) {
-    initialized_ = true;
-    init_pid_ = getpid();
-    // The driver reads CUDA_VISIBLE_DEVICES once, at initialization (cuInit).
-    device_count_ = VisibleDevices(physical_devices_);
-    if (g_init_trace == nullptr) g_init_trace = new backward::StackTrace();
-    g_init_trace->load_here(48);
+  if (initialized_ && init_pid_ != getpid()) {
+    if (needs == Needs::kCachedCount && runtime_initialized_) return OkStatus();
+    if (!runtime_initialized_) runtime_init_failed_ = true;
+    return Fail(cudaErrorInitializationError, api, loc, ForkDetail());
   }
-  if (needs == Needs::kDriver) return OkStatus();
+  if (!initialized_) InitializeDriverLocked();
+  runtime_initialized_ = true;
   if (device_count_ == 0) return Fail(cudaErrorNoDevice, api, loc);
-  if (needs == Needs::kDevice) return OkStatus();
+  if (needs != Needs::kContext) return OkStatus();
   primary_context_[t_current_device] = true;
   if (sticky_error_ != cudaSuccess) {
     return Fail(sticky_error_, api, loc, "sticky error from an earlier kernel; the context is unusable");
@@ -189,7 +204,7 @@ Result<bool> SimCudaRuntime::PrimaryContextActive(int device) {
 
 Result<int> SimCudaRuntime::DoGetDeviceCount(SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
-  FL_RETURN_IF_ERROR(Enter("cudaGetDeviceCount", Needs::kDevice, loc));
+  FL_RETURN_IF_ERROR(Enter("cudaGetDeviceCount", Needs::kCachedCount, loc));
   return device_count_;
 }
 
@@ -227,6 +242,21 @@ Result<int> SimCudaRuntime::DoNvmlDeviceCount(SourceLocation) {
     return UnavailableError("nvmlInit: libnvidia-ml.so.1 not found (no NVIDIA driver)");
   }
   return VisibleDevices(physical_devices_);
+}
+
+Status SimCudaRuntime::DoDriverInit(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (driver_error_ == cudaErrorInsufficientDriver) {
+    return UnavailableError("cuInit: libcuda.so.1 not found (no NVIDIA driver)");
+  }
+  if (driver_error_ == cudaErrorStubLibrary) {
+    return CudaCallError(34, DriverErrorName(34), DriverErrorString(34), "cuInit", loc);
+  }
+  if (initialized_ && init_pid_ != getpid()) {
+    return CudaCallError(3, DriverErrorName(3), DriverErrorString(3), "cuInit", loc, ForkDetail());
+  }
+  if (!initialized_) InitializeDriverLocked();
+  return OkStatus();
 }
 
 Result<void*> SimCudaRuntime::DoMallocHost(size_t bytes, SourceLocation loc) {
@@ -373,7 +403,8 @@ Status SimCudaRuntime::DoHostUnregister(void* ptr, SourceLocation loc) {
 
 Result<PointerAttributes> SimCudaRuntime::DoGetPointerAttributes(const void* ptr, SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
-  FL_RETURN_IF_ERROR(Enter("cudaPointerGetAttributes", Needs::kContext, loc));
+  // Creates no primary context (seen on an H100, docs/gpu-validation.md).
+  FL_RETURN_IF_ERROR(Enter("cudaPointerGetAttributes", Needs::kDevice, loc));
   if (const Range* r = FindRange(device_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kDevice, r->device};
   if (const Range* r = FindRange(registered_host_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
   if (const Range* r = FindRange(pinned_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
@@ -463,13 +494,15 @@ Status SimCudaRuntime::DoEventDestroy(EventHandle event, SourceLocation loc) {
 
 Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Driver and sticky errors describe the process, not one call: real CUDA
-  // returns them again after every read (see docs/simcuda.md).
+  // A failed initialization describes the process, not one call: real CUDA
+  // returns it again after every read. A sticky 700 does not: the slot
+  // clears, and the broken context sets it again at its next use (both seen
+  // on an H100, docs/gpu-validation.md).
   cudaError_t code = t_last_error;
   if (driver_error_ != cudaSuccess) {
     code = driver_error_;
-  } else if (sticky_error_ != cudaSuccess) {
-    code = sticky_error_;
+  } else if (runtime_init_failed_) {
+    code = cudaErrorInitializationError;
   } else if (clear) {
     t_last_error = cudaSuccess;
   }

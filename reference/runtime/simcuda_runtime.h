@@ -42,6 +42,7 @@ class SimCudaRuntime final : public DeviceRuntime {
   Result<int> DoDriverGetVersion(SourceLocation loc) override;
   Result<int> DoRuntimeGetVersion(SourceLocation loc) override;
   Result<int> DoNvmlDeviceCount(SourceLocation loc) override;
+  Status DoDriverInit(SourceLocation loc) override;
   Result<void*> DoMalloc(size_t bytes, SourceLocation loc) override;
   Result<void*> DoMallocHost(size_t bytes, SourceLocation loc) override;
   Status DoFreeHost(void* ptr, SourceLocation loc) override;
@@ -67,8 +68,10 @@ class SimCudaRuntime final : public DeviceRuntime {
                   SourceLocation loc) override;
 
  private:
-  // What an API call needs before it may run.
-  enum class Needs { kDriver, kDevice, kContext };
+  // What an API call needs before it may run. kCachedCount: answered from
+  // the runtime's cache once it is initialized (cudaGetDeviceCount), so it
+  // works even in a poisoned child (Note [Fork poisoning]).
+  enum class Needs { kCachedCount, kDevice, kContext };
 
   struct Range {
     size_t bytes;
@@ -94,6 +97,9 @@ class SimCudaRuntime final : public DeviceRuntime {
   // Fails with cudaErrorInvalidResourceHandle unless `event` is a live event.
   Status CheckEvent(const char* api, EventHandle event, SourceLocation loc);
   std::string ForkDetail();
+  // Initializes the driver in this process: applies CUDA_VISIBLE_DEVICES and
+  // records where. Requires mu_ held.
+  void InitializeDriverLocked();
   std::string InitializationSiteLocked();
 
   std::mutex mu_;
@@ -104,8 +110,12 @@ class SimCudaRuntime final : public DeviceRuntime {
   int device_count_ = 1;  // visible devices: CUDA_VISIBLE_DEVICES applied at initialization
   size_t capacity_bytes_ = size_t{16} << 30;
 
-  bool initialized_ = false;
+  bool initialized_ = false;          // the driver is initialized (cuInit, or any runtime call)
+  bool runtime_initialized_ = false;  // the runtime too: it has cached the device count
   pid_t init_pid_ = 0;
+  // Set in a child forked after only cuInit: the runtime's own initialization
+  // failed with 3, and every later read of the last error says so.
+  bool runtime_init_failed_ = false;
   std::vector<void*> init_frames_;  // raw return addresses, resolved on demand
   std::vector<bool> primary_context_;
   std::vector<size_t> used_bytes_;

@@ -10,9 +10,10 @@
 namespace faultline {
 namespace repro {
 
-inline const Signature kF4LegacyWorker{"cudaErrorInitializationError", 3, kCannotReinitializeCuda, "worker ",
-                                       "lazy_init"};
-inline const Signature kF4ServiceFork{"cudaErrorInitializationError", 3, kCannotReinitializeCuda, "service child ",
+// PyTorch raises this RuntimeError before any CUDA call, so it carries no
+// CUDA error code (torch 2.11 on an H100, docs/gpu-validation.md).
+inline const Signature kF4LegacyWorker{"failed_precondition", 0, kCannotReinitializeCuda, "worker ", "lazy_init"};
+inline const Signature kF4ServiceFork{"failed_precondition", 0, kCannotReinitializeCuda, "service child ",
                                       "lazy_init"};
 
 }  // namespace repro

@@ -10,8 +10,9 @@
 namespace faultline {
 namespace repro {
 
-inline const Signature kF5LegacyWorker{"cudaErrorInitializationError", 3, kCannotReinitializeCuda, "worker ",
-                                       "lazy_init"};
+// PyTorch raises this RuntimeError before any CUDA call, so it carries no
+// CUDA error code (torch 2.11 on an H100, docs/gpu-validation.md).
+inline const Signature kF5LegacyWorker{"failed_precondition", 0, kCannotReinitializeCuda, "worker ", "lazy_init"};
 
 }  // namespace repro
 }  // namespace faultline

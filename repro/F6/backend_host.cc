@@ -47,12 +47,12 @@ Result<std::string> BackendPath(ProbeKind kind) {
 
 }  // namespace
 
-// cuInit(0): the runtime call that initializes CUDA in this process (the
-// driver's first call). Returns 1 on success, 0 when it fails (recorded).
+// cuInit(0), as Triton's is_active() calls it after PR 9578. Returns 1 on
+// success, 0 when it fails (recorded).
 extern "C" __attribute__((visibility("default"), used)) int faultline_f6_host_cu_init() {
-  Result<int> count = GetRuntime(g_runtime.load()).GetDeviceCount();
-  RecordProbe(count.status());
-  return count.ok() ? 1 : 0;
+  Status init = GetRuntime(g_runtime.load()).DriverInit();
+  RecordProbe(init);
+  return init.ok() ? 1 : 0;
 }
 
 // nvmlDeviceGetCount: the device count without initializing CUDA.

@@ -17,12 +17,12 @@ TEST(F6Test, LegacyCuInitProbeAtImportLeavesAForkedWorkerWithNoActiveDriver) {
   Outcome o = RunIsolated("F6", "legacy", runtime);
   ASSERT_TRUE(o.reproduced) << o.transcript;
   ASSERT_TRUE(o.error.has_value());
-  EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
+  EXPECT_EQ(o.error->name, "CUDA_ERROR_NOT_INITIALIZED");  // cuInit's, in the forked child
   EXPECT_EQ(o.error->code, 3);
   EXPECT_EQ(o.error->step, "driver.active");
   EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker 0 \(pid \d+\))"))) << o.error->process;
   EXPECT_EQ(o.error->message.rfind(std::string(kZeroActiveDrivers) +
-                                       " (the NVIDIA backend's is_active() returned False: cudaGetDeviceCount "
+                                       " (the NVIDIA backend's is_active() returned False: cuInit "
                                        "failed: initialization error",
                                    0),
             0u)

@@ -11,7 +11,9 @@
 namespace faultline {
 namespace repro {
 
-inline const Signature kF6LegacyWorker{"cudaErrorInitializationError", 3, kZeroActiveDrivers, "worker ",
+// The error underneath is cuInit's in the forked child (driver API): 3,
+// CUDA_ERROR_NOT_INITIALIZED (seen on an H100, docs/gpu-validation.md).
+inline const Signature kF6LegacyWorker{"CUDA_ERROR_NOT_INITIALIZED", 3, kZeroActiveDrivers, "worker ",
                                        "driver.active"};
 
 }  // namespace repro

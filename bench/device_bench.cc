@@ -1,0 +1,179 @@
+// The device path, measured against its limits (issue 15):
+// - multi-layer sampling ([15, 10, 5], batch 1024) on the device, with the
+//   graph in device memory and in pinned host memory, next to the CPU sampler
+//   on the same graph and seeds (sampled edges/s);
+// - feature gather (index_select, 200 000 random rows of a 1 000 000 x 128
+//   float32 table) from device memory and from pinned host memory, next to a
+//   device-to-device copy of the same bytes (the physical limit: GB/s counts
+//   the bytes gathered, as the copy counts the bytes copied).
+// Runtime: FAULTLINE_RUNTIME (default auto: cuda when a GPU is usable).
+// Graph: FAULTLINE_BENCH_GRAPH (a make_graph folder), else the same R-MAT
+// graph generated in memory (2 M nodes, 50 M edges, seed 1, as make_graph).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "reference/features/feature_store.h"
+#include "reference/graph/csc_graph.h"
+#include "reference/graph/generators.h"
+#include "reference/runtime/runtime.h"
+#include "reference/sampling/device_sampling.h"
+#include "reference/sampling/multi_layer.h"
+
+namespace faultline {
+namespace {
+
+constexpr int64_t kBatch = 1024;
+constexpr int kBatchesInPool = 64;
+const std::vector<int64_t> kFanouts = {15, 10, 5};
+constexpr int64_t kTableRows = 1'000'000, kDim = 128, kGatherRows = 200'000;
+
+// Fails the whole run: a device benchmark that cannot reach its device must
+// not print numbers that look like results.
+[[noreturn]] void Die(const std::string& what, const Status& status) {
+  std::fprintf(stderr, "device_bench: %s: %s\n", what.c_str(), status.ToString().c_str());
+  std::exit(1);
+}
+
+DeviceRuntime& Runtime() {
+  static DeviceRuntime* runtime = [] {
+    Result<RuntimeKind> kind = RuntimeKindFromEnv();
+    if (!kind.ok()) Die("FAULTLINE_RUNTIME", kind.status());
+    if (*kind == RuntimeKind::kCpu) Die("FAULTLINE_RUNTIME", InvalidArgumentError("needs simcuda or cuda, got cpu"));
+    DeviceRuntime& r = GetRuntime(*kind);
+    Result<int> count = r.GetDeviceCount();
+    if (!count.ok()) Die(std::string("no usable ") + r.name() + " device", count.status());
+    if (*count < 1) Die(std::string("no usable ") + r.name() + " device", UnavailableError("0 devices"));
+    std::fprintf(stderr, "device_bench: runtime %s, %d device(s)\n", r.name(), *count);
+    return &r;
+  }();
+  return *runtime;
+}
+
+const CscGraph& Graph() {
+  static const CscGraph* graph = [] {
+    const char* dir = std::getenv("FAULTLINE_BENCH_GRAPH");
+    Result<CscGraph> g = dir != nullptr && *dir ? CscGraph::Load(dir)
+                                                : GeneratePowerLaw(2'000'000, 50'000'000, /*seed=*/1, /*weighted=*/true);
+    if (!g.ok()) Die("benchmark graph", g.status());
+    return new CscGraph(std::move(g).value());
+  }();
+  return *graph;
+}
+
+const DeviceGraph& PlacedGraph(GraphPlacement placement) {
+  static std::unique_ptr<DeviceGraph> placed[2];
+  auto& slot = placed[placement == GraphPlacement::kDevice ? 0 : 1];
+  if (slot == nullptr) {
+    Result<DeviceGraph> g = DeviceGraph::Create(Graph(), Runtime(), placement);
+    if (!g.ok()) Die("placing the graph", g.status());
+    slot = std::make_unique<DeviceGraph>(std::move(g).value());
+  }
+  return *slot;
+}
+
+std::vector<std::vector<int64_t>> SeedBatches(int64_t num_nodes) {
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int64_t> node(0, num_nodes - 1);
+  std::vector<std::vector<int64_t>> batches(kBatchesInPool, std::vector<int64_t>(kBatch));
+  for (auto& batch : batches) {
+    for (int64_t& seed : batch) seed = node(rng);
+  }
+  return batches;
+}
+
+// where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads
+// = every core of this machine).
+void BM_SampleMultiLayer(benchmark::State& state) {
+  const int where = static_cast<int>(state.range(0));
+  const bool weighted = state.range(1) != 0;
+  const auto batches = SeedBatches(Graph().num_nodes());
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const DeviceGraph* placed =
+      where == 2 ? nullptr : &PlacedGraph(where == 0 ? GraphPlacement::kDevice : GraphPlacement::kPinnedHost);
+  int64_t edges = 0, i = 0;
+  for (auto _ : state) {
+    const auto& batch = batches[i % kBatchesInPool];
+    SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
+    auto layers = placed != nullptr ? SampleMultiLayerOnDevice(*placed, batch, kFanouts, options)
+                                    : SampleMultiLayer(Graph(), batch, kFanouts, options);
+    if (!layers.ok()) Die("sampling", layers.status());
+    for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
+    ++i;
+    benchmark::DoNotOptimize(layers);
+  }
+  state.SetLabel(where == 0 ? "graph in device memory" : where == 1 ? "graph pinned, read through UVA"
+                                                                      : "CPU sampler, " + std::to_string(cores) + " threads");
+  state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SampleMultiLayer)
+    ->ArgNames({"where", "weighted"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
+
+Tensor FeatureTable(bool pinned) {
+  std::vector<float> values(kTableRows * kDim);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i & 0xffff);
+  Result<Tensor> table = pinned ? Tensor::FromVector(values, {kTableRows, kDim})
+                                : Tensor::FromVectorOn(values, Device::Cuda(0), &Runtime(), {kTableRows, kDim});
+  if (!table.ok()) Die("feature table", table.status());
+  if (pinned) {
+    Status s = table->Pin(Runtime());
+    if (!s.ok()) Die("pinning the feature table", s);
+  }
+  return std::move(table).value();
+}
+
+// where: 0 table in device memory, 1 table pinned in host memory.
+void BM_Gather(benchmark::State& state) {
+  const bool pinned = state.range(0) == 1;
+  Tensor table = FeatureTable(pinned);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> row(0, kTableRows - 1);
+  std::vector<int64_t> picked(kGatherRows);
+  for (int64_t& id : picked) id = row(rng);
+  Result<Tensor> ids = Tensor::FromVectorOn(picked, Device::Cuda(0), &Runtime());
+  if (!ids.ok()) Die("ids", ids.status());
+  for (auto _ : state) {
+    Result<Tensor> rows = IndexSelect(table, *ids);
+    if (!rows.ok()) Die("gather", rows.status());
+    Status synced = Runtime().DeviceSynchronize();
+    if (!synced.ok()) Die("synchronize", synced);
+    benchmark::DoNotOptimize(rows->raw_data());
+  }
+  state.SetLabel(pinned ? "table pinned, read through UVA" : "table in device memory");
+  state.SetBytesProcessed(state.iterations() * kGatherRows * kDim * static_cast<int64_t>(sizeof(float)));
+}
+BENCHMARK(BM_Gather)->ArgName("pinned")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same bytes as BM_Gather, copied contiguously from device memory into a
+// fresh device buffer (the gather also allocates its result).
+void BM_DeviceCopySameBytes(benchmark::State& state) {
+  const size_t bytes = kGatherRows * kDim * sizeof(float);
+  Tensor table = FeatureTable(/*pinned=*/false);
+  for (auto _ : state) {
+    Result<Tensor> out = Tensor::Empty(DType::kFloat32, {kGatherRows, kDim}, Device::Cuda(0), &Runtime());
+    if (!out.ok()) Die("allocate", out.status());
+    const size_t offset = (state.iterations() % 4) * bytes;
+    Status copied = Runtime().Memcpy(out->raw_data(), static_cast<const char*>(table.raw_data()) + offset, bytes,
+                                     MemcpyKind::kDeviceToDevice);
+    if (!copied.ok()) Die("copy", copied);
+    Status synced = Runtime().DeviceSynchronize();
+    if (!synced.ok()) Die("synchronize", synced);
+    benchmark::DoNotOptimize(out->raw_data());
+  }
+  state.SetLabel("cudaMemcpy device to device");
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_DeviceCopySameBytes)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace faultline
+
+BENCHMARK_MAIN();
