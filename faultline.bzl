@@ -124,6 +124,7 @@ def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps 
         srcs = srcs,
         hdrs = hdrs,
         alwayslink = True,
+        visibility = ["//repro:__pkg__"],  # linked into the repro CLI only
         deps = deps + ["//repro:registry", "//repro:scenario_support"],
         **kwargs
     )
