@@ -16,6 +16,7 @@
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/data_loader.h"
+#include "reference/loader/item_sampler.h"
 #include "reference/process/child_registry.h"
 #include "reference/sampling/multi_layer.h"
 
@@ -162,6 +163,36 @@ BENCHMARK(BM_DataLoader)
     ->Iterations(2)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+// The loader's own sampling work, without the loader: the minibatches
+// BM_DataLoader produces (same items, shuffle and per-minibatch random
+// streams), sampled in this thread. BM_DataLoader/workers:0 divided by this
+// is the loader's overhead; R-MAT puts the hubs at the low ids the loader's
+// items are, so random seeds (BM_SampleMultiLayer) are a lighter workload.
+void BM_SampleLoaderWorkload(benchmark::State& state) {
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) return state.SkipWithError(error.c_str());
+  const uint64_t seed = 3;
+  auto batches = MakeBatches(ItemSamplerOptions{kBatch * (kLoaderBatches + 1), kBatch, /*shuffle=*/true,
+                                                /*drop_last=*/false, seed});
+  if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
+  int64_t done = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t index = 1; index < static_cast<int64_t>(batches->size()); ++index) {  // as BM_DataLoader: after the first
+      const uint64_t rng_seed = LoaderRngSeed(seed, index);
+      auto layers = SampleMultiLayer(*graph, (*batches)[index], kFanouts,
+                                     SamplingOptions{/*replace=*/false, /*weighted=*/false, rng_seed, 1});
+      if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
+      benchmark::DoNotOptimize(layers);
+      ++done;
+    }
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SampleLoaderWorkload)->Iterations(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace faultline

@@ -163,9 +163,7 @@ Result<MiniBatch> Produce(const DataLoader::Dataset& data, const LoaderOptions& 
   MiniBatch batch;
   batch.index = index;
   batch.seeds = seeds;
-  // Each minibatch has its own random stream, so no worker assignment matters.
-  const uint64_t rng_seed = o.seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
-  const SamplingOptions sampling{o.replace, o.weighted, rng_seed, o.sampler_threads};
+  const SamplingOptions sampling{o.replace, o.weighted, LoaderRngSeed(o.seed, index), o.sampler_threads};
   *step = "sample_neighbors";
   GraphResidence residence{data.graph->indptr().data(), false, false};
   if (data.device_graph) {
@@ -390,6 +388,11 @@ TaskWriteHook g_task_write_hook;
 
 }  // namespace
 
+uint64_t LoaderRngSeed(uint64_t seed, int64_t index) {
+  // Each minibatch has its own random stream, so no worker assignment matters.
+  return seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
+}
+
 std::string LoaderSegmentPrefix() {
   static const uint64_t nonce = [] {
     std::random_device device;
@@ -595,8 +598,13 @@ Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
     return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
                          std::to_string(answer.batch) + ", expected " + std::to_string(batch));
   }
-  FL_ASSIGN_OR_RETURN(std::string bytes, TakeSharedMemory(MiniBatchSegmentName(shm_prefix_, batch)));
-  return DecodeMiniBatch(bytes);
+  // Decoded straight from the mapping: one copy of the minibatch, not two.
+  Result<MiniBatch> decoded = InternalError("unset");
+  FL_RETURN_IF_ERROR(ReadSharedMemory(MiniBatchSegmentName(shm_prefix_, batch), [&](std::string_view bytes) {
+    decoded = DecodeMiniBatch(bytes);
+    return OkStatus();
+  }));
+  return decoded;
 }
 
 // The error for a collected worker that did not answer minibatch `batch`:

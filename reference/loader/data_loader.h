@@ -127,6 +127,10 @@ class DataLoader {
 using TaskWriteHook = std::function<void(int worker, pid_t pid, int64_t batch)>;
 void SetTaskWriteHookForTesting(TaskWriteHook hook);
 
+// Returns the sampling key of minibatch `index` for loader seed `seed`: each
+// minibatch has its own random stream, so no worker assignment matters.
+uint64_t LoaderRngSeed(uint64_t seed, int64_t index);
+
 // Returns the prefix of the shared-memory segments this process's loaders
 // create, "/faultline-<pid>-<nonce>-": the random nonce keeps apart
 // processes with the same pid in different pid namespaces (sandboxes that

@@ -9,18 +9,27 @@ namespace {
 
 constexpr uint64_t kMagic = 0x66617574424d3031ull;  // "faultBM01"
 
+// Writes the encoding in two passes over the same code: the first (no
+// buffer) only counts bytes, so the second fills a buffer of the exact size
+// (a minibatch is tens of MB: no regrowth, no second copy).
 class Writer {
  public:
-  void U64(uint64_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
+  explicit Writer(char* out) : out_(out) {}
+  void U64(uint64_t v) { Put(&v, sizeof(v)); }
   template <typename T>
   void Array(const std::vector<T>& v) {
     U64(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    Put(v.data(), v.size() * sizeof(T));
   }
-  std::string Take() { return std::move(out_); }
+  size_t size() const { return size_; }
 
  private:
-  std::string out_;
+  void Put(const void* data, size_t bytes) {
+    if (out_ != nullptr && bytes > 0) std::memcpy(out_ + size_, data, bytes);
+    size_ += bytes;
+  }
+  char* out_;
+  size_t size_ = 0;
 };
 
 class Reader {
@@ -66,8 +75,9 @@ bool MiniBatch::operator==(const MiniBatch& o) const {
   return true;
 }
 
-std::string EncodeMiniBatch(const MiniBatch& b) {
-  Writer w;
+namespace {
+
+void Encode(const MiniBatch& b, Writer& w) {
   w.U64(kMagic);
   w.U64(static_cast<uint64_t>(b.index));
   w.Array(b.seeds);
@@ -82,7 +92,17 @@ std::string EncodeMiniBatch(const MiniBatch& b) {
   }
   w.U64(static_cast<uint64_t>(b.feature_dim));
   w.Array(b.features);
-  return w.Take();
+}
+
+}  // namespace
+
+std::string EncodeMiniBatch(const MiniBatch& b) {
+  Writer counter(nullptr);
+  Encode(b, counter);
+  std::string out(counter.size(), '\0');
+  Writer w(out.data());
+  Encode(b, w);
+  return out;
 }
 
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {

@@ -25,7 +25,8 @@ Status WriteSharedMemory(const std::string& name, std::string_view bytes, const 
   if (ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) {
     status = ShmError("ftruncate", name);
   } else if (!bytes.empty()) {
-    void* map = mmap(nullptr, bytes.size(), PROT_WRITE, MAP_SHARED, fd, 0);
+    // MAP_POPULATE: the pages are allocated in one go, not one fault each.
+    void* map = mmap(nullptr, bytes.size(), PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED) {
       status = ShmError("mmap", name);
     } else {
@@ -41,7 +42,7 @@ Status WriteSharedMemory(const std::string& name, std::string_view bytes, const 
   return status;
 }
 
-Result<std::string> TakeSharedMemory(const std::string& name) {
+Status ReadSharedMemory(const std::string& name, const std::function<Status(std::string_view)>& read) {
   int fd = shm_open(name.c_str(), O_RDONLY, 0);
   if (fd < 0) return ShmError("shm_open", name);
   shm_unlink(name.c_str());  // the mapping outlives the name
@@ -50,17 +51,25 @@ Result<std::string> TakeSharedMemory(const std::string& name) {
     close(fd);
     return ShmError("fstat", name);
   }
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  if (st.st_size > 0) {
-    void* map = mmap(nullptr, bytes.size(), PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-      close(fd);
-      return ShmError("mmap", name);
-    }
-    std::memcpy(bytes.data(), map, bytes.size());
-    munmap(map, bytes.size());
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    close(fd);
+    return read(std::string_view());
   }
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
+  if (map == MAP_FAILED) return ShmError("mmap", name);
+  Status status = read(std::string_view(static_cast<const char*>(map), size));
+  munmap(map, size);
+  return status;
+}
+
+Result<std::string> TakeSharedMemory(const std::string& name) {
+  std::string bytes;
+  FL_RETURN_IF_ERROR(ReadSharedMemory(name, [&](std::string_view view) {
+    bytes.assign(view.data(), view.size());
+    return OkStatus();
+  }));
   return bytes;
 }
 

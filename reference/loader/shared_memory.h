@@ -18,6 +18,9 @@ Status WriteSharedMemory(const std::string& name, std::string_view bytes,
                          const std::function<void()>& halfway = nullptr);
 // Reads the whole segment `name` and unlinks it.
 Result<std::string> TakeSharedMemory(const std::string& name);
+// Unlinks segment `name` and calls `read` on its bytes where they lie (no
+// copy); the view is valid only during the call. Returns `read`'s status.
+Status ReadSharedMemory(const std::string& name, const std::function<Status(std::string_view)>& read);
 // Unlinks `name` if it exists (cleanup on error paths).
 void UnlinkSharedMemory(const std::string& name);
 // Returns whether a segment called `name` exists (for leak tests).
