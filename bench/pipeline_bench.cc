@@ -1,6 +1,8 @@
 // Google Benchmark binaries' worth of measurements for the pipeline:
 // - multi-layer neighbor sampling on the CPU (seeds/s, sampled edges/s),
 //   fanouts [15, 10, 5], batch 1024, uniform and weighted, 1 and 2 threads;
+// - random 8-byte reads over the graph's indices array (the memory limit the
+//   sampler runs into), 1 and 2 threads;
 // - feature gather (index_select) of random rows, 128 float32 columns, next
 //   to a memcpy of the same bytes (the practical limit);
 // - data loader minibatches/s for num_workers 0, 1, 2 with fork and spawn.
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
@@ -87,6 +90,43 @@ BENCHMARK(BM_SampleMultiLayer)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(3.0);
+
+// The memory limit the sampler runs into: random 8-byte reads over the
+// graph's own indices array (the array the sampler picks from), independent
+// of each other as the sampler's reads of different seeds are, with
+// `threads` threads. The sampler's edges/s over these reads/s is how close it
+// comes to the machine's limit.
+void BM_RandomReads(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) return state.SkipWithError(error.c_str());
+  const std::vector<int64_t>& indices = graph->indices();
+  const uint64_t n = indices.size();
+  constexpr int64_t kReadsPerThread = 1 << 22;
+  int64_t reads = 0;
+  for (auto _ : state) {
+    std::vector<std::thread> pool;
+    std::vector<int64_t> sums(threads);
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(t + 1), sum = 0;
+        for (int64_t i = 0; i < kReadsPerThread; ++i) {
+          x ^= x << 13;  // xorshift64: the next address never waits for a read
+          x ^= x >> 7;
+          x ^= x << 17;
+          sum += static_cast<uint64_t>(indices[x % n]);
+        }
+        sums[t] = static_cast<int64_t>(sum);
+      });
+    }
+    for (std::thread& th : pool) th.join();
+    benchmark::DoNotOptimize(sums);
+    reads += kReadsPerThread * threads;
+  }
+  state.counters["reads_per_s"] = benchmark::Counter(static_cast<double>(reads), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_RandomReads)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 constexpr int64_t kTableRows = 1'000'000, kDim = 128, kGatherRows = 200'000;
 

@@ -13,7 +13,7 @@ import sys
 def ours_by_config(path):
     with open(path) as f:
         data = json.load(f)
-    sampler, gather, memcpy = {}, None, None
+    sampler, reads, gather, memcpy = {}, {}, None, None
     for b in data.get("benchmarks", []):
         name = b["name"]
         if b.get("error_occurred"):
@@ -23,11 +23,13 @@ def ours_by_config(path):
             parts = dict(p.split(":") for p in name.split("/")[1:] if ":" in p)
             key = (int(parts["threads"]), parts["weighted"] == "1")
             sampler[key] = (b["seeds_per_s"], b["edges_per_s"])
+        elif name.startswith("BM_RandomReads/"):
+            reads[int(name.split("threads:")[1].split("/")[0])] = b["reads_per_s"]
         elif name.startswith("BM_GatherRows"):
             gather = b["bytes_per_second"]
         elif name.startswith("BM_MemcpySameBytes"):
             memcpy = b["bytes_per_second"]
-    return data.get("context", {}), sampler, gather, memcpy
+    return data.get("context", {}), sampler, reads, gather, memcpy
 
 
 def peer_by_config(path):
@@ -51,14 +53,14 @@ def main():
     ap.add_argument("--plot")
     ap.add_argument("--peer-error", default="")
     args = ap.parse_args()
-    context, sampler, gather, memcpy = ours_by_config(args.ours)
+    context, sampler, reads, gather, memcpy = ours_by_config(args.ours)
     peer = peer_by_config(args.peer)
     versions = next(iter(peer.values()), {})
     print(f"machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           f"peer: DGL {versions.get('dgl_version', '-')} GraphBolt, torch {versions.get('torch_version', '-')}")
     print("fanouts [15, 10, 5], batch 1024, without replacement")
     print(f"{'sampler':<10} {'threads':>7} {'ours seeds/s':>13} {'ours edges/s':>13} "
-          f"{'gb seeds/s':>11} {'gb edges/s':>11} {'ratio':>6}")
+          f"{'gb seeds/s':>11} {'gb edges/s':>11} {'ratio':>6} {'of limit':>8}")
     ratios = []
     for (threads, weighted) in sorted(sampler):
         seeds, edges = sampler[(threads, weighted)]
@@ -68,7 +70,11 @@ def main():
             ratios.append(ratio)
         print(f"{'weighted' if weighted else 'uniform':<10} {threads:>7} {seeds:>13.0f} {edges:>13.0f} "
               f"{(p['seeds_per_s'] if p else float('nan')):>11.0f} {(p['edges_per_s'] if p else float('nan')):>11.0f} "
-              f"{(f'{ratio:.2f}' if ratio is not None else '-'):>6}")
+              f"{(f'{ratio:.2f}' if ratio is not None else '-'):>6} "
+              f"{(f'{edges / reads[threads]:.0%}' if reads.get(threads) else '-'):>8}")
+    for threads in sorted(reads):
+        print(f"memory limit, {threads} thread(s): {reads[threads]:.0f} random 8-byte reads/s over the graph's "
+              f"indices ('of limit' = sampled edges/s / these reads/s)")
     if gather and memcpy:
         print(f"gather 128 x float32 random rows: {gather / 1e9:.2f} GB/s; memcpy of the same bytes: "
               f"{memcpy / 1e9:.2f} GB/s; gather/memcpy = {gather / memcpy:.2f}")
