@@ -20,52 +20,13 @@
 #include <vector>
 
 #include "reference/base/status.h"
-#include "reference/loader/dispatch.h"
-#include "reference/loader/item_sampler.h"
+#include "reference/loader/loader_options.h"
 #include "reference/loader/minibatch.h"
 #include "reference/process/process.h"
-#include "reference/runtime/runtime.h"
 
 namespace faultline {
 
-// Where sampling runs and where minibatches end up, as GraphBolt names it.
-enum class LoaderMode {
-  kCpuCpu,     // sample on the host, train on the host
-  kCpuCuda,    // sample on the host, copy minibatches to the device
-  kPinnedCuda, // graph and features pinned on the host, sampled by the device (UVA)
-  kCudaCuda,   // graph and features in device memory
-};
-
-// Returns "cpu-cpu", "cpu-cuda", "pinned-cuda" or "cuda-cuda".
-const char* LoaderModeName(LoaderMode mode);
-// Parses a mode name; `what` names the option in the error.
-Result<LoaderMode> ParseLoaderMode(std::string_view text, std::string_view what = "--mode");
-// Returns whether `mode` samples on the device.
-bool SamplesOnDevice(LoaderMode mode);
-
-struct LoaderOptions {
-  std::string graph_dir;           // indptr.npy, indices.npy [, weights.npy] [, features.npy (2-D float32)]
-  std::vector<int64_t> fanouts = {10};
-  int64_t batch_size = 64;
-  int64_t num_items = -1;          // items are node ids 0..num_items-1; -1 = every node
-  bool shuffle = true;
-  bool drop_last = false;
-  uint64_t seed = 0;               // shuffle and sampling seed
-  bool replace = false;
-  bool weighted = false;
-  int num_workers = 0;
-  StartMethod start_method = StartMethod::kFork;
-  int sampler_threads = 1;         // threads of the CPU sampler in each process
-  LoaderMode mode = LoaderMode::kCpuCpu;
-  RuntimeKind runtime = RuntimeKind::kSimCuda;  // the CUDA build (simcuda or cuda)
-  int device = 0;
-  Behaviour dispatch = Behaviour::kFixed;      // GPU-dispatch decision (F1)
-  Behaviour pin_handling = Behaviour::kFixed;  // pinned graphs in workers (F2)
-  // As PyTorch's DataLoader `timeout`: a worker that answers nothing for this
-  // long while Next() waits for its minibatch is killed and Next() fails
-  // naming it. 0 = wait as long as the worker lives.
-  std::chrono::milliseconds timeout{0};
-};
+struct LoaderDataset;  // internal: reference/loader/loader_dataset.h
 
 // Where a failed minibatch failed.
 struct LoaderFailure {
@@ -93,10 +54,9 @@ class DataLoader {
   // Returns where the failed Next() failed; empty before any failure.
   const std::optional<LoaderFailure>& failure() const { return failure_; }
 
-  struct Dataset;
-  struct Worker;
-
  private:
+  struct Worker;  // a worker process and its two sockets (data_loader.cc)
+
   DataLoader() = default;
   Status StartWorkers();
   // Writes task `batch` to `worker`; when the write fails, collects what the
@@ -111,7 +71,7 @@ class DataLoader {
   void Shutdown();
 
   LoaderOptions options_;
-  std::shared_ptr<Dataset> dataset_;
+  std::shared_ptr<LoaderDataset> dataset_;
   std::vector<std::vector<int64_t>> batches_;
   std::vector<std::unique_ptr<Worker>> workers_;
   int64_t next_ = 0;
@@ -126,10 +86,6 @@ class DataLoader {
 // writes after a worker's exit (e.g. with waitid(WNOWAIT)); nullptr clears it.
 using TaskWriteHook = std::function<void(int worker, pid_t pid, int64_t batch)>;
 void SetTaskWriteHookForTesting(TaskWriteHook hook);
-
-// Returns the sampling key of minibatch `index` for loader seed `seed`: each
-// minibatch has its own random stream, so no worker assignment matters.
-uint64_t LoaderRngSeed(uint64_t seed, int64_t index);
 
 // Returns the prefix of the shared-memory segments this process's loaders
 // create, "/faultline-<pid>-<nonce>-": the random nonce keeps apart

@@ -1,6 +1,7 @@
 // Checks the data loader: batches, encoding, bit-identical minibatches for
 // every num_workers and start method, and clean failure when a worker dies.
 #include "reference/loader/data_loader.h"
+#include "reference/loader/item_sampler.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

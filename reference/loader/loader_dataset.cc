@@ -1,0 +1,118 @@
+// Implements the loader's dataset work (loader_dataset.h).
+#include "reference/loader/loader_dataset.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "reference/features/feature_store.h"
+#include "reference/graph/npy.h"
+#include "reference/loader/dispatch.h"
+#include "reference/loader/item_sampler.h"
+
+namespace faultline {
+
+Result<std::shared_ptr<LoaderDataset>> LoadLoaderDataset(const std::string& dir) {
+  auto dataset = std::make_shared<LoaderDataset>();
+  FL_ASSIGN_OR_RETURN(dataset->graph, CscGraph::Load(dir));
+  const std::string features_path = dir + "/features.npy";
+  if (access(features_path.c_str(), F_OK) == 0) {
+    FL_ASSIGN_OR_RETURN(npy::NpyArray array, npy::ReadNpy(features_path));
+    if (array.dtype != npy::DType::kFloat32 || array.shape.size() != 2 ||
+        array.shape[0] != dataset->graph->num_nodes()) {
+      return InvalidArgumentError(features_path + ": expected a float32 array of shape (" +
+                                  std::to_string(dataset->graph->num_nodes()) + ", dim)");
+    }
+    dataset->feature_dim = array.shape[1];
+    dataset->features.resize(array.num_elements());
+    std::memcpy(dataset->features.data(), array.bytes.data(), array.bytes.size());
+  }
+  return dataset;
+}
+
+
+Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
+  if (!SamplesOnDevice(o.mode)) return OkStatus();
+  DeviceRuntime& rt = GetRuntime(o.runtime);
+  const bool pinned = o.mode == LoaderMode::kPinnedCuda;
+  FL_ASSIGN_OR_RETURN(data.device_graph, DeviceGraph::Create(*data.graph, rt,
+                                                             pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice,
+                                                             o.device));
+  if (data.feature_dim > 0) {
+    FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(data.features, {data.graph->num_nodes(), data.feature_dim}));
+    if (pinned) {
+      FL_RETURN_IF_ERROR(host.Pin(rt));
+      data.device_features = host;
+    } else {
+      FL_ASSIGN_OR_RETURN(data.device_features, host.To(Device::Cuda(o.device), &rt));
+    }
+  }
+  return OkStatus();
+}
+
+
+Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
+                          const std::vector<int64_t>& seeds, std::string* step) {
+  MiniBatch batch;
+  batch.index = index;
+  batch.seeds = seeds;
+  const SamplingOptions sampling{o.replace, o.weighted, LoaderRngSeed(o.seed, index), o.sampler_threads};
+  *step = "sample_neighbors";
+  GraphResidence residence{data.graph->indptr().data(), false, false};
+  if (data.device_graph) {
+    residence = {data.device_graph->indptr().raw_data(), data.device_graph->placement() == GraphPlacement::kDevice,
+                 data.device_graph->indptr().is_pinned()};
+  }
+  FL_ASSIGN_OR_RETURN(bool on_device,
+                      SampleOnDevice(o.dispatch, GetRuntime(o.runtime), SamplesOnDevice(o.mode), residence));
+  if (on_device) {
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling));
+  } else {
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
+  }
+  *step = "fetch_features";
+  batch.feature_dim = data.feature_dim;
+  if (data.feature_dim == 0) return batch;
+  const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
+  if (on_device) {
+    DeviceRuntime& rt = GetRuntime(o.runtime);
+    FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(nodes));
+    FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(o.device), &rt));
+    FL_ASSIGN_OR_RETURN(batch.features_on_device, IndexSelect(data.device_features, device_ids));
+    FL_ASSIGN_OR_RETURN(Tensor host, batch.features_on_device.Cpu());
+    FL_ASSIGN_OR_RETURN(batch.features, host.ToVector<float>());
+    return batch;
+  }
+  batch.features.resize(nodes.size() * data.feature_dim);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::memcpy(&batch.features[i * data.feature_dim], &data.features[nodes[i] * data.feature_dim],
+                data.feature_dim * sizeof(float));
+  }
+  return batch;
+}
+
+
+Result<std::vector<std::vector<int64_t>>> LoaderBatches(const LoaderOptions& o, const LoaderDataset& data) {
+  ItemSamplerOptions items{o.num_items < 0 ? data.graph->num_nodes() : o.num_items, o.batch_size, o.shuffle,
+                           o.drop_last, o.seed};
+  return MakeBatches(items);
+}
+
+// Either way the pinned graph it received is restored first (see
+// RestorePinnedGraphInWorker).
+Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions& o,
+                                                            std::shared_ptr<LoaderDataset> inherited) {
+  std::shared_ptr<LoaderDataset> data = inherited;
+  if (data == nullptr) {
+    FL_ASSIGN_OR_RETURN(data, LoadLoaderDataset(o.graph_dir));
+  }
+  if (o.mode == LoaderMode::kPinnedCuda) {
+    void* received = inherited ? inherited->device_graph->indptr().raw_data()
+                               : const_cast<int64_t*>(data->graph->indptr().data());
+    FL_RETURN_IF_ERROR(RestorePinnedGraphInWorker(o.pin_handling, GetRuntime(o.runtime), received));
+  }
+  if (inherited == nullptr) FL_RETURN_IF_ERROR(PlaceOnDevice(*data, o));
+  return data;
+}
+
+}  // namespace faultline

@@ -1,0 +1,49 @@
+// The loader's dataset and the work on it that the main process and the
+// workers share: loading it, placing it for the device, preparing a worker's
+// copy, and producing one minibatch (sample, then fetch features). Internal
+// to //reference/loader (listed in data_loader's srcs).
+#ifndef FAULTLINE_REFERENCE_LOADER_LOADER_DATASET_H_
+#define FAULTLINE_REFERENCE_LOADER_LOADER_DATASET_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reference/base/status.h"
+#include "reference/graph/csc_graph.h"
+#include "reference/loader/loader_options.h"
+#include "reference/loader/minibatch.h"
+#include "reference/sampling/device_sampling.h"
+#include "reference/tensor/tensor.h"
+
+namespace faultline {
+
+struct LoaderDataset {
+  std::optional<CscGraph> graph;  // the host copy; every mode loads it
+  int64_t feature_dim = 0;
+  std::vector<float> features;
+  // pinned-cuda / cuda-cuda: the graph and features where the device reads them.
+  std::optional<DeviceGraph> device_graph;
+  Tensor device_features;
+};
+
+// Loads the graph and, when the folder has one, features.npy.
+Result<std::shared_ptr<LoaderDataset>> LoadLoaderDataset(const std::string& dir);
+// Places the graph and features where the device samples from them
+// (pinned-cuda: pinned by this process; cuda-cuda: device memory).
+Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o);
+// Returns the minibatches' seeds (the item sampler over the options' items).
+Result<std::vector<std::vector<int64_t>>> LoaderBatches(const LoaderOptions& o, const LoaderDataset& data);
+// Prepares a worker's dataset: a forked worker received the parent's
+// (`inherited`), a spawned one loads its own.
+Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions& o,
+                                                            std::shared_ptr<LoaderDataset> inherited);
+// Produces minibatch `index` from `seeds`; the same code runs inline and in
+// workers. `step` names the stage that is running, for the error report.
+Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
+                                   const std::vector<int64_t>& seeds, std::string* step);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_LOADER_LOADER_DATASET_H_

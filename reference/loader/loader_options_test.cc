@@ -1,0 +1,58 @@
+// Checks LoaderOptions' JSON form: a round trip keeps every field the
+// workers need, and malformed JSON is an error naming the field, never an
+// exception (spawned workers parse it from their command line).
+#include "reference/loader/loader_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reference/base/status_matchers.h"
+
+namespace faultline {
+namespace {
+
+using testing::HasSubstr;
+
+TEST(LoaderOptionsTest, JsonRoundTripKeepsEveryWorkerField) {
+  LoaderOptions o;
+  o.graph_dir = "/data/g";
+  o.fanouts = {15, 10, 5};
+  o.batch_size = 1024;
+  o.num_items = 77;
+  o.shuffle = false;
+  o.drop_last = true;
+  o.seed = 0xFFFFFFFFFFFFFFFFull;
+  o.replace = true;
+  o.weighted = true;
+  o.sampler_threads = 2;
+  o.mode = LoaderMode::kPinnedCuda;
+  o.runtime = RuntimeKind::kCuda;
+  o.device = 1;
+  o.dispatch = Behaviour::kLegacy;
+  o.pin_handling = Behaviour::kLegacy;
+  FL_ASSERT_OK_AND_ASSIGN(LoaderOptions back, OptionsFromJson(OptionsToJson(o)));
+  EXPECT_EQ(OptionsToJson(back), OptionsToJson(o));
+  EXPECT_EQ(back.seed, o.seed);
+  EXPECT_EQ(back.fanouts, o.fanouts);
+  EXPECT_EQ(back.mode, LoaderMode::kPinnedCuda);
+}
+
+TEST(LoaderOptionsTest, MalformedJsonIsAnErrorNamingTheField) {
+  EXPECT_THAT(OptionsFromJson("not json").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
+  EXPECT_THAT(OptionsFromJson("[1, 2]").status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
+  std::string json = OptionsToJson(LoaderOptions{});
+  const std::string without_fanouts = json.replace(json.find("\"fanouts\""), 9, "\"fanoutz\"");
+  EXPECT_THAT(OptionsFromJson(without_fanouts).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("field 'fanouts' is missing or not an array of integers")));
+  std::string wrong_type = OptionsToJson(LoaderOptions{});
+  wrong_type.replace(wrong_type.find("\"shuffle\":true"), 14, "\"shuffle\":\"yes\"");
+  EXPECT_THAT(OptionsFromJson(wrong_type).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("field 'shuffle' is missing or not a boolean")));
+  std::string bad_mode = OptionsToJson(LoaderOptions{});
+  bad_mode.replace(bad_mode.find("\"cpu-cpu\""), 9, "\"gpu-gpu\"");
+  EXPECT_THAT(OptionsFromJson(bad_mode).status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("gpu-gpu")));
+}
+
+}  // namespace
+}  // namespace faultline

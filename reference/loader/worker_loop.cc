@@ -1,0 +1,141 @@
+// Implements the worker side of the data loader (worker_loop.h).
+#include "reference/loader/worker_loop.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "reference/loader/data_loader.h"
+#include "reference/loader/shared_memory.h"
+#include "reference/loader/wire_protocol.h"
+#include "reference/process/child_registry.h"
+
+namespace faultline {
+namespace {
+
+// Parses a non-negative decimal int (a descriptor or worker index from the
+// command line); no exceptions, no silent garbage.
+Result<int> ParseSmallInt(const std::string& text, const char* what) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgumentError(std::string("spawned worker: ") + what + " is '" + text +
+                                "'; expected a non-negative integer");
+  }
+  return std::atoi(text.c_str());
+}
+
+// Spawned entry: args = SpawnedWorkerArgs'. Malformed arguments (which only a
+// broken parent could pass) end the worker with exit code 2.
+int SpawnedWorkerMain(const std::vector<std::string>& args) {
+  if (args.size() != 5) return 2;
+  Result<int> index = ParseSmallInt(args[2], "worker index");
+  Result<int> task_fd = ParseSmallInt(args[3], "task descriptor");
+  Result<int> result_fd = ParseSmallInt(args[4], "result descriptor");
+  if (!index.ok() || !task_fd.ok() || !result_fd.ok()) return 2;
+  InjectionInWorker().At("started", *index);
+  Result<LoaderOptions> o = OptionsFromJson(args[0]);
+  if (!o.ok()) return 2;
+  return RunWorker(*o, nullptr, args[1], *index, *task_fd, *result_fd);
+}
+FL_REGISTER_CHILD(kSpawnedWorkerEntry, SpawnedWorkerMain);
+
+}  // namespace
+
+std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::string& shm_prefix, int index,
+                                           int task_fd, int result_fd) {
+  return {OptionsToJson(o), shm_prefix, std::to_string(index), std::to_string(task_fd), std::to_string(result_fd)};
+}
+
+void FaultInjection::At(const char* here, int index) const {
+  if (step != here || (worker >= 0 && worker != index)) return;
+  if (action == "sigkill") raise(SIGKILL);
+  if (action == "exit3") _exit(3);
+  if (action == "sigsegv") {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(SIGSEGV, SIG_DFL);  // past any sanitizer's handler
+    raise(SIGSEGV);
+  }
+  if (action == "hang") {
+    for (;;) pause();
+  }
+}
+
+Result<FaultInjection> FaultInjectionFromEnv() {
+  const char* text = std::getenv(kInjectEnv);
+  FaultInjection injection;
+  if (text == nullptr || *text == '\0') return injection;
+  const std::string spec = text;
+  auto bad = [&] {
+    return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
+                                "'; expected STEP:ACTION[:WORKER] with STEP one of started, before_restore, "
+                                "after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
+                                "sigkill, sigsegv, exit3, hang");
+  };
+  const size_t first = spec.find(':');
+  if (first == std::string::npos) return bad();
+  const size_t second = spec.find(':', first + 1);
+  injection.step = spec.substr(0, first);
+  injection.action = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+  if (second != std::string::npos) {
+    const std::string worker = spec.substr(second + 1);
+    if (worker.empty() || worker.size() > 4 || worker.find_first_not_of("0123456789") != std::string::npos) return bad();
+    injection.worker = std::atoi(worker.c_str());
+  }
+  auto known = [](const std::string& word, const auto& list) {
+    for (const char* entry : list) {
+      if (word == entry) return true;
+    }
+    return false;
+  };
+  if (!known(injection.step, kInjectSteps) || !known(injection.action, kInjectActions)) return bad();
+  return injection;
+}
+
+FaultInjection InjectionInWorker() {
+  Result<FaultInjection> injection = FaultInjectionFromEnv();
+  return injection.ok() ? *injection : FaultInjection{};
+}
+int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, const std::string& shm_prefix,
+              int index, int task_fd, int result_fd) {
+  const FaultInjection inject = InjectionInWorker();
+  auto reply = [&](int64_t batch, const std::string& message) { return wire::WriteAnswer(result_fd, batch, message); };
+  // A startup failure is reported as the answer to the first task.
+  Result<std::vector<std::vector<int64_t>>> batches = InternalError("unset");
+  inject.At("before_restore", index);
+  Result<std::shared_ptr<LoaderDataset>> data = PrepareWorkerDataset(o, std::move(inherited));
+  inject.At("after_restore", index);
+  if (data.ok()) batches = LoaderBatches(o, **data);
+  for (;;) {
+    int64_t batch = 0;
+    auto got = wire::ReadAll(task_fd, &batch, sizeof(batch));
+    if (!got.ok() || !*got || batch == kStopTask) return 0;
+    inject.At("after_task", index);
+    if (!data.ok()) {
+      reply(batch, wire::ErrorToWire(data.status(), "restore_state"));
+      return 1;
+    }
+    if (!batches.ok()) {
+      reply(batch, wire::ErrorToWire(batches.status(), "item_sampler"));
+      return 1;
+    }
+    if (batch < 0 || batch >= static_cast<int64_t>(batches->size())) {
+      reply(batch, wire::ErrorToWire(InternalError("task for minibatch " + std::to_string(batch) + " is out of range"),
+                               "receive_task"));
+      return 1;
+    }
+    std::string step;
+    Result<MiniBatch> produced = ProduceMiniBatch(**data, o, batch, (*batches)[batch], &step);
+    Status status = produced.status();
+    if (produced.ok()) {
+      step = "write_shared_memory";
+      status = WriteSharedMemory(MiniBatchSegmentName(shm_prefix, batch), EncodeMiniBatch(*produced),
+                                 [&] { inject.At("mid_write", index); });
+      if (status.ok()) inject.At("after_write", index);
+    }
+    if (!reply(batch, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
+    inject.At("after_answer", index);
+  }
+}
+}  // namespace faultline
