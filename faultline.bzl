@@ -133,3 +133,47 @@ def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps 
         srcs = [name.lower() + "_test.cc"],
         deps = [":" + name],
     )
+
+def fl_fuzz_target(name, srcs, deps = [], corpus = [], **kwargs):
+    """Declares fuzz target <name> and its smoke test <name>_smoke (tag fuzz).
+
+    srcs define LLVMFuzzerTestOneInput. With the project's toolchain, <name>
+    links //properties/fuzz:standalone_main, a driver that runs the files
+    given on its command line plus a bounded, deterministic set of mutations
+    of each; with --config=fuzz (ci/fuzz.sh: clang with
+    -fsanitize=fuzzer,address,undefined) it links libFuzzer's main instead.
+    <name>_smoke runs the standalone driver on `corpus` (a list of files) in
+    every test stage, sanitizers included.
+    """
+    native.cc_library(
+        name = name + "_lib",
+        srcs = srcs,
+        copts = _COPTS,
+        # libFuzzer's main (linked last) refers to LLVMFuzzerTestOneInput.
+        alwayslink = True,
+        deps = deps + ["//properties/fuzz:fuzz_support"],
+        **kwargs
+    )
+    native.cc_binary(
+        name = name,
+        deps = [":" + name + "_lib"] + select({
+            "//properties/fuzz:libfuzzer": [],
+            "//conditions:default": ["//properties/fuzz:standalone_main"],
+        }),
+        linkopts = select({
+            "//properties/fuzz:libfuzzer": ["-fsanitize=fuzzer"],
+            "//conditions:default": [],
+        }),
+    )
+    native.filegroup(name = name + "_corpus", srcs = corpus)
+    native.cc_test(
+        name = name + "_smoke",
+        size = "small",
+        args = ["$(rootpaths :%s_corpus)" % name],
+        data = [":" + name + "_corpus"],
+        tags = ["fuzz"],
+        deps = [
+            ":" + name + "_lib",
+            "//properties/fuzz:standalone_main",
+        ],
+    )

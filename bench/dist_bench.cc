@@ -1,18 +1,23 @@
 // dist_bench: pull / push / push_add throughput of the distributed tensor
-// over MPI (one rank per partition, one machine) next to an in-process
-// memcpy of the same bytes and the in-process transport.
+// over MPI (one rank per partition) next to an in-process memcpy of the same
+// bytes and the in-process transport.
 //
-//   bazel run //bench:dist_bench -- [--ranks 4] [--rows 400000] [--dim 128]
-//                                   [--batch 65536] [--iterations 20] [--json]
+//   bazel run //bench:dist_bench -- [--ranks 4] [--hosts 0,1,2,4] [--rows 400000]
+//                                   [--dim 128] [--batch 65536] [--iterations 20] [--json]
 //
 // The binary launches itself under mpirun; every rank pulls and pushes
 // `batch` uniformly random rows per iteration at the same time, so with P
-// ranks (P-1)/P of the rows are remote.
+// ranks (P-1)/P of the rows are remote. --hosts lists the layouts to run: 0
+// is this machine with shared memory (the default); N >= 1 spreads the ranks
+// evenly over N network-namespace hosts on this machine that talk over TCP
+// only (reference/distributed/netns_hosts.h; needs root).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <functional>
+#include <memory>
 #include <random>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +27,7 @@
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/mpi_launcher.h"
 #include "reference/distributed/mpi_transport.h"
+#include "reference/distributed/netns_hosts.h"
 #include "reference/process/child_registry.h"
 
 namespace faultline {
@@ -108,12 +114,60 @@ double MemcpySeconds(const Workload& w) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Runs the MPI workload on `hosts` hosts (0: this machine, shared memory)
+// and adds a row per op; returns false (after saying why) when it failed.
+bool RunMpiLayout(const Workload& w, int ranks, int hosts,
+                  const std::function<void(const std::string&, const std::string&, int, int, double)>& add) {
+  std::unique_ptr<NetnsHosts> netns;
+  MpiJobOptions options;
+  options.ranks = ranks;
+  options.timeout = std::chrono::seconds(600);
+  if (hosts > 0) {
+    Result<std::unique_ptr<NetnsHosts>> made = NetnsHosts::Create(hosts);
+    if (!made.ok()) {
+      std::fprintf(stderr, "dist_bench: --hosts %d: %s\n", hosts, made.status().ToString().c_str());
+      return false;
+    }
+    netns = std::move(*made);
+    options.hosts = netns.get();
+    for (int k = 0; k < hosts; ++k) options.ranks_per_host.push_back(ranks / hosts + (k < ranks % hosts ? 1 : 0));
+  }
+  std::fprintf(stderr, "dist_bench: %d MPI ranks on %s, %d batches of %lld rows per op and rank ...\n", ranks,
+               hosts == 0 ? "this machine (shared memory)" : (std::to_string(hosts) + " namespace host(s) (TCP)").c_str(),
+               w.iterations, static_cast<long long>(w.batch));
+  Result<MpiJob> job = RunMpiJob("dist_bench_rank",
+                                 {std::to_string(w.rows), std::to_string(w.dim), std::to_string(w.batch),
+                                  std::to_string(w.iterations)},
+                                 options);
+  if (!job.ok() || job->exit_code != 0) {
+    std::fprintf(stderr, "dist_bench: the MPI job failed: %s\n%s\n",
+                 job.ok() ? ("mpirun exit " + std::to_string(job->exit_code)).c_str() : job.status().ToString().c_str(),
+                 job.ok() ? job->output.c_str() : "");
+    return false;
+  }
+  // Aggregate: every rank moved `batch` rows per iteration; the slowest rank sets the time.
+  for (const char* op : {"pull", "push", "push_add"}) {
+    double slowest = 0;
+    for (const RankReport& report : job->reports) {
+      slowest = std::max(slowest, nlohmann::json::parse(report.text)[op].get<double>());
+    }
+    add(hosts == 0 ? "mpi-shm" : "mpi-tcp", op, ranks, hosts == 0 ? 1 : hosts, slowest);
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"dist_bench: DistTensor pull/push throughput over MPI ranks vs an in-process memcpy"};
   Workload w;
   int ranks = 4;
+  std::vector<int> host_counts{0};
   bool json = false;
   app.add_option("--ranks", ranks, "MPI ranks, one partition each (default 4)")->check(CLI::Range(1, 64));
+  app.add_option("--hosts", host_counts,
+                 "Layouts, comma-separated: 0 = this machine over shared memory (default); N = N namespace hosts "
+                 "over TCP (needs root)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 16));
   app.add_option("--rows", w.rows, "Rows of the tensor (default 400000)")->check(CLI::PositiveNumber);
   app.add_option("--dim", w.dim, "Columns, float32 (default 128)")->check(CLI::Range(1, 65536));
   app.add_option("--batch", w.batch, "Rows per pull or push (default 65536)")->check(CLI::PositiveNumber);
@@ -124,18 +178,25 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  for (int hosts : host_counts) {
+    if (hosts > ranks) {
+      std::fprintf(stderr, "dist_bench: --hosts %d is more than --ranks %d\n", hosts, ranks);
+      return 2;
+    }
+  }
 
   const double row_bytes = static_cast<double>(w.dim * sizeof(float));
   nlohmann::json results = nlohmann::json::array();
-  auto add = [&](const std::string& what, const std::string& op, int processes, double seconds) {
+  auto add = [&](const std::string& what, const std::string& op, int processes, int hosts, double seconds) {
     const double rows = static_cast<double>(w.batch) * w.iterations * processes;
-    results.push_back({{"transport", what}, {"op", op}, {"processes", processes}, {"seconds", seconds},
-                       {"rows_per_s", rows / seconds}, {"gb_per_s", rows * row_bytes / seconds / 1e9}});
+    results.push_back({{"transport", what}, {"op", op}, {"processes", processes}, {"hosts", hosts},
+                       {"seconds", seconds}, {"rows_per_s", rows / seconds},
+                       {"gb_per_s", rows * row_bytes / seconds / 1e9}});
   };
 
   std::fprintf(stderr, "dist_bench: in-process memcpy and transport (%lld x %lld rows) ...\n",
                static_cast<long long>(w.rows), static_cast<long long>(w.dim));
-  add("memcpy", "copy", 1, MemcpySeconds(w));
+  add("memcpy", "copy", 1, 1, MemcpySeconds(w));
   Result<InProcessTransport> local = InProcessTransport::Create(ranks);
   Result<RangePartitionBook> book = RangePartitionBook::Even(w.rows, ranks);
   Result<DistTensor> tensor = local.ok() && book.ok() ? DistTensor::Create(*local, "bench", *book, w.dim)
@@ -146,45 +207,26 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "dist_bench: %s\n", in_process.status().ToString().c_str());
     return 1;
   }
-  for (auto& [op, seconds] : in_process->items()) add("in-process", op, 1, seconds.get<double>());
+  for (auto& [op, seconds] : in_process->items()) add("in-process", op, 1, 1, seconds.get<double>());
 
-  std::fprintf(stderr, "dist_bench: %d MPI ranks, %d batches of %lld rows per op and rank ...\n", ranks,
-               w.iterations, static_cast<long long>(w.batch));
-  MpiJobOptions options;
-  options.ranks = ranks;
-  options.timeout = std::chrono::seconds(600);
-  Result<MpiJob> job = RunMpiJob("dist_bench_rank",
-                                 {std::to_string(w.rows), std::to_string(w.dim), std::to_string(w.batch),
-                                  std::to_string(w.iterations)},
-                                 options);
-  if (!job.ok() || job->exit_code != 0) {
-    std::fprintf(stderr, "dist_bench: the MPI job failed: %s\n%s\n",
-                 job.ok() ? ("mpirun exit " + std::to_string(job->exit_code)).c_str() : job.status().ToString().c_str(),
-                 job.ok() ? job->output.c_str() : "");
-    return 1;
-  }
-  // Aggregate: every rank moved `batch` rows per iteration; the slowest rank sets the time.
-  for (const char* op : {"pull", "push", "push_add"}) {
-    double slowest = 0;
-    for (const RankReport& report : job->reports) {
-      slowest = std::max(slowest, nlohmann::json::parse(report.text)[op].get<double>());
-    }
-    add("mpi", op, ranks, slowest);
+  for (int hosts : host_counts) {
+    if (!RunMpiLayout(w, ranks, hosts, add)) return 1;
   }
 
   if (json) {
     std::cout << nlohmann::json{{"rows", w.rows}, {"dim", w.dim}, {"batch", w.batch}, {"iterations", w.iterations},
-                                {"ranks", ranks}, {"results", results}}
+                                {"ranks", ranks}, {"hosts", host_counts}, {"results", results}}
                      .dump(2)
               << "\n";
     return 0;
   }
   const double memcpy_gbs = results[0]["gb_per_s"].get<double>();
-  std::printf("%-11s %-9s %9s %14s %9s %12s\n", "transport", "op", "processes", "rows/s", "GB/s", "vs memcpy");
+  std::printf("%-11s %-9s %9s %5s %14s %9s %12s\n", "transport", "op", "processes", "hosts", "rows/s", "GB/s",
+              "vs memcpy");
   for (const auto& r : results) {
-    std::printf("%-11s %-9s %9d %14.0f %9.3f %12.3f\n", r["transport"].get<std::string>().c_str(),
-                r["op"].get<std::string>().c_str(), r["processes"].get<int>(), r["rows_per_s"].get<double>(),
-                r["gb_per_s"].get<double>(), r["gb_per_s"].get<double>() / memcpy_gbs);
+    std::printf("%-11s %-9s %9d %5d %14.0f %9.3f %12.3f\n", r["transport"].get<std::string>().c_str(),
+                r["op"].get<std::string>().c_str(), r["processes"].get<int>(), r["hosts"].get<int>(),
+                r["rows_per_s"].get<double>(), r["gb_per_s"].get<double>(), r["gb_per_s"].get<double>() / memcpy_gbs);
   }
   return 0;
 }

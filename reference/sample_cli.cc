@@ -264,15 +264,17 @@ Exit codes: 0 success; 1 sampling failed at run time (e.g. a CUDA error);
 
 }  // namespace
 
-int SampleMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err, bool err_is_tty) {
+std::optional<int> ParseSampleArgs(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                                   SampleArgs* args) {
   CLI::App app{
       "faultline sample: multi-layer neighbor sampling of a CSC graph directory (indptr.npy, indices.npy and "
       "optional weights.npy), on the CPU reference or a device runtime",
       "sample"};
   app.footer(kFooter);
-  SampleFlags flags;
+  SampleFlags& flags = args->flags;
   std::string seeds_text, seeds_file;
-  bool json = false, verbose = false;
+  bool& json = args->json;
+  bool& verbose = args->verbose;
   app.add_option("--graph", flags.graph, "Graph directory written by CscGraph::Save (required)")->type_name("DIR");
   CLI::Option* seeds_opt = app.add_option(
       "--seeds", seeds_text, "Comma-separated seed node ids, e.g. 1,2,3 (exactly one of --seeds/--seeds-file)")
@@ -309,6 +311,14 @@ int SampleMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
   }
   if (seeds_opt->count() > 0) flags.seeds = seeds_text;
   if (seeds_file_opt->count() > 0) flags.seeds_file = seeds_file;
+  return std::nullopt;
+}
+
+int SampleMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err, bool err_is_tty) {
+  SampleArgs args;
+  if (std::optional<int> exit_code = ParseSampleArgs(argc, argv, out, err, &args)) return *exit_code;
+  const SampleFlags& flags = args.flags;
+  const bool json = args.json, verbose = args.verbose;
 
   Result<SampleCommand> command = BuildCommand(flags);
   if (!command.ok()) {

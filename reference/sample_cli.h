@@ -82,6 +82,20 @@ nlohmann::ordered_json LayersToJson(const std::vector<SampledLayer>& layers);
 std::string FormatSummary(const SampleCommand& command, const std::vector<SampledLayer>& layers,
                           size_t max_values = 10);
 
+// Holds everything the command line sets: the sampling flags and the
+// output flags.
+struct SampleArgs {
+  SampleFlags flags;
+  bool json = false;     // --json
+  bool verbose = false;  // --verbose
+};
+
+// Parses argv with CLI11 into `args`. Returns the exit code when the command
+// ends here: kExitOk after printing the help to `out` (--help), kExitUsage
+// after one line "sample: ..." on `err` (a parse error); else std::nullopt.
+std::optional<int> ParseSampleArgs(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                                   SampleArgs* args);
+
 // Runs the whole command line: parses argv with CLI11, builds and runs the
 // command, and prints to `out` (results, --help) and `err` (errors as one
 // line "sample: ...", progress with --verbose or when `err_is_tty`).

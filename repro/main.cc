@@ -1,21 +1,18 @@
 // The repro command line: lists the documented failures and reproduces them
 // (legacy variants must show the documented symptom, fixed and workaround
 // variants must pass). Exit 0 only when every outcome matched.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "reference/process/child_registry.h"
+#include "repro/cli.h"
 #include "repro/registry.h"
 #include "repro/runner.h"
 
 namespace faultline {
 namespace repro {
 namespace {
-
-constexpr int kExitMismatch = 1;
-constexpr int kExitUsage = 2;
 
 // One variant's result. With --repeat N: `outcome`, `error` and `transcript`
 // are those of the first run that did not match (else of the last run), and
@@ -91,40 +88,13 @@ int Report(const std::vector<Row>& rows, bool json, bool repeated) {
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
-  app.require_subcommand(1);
-  bool json = false;
-  std::string runtime_text = "auto";
-  std::string variant_text;
-  std::string failure_id;
-  int repeat = 1;
-  const std::string repeat_help = "Run each variant N times, each in a fresh process; exit 1 if any run did not match";
-
-  CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
-  list->add_flag("--json", json, "Print JSON for machines");
-  CLI::App* run = app.add_subcommand("run", "Run one failure's variants");
-  run->add_option("failure", failure_id, "Failure id, e.g. F1")->required();
-  run->add_option("--variant", variant_text,
-                  "legacy, fixed, workaround or a listed variant name; a family selects its members "
-                  "(legacy runs legacy-spawn too). Default: all");
-  run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
-      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
-  run->add_flag("--json", json, "Print JSON for machines");
-  run->add_option("--repeat", repeat, repeat_help);
-  CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
-  all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
-      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
-  all->add_flag("--json", json, "Print JSON for machines");
-  all->add_option("--repeat", repeat, repeat_help);
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
-  }
+  int exit_code = 0;
+  const std::optional<Command> command = ParseCommandLine(argc, argv, std::cout, std::cerr, &exit_code);
+  if (!command) return exit_code;
+  const bool json = command->json;
 
   std::vector<Failure> failures = Failures();
-  if (list->parsed()) {
+  if (command->kind == Command::Kind::kList) {
     nlohmann::json array = nlohmann::json::array();
     for (const Failure& f : failures) {
       nlohmann::json variants = nlohmann::json::array();
@@ -144,36 +114,16 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
-  if (repeat < 1) {
-    std::fprintf(stderr, "repro: --repeat is %d; expected a number of runs >= 1\n", repeat);
-    return kExitUsage;
-  }
-  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
-  if (!runtime.ok()) {
-    std::fprintf(stderr, "repro: %s\n", runtime.status().message().c_str());
+  const Result<std::vector<Selected>> selected = SelectVariants(*command, failures);
+  if (!selected.ok()) {
+    std::fprintf(stderr, "repro: %s\n", selected.status().message().c_str());
     return kExitUsage;
   }
   std::vector<Row> rows;
-  bool found = all->parsed();
-  for (const Failure& f : failures) {
-    if (run->parsed() && f.id != failure_id) continue;
-    found = true;
-    std::string names;
-    const size_t before = rows.size();
-    for (const Variant& v : f.variants) {
-      names += (names.empty() ? "" : ", ") + v.name;
-      if (VariantSelected(v.name, variant_text)) rows.push_back(RunOne(f, v, *runtime, repeat, json));
-    }
-    if (rows.size() == before) {
-      std::fprintf(stderr, "repro: --variant is '%s'; %s has %s\n", variant_text.c_str(), f.id.c_str(), names.c_str());
-      return kExitUsage;
-    }
+  for (const Selected& s : *selected) {
+    rows.push_back(RunOne(*s.failure, *s.variant, command->runtime, command->repeat, json));
   }
-  if (!found) {
-    std::fprintf(stderr, "repro: unknown failure '%s'; `repro list` shows the registered ones\n", failure_id.c_str());
-    return kExitUsage;
-  }
-  return Report(rows, json, repeat > 1);
+  return Report(rows, json, command->repeat > 1);
 }
 
 }  // namespace

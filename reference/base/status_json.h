@@ -10,8 +10,12 @@
 namespace faultline {
 
 // Returns {"code", "message"[, "cuda": {code, name, string, api, file, line}]}.
+// Its strings are valid UTF-8 (an invalid byte becomes U+FFFD), so dump()
+// never throws.
 nlohmann::json StatusToJson(const Status& status);
-// Rebuilds a Status from StatusToJson's form; malformed input is an internal error.
+// Rebuilds a Status from StatusToJson's form; malformed input (not an
+// object, no "message", a member of the wrong type, a number outside int)
+// is an internal error, never an exception and never OK.
 Status StatusFromJson(const nlohmann::json& j);
 
 }  // namespace faultline

@@ -110,7 +110,9 @@ Result<std::vector<float>> DistTensor::PullHost(const std::vector<int64_t>& ids)
   FL_ASSIGN_OR_RETURN(Tensor t, Tensor::FromVector(ids));
   Result<IdLocations> at = book().Locate(t, IdLookup::kCopyToHost);
   if (!at.ok()) return at.status().WithContext(Where("pull"));
-  return Read(*at);
+  Result<std::vector<float>> rows = Read(*at);
+  if (!rows.ok()) return rows.status().WithContext(Where("pull"));
+  return rows;
 }
 
 Status DistTensor::PushHost(const std::vector<int64_t>& ids, const std::vector<float>& rows, WriteMode mode) {

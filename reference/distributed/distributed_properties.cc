@@ -10,6 +10,14 @@
 #include "reference/distributed/sparse_optimizer.h"
 
 namespace faultline {
+
+// FNV-1a over the bytes of `values`.
+void Fold(uint64_t* digest, const float* values, size_t count) {
+  if (digest == nullptr) return;
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(values);
+  for (size_t i = 0; i < count * sizeof(float); ++i) *digest = (*digest ^ bytes[i]) * 1099511628211ull;
+}
+
 namespace {
 
 // The model: one local num_ids x dim table.
@@ -22,6 +30,7 @@ struct LocalTable {
 struct Sut {
   DistTensor* tensor;
   DeviceRuntime* device;
+  uint64_t* digest;  // null, or folds in every pulled row
 };
 
 using Command = rc::state::Command<LocalTable, Sut>;
@@ -53,11 +62,13 @@ std::string Show(const std::vector<int64_t>& ids) {
   return os.str();
 }
 
-void AssertRowsEqual(const Tensor& pulled, const std::vector<int64_t>& ids, const LocalTable& model) {
+void AssertRowsEqual(const Tensor& pulled, const std::vector<int64_t>& ids, const LocalTable& model,
+                     uint64_t* digest) {
   Result<Tensor> host = pulled.Cpu();
   RC_ASSERT(host.ok());
   RC_ASSERT(host->shape() == (std::vector<int64_t>{static_cast<int64_t>(ids.size()), model.dim}));
   const float* got = *host->HostData<float>();
+  Fold(digest, got, ids.size() * model.dim);
   for (size_t i = 0; i < ids.size(); ++i) {
     for (int64_t c = 0; c < model.dim; ++c) RC_ASSERT(got[i * model.dim + c] == model.rows[ids[i] * model.dim + c]);
   }
@@ -74,7 +85,7 @@ struct Pull : Command {
     Result<Tensor> rows = sut.tensor->Pull(PlaceIds(ids, device, sut.device));
     RC_ASSERT(rows.ok());
     RC_ASSERT(rows->device() == (device ? Device::Cuda(0) : Device::Cpu()));
-    AssertRowsEqual(*rows, ids, model);
+    AssertRowsEqual(*rows, ids, model, sut.digest);
   }
   void show(std::ostream& os) const override { os << "pull" << (on_device ? "(device) " : " ") << Show(ids); }
 };
@@ -158,12 +169,12 @@ struct BadInput : Command {
 
 }  // namespace
 
-void CheckDistTensorAgainstLocalTensor(DistTensor& tensor, DeviceRuntime* device) {
+void CheckDistTensorAgainstLocalTensor(DistTensor& tensor, DeviceRuntime* device, uint64_t* digest) {
   LocalTable model{tensor.num_rows(), tensor.dim(), std::vector<float>(tensor.num_rows() * tensor.dim(), 0.0f)};
   std::vector<int64_t> all(model.num_ids);
   for (int64_t i = 0; i < model.num_ids; ++i) all[i] = i;
   RC_ASSERT(tensor.PushHost(all, model.rows, WriteMode::kOverwrite).ok());
-  Sut sut{&tensor, device};
+  Sut sut{&tensor, device, digest};
   rc::state::check(model, sut, rc::state::gen::execOneOfWithArgs<Pull, Push, BadInput>());
 }
 

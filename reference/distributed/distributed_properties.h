@@ -18,8 +18,13 @@ namespace faultline {
 // Runs random pull / push / push_add sequences (ids on the host or on
 // `device` when it is not null), interleaved with rejected bad inputs, against
 // `tensor` and against a local copy; RC_ASSERTs that they never differ. Resets
-// `tensor` to zeros first. Call inside a rapidcheck property.
-void CheckDistTensorAgainstLocalTensor(DistTensor& tensor, DeviceRuntime* device);
+// `tensor` to zeros first. Call inside a rapidcheck property. When `digest`
+// is not null, every pulled row is folded into it (FNV-1a over the float
+// bits), so that two runs of the same seed can be compared bit for bit.
+void CheckDistTensorAgainstLocalTensor(DistTensor& tensor, DeviceRuntime* device, uint64_t* digest = nullptr);
+
+// Folds `count` floats' bits into an FNV-1a `digest` (no-op when it is null).
+void Fold(uint64_t* digest, const float* values, size_t count);
 
 // Returns partition ends for `num_ids` ids in `num_partitions` (some may be empty).
 rc::Gen<std::vector<int64_t>> GenPartitionEnds(int64_t num_ids, int num_partitions);

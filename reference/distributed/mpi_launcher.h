@@ -1,20 +1,34 @@
 // Provides RunMpiJob: runs a registered child entry point of this binary as
 // N MPI ranks under a real `mpirun`, waits for it with a timeout, and collects
-// what each rank reported. Tests and the benchmark use it so that
-// `bazel test` and `bazel run` need no wrapper script.
+// what each rank reported (rank_report.h). Tests and the benchmark use it so
+// that `bazel test` and `bazel run` need no wrapper script.
+//
+// The ranks run on this machine (shared memory between them), or spread over
+// network-namespace hosts (netns_hosts.h): then mpirun runs on host 0 and
+// starts each other host's daemon through this same binary standing in for
+// ssh (the "mpi_netns_agent" child entry, which enters that host's
+// namespaces and runs the daemon's command line with /bin/sh), and ranks
+// talk over TCP only: `--mca pml ob1 --mca btl self,tcp --mca osc pt2pt`,
+// with the TCP and out-of-band traffic confined to the hosts' subnet.
 #ifndef FAULTLINE_REFERENCE_DISTRIBUTED_MPI_LAUNCHER_H_
 #define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_LAUNCHER_H_
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/rank_report.h"
 
 namespace faultline {
+
+class RunningMpiJob;
 
 struct MpiJobOptions {
   int ranks = 4;
@@ -22,9 +36,23 @@ struct MpiJobOptions {
   std::chrono::seconds timeout{300};
   // Keeps the other ranks running when one dies (mpirun --enable-recovery),
   // so that they meet the failure themselves instead of being killed.
+  // Across hosts, OpenMPI 4.1's mpirun then never exits after a rank
+  // failed (nor do its daemons): once every rank that marked "joined" has
+  // ended, RunMpiJob gives mpirun 250 ms and then kills it (SIGKILL; each
+  // remote daemon sees its connection to mpirun close and exits by itself),
+  // and says so in MpiJob::mpirun_terminated.
   bool keep_survivors = false;
   // Extra environment for every rank.
   std::vector<std::pair<std::string, std::string>> env;
+  // Spreads the ranks over these hosts: ranks_per_host[k] ranks on host k,
+  // in rank order (the sum must be `ranks`). Null: every rank on this machine.
+  const NetnsHosts* hosts = nullptr;
+  std::vector<int> ranks_per_host;
+  // More mpirun arguments, put before the program (e.g. "--mca", "btl_base_verbose", "100").
+  std::vector<std::string> mpirun_args;
+  // Runs on its own thread while the job runs, e.g. to kill a rank or take a
+  // host's link down once the ranks reached a mark. RunMpiJob returns after it.
+  std::function<void(RunningMpiJob&)> during;
 };
 
 // What one rank wrote with ReportFromRank: "ok" or its error, and its pid.
@@ -37,20 +65,42 @@ struct RankReport {
 struct MpiJob {
   int exit_code = -1;      // mpirun's exit code (-1 when killed)
   bool timed_out = false;  // the launcher killed the job
+  // mpirun outlived every rank (keep_survivors across hosts) and the launcher ended it.
+  bool mpirun_terminated = false;
   std::string output;      // mpirun's and the ranks' stdout and stderr
   std::vector<RankReport> reports;  // by rank
+  std::vector<pid_t> joined_pids;   // by rank, from the "joined" mark (0: never joined)
   // Ranks that still ran after mpirun was gone (then killed): should be none.
   std::vector<pid_t> leftover_pids;
+  // Describes everything above, for a test failure message.
+  std::string Describe() const;
+};
+
+// A job while it runs, for MpiJobOptions::during.
+class RunningMpiJob {
+ public:
+  RunningMpiJob(std::string dir, int ranks) : dir_(std::move(dir)), ranks_(ranks) {}
+  // Waits until `rank` marked `mark` (MarkFromRank) and returns its pid;
+  // fails when the job ended first or after `timeout`.
+  Result<pid_t> WaitForMark(int rank, const std::string& mark, std::chrono::milliseconds timeout) const;
+  // Whether `rank` has reported (ReportFromRank) by now.
+  bool Reported(int rank) const;
+  // Waits until `rank` reported and returns its text.
+  Result<std::string> WaitForReport(int rank, std::chrono::milliseconds timeout) const;
+  int ranks() const { return ranks_; }
+  void set_ended() { ended_ = true; }
+
+ private:
+  Result<std::pair<pid_t, std::string>> WaitForFile(const std::string& name, const std::string& what,
+                                                    std::chrono::milliseconds timeout) const;
+  std::string dir_;
+  int ranks_;
+  std::atomic<bool> ended_{false};
 };
 
 // Runs `--faultline-child=<entry> args...` of this binary as options.ranks ranks.
 Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string>& args,
                          const MpiJobOptions& options = {});
-
-// Writes this rank's report for RunMpiJob (no-op outside a job): `text` is
-// "ok" or what went wrong. The rank comes from OMPI_COMM_WORLD_RANK, so a rank
-// whose MPI setup failed can still report.
-void ReportFromRank(const std::string& text);
 
 }  // namespace faultline
 

@@ -9,12 +9,26 @@
 #include <cstring>
 #include <thread>
 
-#include "reference/process/process.h"
+#include "reference/distributed/rank_report.h"
 
 namespace faultline {
 namespace {
 
-constexpr int kHostNameBytes = 256;
+// Rows (datatype blocks) per MPI_Get / MPI_Accumulate; see TransferRows.
+constexpr int64_t kRowsPerCall = 4096;
+
+// The tag of WireUp's messages.
+constexpr int kWireUpTag = 0x464c;
+
+// One rank's liveness address in the exchange (PeerAddress::Serialize).
+constexpr size_t kAddressBytes = 512;
+
+// Ends the monitor's current operation when it goes out of scope.
+struct OpScope {
+  explicit OpScope(LivenessMonitor* monitor) : monitor(monitor) {}
+  ~OpScope() { monitor->EndOp(); }
+  LivenessMonitor* monitor;
+};
 
 // Finalizes MPI at exit unless a peer failed: MPI_Finalize would wait for it.
 bool g_peer_failed = false;
@@ -35,12 +49,6 @@ Status InitializeMpiOnce() {
   std::atexit(FinalizeAtExit);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   return OkStatus();
-}
-
-std::string LocalHostName() {
-  char name[kHostNameBytes] = {};
-  gethostname(name, sizeof(name) - 1);
-  return name;
 }
 
 }  // namespace
@@ -67,43 +75,98 @@ Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
   MPI_Comm_size(MPI_COMM_WORLD, &transport->size_);
   const int size = transport->size_;
 
-  // Who is who, so that a timeout can say which peer is gone.
-  const int pid = static_cast<int>(getpid());
-  std::vector<int> pids(size);
-  std::vector<char> hosts(static_cast<size_t>(size) * kHostNameBytes);
-  std::string host = LocalHostName();
-  host.resize(kHostNameBytes - 1);
-  MPI_Request request;
-  FL_RETURN_IF_ERROR(transport->Check(MPI_Iallgather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, MPI_COMM_WORLD, &request),
-                                      "MPI_Iallgather"));
-  transport->pids_.assign(size, 0);  // unknown until the exchange completes
-  transport->hosts_.assign(size, "");
-  FL_RETURN_IF_ERROR(transport->Wait(&request, "joining the job"));
-  FL_RETURN_IF_ERROR(transport->Check(MPI_Iallgather(host.c_str(), kHostNameBytes, MPI_CHAR, hosts.data(),
-                                                     kHostNameBytes, MPI_CHAR, MPI_COMM_WORLD, &request),
-                                      "MPI_Iallgather"));
-  FL_RETURN_IF_ERROR(transport->Wait(&request, "joining the job"));
-  for (int r = 0; r < size; ++r) {
-    transport->pids_[r] = pids[r];
-    transport->hosts_[r] = std::string(hosts.data() + static_cast<size_t>(r) * kHostNameBytes);
+  FL_RETURN_IF_ERROR(transport->WireUp());
+
+  // Who is who and how to reach them, so that a failure can name the peer.
+  LivenessOptions liveness;
+  liveness.rank = transport->rank_;
+  liveness.timeout = options.timeout;
+  liveness.on_abandon = [](const Status& error) {
+    std::fprintf(stderr, "%s\n", error.ToString().c_str());
+    std::fflush(stderr);
+    ReportFromRank(error.ToString());
+  };
+  FL_ASSIGN_OR_RETURN(std::unique_ptr<LivenessMonitor> monitor, LivenessMonitor::Listen(liveness));
+  std::string address = monitor->self().Serialize();
+  if (address.size() >= kAddressBytes) {
+    return InternalError("mpi rank " + std::to_string(transport->rank_) + ": the liveness address '" + address +
+                         "' is longer than " + std::to_string(kAddressBytes - 1) + " bytes");
   }
+  address.resize(kAddressBytes);
+  std::vector<char> addresses(static_cast<size_t>(size) * kAddressBytes);
+  MPI_Request request;
+  FL_RETURN_IF_ERROR(transport->Check(MPI_Iallgather(address.data(), kAddressBytes, MPI_CHAR, addresses.data(),
+                                                     kAddressBytes, MPI_CHAR, MPI_COMM_WORLD, &request),
+                                      "MPI_Iallgather"));
+  FL_RETURN_IF_ERROR(transport->Wait(&request, "joining the job"));
+  std::vector<PeerAddress> peers;
+  for (int r = 0; r < size; ++r) {
+    FL_ASSIGN_OR_RETURN(PeerAddress peer,
+                        PeerAddress::Parse(r, std::string(addresses.data() + static_cast<size_t>(r) * kAddressBytes)));
+    peers.push_back(std::move(peer));
+  }
+  FL_RETURN_IF_ERROR(monitor->Connect(peers, std::chrono::steady_clock::now() + options.timeout));
+  transport->monitor_ = std::move(monitor);
+  MarkFromRank("joined");
   return transport;
 }
 
+// OpenMPI 4.1's TCP BTL connects a pair of ranks on the first message
+// between them, and when both ends connect at the same moment it sometimes
+// loses the connection: a later call then hangs (seen here once in ~20 runs
+// as "connect() to 10.77.0.1:1025 failed", or as an MPI_Win_allocate that
+// never returns). So the first thing every rank does is to connect each pair
+// exactly once, the lower rank sending and the higher one receiving; every
+// later message reuses those connections. On one host (shared memory) it
+// costs one tiny message per pair.
+Status MpiTransport::WireUp() {
+  std::vector<MPI_Request> requests;
+  std::vector<char> received(size_, 0);
+  const char token = 1;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    MPI_Request request;
+    const int code = peer < rank_ ? MPI_Irecv(&received[peer], 1, MPI_CHAR, peer, kWireUpTag, MPI_COMM_WORLD, &request)
+                                  : MPI_Isend(&token, 1, MPI_CHAR, peer, kWireUpTag, MPI_COMM_WORLD, &request);
+    FL_RETURN_IF_ERROR(Check(code, peer < rank_ ? "MPI_Irecv" : "MPI_Isend"));
+    requests.push_back(request);
+  }
+  for (MPI_Request& request : requests) FL_RETURN_IF_ERROR(Wait(&request, "connecting to every rank"));
+  return OkStatus();
+}
+
 MpiTransport::~MpiTransport() {
-  if (!failure_.ok() || !Barrier().ok()) return;  // MPI_Win_free would wait for the missing peer
+  if (monitor_ == nullptr) return;  // Create failed before every rank joined
+  if (!failure_.ok() || !Barrier().ok()) {  // MPI_Win_free would wait for the missing peer
+    if (monitor_ != nullptr) monitor_->LeaveWithoutGoodbye();
+    return;
+  }
+  monitor_->BeginOp("freeing the windows", "", -1, std::chrono::steady_clock::now() + options_.timeout);
+  LivenessMonitor::CallGuard guard(monitor_.get());
   for (MPI_Win& window : windows_) {
     MPI_Win_unlock_all(window);
     MPI_Win_free(&window);
   }
+  // monitor_ says goodbye as it is destroyed.
+}
+
+std::string MpiTransport::MpiErrorText(int mpi_code, const char* call) const {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(mpi_code, text, &length);
+  return std::string(call) + " failed: " + std::string(text, length);
 }
 
 Status MpiTransport::Check(int mpi_code, const char* call) {
   if (mpi_code == MPI_SUCCESS) return OkStatus();
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  MPI_Error_string(mpi_code, text, &length);
-  return UnavailableError("mpi rank " + std::to_string(rank_) + ": " + call + " failed: " + std::string(text, length));
+  return UnavailableError("mpi rank " + std::to_string(rank_) + ": " + MpiErrorText(mpi_code, call));
+}
+
+Status MpiTransport::Fail(Status status) {
+  if (failure_.ok()) failure_ = status;
+  if (monitor_ != nullptr) monitor_->AnnounceFailure();
+  g_peer_failed = true;
+  return status;
 }
 
 Status MpiTransport::Usable() const {
@@ -112,41 +175,37 @@ Status MpiTransport::Usable() const {
                                  ": the transport is unusable after an earlier failure: " + failure_.message());
 }
 
-std::string MpiTransport::DescribeMissingPeers() const {
-  const std::string here = LocalHostName();
-  std::string gone, elsewhere;
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    if (hosts_[r].empty()) continue;  // never joined: named by the caller's message
-    if (hosts_[r] != here) {
-      elsewhere += (elsewhere.empty() ? "" : ", ") + std::to_string(r);
-    } else if (!ProcessRunning(pids_[r])) {
-      gone += std::string(gone.empty() ? "" : "; ") + "rank " + std::to_string(r) + " (pid " +
-              std::to_string(pids_[r]) + " on " + hosts_[r] + ") is no longer running";
-    }
-  }
-  if (!gone.empty()) return gone;
-  if (!elsewhere.empty()) return "no rank on this host died; ranks on other hosts (" + elsewhere + ") may have";
-  return "every rank is still running: one of them has not reached this call";
-}
-
 Status MpiTransport::Wait(MPI_Request* request, const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   int done = 0;
+  if (monitor_ == nullptr) {  // joining: nobody to ask yet
+    while (true) {
+      FL_RETURN_IF_ERROR(Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
+      if (done) return OkStatus();
+      if (std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    const double seconds = std::chrono::duration<double>(options_.timeout).count();
+    char limit[32];
+    std::snprintf(limit, sizeof(limit), "%g", seconds);
+    return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": " + what + " did not complete within " +
+                                 limit + " s: not every rank has joined"));
+  }
+  monitor_->BeginOp(what, "", -1, deadline);
+  OpScope scope(monitor_.get());
   while (true) {
-    FL_RETURN_IF_ERROR(Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
+    int code;
+    {
+      LivenessMonitor::CallGuard guard(monitor_.get());
+      code = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    }
+    if (code != MPI_SUCCESS) return Fail(monitor_->FailOp(MpiErrorText(code, "MPI_Test")));
     if (done) return OkStatus();
-    if (std::chrono::steady_clock::now() > deadline) break;
+    Status checked = monitor_->CheckOp();
+    if (!checked.ok()) return Fail(checked);
     // Ranks often outnumber cores: let the peers run instead of spinning.
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-  const double seconds = std::chrono::duration<double>(options_.timeout).count();
-  char limit[32];
-  std::snprintf(limit, sizeof(limit), "%g", seconds);
-  failure_ = UnavailableError("mpi rank " + std::to_string(rank_) + ": " + what + " did not complete within " + limit +
-                              " s: " + DescribeMissingPeers());
-  g_peer_failed = true;
-  return failure_;
 }
 
 Status MpiTransport::Barrier() {
@@ -163,11 +222,24 @@ Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
   const MPI_Aint bytes = static_cast<MPI_Aint>(spec.book.size(rank_) * spec.dim * sizeof(float));
   float* base = nullptr;
   MPI_Win window;
-  FL_RETURN_IF_ERROR(Check(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &window),
-                           "MPI_Win_allocate"));
-  MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
-  if (bytes > 0) std::memset(base, 0, bytes);
-  FL_RETURN_IF_ERROR(Check(MPI_Win_lock_all(MPI_MODE_NOCHECK, window), "MPI_Win_lock_all"));
+  {
+    monitor_->BeginOp("allocating the window of '" + spec.name + "'", "", -1,
+                      std::chrono::steady_clock::now() + options_.timeout);
+    OpScope scope(monitor_.get());
+    int code;
+    {
+      LivenessMonitor::CallGuard guard(monitor_.get());
+      code = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &window);
+    }
+    if (code != MPI_SUCCESS) return Fail(monitor_->FailOp(MpiErrorText(code, "MPI_Win_allocate")));
+    MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
+    if (bytes > 0) std::memset(base, 0, bytes);
+    {
+      LivenessMonitor::CallGuard guard(monitor_.get());
+      code = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+    }
+    if (code != MPI_SUCCESS) return Fail(monitor_->FailOp(MpiErrorText(code, "MPI_Win_lock_all")));
+  }
   windows_.push_back(window);
   return Barrier();  // every partition is zero before anyone writes
 }
@@ -177,8 +249,21 @@ Status MpiTransport::TransferRows(int handle, int part, const std::vector<int64_
   FL_RETURN_IF_ERROR(Usable());
   const int64_t dim = spec(handle).dim;
   MPI_Win window = windows_[handle];
-  // One derived datatype per chunk addresses the rows inside the target's window.
-  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 24) / dim);
+  const bool add = op == MPI_SUM;
+  const std::string rows = std::to_string(local_ids.size()) + " rows ";
+  monitor_->BeginOp(write ? (add ? "adding " : "writing ") + rows + "to rank " + std::to_string(part)
+                          : "reading " + rows + "of rank " + std::to_string(part),
+                    "DistTensor('" + spec(handle).name + "')." + (write ? (add ? "push_add" : "push") : "pull"), part,
+                    std::chrono::steady_clock::now() + options_.timeout);
+  OpScope scope(monitor_.get());
+  Status checked = monitor_->CheckOp();  // a target known to be dead: fail without entering MPI
+  if (!checked.ok()) return Fail(checked);
+  // One derived datatype per chunk addresses the rows inside the target's
+  // window. At most kRowsPerCall rows (blocks) per call: osc pt2pt (the TCP
+  // path across hosts) sends the target datatype inside one eager fragment
+  // (64 KiB over TCP, 8 bytes a block) and hangs on an MPI_Accumulate of
+  // 8192 blocks or more; 4096 leave half of it free.
+  const int64_t chunk = std::clamp<int64_t>((int64_t{1} << 24) / dim, 1, kRowsPerCall);
   std::vector<MPI_Aint> offsets;
   for (size_t first = 0; first < local_ids.size(); first += chunk) {
     const size_t count = std::min<size_t>(chunk, local_ids.size() - first);
@@ -193,11 +278,19 @@ Status MpiTransport::TransferRows(int handle, int part, const std::vector<int64_
     MPI_Type_commit(&rows_type);
     float* origin = buffer + first * dim;
     const int values = static_cast<int>(count * dim);
-    const int code = write ? MPI_Accumulate(origin, values, MPI_FLOAT, part, 0, 1, rows_type, op, window)
-                           : MPI_Get(origin, values, MPI_FLOAT, part, 0, 1, rows_type, window);
+    int code;
+    {
+      LivenessMonitor::CallGuard guard(monitor_.get());
+      code = write ? MPI_Accumulate(origin, values, MPI_FLOAT, part, 0, 1, rows_type, op, window)
+                   : MPI_Get(origin, values, MPI_FLOAT, part, 0, 1, rows_type, window);
+    }
     MPI_Type_free(&rows_type);
-    FL_RETURN_IF_ERROR(Check(code, write ? "MPI_Accumulate" : "MPI_Get"));
-    FL_RETURN_IF_ERROR(Check(MPI_Win_flush(part, window), "MPI_Win_flush"));
+    if (code != MPI_SUCCESS) return Fail(monitor_->FailOp(MpiErrorText(code, write ? "MPI_Accumulate" : "MPI_Get")));
+    {
+      LivenessMonitor::CallGuard guard(monitor_.get());
+      code = MPI_Win_flush(part, window);
+    }
+    if (code != MPI_SUCCESS) return Fail(monitor_->FailOp(MpiErrorText(code, "MPI_Win_flush")));
   }
   return OkStatus();
 }

@@ -2,17 +2,24 @@
 // tensor is an MPI window; pulls and pushes are one-sided RMA (MPI_Get and
 // MPI_Accumulate under a shared passive-target lock), so a trainer reads and
 // writes remote rows without the owner's help, on one machine or many. The
-// optimizer's gradient routing is an MPI_Ialltoallv. Collective calls wait
-// at most a timeout and then name the ranks that are gone.
+// optimizer's gradient routing is an MPI_Ialltoallv.
 //
-// Limits: one-sided reads and writes are not timed (a peer that dies on
-// another host during a pull can block it; on one host the shared window stays
-// readable); the first collective after that fails. After a failure the
-// transport refuses every call and MPI is not finalized.
+// Every call is bounded by the timeout, also when a peer dies or its host
+// becomes unreachable in the middle of it, and the error names the peer and
+// its host (liveness.h): "mpi rank 0: reading 16 rows of rank 3 failed:
+// rank 3 (pid 4242 on host fl-host1) is no longer running", or "... did not
+// complete within 3 s: rank 3 (...) is unreachable (nothing heard from it for
+// over 1.5 s)". Collective calls poll their request and return that error.
+// A one-sided call that OpenMPI cannot return from (over TCP it spins
+// forever on a dead or unreachable target) is abandoned by the watchdog: it
+// prints the same error the call would have returned (with the DistTensor
+// operation in front), reports it to RunMpiJob (rank_report.h) and ends the
+// process with exit code 1 -- within the timeout, or a fraction of it after
+// the target was seen to die. After any failure the transport refuses every
+// call, closes its liveness connections without a goodbye, and MPI is not
+// finalized.
 #ifndef FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TRANSPORT_H_
 #define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TRANSPORT_H_
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <memory>
@@ -21,6 +28,7 @@
 
 #include <mpi.h>
 
+#include "reference/distributed/liveness.h"
 #include "reference/distributed/transport.h"
 
 namespace faultline {
@@ -35,10 +43,12 @@ Result<MpiOptions> MpiOptionsFromEnv();
 
 class MpiTransport : public Transport {
  public:
-  // Initializes MPI once per process (finalized at exit) and joins
-  // MPI_COMM_WORLD. Create it once per process, on every rank.
+  // Initializes MPI once per process (finalized at exit), joins
+  // MPI_COMM_WORLD, and connects the liveness monitor to every rank; marks
+  // "joined" for RunMpiJob. Create it once per process, on every rank.
   static Result<std::unique_ptr<MpiTransport>> Create(MpiOptions options = {});
-  // Frees the windows (after a timed barrier); skipped once a peer failed.
+  // Frees the windows (after a timed barrier) and says goodbye to the peers;
+  // skipped once a peer failed.
   ~MpiTransport() override;
 
   const char* name() const override { return "mpi"; }
@@ -58,10 +68,13 @@ class MpiTransport : public Transport {
 
  private:
   MpiTransport() = default;
-  // Polls `request` until it completes or the timeout passes.
+  // Connects every pair of ranks once, the lower rank first (see the .cc).
+  Status WireUp();
+  // Polls `request` until it completes, a peer dies, or the timeout passes.
   Status Wait(MPI_Request* request, const std::string& what);
-  // Names the peers that are no longer running, for a timeout message.
-  std::string DescribeMissingPeers() const;
+  // Records the first failure: the transport is unusable after it.
+  Status Fail(Status status);
+  std::string MpiErrorText(int mpi_code, const char* call) const;
   Status Check(int mpi_code, const char* call);
   Status Usable() const;
   // Runs one MPI_Get (write = false) or MPI_Accumulate per chunk of rows.
@@ -71,10 +84,9 @@ class MpiTransport : public Transport {
   int rank_ = 0;
   int size_ = 1;
   MpiOptions options_;
-  std::vector<pid_t> pids_;          // every rank's pid
-  std::vector<std::string> hosts_;   // every rank's host name
-  std::vector<MPI_Win> windows_;     // by tensor handle
-  Status failure_;                   // the first peer failure; the transport is unusable after it
+  std::unique_ptr<LivenessMonitor> monitor_;  // null until every rank joined
+  std::vector<MPI_Win> windows_;              // by tensor handle
+  Status failure_;                            // the first failure; the transport is unusable after it
 };
 
 }  // namespace faultline

@@ -47,7 +47,7 @@ class Reader {
     FL_RETURN_IF_ERROR(U64(&n));
     if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
     v->resize(n);
-    std::memcpy(v->data(), in_.data(), n * sizeof(T));
+    if (n > 0) std::memcpy(v->data(), in_.data(), n * sizeof(T));  // an empty vector's data() may be null
     in_.remove_prefix(n * sizeof(T));
     return OkStatus();
   }
@@ -56,6 +56,48 @@ class Reader {
  private:
   std::string_view in_;
 };
+
+// Checks what every consumer of a decoded minibatch relies on, so that a
+// corrupt segment is an error here rather than an out-of-range index later:
+// each layer's indptr covers its seeds and indices, every compacted index
+// points into unique_nodes, and the features hold feature_dim values for
+// each unique node of the last layer.
+Status CheckConsistent(const MiniBatch& b) {
+  auto corrupt = [](const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); };
+  if (b.index < 0) return corrupt("index " + std::to_string(b.index) + " is negative");
+  for (size_t k = 0; k < b.layers.size(); ++k) {
+    const SampledSubgraph& s = b.layers[k].subgraph;
+    const std::string layer = "layer " + std::to_string(k) + ": ";
+    if (s.indptr.size() != s.seeds.size() + 1) {
+      return corrupt(layer + "indptr has " + std::to_string(s.indptr.size()) + " entries for " +
+                     std::to_string(s.seeds.size()) + " seeds");
+    }
+    if (s.indptr.front() != 0) return corrupt(layer + "indptr[0] is " + std::to_string(s.indptr.front()));
+    for (size_t i = 0; i + 1 < s.indptr.size(); ++i) {
+      if (s.indptr[i] > s.indptr[i + 1]) return corrupt(layer + "indptr decreases at " + std::to_string(i));
+    }
+    if (s.indptr.back() != static_cast<int64_t>(s.indices.size()) || s.original_edge_ids.size() != s.indices.size() ||
+        b.layers[k].compacted_indices.size() != s.indices.size()) {
+      return corrupt(layer + "indptr ends at " + std::to_string(s.indptr.back()) + " but there are " +
+                     std::to_string(s.indices.size()) + " indices, " + std::to_string(s.original_edge_ids.size()) +
+                     " edge ids and " + std::to_string(b.layers[k].compacted_indices.size()) + " compacted indices");
+    }
+    const int64_t unique = static_cast<int64_t>(b.layers[k].unique_nodes.size());
+    for (int64_t c : b.layers[k].compacted_indices) {
+      if (c < 0 || c >= unique) {
+        return corrupt(layer + "compacted index " + std::to_string(c) + " is outside the " + std::to_string(unique) +
+                       " unique nodes");
+      }
+    }
+  }
+  const uint64_t rows = b.layers.empty() ? 0 : b.layers.back().unique_nodes.size();
+  if (b.feature_dim < 0 || (b.feature_dim > 0 && b.features.size() / static_cast<uint64_t>(b.feature_dim) != rows) ||
+      b.features.size() != rows * static_cast<uint64_t>(b.feature_dim)) {
+    return corrupt(std::to_string(b.features.size()) + " feature values for " + std::to_string(rows) +
+                   " unique nodes of dimension " + std::to_string(b.feature_dim));
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -129,6 +171,7 @@ Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
   b.feature_dim = static_cast<int64_t>(dim);
   FL_RETURN_IF_ERROR(r.Array(&b.features));
   if (!r.done()) return DataLossError("minibatch bytes have trailing data");
+  FL_RETURN_IF_ERROR(CheckConsistent(b));
   return b;
 }
 

@@ -29,7 +29,11 @@ struct MiniBatch {
 
 // Encodes a minibatch as bytes.
 std::string EncodeMiniBatch(const MiniBatch& batch);
-// Decodes bytes made by EncodeMiniBatch; truncated or corrupt input is an error.
+// Decodes bytes made by EncodeMiniBatch; truncated or corrupt input is a
+// DataLoss error, and so is a minibatch that is not consistent (an indptr
+// that does not cover its seeds and indices, a compacted index outside
+// unique_nodes, features that are not feature_dim values per unique node
+// of the last layer).
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
 
 }  // namespace faultline

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The long fuzz run (issue 12; docs/reliability.md "Fuzzing"): builds every
+# target of //properties/fuzz with clang and libFuzzer (ASan + UBSan) and
+# runs each one, one after the other, for N executions on a copy of its
+# seed corpus. Installs clang-14 and its runtimes when they are missing.
+#
+#   ci/fuzz.sh [--runs N] [--max-seconds S] [--targets a,b] [--json] [--work DIR]
+#
+# Exit 0 only when every target ran its N executions with no crash (a
+# crash, leak, timeout, out-of-memory or sanitizer report); each crash input
+# is kept in DIR/<target>/ and printed. 1: a target failed; 2: bad usage or
+# the build failed.
+#
+# Why its own output base: `--config=fuzz` switches CC to clang-14, which
+# reconfigures Bazel's auto-detected C++ toolchain for the whole output
+# base. In the shared one that would rebuild (and race) everyone's gcc
+# builds, so this script gives the fuzz build an output base of its own
+# (FAULTLINE_FUZZ_OUTPUT_BASE, default ~/.cache/faultline-fuzz/bazel), writes
+# no bazel-* links into the checkout (--symlink_prefix=/), and lets that
+# server exit by itself after 10 idle minutes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+ALL_TARGETS=(npy_fuzz csc_graph_fuzz status_json_fuzz wire_fuzz minibatch_fuzz sample_cli_fuzz repro_cli_fuzz)
+
+usage() {
+  cat <<EOF
+usage: ci/fuzz.sh [--runs N] [--max-seconds S] [--targets a,b] [--json] [--work DIR]
+
+Builds the libFuzzer targets of //properties/fuzz (clang-14,
+-fsanitize=fuzzer,address,undefined) and runs each for N executions on a
+copy of its seed corpus, one target at a time.
+
+  --runs N         executions per target (default 10000000)
+  --max-seconds S  stop a target after S seconds even if it has not run N
+                   executions (libFuzzer's -max_total_time; default 0: no
+                   limit); such a target counts as failed
+  --targets a,b    only these targets (default: ${ALL_TARGETS[*]})
+  --json           print one JSON row per target on stdout (target,
+                   executions, seconds, exec_per_s, crashes, exit_status,
+                   crash_inputs); progress goes to stderr
+  --work DIR       where the corpora, logs and crash inputs go
+                   (default ~/.cache/faultline-fuzz/work)
+  --help           this text
+
+Exit 0 only when every target ran N executions with 0 crashes; 1 when one
+did not; 2 for bad usage or a failed build.
+EOF
+}
+
+RUNS=10000000
+MAX_SECONDS=0
+JSON=0
+WORK="${HOME}/.cache/faultline-fuzz/work"
+TARGETS=("${ALL_TARGETS[@]}")
+while (($#)); do
+  case "$1" in
+    --runs) RUNS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --runs=*) RUNS="${1#--runs=}"; shift ;;
+    --max-seconds) MAX_SECONDS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --max-seconds=*) MAX_SECONDS="${1#--max-seconds=}"; shift ;;
+    --targets) IFS=, read -r -a TARGETS <<<"${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --targets=*) IFS=, read -r -a TARGETS <<<"${1#--targets=}"; shift ;;
+    --json) JSON=1; shift ;;
+    --work) WORK="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --work=*) WORK="${1#--work=}"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "fuzz: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+if ! [[ "$RUNS" =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: --runs is '$RUNS'; expected a number of executions >= 1" >&2
+  exit 2
+fi
+if ! [[ "$MAX_SECONDS" =~ ^[0-9]+$ ]]; then
+  echo "fuzz: --max-seconds is '$MAX_SECONDS'; expected a number of seconds (0: no limit)" >&2
+  exit 2
+fi
+for t in "${TARGETS[@]}"; do
+  if [[ " ${ALL_TARGETS[*]} " != *" $t "* ]]; then
+    echo "fuzz: unknown target '$t'; expected some of ${ALL_TARGETS[*]}" >&2
+    exit 2
+  fi
+done
+
+# With --json, stdout carries only the JSON; everything else goes to stderr.
+if ((JSON)); then exec 3>&1 1>&2; else exec 3>&1; fi
+
+# clang-14 with libFuzzer and the sanitizer runtimes (Debian 12).
+missing=()
+for pkg in clang-14 libclang-rt-14-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    { echo "fuzz: could not install ${missing[*]}" >&2; exit 2; }
+fi
+
+OUTPUT_BASE="${FAULTLINE_FUZZ_OUTPUT_BASE:-${HOME}/.cache/faultline-fuzz/bazel}"
+BAZEL=(bazel --output_base="$OUTPUT_BASE" --max_idle_secs=600)
+LABELS=()
+for t in "${TARGETS[@]}"; do LABELS+=("//properties/fuzz:$t"); done
+echo "fuzz: building ${TARGETS[*]} with clang-14 and libFuzzer (output base $OUTPUT_BASE)"
+mkdir -p "$WORK"
+# The build log is long (ld.gold warns about every ASan helper symbol): keep
+# it in a file and show its end only when the build fails.
+if ! "${BAZEL[@]}" build --config=ci --config=fuzz --symlink_prefix=/ "${LABELS[@]}" >"$WORK/build.log" 2>&1; then
+  grep -v "ld.gold: warning" "$WORK/build.log" | tail -40 >&2
+  echo "fuzz: the build failed; log in $WORK/build.log" >&2
+  exit 2
+fi
+BIN="$("${BAZEL[@]}" info --config=ci --config=fuzz bazel-bin 2>/dev/null)"
+
+# The file-based targets write a few small files per input (and WriteNpy
+# fsyncs): on tmpfs that costs microseconds instead of a disk flush.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+status=0
+rows=()
+for t in "${TARGETS[@]}"; do
+  dir="$WORK/$t"
+  rm -rf "$dir"
+  mkdir -p "$dir/corpus"
+  cp properties/fuzz/corpus/"$t"/* "$dir/corpus/"
+  log="$dir/fuzz.log"
+  cmd=("$BIN/properties/fuzz/$t" -runs="$RUNS" -max_total_time="$MAX_SECONDS" -timeout=30 -print_final_stats=1
+       -artifact_prefix="$dir/" "$dir/corpus")
+  echo "fuzz: $t: ${cmd[*]}"
+  echo "fuzz: $t: full log in $log; progress (libFuzzer's pulse lines):"
+  start=$(date +%s.%N)
+  # Progress: libFuzzer's pulse lines (at powers of two) and any report.
+  "${cmd[@]}" >"$log" 2>&1 &
+  pid=$!
+  tail -n +1 -F --pid="$pid" "$log" 2>/dev/null |
+    grep --line-buffered -E 'pulse|DONE|INITED|ERROR|SUMMARY|Test unit written|deadly signal|fuzz check failed' |
+    sed -u "s/^/  $t: /"
+  wait "$pid"
+  rc=$?
+  seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  execs=${execs:-0}
+  mapfile -t crashes < <(find "$dir" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+                                                          -o -name 'oom-*' -o -name 'slow-unit-*' \) | sort)
+  # A sanitizer or fuzz-check report without a saved input still counts.
+  reports=${#crashes[@]}
+  if ((reports == 0)) && grep -qE '^(==[0-9]+==ERROR|SUMMARY: |fuzz check failed)' "$log"; then reports=1; fi
+  rate=$(awk -v n="$execs" -v s="$seconds" 'BEGIN { printf "%d", (s > 0 ? n / s : 0) }')
+  printf 'fuzz: %s: %s executions in %.0f s (%s exec/s), %d crashes, exit %d\n' "$t" "$execs" "$seconds" "$rate" \
+    "$reports" "$rc"
+  for c in "${crashes[@]}"; do
+    echo "fuzz: $t: crash input $c (reproduce: $BIN/properties/fuzz/$t $c):"
+    head -c 512 "$c" | od -A d -c | head -20
+  done
+  if ((rc != 0 || reports > 0 || execs < RUNS)); then status=1; fi
+  crash_json=$(printf '%s\n' "${crashes[@]}" | python3 -c 'import json,sys; print(json.dumps([l for l in sys.stdin.read().split("\n") if l]))')
+  rows+=("$(printf '{"target": "%s", "executions": %s, "seconds": %.1f, "exec_per_s": %s, "crashes": %d, "exit_status": %d, "crash_inputs": %s}' \
+    "$t" "$execs" "$seconds" "$rate" "$reports" "$rc" "$crash_json")")
+done
+
+if ((JSON)); then
+  { echo "["; for i in "${!rows[@]}"; do echo "  ${rows[$i]}$( ((i + 1 < ${#rows[@]})) && echo ,)"; done; echo "]"; } >&3
+else
+  printf '%-18s %12s %9s %9s %8s %5s\n' target executions seconds exec/s crashes exit
+  for row in "${rows[@]}"; do
+    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%-18s %12d %9.0f %9d %8d %5d" % (r["target"], r["executions"], r["seconds"], r["exec_per_s"], r["crashes"], r["exit_status"]))' "$row"
+  done
+fi
+exit "$status"

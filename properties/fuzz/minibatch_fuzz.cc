@@ -1,0 +1,77 @@
+// Fuzzes minibatch decoding from shared memory, the parent's side of a
+// worker's result (reference/loader/minibatch.h, shared_memory.h). Feeds:
+// the input as the bytes of a worker's shared-memory segment: decoded with
+// DecodeMiniBatch from the fuzzer's buffer (exact size, so ASan sees any
+// read past the end), then written with WriteSharedMemory and decoded where
+// it lies with ReadSharedMemory, as DataLoader::Accept does. Asserts: the
+// segment is read back byte for byte and is gone afterwards; both decodes
+// agree; decoding never crashes and either fails with DataLoss or returns
+// a consistent minibatch (each layer's indptr covers its seeds and indices,
+// every compacted index points into unique_nodes, the features hold
+// feature_dim values per unique node of the last layer) whose encoding is
+// exactly the input.
+#include <unistd.h>
+
+#include "properties/fuzz/fuzz_support.h"
+#include "reference/loader/minibatch.h"
+#include "reference/loader/shared_memory.h"
+
+namespace faultline {
+namespace {
+
+void CheckConsistent(const MiniBatch& b) {
+  FUZZ_CHECK(b.index >= 0, "negative index " + std::to_string(b.index));
+  for (size_t k = 0; k < b.layers.size(); ++k) {
+    const SampledLayer& l = b.layers[k];
+    const std::string layer = "layer " + std::to_string(k) + ": ";
+    FUZZ_CHECK(l.subgraph.indptr.size() == l.subgraph.seeds.size() + 1, layer + "indptr size");
+    FUZZ_CHECK(l.subgraph.indptr.front() == 0, layer + "indptr[0]");
+    for (size_t i = 0; i + 1 < l.subgraph.indptr.size(); ++i) {
+      FUZZ_CHECK(l.subgraph.indptr[i] <= l.subgraph.indptr[i + 1], layer + "indptr not monotone");
+    }
+    FUZZ_CHECK(l.subgraph.indptr.back() == static_cast<int64_t>(l.subgraph.indices.size()), layer + "indptr end");
+    FUZZ_CHECK(l.subgraph.original_edge_ids.size() == l.subgraph.indices.size(), layer + "edge ids size");
+    FUZZ_CHECK(l.compacted_indices.size() == l.subgraph.indices.size(), layer + "compacted size");
+    for (int64_t c : l.compacted_indices) {
+      FUZZ_CHECK(c >= 0 && c < static_cast<int64_t>(l.unique_nodes.size()), layer + "compacted index out of range");
+    }
+  }
+  FUZZ_CHECK(b.feature_dim >= 0, "negative feature_dim");
+  const uint64_t rows = b.layers.empty() ? 0 : b.layers.back().unique_nodes.size();
+  FUZZ_CHECK(b.feature_dim == 0 || b.features.size() / static_cast<uint64_t>(b.feature_dim) == rows,
+             "features do not hold feature_dim values per unique node");
+  FUZZ_CHECK(b.features.size() == rows * static_cast<uint64_t>(b.feature_dim), "features size");
+}
+
+}  // namespace
+}  // namespace faultline
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace faultline;
+  static const std::string segment = "/faultline-fuzz-" + std::to_string(getpid()) + "-minibatch";
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  Result<MiniBatch> batch = DecodeMiniBatch(bytes);
+
+  Status written = WriteSharedMemory(segment, bytes);
+  FUZZ_CHECK(written.ok(), written.ToString());
+  Result<MiniBatch> from_segment = InternalError("unset");
+  Status read = ReadSharedMemory(segment, [&](std::string_view mapped) {
+    FUZZ_CHECK(mapped == bytes, "the segment did not come back byte for byte");
+    from_segment = DecodeMiniBatch(mapped);
+    return OkStatus();
+  });
+  FUZZ_CHECK(read.ok(), read.ToString());
+  FUZZ_CHECK(!SharedMemoryExists(segment), "ReadSharedMemory left the segment behind");
+  FUZZ_CHECK(from_segment.ok() == batch.ok(), "the two decodes disagree: " + from_segment.status().ToString());
+
+  if (!batch.ok()) {
+    FUZZ_CHECK(batch.status().code() == StatusCode::kDataLoss, batch.status().ToString());
+    FUZZ_CHECK(from_segment.status().message() == batch.status().message(), from_segment.status().ToString());
+    return 0;
+  }
+  CheckConsistent(*batch);
+  // Compared as bytes: features may hold NaNs, which operator== calls unequal.
+  FUZZ_CHECK(EncodeMiniBatch(*batch) == bytes, "decode then encode changed the bytes");
+  FUZZ_CHECK(EncodeMiniBatch(*from_segment) == bytes, "the two decodes disagree");
+  return 0;
+}

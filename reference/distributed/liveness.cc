@@ -1,0 +1,468 @@
+// Implements LivenessMonitor over plain TCP sockets and one poll() thread.
+#include "reference/distributed/liveness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace faultline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kHeartbeat = 'H';
+constexpr char kGoodbye = 'G';
+constexpr char kFailed = 'F';
+constexpr uint32_t kHelloMagic = 0x464c4856;  // "FLHV"
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+std::string Seconds(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", std::chrono::duration<double>(duration).count());
+  return text;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+int MillisUntil(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, 1 << 30));
+}
+
+// Non-loopback IPv4 addresses of this host (network namespace).
+std::vector<std::string> LocalIpv4() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    const in_addr address = reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr;
+    if ((ntohl(address.s_addr) >> 24) == 127) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &address, text, sizeof(text));
+    out.push_back(text);
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+// Reads or writes exactly `size` bytes on a non-blocking socket by `deadline`.
+Status Exchange(int fd, void* data, size_t size, bool write, Clock::time_point deadline) {
+  char* bytes = static_cast<char*>(data);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = write ? send(fd, bytes + done, size - done, MSG_NOSIGNAL) : recv(fd, bytes + done, size - done, 0);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) return UnavailableError("the connection closed during the hello");
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return UnavailableError(Errno(write ? "send" : "recv"));
+    pollfd pfd{fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
+    const int ready = poll(&pfd, 1, MillisUntil(deadline));
+    if (ready == 0) return UnavailableError("no hello before the deadline");
+    if (ready < 0 && errno != EINTR) return UnavailableError(Errno("poll"));
+  }
+  return OkStatus();
+}
+
+// Connects to ip:port by `deadline`; returns the non-blocking socket.
+Result<int> ConnectTo(const std::string& ip, int port, Clock::time_point deadline) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) return InvalidArgumentError("bad address '" + ip + "'");
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return UnavailableError(Errno("socket"));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
+  if (errno != EINPROGRESS) {
+    const Status error = UnavailableError(Errno("connect to " + ip + ":" + std::to_string(port)));
+    close(fd);
+    return error;
+  }
+  pollfd pfd{fd, POLLOUT, 0};
+  int ready;
+  do {
+    ready = poll(&pfd, 1, MillisUntil(deadline));
+  } while (ready < 0 && errno == EINTR);
+  int error = ETIMEDOUT;
+  socklen_t length = sizeof(error);
+  if (ready > 0) getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+  if (error != 0) {
+    close(fd);
+    return UnavailableError("connect to " + ip + ":" + std::to_string(port) + ": " + std::strerror(error));
+  }
+  return fd;
+}
+
+std::string Join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
+  return out;
+}
+
+}  // namespace
+
+std::string PeerAddress::Serialize() const {
+  return std::to_string(pid) + " " + std::to_string(port) + " " + host + " " + (ipv4.empty() ? "-" : Join(ipv4, ","));
+}
+
+Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
+  std::istringstream in(text);
+  PeerAddress peer;
+  peer.rank = rank;
+  std::string addresses;
+  if (!(in >> peer.pid >> peer.port >> peer.host >> addresses)) {
+    return InvalidArgumentError("rank " + std::to_string(rank) + " published a malformed address '" + text + "'");
+  }
+  if (addresses != "-") {
+    std::istringstream list(addresses);
+    for (std::string ip; std::getline(list, ip, ',');) peer.ipv4.push_back(ip);
+  }
+  return peer;
+}
+
+Result<std::unique_ptr<LivenessMonitor>> LivenessMonitor::Listen(LivenessOptions options) {
+  using std::chrono::milliseconds;
+  const milliseconds timeout = options.timeout;
+  if (options.heartbeat.count() == 0) options.heartbeat = std::clamp(timeout / 20, milliseconds(10), milliseconds(200));
+  if (options.silence.count() == 0) options.silence = timeout / 2;
+  if (options.stuck_grace.count() == 0) options.stuck_grace = std::clamp(timeout / 10, milliseconds(50), milliseconds(500));
+  std::unique_ptr<LivenessMonitor> monitor(new LivenessMonitor(std::move(options)));
+
+  monitor->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (monitor->listen_fd_ < 0) return UnavailableError(Errno("liveness socket"));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof(address);
+  if (bind(monitor->listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(monitor->listen_fd_, 256) != 0 ||
+      getsockname(monitor->listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return UnavailableError(Errno("liveness listener"));
+  }
+  monitor->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (monitor->wake_fd_ < 0) return UnavailableError(Errno("eventfd"));
+
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  monitor->self_.rank = monitor->options_.rank;
+  monitor->self_.pid = getpid();
+  monitor->self_.host = host;
+  monitor->self_.port = ntohs(address.sin_port);
+  monitor->self_.ipv4 = LocalIpv4();
+  return monitor;
+}
+
+Status LivenessMonitor::Connect(const std::vector<PeerAddress>& peers, Clock::time_point deadline) {
+  const int rank = options_.rank;
+  peers_.resize(peers.size());
+  for (size_t r = 0; r < peers.size(); ++r) peers_[r].address = peers[r];
+  // Higher ranks: connect and say hello (my rank, and the pid I expect there).
+  for (size_t r = rank + 1; r < peers.size(); ++r) {
+    const PeerAddress& peer = peers[r];
+    std::vector<std::string> candidates = peer.host == self_.host ? std::vector<std::string>{"127.0.0.1"} : peer.ipv4;
+    std::string errors;
+    for (const std::string& ip : candidates) {
+      Result<int> fd = ConnectTo(ip, peer.port, deadline);
+      if (fd.ok()) {
+        peers_[r].fd = *fd;
+        break;
+      }
+      errors += (errors.empty() ? "" : "; ") + fd.status().message();
+    }
+    if (peers_[r].fd < 0) {
+      return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot open the liveness connection to " +
+                              Name(static_cast<int>(r)) + ": " + (errors.empty() ? "it published no address" : errors));
+    }
+    const uint32_t hello[3] = {kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid)};
+    FL_RETURN_IF_ERROR(Exchange(peers_[r].fd, const_cast<uint32_t*>(hello), sizeof(hello), true, deadline)
+                           .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +
+                                        Name(static_cast<int>(r))));
+  }
+  // Lower ranks: accept until each has said hello.
+  for (int accepted = 0; accepted < rank;) {
+    pollfd pfd{listen_fd_, POLLIN, 0};
+    const int ready = poll(&pfd, 1, MillisUntil(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      std::vector<std::string> missing;
+      for (int r = 0; r < rank; ++r) {
+        if (peers_[r].fd < 0) missing.push_back(Name(r));
+      }
+      return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " +
+                              Join(missing, ", ") + " before the deadline");
+    }
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    uint32_t hello[3] = {};
+    const Status read = Exchange(fd, hello, sizeof(hello), false, deadline);
+    const int from = static_cast<int>(hello[1]);
+    if (!read.ok() || hello[0] != kHelloMagic || static_cast<pid_t>(hello[2]) != self_.pid || from < 0 ||
+        from >= rank || peers_[from].fd >= 0) {
+      close(fd);  // not a peer of this job (or a duplicate): ignore it
+      continue;
+    }
+    peers_[from].fd = fd;
+    ++accepted;
+  }
+  close(listen_fd_);
+  listen_fd_ = -1;
+  const Clock::time_point now = Clock::now();
+  for (Peer& peer : peers_) peer.last_heard = now;
+  thread_ = std::thread([this] { Run(); });
+  return OkStatus();
+}
+
+LivenessMonitor::~LivenessMonitor() {
+  if (thread_.joinable()) {
+    stop_ = true;
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+    thread_.join();
+  }
+  if (say_goodbye_) SendHeartbeats(kGoodbye);
+  for (Peer& peer : peers_) {
+    if (peer.fd >= 0) close(peer.fd);
+  }
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+std::string LivenessMonitor::Name(int peer) const {
+  if (peer < 0 || peer >= static_cast<int>(peers_.size())) return "rank " + std::to_string(peer);
+  const PeerAddress& a = peers_[peer].address;
+  return "rank " + std::to_string(peer) + " (pid " + std::to_string(a.pid) + " on host " + a.host + ")";
+}
+
+void LivenessMonitor::SendHeartbeats(char byte) {
+  std::lock_guard<std::mutex> lock(mu_);  // the monitor thread may be closing a connection
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    Peer& peer = peers_[r];
+    if (peer.fd < 0 || static_cast<int>(r) == options_.rank) continue;
+    // A full send buffer (a silent peer) drops the byte: silence is measured on the other side.
+    (void)!send(peer.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+}
+
+void LivenessMonitor::AnnounceFailure() {
+  if (!failure_announced_.exchange(true)) SendHeartbeats(kFailed);
+}
+
+void LivenessMonitor::ReadFrom(Peer& peer, Clock::time_point now) {
+  char buffer[256];
+  for (;;) {
+    const ssize_t n = recv(peer.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      peer.last_heard = now;
+      if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) peer.goodbye = true;
+      if (std::memchr(buffer, kFailed, static_cast<size_t>(n)) != nullptr) peer.failed = true;
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && errno == EINTR) continue;
+    // Closed (0) or reset: a peer that said goodbye ended normally; any other died.
+    std::lock_guard<std::mutex> lock(mu_);
+    close(peer.fd);
+    peer.fd = -1;
+    if (!peer.goodbye) {
+      peer.closed = true;
+      peer.closed_at = now;
+      ++dead_count_;
+    }
+    changed_.notify_all();
+    return;
+  }
+}
+
+void LivenessMonitor::Run() {
+  Clock::time_point next_heartbeat = Clock::now();
+  std::vector<pollfd> fds;
+  std::vector<int> owners;
+  while (!stop_) {
+    const Clock::time_point now = Clock::now();
+    if (now >= next_heartbeat) {
+      SendHeartbeats(kHeartbeat);
+      next_heartbeat = now + options_.heartbeat;
+    }
+    // The watchdog: a call still inside MPI past its deadline, or stuck_grace after its peer died.
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (op_.active && !claimed_ && in_call_) {
+        const bool timed_out = now >= op_.deadline;
+        bool abandon = timed_out;
+        if (!abandon) {
+          const Clock::time_point call_started{std::chrono::nanoseconds(call_started_ns_.load())};
+          for (int dead : DeadPeersLocked(op_.target)) {
+            if (now - std::max(call_started, peers_[dead].closed_at) >= options_.stuck_grace) abandon = true;
+          }
+        }
+        if (abandon) {
+          claimed_ = true;
+          Status error = ErrorLocked(DiagnoseLocked(timed_out, now));
+          if (!op_.context.empty()) error = error.WithContext(op_.context);
+          lock.unlock();
+          AnnounceFailure();
+          if (options_.on_abandon) options_.on_abandon(error);
+          _exit(1);
+        }
+      }
+    }
+    fds.clear();
+    owners.clear();
+    fds.push_back({wake_fd_, POLLIN, 0});
+    owners.push_back(-1);
+    for (size_t r = 0; r < peers_.size(); ++r) {
+      if (peers_[r].fd < 0) continue;
+      fds.push_back({peers_[r].fd, POLLIN, 0});
+      owners.push_back(static_cast<int>(r));
+    }
+    Clock::time_point wake = next_heartbeat;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (op_.active) wake = std::min(wake, op_.deadline);
+    }
+    const int ready = poll(fds.data(), fds.size(), std::max(1, MillisUntil(wake)));
+    if (ready <= 0) continue;
+    const Clock::time_point after = Clock::now();
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) ReadFrom(peers_[owners[i]], after);
+    }
+  }
+}
+
+std::vector<int> LivenessMonitor::DeadPeersLocked(int target) const {
+  std::vector<int> dead;
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    if (peers_[r].closed && (target < 0 || target == static_cast<int>(r))) dead.push_back(static_cast<int>(r));
+  }
+  return dead;
+}
+
+std::vector<int> LivenessMonitor::SilentPeersLocked(int target, Clock::time_point now) const {
+  std::vector<int> silent;
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    if (static_cast<int>(r) == options_.rank || peers_[r].closed || peers_[r].goodbye) continue;
+    if (target >= 0 && target != static_cast<int>(r)) continue;
+    if (now - peers_[r].last_heard > options_.silence) silent.push_back(static_cast<int>(r));
+  }
+  return silent;
+}
+
+std::vector<std::string> LivenessMonitor::CausesLocked(int target, bool silent_too, Clock::time_point now) const {
+  // Peers that died are the cause; peers that left after a failure of their
+  // own (they said so) are named only when no peer died.
+  std::vector<std::string> died, failed;
+  for (int r : DeadPeersLocked(target)) {
+    if (peers_[r].failed) {
+      failed.push_back(Name(r) + " stopped after a failure of its own");
+    } else {
+      died.push_back(Name(r) + " is no longer running");
+    }
+  }
+  std::vector<std::string> causes = died.empty() ? failed : died;
+  if (!silent_too) return causes;
+  for (int r : SilentPeersLocked(target, now)) {
+    causes.push_back(Name(r) + " is unreachable (nothing heard from it for over " + Seconds(options_.silence) + " s)");
+  }
+  return causes;
+}
+
+std::string LivenessMonitor::DiagnoseLocked(bool timed_out, Clock::time_point now) const {
+  if (!timed_out) {
+    const std::vector<std::string> causes = CausesLocked(op_.target, false, now);
+    return causes.empty() ? "" : op_.what + " failed: " + Join(causes, "; ");
+  }
+  // At the deadline: the target when it is to blame, else every peer that is.
+  std::vector<std::string> causes = CausesLocked(op_.target, true, now);
+  if (causes.empty() && op_.target >= 0) causes = CausesLocked(-1, true, now);
+  std::string why = Join(causes, "; ");
+  if (why.empty()) {
+    why = op_.target >= 0 ? Name(op_.target) + " is running and reachable but has not answered"
+                          : "every rank is running and reachable: one of them has not reached this call";
+  }
+  return op_.what + " did not complete within " + Seconds(options_.timeout) + " s: " + why;
+}
+
+Status LivenessMonitor::ErrorLocked(const std::string& message) const {
+  return UnavailableError("mpi rank " + std::to_string(options_.rank) + ": " + message);
+}
+
+bool LivenessMonitor::ClaimLocked() {
+  if (claimed_) return false;
+  claimed_ = true;
+  return true;
+}
+
+void LivenessMonitor::WaitForTheWatchdog() {
+  for (;;) pause();  // the watchdog is reporting and ends the process
+}
+
+void LivenessMonitor::BeginOp(std::string what, std::string context, int target, Clock::time_point deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  op_ = Op{true, std::move(what), std::move(context), target, deadline};
+  deadline_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+}
+
+void LivenessMonitor::EndOp() {
+  std::lock_guard<std::mutex> lock(mu_);
+  op_.active = false;
+}
+
+Status LivenessMonitor::CheckOp() {
+  if (dead_count_.load() == 0 && NowNs() < deadline_ns_.load()) return OkStatus();  // the common case, lock-free
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point now = Clock::now();
+  const std::string why = DiagnoseLocked(now >= op_.deadline, now);
+  if (why.empty()) return OkStatus();
+  if (!ClaimLocked()) WaitForTheWatchdog();
+  return ErrorLocked(why);
+}
+
+Status LivenessMonitor::FailOp(const std::string& mpi_error) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const Clock::time_point now = Clock::now();
+    std::vector<std::string> causes = CausesLocked(op_.target, true, now);
+    if (causes.empty() && op_.target >= 0) causes = CausesLocked(-1, true, now);
+    std::string why;
+    if (!causes.empty()) {
+      why = op_.what + " failed: " + Join(causes, "; ");
+    } else if (now >= op_.deadline) {
+      why = op_.what + " failed: " + mpi_error;  // no peer to blame
+    }
+    if (!why.empty()) {
+      if (!ClaimLocked()) WaitForTheWatchdog();
+      return ErrorLocked(why);
+    }
+    // A dead peer shows at once; an unreachable one after `silence`.
+    changed_.wait_for(lock, options_.heartbeat);
+  }
+}
+
+LivenessMonitor::CallGuard::CallGuard(LivenessMonitor* monitor) : monitor_(monitor) {
+  if (monitor_ == nullptr) return;
+  monitor_->call_started_ns_ = NowNs();
+  monitor_->in_call_ = true;
+}
+
+LivenessMonitor::CallGuard::~CallGuard() {
+  if (monitor_ != nullptr) monitor_->in_call_ = false;
+}
+
+}  // namespace faultline

@@ -1,0 +1,259 @@
+// Implements the MPI tests' rank programs.
+#include "reference/distributed/mpi_test_ranks.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <rapidcheck.h>
+
+#include "reference/distributed/distributed_properties.h"
+#include "reference/process/child_registry.h"
+#include "reference/runtime/test_runtime.h"
+
+namespace faultline {
+namespace {
+
+std::string Hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+
+// Partition ends for `ranks` partitions of 23 ids; partition 1 is empty when there are 3 or more.
+RangePartitionBook UnevenBook(int ranks) {
+  std::vector<int64_t> ends;
+  for (int p = 0; p < ranks; ++p) ends.push_back(23 * (p + 1) / ranks);
+  if (ranks >= 3) ends[1] = ends[0];
+  return *RangePartitionBook::Create(ends);
+}
+
+// The last rank drives a rapidcheck state machine through one-sided pulls and
+// pushes; the others only hold their partitions until it is done. With
+// "digest", it reports every pulled row's bits folded into one number.
+int StateMachineRank(const std::vector<std::string>& args) {
+  const bool with_digest = !args.empty() && args[0] == "digest";
+  return RunRank([with_digest](MpiTransport& transport, std::string* detail) -> Status {
+    FL_ASSIGN_OR_RETURN(DistTensor tensor,
+                        DistTensor::Create(transport, "t", UnevenBook(transport.world_size()), 3, IdLookup::kOnDevice));
+    if (transport.rank() == transport.world_size() - 1) {
+      FL_ASSIGN_OR_RETURN(DeviceRuntime* const runtime, DeviceRuntimeUnderTest());
+      uint64_t digest = kFnvOffset;
+      const bool held = rc::check("DistTensor over MPI behaves like one local tensor", [&tensor, runtime, &digest] {
+        CheckDistTensorAgainstLocalTensor(tensor, runtime, &digest);
+      });
+      if (!held) return InternalError("the state machine found a difference (see the rapidcheck output above)");
+      if (with_digest) *detail = "digest=" + Hex(digest);
+    }
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_state_machine", StateMachineRank);
+
+// Every rank generates the same cases from the shared seed, runs its own
+// lookups, and rank 0 compares the result with the dense reference.
+int OptimizerRank(const std::vector<std::string>& args) {
+  const uint64_t seed = std::stoull(args.at(0));
+  const int cases = std::stoi(args.at(1));
+  const bool with_digest = args.size() > 2 && args[2] == "digest";
+  return RunRank([seed, cases, with_digest](MpiTransport& transport, std::string* detail) -> Status {
+    uint64_t digest = kFnvOffset;
+    for (int k = 0; k < cases; ++k) {
+      const rc::Gen<OptimizerCase> gen = GenOptimizerCase(transport.world_size(), transport.world_size());
+      const OptimizerCase c = gen(rc::Random(seed + k), 30).value();
+      FL_ASSIGN_OR_RETURN(std::vector<float> weights,
+                          RunDistributedOptimizer(transport, c, "emb" + std::to_string(k)));
+      if (transport.rank() == 0 && weights != RunDenseOptimizer(c)) {
+        return InternalError("case " + std::to_string(k) + " (seed " + std::to_string(seed + k) +
+                             ") differs from the dense reference");
+      }
+      Fold(&digest, weights.data(), weights.size());
+    }
+    if (with_digest && transport.rank() == 0) *detail = "digest=" + Hex(digest);
+    return OkStatus();
+  });
+}
+FL_REGISTER_CHILD("mpi_optimizer", OptimizerRank);
+
+// Each rank sends bad input of its own; only that rank sees an error and the
+// data stays as it was.
+int BadInputRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", *RangePartitionBook::Even(8, 4), 2));
+    const int r = transport.rank();
+    if (r == 0) {
+      std::vector<float> rows(16);
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i);
+      FL_RETURN_IF_ERROR(tensor.PushHost({0, 1, 2, 3, 4, 5, 6, 7}, rows, WriteMode::kOverwrite));
+    }
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    FL_ASSIGN_OR_RETURN(std::vector<float> before, tensor.PullHost({0, 1, 2, 3, 4, 5, 6, 7}));
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    Status error;
+    std::string expected;
+    if (r == 0) {
+      error = tensor.Pull(*Tensor::FromVector<int64_t>({3, 8})).status();
+      expected = "out_of_range: DistTensor('feat').pull: nid2partid: ids[1] is 8; expected an id in [0, 8)";
+    } else if (r == 1) {
+      error = tensor.Push(*Tensor::FromVector<float>({1.0f}), *Tensor::FromVector<float>({1, 2}, {1, 2}));
+      expected = "invalid_argument: DistTensor('feat').push: ids has dtype float32";
+    } else if (r == 2) {
+      error = tensor.PushAdd(*Tensor::FromVector<int64_t>({6, 7}), *Tensor::FromVector<float>({1, 2, 3}, {1, 3}));
+      expected = "invalid_argument: DistTensor('feat').push_add: rows has dtype float32 and shape [1, 3]; expected "
+                 "float32 [2, 2]";
+    } else {
+      error = DistTensor::Attach(transport, "feet").status();
+      expected = "not_found: no distributed tensor named 'feet'; known tensors: feat";
+    }
+    if (error.ToString().rfind(expected, 0) != 0) {
+      return InternalError("rank " + std::to_string(r) + " expected an error starting '" + expected + "', got '" +
+                           error.ToString() + "'");
+    }
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    FL_ASSIGN_OR_RETURN(std::vector<float> after, tensor.PullHost({0, 1, 2, 3, 4, 5, 6, 7}));
+    if (after != before) return InternalError("rank " + std::to_string(r) + " sees changed data after bad input");
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_bad_input", BadInputRank);
+
+// Rank 2 dies (SIGKILL) while the others wait for it in a collective.
+int DeadRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", *RangePartitionBook::Even(8, 4), 2));
+    (void)tensor;
+    if (transport.rank() == 2) kill(getpid(), SIGKILL);
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_dead_rank", DeadRank);
+
+// Repeats one operation on 16 rows of one partition until it fails or
+// SECONDS pass (then it reports ok, which a fault test takes for a miss).
+int HammerRank(const std::vector<std::string>& args) {
+  const std::string op = args.at(0);
+  const std::string target_arg = args.at(1);
+  const double seconds = std::stod(args.at(2));
+  return RunRank([&](MpiTransport& transport, std::string*) -> Status {
+    const int size = transport.world_size();
+    const int target = target_arg == "cross" ? (transport.rank() + size / 2) % size : std::stoi(target_arg);
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(kHammerRowsPerRank * size, size));
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", book, 4));
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < kHammerIds; ++i) ids.push_back(target * kHammerRowsPerRank + (i * 3) % kHammerRowsPerRank);
+    std::vector<float> rows(ids.size() * 4, 1.0f);
+    const auto stop = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (int done = 0; std::chrono::steady_clock::now() < stop; ++done) {
+      if (done == 3) MarkFromRank("hammering");
+      if (op == "pull") {
+        FL_RETURN_IF_ERROR(tensor.PullHost(ids).status());
+      } else {
+        FL_RETURN_IF_ERROR(tensor.PushHost(ids, rows, op == "push" ? WriteMode::kOverwrite : WriteMode::kAdd));
+      }
+    }
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_hammer", HammerRank);
+
+// Large batches from every rank at once, as dist_bench makes them: 12,000
+// rows per partition, so every call moves more rows than kRowsPerCall to
+// every rank. Rank r overwrites the rows i with i % size == r (value i + r),
+// then every rank adds 1 to every row; each rank then pulls everything and
+// checks every value.
+int LargeBatchRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    constexpr int64_t kRowsPerRank = 12000;
+    const int size = transport.world_size();
+    const int64_t total = kRowsPerRank * size;
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(total, size));
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "large", book, 2));
+    std::vector<int64_t> mine, all(total);
+    for (int64_t i = 0; i < total; ++i) {
+      all[i] = (i * 7919) % total;  // every row once, scattered (7919 is prime and does not divide total)
+      if (all[i] % size == transport.rank()) mine.push_back(all[i]);
+    }
+    std::vector<float> rows;
+    for (int64_t id : mine) rows.insert(rows.end(), {static_cast<float>(id + transport.rank()), 0.5f});
+    FL_RETURN_IF_ERROR(tensor.PushHost(mine, rows, WriteMode::kOverwrite));
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    FL_RETURN_IF_ERROR(tensor.PushHost(all, std::vector<float>(total * 2, 1.0f), WriteMode::kAdd));
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    FL_ASSIGN_OR_RETURN(std::vector<float> back, tensor.PullHost(all));
+    for (int64_t i = 0; i < total; ++i) {
+      const int64_t id = all[i];
+      const float expected[2] = {static_cast<float>(id + id % size + size), 0.5f + size};
+      for (int c = 0; c < 2; ++c) {
+        if (back[2 * i + c] != expected[c]) {
+          return InternalError("row " + std::to_string(id) + " column " + std::to_string(c) + " is " +
+                               std::to_string(back[2 * i + c]) + "; expected " + std::to_string(expected[c]));
+        }
+      }
+    }
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_large_batch", LargeBatchRank);
+
+// Reports "host=<name> ipv4=<addresses>" from inside a job, after pulling a
+// row of every partition (so that data crossed every pair of ranks).
+int WhereRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string* detail) -> Status {
+    const int size = transport.world_size();
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(size, size));
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "where", book, 1));
+    FL_RETURN_IF_ERROR(tensor.PushHost({transport.rank()}, {static_cast<float>(transport.rank())}, WriteMode::kOverwrite));
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    std::vector<int64_t> all(size);
+    for (int r = 0; r < size; ++r) all[r] = r;
+    FL_ASSIGN_OR_RETURN(std::vector<float> rows, tensor.PullHost(all));
+    for (int r = 0; r < size; ++r) {
+      if (rows[r] != static_cast<float>(r)) return InternalError("row " + std::to_string(r) + " is " + std::to_string(rows[r]));
+    }
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    std::string addresses;
+    ifaddrs* list = nullptr;
+    if (getifaddrs(&list) == 0) {
+      for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+        if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+        char text[INET_ADDRSTRLEN] = {};
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof(text));
+        addresses += (addresses.empty() ? "" : ",") + std::string(text);
+      }
+      freeifaddrs(list);
+    }
+    *detail = std::string("host=") + host + " ipv4=" + addresses;
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_where", WhereRank);
+
+}  // namespace
+
+int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& body) {
+  Result<MpiOptions> options = MpiOptionsFromEnv();
+  Status status;
+  std::string detail;
+  {
+    Result<std::unique_ptr<MpiTransport>> transport =
+        options.ok() ? MpiTransport::Create(*options) : Result<std::unique_ptr<MpiTransport>>(options.status());
+    status = transport.ok() ? body(**transport, &detail) : transport.status();
+    if (!status.ok()) {
+      ReportFromRank(status.ToString());
+      std::fprintf(stderr, "%s\n", status.ToString().c_str());
+      std::fflush(stderr);
+      _exit(1);  // a failed job must not wait in MPI_Finalize for peers
+    }
+  }  // the transport's final barrier and goodbye, before the report
+  ReportFromRank(detail.empty() ? "ok" : "ok " + detail);
+  return 0;
+}
+
+}  // namespace faultline

@@ -1,0 +1,36 @@
+// Provides the rank programs of the MPI tests (one host and across hosts):
+// child entry points that RunMpiJob starts as ranks, registered when this
+// library is linked (alwayslink). Each reports "ok" (sometimes followed by a
+// digest) or its error through ReportFromRank.
+//
+//   mpi_state_machine [digest]        the last rank drives the DistTensor state machine
+//   mpi_optimizer SEED CASES [digest] optimizer steps vs the dense reference, checked on rank 0
+//   mpi_bad_input                     each rank sends its own bad input
+//   mpi_dead_rank                     rank 2 dies while the others wait in a barrier
+//   mpi_hammer OP TARGET SECONDS      every rank repeats OP (pull, push, push_add) on
+//                                     16 rows of partition TARGET ("cross": the rank
+//                                     half a world away), marking "hammering" after 3
+//   mpi_large_batch                   every rank pushes, push_adds, pulls 12,000 rows per partition
+//   mpi_where                         reports its host name and addresses
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TEST_RANKS_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TEST_RANKS_H_
+
+#include <functional>
+#include <string>
+
+#include "reference/distributed/mpi_launcher.h"
+#include "reference/distributed/mpi_transport.h"
+
+namespace faultline {
+
+// Runs `body` as one rank and reports its outcome ("ok", "ok " + what the
+// body put in `detail`, or the error); exit code 0 when it succeeded.
+int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& body);
+
+// The rows per partition and columns of mpi_hammer's tensor "feat".
+inline constexpr int64_t kHammerRowsPerRank = 64;
+inline constexpr int64_t kHammerIds = 16;
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TEST_RANKS_H_

@@ -1,0 +1,185 @@
+// NetnsHosts, the multi-host fixture: it makes hosts that processes can
+// enter, removes everything it made (killing what still runs there), sweeps
+// the namespaces of a run that was killed, and says clearly when network
+// namespaces are not permitted.
+#include "reference/distributed/netns_hosts.h"
+
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+
+namespace faultline {
+namespace {
+
+using testing::Contains;
+using testing::HasSubstr;
+using testing::IsEmpty;
+using testing::Not;
+using testing::SizeIs;
+
+// Namespaces whose name starts with `prefix`.
+std::vector<std::string> NamespacesStartingWith(const std::string& prefix) {
+  Result<std::string> listing = [] () -> Result<std::string> {
+    std::string out;
+    FILE* pipe = popen("ip netns list", "r");
+    if (pipe == nullptr) return UnavailableError("popen");
+    char line[512];
+    while (fgets(line, sizeof(line), pipe) != nullptr) out += line;
+    pclose(pipe);
+    return out;
+  }();
+  std::vector<std::string> names;
+  std::istringstream lines(listing.ok() ? *listing : "");
+  for (std::string line; std::getline(lines, line);) {
+    const std::string name = line.substr(0, line.find(' '));
+    if (name.rfind(prefix, 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+bool Skipped() {
+  const char* skip = std::getenv(kSkipMultiHostEnv);
+  return skip != nullptr && std::string(skip) == "1";
+}
+
+#define SKIP_IF_ASKED() \
+  if (Skipped()) GTEST_SKIP() << kSkipMultiHostEnv << "=1: the multi-host tests are skipped on purpose"
+
+TEST(NetnsHostsTest, MakesHostsToEnterAndRemovesEverythingItMade) {
+  SKIP_IF_ASKED();
+  Result<std::unique_ptr<NetnsHosts>> created = NetnsHosts::Create(3);
+  ASSERT_TRUE(created.ok()) << created.status();
+  NetnsHosts& hosts = **created;
+  const std::string prefix = hosts.prefix();
+  EXPECT_THAT(NamespacesStartingWith(prefix + "-"), SizeIs(4));  // 3 hosts and the switch
+  EXPECT_THAT(hosts.Namespaces(), SizeIs(4));
+
+  // A process on host 1 has host 1's name and address, and counts as inside.
+  Result<ChildProcess> child = ChildProcess::Fork([&hosts] {
+    Status entered = EnterHost(hosts.netns(1), NetnsHosts::hostname(1));
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    FILE* addr = popen("ip -4 -o addr show dev fl0", "r");
+    char line[512] = {};
+    if (addr == nullptr || fgets(line, sizeof(line), addr) == nullptr) line[0] = '\0';
+    if (addr != nullptr) pclose(addr);
+    ReportToParent(entered.ToString() + " host=" + name + " " + line + "|");
+    for (;;) pause();
+    return 0;
+  });
+  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_TRUE(child->WaitForTranscript("|", std::chrono::seconds(10)).ok());
+  Result<ChildExit> not_yet = child->TryWait();
+  ASSERT_TRUE(not_yet.ok());
+  EXPECT_TRUE(child->running());
+  EXPECT_THAT(hosts.Processes(), Contains(child->pid()));
+
+  ASSERT_TRUE(hosts.Destroy().ok());
+  Result<ChildExit> ended = child->Wait(std::chrono::seconds(5));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_THAT(ended->transcript, HasSubstr("ok host=fl-host1 "));
+  EXPECT_THAT(ended->transcript, HasSubstr("inet 10.77.0.2/24"));
+  EXPECT_FALSE(ended->exited) << ended->Describe();
+  EXPECT_EQ(ended->signal, SIGKILL) << ended->Describe();
+  EXPECT_THAT(NamespacesStartingWith(prefix), IsEmpty());
+  EXPECT_THAT(hosts.Namespaces(), IsEmpty());
+}
+
+// The owner of these namespaces: makes two hosts, leaves a process in host
+// 0, says where, and waits to be killed (as a test killed half-way is).
+int OwnerThatIsKilled(const std::vector<std::string>&) {
+  Result<std::unique_ptr<NetnsHosts>> hosts = NetnsHosts::Create(2);
+  if (!hosts.ok()) {
+    ReportToParent("error " + hosts.status().ToString() + "|");
+    return 1;
+  }
+  const std::string netns = (*hosts)->netns(0);
+  const pid_t inside = fork();
+  if (inside == 0) {
+    if (!EnterHost(netns, NetnsHosts::hostname(0)).ok()) _exit(1);
+    for (;;) pause();
+  }
+  // Wait until it is inside, so that the sweep has a process to kill.
+  while ((*hosts)->Processes().empty()) usleep(1000);
+  ReportToParent("prefix " + (*hosts)->prefix() + " inside " + std::to_string(inside) + "|");
+  for (;;) pause();
+}
+FL_REGISTER_CHILD("netns_owner_killed", OwnerThatIsKilled);
+
+TEST(NetnsHostsTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
+  SKIP_IF_ASKED();
+  Result<std::unique_ptr<NetnsHosts>> live = NetnsHosts::Create(1);  // a live owner's: must stay
+  ASSERT_TRUE(live.ok()) << live.status();
+
+  Result<ChildProcess> owner = ChildProcess::Spawn("netns_owner_killed", {});
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  ASSERT_TRUE(owner->WaitForTranscript("|", std::chrono::seconds(20)).ok());
+  owner->Kill(SIGKILL);
+  Result<ChildExit> ended = owner->Wait(std::chrono::seconds(5));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  std::istringstream said(ended->transcript);
+  std::string word, stale_prefix;
+  pid_t inside = 0;
+  said >> word >> stale_prefix >> word >> inside;
+  ASSERT_EQ(word, "inside") << ended->transcript;
+  ASSERT_THAT(NamespacesStartingWith(stale_prefix + "-"), SizeIs(3)) << "the killed run left nothing to sweep";
+  ASSERT_TRUE(ProcessRunning(inside));
+
+  Result<std::unique_ptr<NetnsHosts>> next = NetnsHosts::Create(1);  // sweeps as it starts
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_THAT(NamespacesStartingWith(stale_prefix), IsEmpty());
+  EXPECT_FALSE(ProcessRunning(inside)) << "the process left in the stale namespace still runs";
+  EXPECT_THAT((*live)->Namespaces(), SizeIs(2)) << "the sweep removed a live owner's namespaces";
+  EXPECT_THAT(NamespacesStartingWith((*next)->prefix()), SizeIs(2));
+}
+
+// Drops the capabilities that network namespaces need (from this process and
+// from anything it runs), then tries.
+int CreateWithoutCapabilities(const std::vector<std::string>&) {
+  for (int cap : {CAP_SYS_ADMIN, CAP_NET_ADMIN}) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  syscall(SYS_capget, &header, data);
+  for (int cap : {CAP_SYS_ADMIN, CAP_NET_ADMIN}) {
+    const uint32_t bit = 1u << (cap % 32);
+    data[cap / 32].effective &= ~bit;
+    data[cap / 32].permitted &= ~bit;
+    data[cap / 32].inheritable &= ~bit;
+  }
+  syscall(SYS_capset, &header, data);
+  Result<std::unique_ptr<NetnsHosts>> hosts = NetnsHosts::Create(2);
+  ReportToParent(hosts.ok() ? "created" : hosts.status().ToString());
+  return 0;
+}
+FL_REGISTER_CHILD("netns_without_capabilities", CreateWithoutCapabilities);
+
+TEST(NetnsHostsTest, FailsWithTheReasonWhereNamespacesAreNotPermitted) {
+  Result<ChildProcess> child = ChildProcess::Spawn("netns_without_capabilities", {});
+  ASSERT_TRUE(child.ok()) << child.status();
+  Result<ChildExit> ended = child->Wait(std::chrono::seconds(20));
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  ASSERT_TRUE(ended->succeeded()) << ended->Describe();
+  const std::string& text = ended->transcript;
+  EXPECT_EQ(text.rfind("failed_precondition: network namespaces are not permitted on this machine (`ip netns add flmh-",
+                       0),
+            0u)
+      << text;
+  EXPECT_THAT(text, HasSubstr("Operation not permitted"));
+  const std::string tail = "): the multi-host tests need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2; set "
+                           "FAULTLINE_SKIP_MULTIHOST=1 to skip them on purpose";
+  EXPECT_EQ(text.substr(text.size() - std::min(text.size(), tail.size())), tail) << text;
+}
+
+}  // namespace
+}  // namespace faultline

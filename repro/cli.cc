@@ -1,0 +1,84 @@
+// Implements the repro command line's parsing and variant selection.
+#include "repro/cli.h"
+
+#include <CLI/CLI.hpp>
+
+namespace faultline {
+namespace repro {
+
+std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                                        int* exit_code) {
+  CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
+  app.require_subcommand(1);
+  Command command;
+  std::string runtime_text = "auto";
+  const std::string repeat_help = "Run each variant N times, each in a fresh process; exit 1 if any run did not match";
+
+  CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
+  list->add_flag("--json", command.json, "Print JSON for machines");
+  CLI::App* run = app.add_subcommand("run", "Run one failure's variants");
+  run->add_option("failure", command.failure_id, "Failure id, e.g. F1")->required();
+  run->add_option("--variant", command.variant,
+                  "legacy, fixed, workaround or a listed variant name; a family selects its members "
+                  "(legacy runs legacy-spawn too). Default: all");
+  run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
+      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
+  run->add_flag("--json", command.json, "Print JSON for machines");
+  run->add_option("--repeat", command.repeat, repeat_help);
+  CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
+  all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
+      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
+  all->add_flag("--json", command.json, "Print JSON for machines");
+  all->add_option("--repeat", command.repeat, repeat_help);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e, out, err) == 0 ? 0 : kExitUsage;
+    return std::nullopt;
+  }
+  if (list->parsed()) {
+    command.kind = Command::Kind::kList;
+    return command;
+  }
+  command.kind = run->parsed() ? Command::Kind::kRun : Command::Kind::kAll;
+  if (command.repeat < 1) {
+    err << "repro: --repeat is " << command.repeat << "; expected a number of runs >= 1\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
+  if (!runtime.ok()) {
+    err << "repro: " << runtime.status().message() << "\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  command.runtime = *runtime;
+  return command;
+}
+
+Result<std::vector<Selected>> SelectVariants(const Command& command, const std::vector<Failure>& failures) {
+  std::vector<Selected> selected;
+  bool found = command.kind == Command::Kind::kAll;
+  for (const Failure& f : failures) {
+    if (command.kind == Command::Kind::kRun && f.id != command.failure_id) continue;
+    found = true;
+    std::string names;
+    const size_t before = selected.size();
+    for (const Variant& v : f.variants) {
+      names += (names.empty() ? "" : ", ") + v.name;
+      if (VariantSelected(v.name, command.variant)) selected.push_back({&f, &v});
+    }
+    if (selected.size() == before) {
+      return InvalidArgumentError("--variant is '" + command.variant + "'; " + f.id + " has " + names);
+    }
+  }
+  if (!found) {
+    return InvalidArgumentError("unknown failure '" + command.failure_id +
+                                "'; `repro list` shows the registered ones");
+  }
+  return selected;
+}
+
+}  // namespace repro
+}  // namespace faultline
