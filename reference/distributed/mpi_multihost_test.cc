@@ -326,9 +326,12 @@ TEST_P(PulledLinkTest, EveryRankNamesTheUnreachableRankWithinTheTimeout) {
         std::to_string(pids[peer]) + " on host " + NetnsHosts::hostname(peer / 2) +
         ") is unreachable (nothing heard from it for over 1.5 s)";
     EXPECT_EQ(job->reports[r].text, expected) << job->Describe();
-    EXPECT_GE(times.seconds[r], 0) << job->Describe();
-    // The operation in flight began before the link went down: its deadline is at most the timeout after.
-    EXPECT_LT(times.seconds[r], kFaultTimeoutS + 0.5) << job->Describe();
+    // The operation that waits began at about the moment the link went down
+    // (a few ms before, or after the rank next got the CPU): the error comes
+    // at its deadline, not before, and not much after. The 1 s of slack is
+    // for scheduling: at load average 10 on 2 cores, 3.54 s was seen.
+    EXPECT_GT(times.seconds[r], kFaultTimeoutS - 0.25) << job->Describe();
+    EXPECT_LT(times.seconds[r], kFaultTimeoutS + 1.0) << job->Describe();
     std::printf("pulled host 1's link during %s: rank %d (host %d) reported after %.3f s: %s\n", op.c_str(), r, r / 2,
                 times.seconds[r], job->reports[r].text.c_str());
   }
