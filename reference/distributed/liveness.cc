@@ -263,37 +263,53 @@ void LivenessMonitor::AnnounceFailure() {
   if (!failure_announced_.exchange(true)) SendHeartbeats(kFailed);
 }
 
-void LivenessMonitor::ReadFrom(Peer& peer, Clock::time_point now) {
+bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
   char buffer[256];
   for (;;) {
     const ssize_t n = recv(peer.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
       peer.last_heard = now;
       if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) peer.goodbye = true;
       if (std::memchr(buffer, kFailed, static_cast<size_t>(n)) != nullptr) peer.failed = true;
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     if (n < 0 && errno == EINTR) continue;
     // Closed (0) or reset: a peer that said goodbye ended normally; any other died.
-    std::lock_guard<std::mutex> lock(mu_);
     close(peer.fd);
     peer.fd = -1;
-    if (!peer.goodbye) {
-      peer.closed = true;
-      peer.closed_at = now;
-      ++dead_count_;
-    }
-    changed_.notify_all();
-    return;
+    if (peer.goodbye) return false;
+    peer.closed = true;
+    peer.closed_at = now;
+    ++dead_count_;
+    return true;
   }
+}
+
+void LivenessMonitor::ReadReadyPeersLocked(Clock::time_point now) {
+  std::vector<pollfd> fds;
+  std::vector<int> owners;
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    if (peers_[r].fd < 0) continue;
+    fds.push_back({peers_[r].fd, POLLIN, 0});
+    owners.push_back(static_cast<int>(r));
+  }
+  if (fds.empty() || poll(fds.data(), fds.size(), 0) <= 0) return;
+  bool a_failed_peer_left = false;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    Peer& peer = peers_[owners[i]];
+    if (fds[i].revents != 0 && ReadFromLocked(peer, now) && peer.failed) a_failed_peer_left = true;
+  }
+  // A peer that failed usually failed because another one died first, and
+  // that death may already be waiting on another socket: read it before
+  // anyone is told, so that the dead rank is named rather than the one that
+  // noticed it (seen on 2 cores: rank 0 blamed rank 1 for rank 2's death).
+  if (a_failed_peer_left) ReadReadyPeersLocked(now);
 }
 
 void LivenessMonitor::Run() {
   Clock::time_point next_heartbeat = Clock::now();
   std::vector<pollfd> fds;
-  std::vector<int> owners;
   while (!stop_) {
     const Clock::time_point now = Clock::now();
     if (now >= next_heartbeat) {
@@ -324,13 +340,9 @@ void LivenessMonitor::Run() {
       }
     }
     fds.clear();
-    owners.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
-    owners.push_back(-1);
-    for (size_t r = 0; r < peers_.size(); ++r) {
-      if (peers_[r].fd < 0) continue;
-      fds.push_back({peers_[r].fd, POLLIN, 0});
-      owners.push_back(static_cast<int>(r));
+    for (const Peer& peer : peers_) {
+      if (peer.fd >= 0) fds.push_back({peer.fd, POLLIN, 0});
     }
     Clock::time_point wake = next_heartbeat;
     {
@@ -339,10 +351,11 @@ void LivenessMonitor::Run() {
     }
     const int ready = poll(fds.data(), fds.size(), std::max(1, MillisUntil(wake)));
     if (ready <= 0) continue;
-    const Clock::time_point after = Clock::now();
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) ReadFrom(peers_[owners[i]], after);
-    }
+    // Everything that arrived is read under one lock, so that a caller sees
+    // all of it at once, never one closed connection without the next.
+    std::lock_guard<std::mutex> lock(mu_);
+    ReadReadyPeersLocked(Clock::now());
+    changed_.notify_all();
   }
 }
 
@@ -366,13 +379,16 @@ std::vector<int> LivenessMonitor::SilentPeersLocked(int target, Clock::time_poin
 
 std::vector<std::string> LivenessMonitor::CausesLocked(int target, bool silent_too, Clock::time_point now) const {
   // Peers that died are the cause; peers that left after a failure of their
-  // own (they said so) are named only when no peer died.
+  // own (they said so) are named only when no peer died, and only
+  // stuck_grace after they left (or at the deadline): their failure was
+  // usually another peer's death, whose closed connection may reach this
+  // rank a little later than theirs (seen on 2 busy cores).
   std::vector<std::string> died, failed;
   for (int r : DeadPeersLocked(target)) {
-    if (peers_[r].failed) {
-      failed.push_back(Name(r) + " stopped after a failure of its own");
-    } else {
+    if (!peers_[r].failed) {
       died.push_back(Name(r) + " is no longer running");
+    } else if (now - peers_[r].closed_at >= options_.stuck_grace || now >= op_.deadline) {
+      failed.push_back(Name(r) + " stopped after a failure of its own");
     }
   }
   std::vector<std::string> causes = died.empty() ? failed : died;

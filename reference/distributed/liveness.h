@@ -142,7 +142,10 @@ class LivenessMonitor {
 
   explicit LivenessMonitor(LivenessOptions options) : options_(std::move(options)) {}
   void Run();
-  void ReadFrom(Peer& peer, std::chrono::steady_clock::time_point now);
+  // Reads what the peer sent; true when its connection closed without a goodbye.
+  bool ReadFromLocked(Peer& peer, std::chrono::steady_clock::time_point now);
+  // Reads every peer with something to read (without waiting).
+  void ReadReadyPeersLocked(std::chrono::steady_clock::time_point now);
   void SendHeartbeats(char byte);
   // Under mu_: the peers this operation waits for that died / went silent.
   std::vector<int> DeadPeersLocked(int target) const;

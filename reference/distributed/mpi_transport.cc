@@ -55,15 +55,17 @@ Status InitializeMpiOnce() {
 
 Result<MpiOptions> MpiOptionsFromEnv() {
   MpiOptions options;
-  const char* value = std::getenv("FAULTLINE_MPI_TIMEOUT_S");
-  if (value == nullptr) return options;
-  char* end = nullptr;
-  const double seconds = std::strtod(value, &end);
-  if (end == value || *end != '\0' || !(seconds > 0) || seconds > 86400) {
-    return InvalidArgumentError(std::string("FAULTLINE_MPI_TIMEOUT_S is '") + value +
-                                "'; expected seconds in (0, 86400]");
+  for (auto [name, field] : {std::make_pair("FAULTLINE_MPI_TIMEOUT_S", &options.timeout),
+                             std::make_pair("FAULTLINE_MPI_JOIN_TIMEOUT_S", &options.join_timeout)}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    char* end = nullptr;
+    const double seconds = std::strtod(value, &end);
+    if (end == value || *end != '\0' || !(seconds > 0) || seconds > 86400) {
+      return InvalidArgumentError(std::string(name) + " is '" + value + "'; expected seconds in (0, 86400]");
+    }
+    *field = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   }
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   return options;
 }
 
@@ -105,7 +107,7 @@ Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
                         PeerAddress::Parse(r, std::string(addresses.data() + static_cast<size_t>(r) * kAddressBytes)));
     peers.push_back(std::move(peer));
   }
-  FL_RETURN_IF_ERROR(monitor->Connect(peers, std::chrono::steady_clock::now() + options.timeout));
+  FL_RETURN_IF_ERROR(monitor->Connect(peers, std::chrono::steady_clock::now() + options.join_timeout));
   transport->monitor_ = std::move(monitor);
   MarkFromRank("joined");
   return transport;
@@ -176,21 +178,22 @@ Status MpiTransport::Usable() const {
 }
 
 Status MpiTransport::Wait(MPI_Request* request, const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   int done = 0;
   if (monitor_ == nullptr) {  // joining: nobody to ask yet
+    const auto deadline = std::chrono::steady_clock::now() + options_.join_timeout;
     while (true) {
       FL_RETURN_IF_ERROR(Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
       if (done) return OkStatus();
       if (std::chrono::steady_clock::now() > deadline) break;
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
-    const double seconds = std::chrono::duration<double>(options_.timeout).count();
+    const double seconds = std::chrono::duration<double>(options_.join_timeout).count();
     char limit[32];
     std::snprintf(limit, sizeof(limit), "%g", seconds);
     return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": " + what + " did not complete within " +
                                  limit + " s: not every rank has joined"));
   }
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   monitor_->BeginOp(what, "", -1, deadline);
   OpScope scope(monitor_.get());
   while (true) {

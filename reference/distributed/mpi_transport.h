@@ -34,11 +34,16 @@
 namespace faultline {
 
 struct MpiOptions {
-  // How long a collective call waits for the other ranks before it fails.
+  // How long any call waits for the other ranks before it fails.
   std::chrono::milliseconds timeout{30000};
+  // How long Create waits for every rank to start and join: ranks start at
+  // different times (more so on other hosts and on a loaded machine), so
+  // joining gets its own, longer limit.
+  std::chrono::milliseconds join_timeout{120000};
 };
 
-// Reads FAULTLINE_MPI_TIMEOUT_S (seconds, default 30) into MpiOptions.
+// Reads FAULTLINE_MPI_TIMEOUT_S (seconds, default 30) and
+// FAULTLINE_MPI_JOIN_TIMEOUT_S (default 120) into MpiOptions.
 Result<MpiOptions> MpiOptionsFromEnv();
 
 class MpiTransport : public Transport {

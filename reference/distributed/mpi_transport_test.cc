@@ -27,6 +27,29 @@ MpiJobOptions Ranks(int ranks) {
   return options;
 }
 
+// The two limits come from the environment; a bad value names its variable.
+TEST(MpiOptionsTest, ReadsBothTimeoutsAndNamesABadValue) {
+  setenv("FAULTLINE_MPI_TIMEOUT_S", "2.5", 1);
+  setenv("FAULTLINE_MPI_JOIN_TIMEOUT_S", "40", 1);
+  Result<MpiOptions> options = MpiOptionsFromEnv();
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->timeout.count(), 2500);
+  EXPECT_EQ(options->join_timeout.count(), 40000);
+  for (const char* bad : {"0", "-1", "abc", "90000", "3s"}) {
+    setenv("FAULTLINE_MPI_JOIN_TIMEOUT_S", bad, 1);
+    options = MpiOptionsFromEnv();
+    ASSERT_FALSE(options.ok()) << bad;
+    EXPECT_EQ(options.status().ToString(), std::string("invalid_argument: FAULTLINE_MPI_JOIN_TIMEOUT_S is '") + bad +
+                                               "'; expected seconds in (0, 86400]");
+  }
+  unsetenv("FAULTLINE_MPI_TIMEOUT_S");
+  unsetenv("FAULTLINE_MPI_JOIN_TIMEOUT_S");
+  options = MpiOptionsFromEnv();
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->timeout.count(), 30000);
+  EXPECT_EQ(options->join_timeout.count(), 120000);
+}
+
 TEST(MpiTransportTest, DistTensorBehavesLikeOneLocalTensorOnOneToFourRanks) {
   for (int ranks = 1; ranks <= 4; ++ranks) {
     Result<MpiJob> job = RunMpiJob("mpi_state_machine", {}, Ranks(ranks));
@@ -52,18 +75,41 @@ TEST(MpiTransportTest, BadInputFailsOnlyOnTheCallingRankAndChangesNothing) {
   ExpectEveryRankOk(*job);
 }
 
-// With the default launcher a dead rank takes the job down at once, and
-// mpirun names it.
-TEST(MpiTransportTest, DeadRankEndsTheJobAndMpirunNamesIt) {
+// With the default launcher a dead rank takes the job down at once, and it
+// is named: by mpirun, or, when a survivor learned of the death (over its
+// liveness connection) and exited before mpirun reaped the dead rank, by
+// every survivor that reported; mpirun then names that survivor. Both
+// happen: 2 of 10 runs on 2 busy cores took the second way.
+TEST(MpiTransportTest, DeadRankEndsTheJobAndIsNamed) {
   MpiJobOptions options = Ranks(4);
   options.timeout = std::chrono::seconds(60);
   Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_NE(job->exit_code, 0) << job->Describe();
-  EXPECT_THAT(job->output, testing::HasSubstr("process rank 2 with PID")) << job->Describe();
-  EXPECT_THAT(job->output, testing::HasSubstr("exited on signal 9 (Killed)")) << job->Describe();
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  if (job->output.find("mpirun noticed that process rank 2 ") != std::string::npos) {
+    // OpenMPI 4.1 prints PID 0 here.
+    EXPECT_THAT(job->output, testing::ContainsRegex(std::string("mpirun noticed that process rank 2 with PID [0-9]+ on "
+                                                                "node ") +
+                                                    host + " exited on signal 9 \\(Killed\\)\\."))
+        << job->Describe();
+    return;
+  }
+  EXPECT_THAT(job->output, testing::HasSubstr("mpirun detected that one or more processes exited with non-zero status"))
+      << job->Describe();
+  int reported = 0;
+  for (int r : {0, 1, 3}) {
+    if (!job->reports[r].present) continue;  // mpirun ended it first
+    ++reported;
+    EXPECT_EQ(job->reports[r].text, "unavailable: mpi rank " + std::to_string(r) + ": barrier failed: rank 2 (pid " +
+                                         std::to_string(job->joined_pids[2]) + " on host " + host +
+                                         ") is no longer running")
+        << job->Describe();
+  }
+  EXPECT_GE(reported, 1) << job->Describe();
 }
 
 // When the survivors are left running, their collective call fails at once

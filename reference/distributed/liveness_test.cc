@@ -1,0 +1,123 @@
+// LivenessMonitor on its own: three monitors in this process stand for
+// three ranks (same pid, same host, connected over 127.0.0.1), and a rank
+// "dies" when its monitor closes its connections without a goodbye.
+#include "reference/distributed/liveness.h"
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace faultline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::unique_ptr<LivenessMonitor>> ConnectedRanks(int ranks, std::chrono::milliseconds timeout) {
+  std::vector<std::unique_ptr<LivenessMonitor>> monitors;
+  std::vector<PeerAddress> addresses;
+  for (int r = 0; r < ranks; ++r) {
+    LivenessOptions options;
+    options.rank = r;
+    options.timeout = timeout;
+    Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
+    EXPECT_TRUE(monitor.ok()) << monitor.status();
+    if (!monitor.ok()) return {};
+    addresses.push_back((*monitor)->self());
+    monitors.push_back(std::move(*monitor));
+  }
+  // Every rank connects at once, as the ranks of a job do.
+  std::vector<Status> results(ranks);
+  std::vector<std::thread> threads;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] { results[r] = monitors[r]->Connect(addresses, deadline); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : results) EXPECT_TRUE(s.ok()) << s;
+  return monitors;
+}
+
+// Waits (on CheckOp, as the transport does between MPI calls) for rank 0's
+// current operation to fail.
+Status FirstFailure(LivenessMonitor& monitor) {
+  for (;;) {
+    Status status = monitor.CheckOp();
+    if (!status.ok()) return status;
+    std::this_thread::yield();
+  }
+}
+
+// Rank 2 dies; rank 1 notices, announces its failure and leaves. Rank 0 must
+// name rank 2, the cause, not rank 1, although both connections close at
+// about the same time (seen on a busy machine: rank 0 blamed rank 1).
+TEST(LivenessMonitorTest, NamesTheRankThatDiedNotTheOneThatFailedBecauseOfIt) {
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(3, std::chrono::seconds(20));
+    ASSERT_EQ(ranks.size(), 3u);
+    ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(20));
+    const std::string rank2 = ranks[0]->Name(2);
+    ranks[2]->LeaveWithoutGoodbye();
+    ranks[2].reset();
+    ranks[1]->AnnounceFailure();
+    ranks[1]->LeaveWithoutGoodbye();
+    ranks[1].reset();
+    const Status failure = FirstFailure(*ranks[0]);
+    ASSERT_EQ(failure.ToString(), "unavailable: mpi rank 0: barrier failed: " + rank2 + " is no longer running")
+        << "round " << round;
+    ranks[0]->EndOp();
+  }
+}
+
+// The same when rank 1's failure reaches rank 0 before rank 2's death does
+// (another host, or a busy one): rank 0 waits stuck_grace before it blames a
+// rank that failed.
+TEST(LivenessMonitorTest, NamesTheRankThatDiedWhenItsDeathArrivesSecond) {
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(3, std::chrono::seconds(20));
+    ASSERT_EQ(ranks.size(), 3u);
+    ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(20));
+    const std::string rank2 = ranks[0]->Name(2);
+    ranks[1]->AnnounceFailure();
+    ranks[1]->LeaveWithoutGoodbye();
+    ranks[1].reset();
+    ranks[2]->LeaveWithoutGoodbye();
+    ranks[2].reset();
+    const Status failure = FirstFailure(*ranks[0]);
+    ASSERT_EQ(failure.ToString(), "unavailable: mpi rank 0: barrier failed: " + rank2 + " is no longer running")
+        << "round " << round;
+    ranks[0]->EndOp();
+  }
+}
+
+// A rank that failed on its own (nobody died) is named as such.
+TEST(LivenessMonitorTest, NamesARankThatFailedOnItsOwn) {
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(3, std::chrono::seconds(20));
+  ASSERT_EQ(ranks.size(), 3u);
+  ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(20));
+  const std::string rank1 = ranks[0]->Name(1);
+  ranks[1]->AnnounceFailure();
+  ranks[1]->LeaveWithoutGoodbye();
+  ranks[1].reset();
+  EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
+            "unavailable: mpi rank 0: barrier failed: " + rank1 + " stopped after a failure of its own");
+  ranks[0]->EndOp();
+}
+
+// A rank that ends normally says goodbye: nobody takes it for a failure.
+TEST(LivenessMonitorTest, AGoodbyeIsNotAFailure) {
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(2, std::chrono::seconds(1));
+  ASSERT_EQ(ranks.size(), 2u);
+  ranks[1].reset();
+  ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(1));
+  EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
+            "unavailable: mpi rank 0: barrier did not complete within 1 s: every rank is running and reachable: "
+            "one of them has not reached this call");
+  ranks[0]->EndOp();
+}
+
+}  // namespace
+}  // namespace faultline
