@@ -1,4 +1,4 @@
-// Fuzzes the `sample` command line (reference/sample_cli.h). Feeds: the
+// Fuzzes the `sample` command line (reference/cli/sample_cli.h). Feeds: the
 // input split at '\0' into the arguments after "sample"; "@GRAPH" in an
 // argument becomes a small weighted graph folder, "@PLAIN" one without
 // weights and "@SEEDS" a seeds .npy file, so inputs can reach sampling.
@@ -17,7 +17,7 @@
 
 #include "properties/fuzz/fuzz_support.h"
 #include "reference/graph/npy.h"
-#include "reference/sample_cli.h"
+#include "reference/cli/sample_cli.h"
 
 namespace faultline {
 namespace {

@@ -1,7 +1,7 @@
 // Checks the sample command line in-process: list parsing, argument
 // validation, the JSON layout and key order, and that negative fanouts pass
 // through the flag parser.
-#include "reference/sample_cli.h"
+#include "reference/cli/sample_cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "reference/sample_cli.h"
+#include "reference/cli/sample_cli.h"
 
 int main(int argc, char** argv) {
   return faultline::cli::SampleMain(argc, argv, std::cout, std::cerr, ::isatty(STDERR_FILENO) != 0);

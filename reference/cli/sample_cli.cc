@@ -1,6 +1,6 @@
 // Implements the sample command line: flag validation, the run on the chosen
 // runtime, and the JSON and human output.
-#include "reference/sample_cli.h"
+#include "reference/cli/sample_cli.h"
 
 #include <sys/stat.h>
 

@@ -39,7 +39,7 @@ std::string TmpDir() {
 
 std::string SampleBinary() {
   const char* srcdir = std::getenv("TEST_SRCDIR");
-  return std::string(srcdir != nullptr ? srcdir : ".") + "/faultline/reference/sample";
+  return std::string(srcdir != nullptr ? srcdir : ".") + "/faultline/reference/cli/sample";
 }
 
 std::string ReadFile(const std::string& path) {

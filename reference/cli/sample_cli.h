@@ -3,8 +3,8 @@
 // one-line usage error naming the flag), running the request on the CPU
 // reference or a device runtime, and printing the layers as JSON or as a
 // human summary.
-#ifndef FAULTLINE_REFERENCE_SAMPLE_CLI_H_
-#define FAULTLINE_REFERENCE_SAMPLE_CLI_H_
+#ifndef FAULTLINE_REFERENCE_CLI_SAMPLE_CLI_H_
+#define FAULTLINE_REFERENCE_CLI_SAMPLE_CLI_H_
 
 #include <cstdint>
 #include <functional>
@@ -105,4 +105,4 @@ int SampleMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
 }  // namespace cli
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_SAMPLE_CLI_H_
+#endif  // FAULTLINE_REFERENCE_CLI_SAMPLE_CLI_H_
