@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/graph/generators.h"
@@ -27,9 +28,6 @@
 namespace faultline {
 namespace {
 
-constexpr int64_t kBatch = 1024;
-constexpr int kBatchesInPool = 64;
-const std::vector<int64_t> kFanouts = {15, 10, 5};
 constexpr int64_t kTableRows = 1'000'000, kDim = 128, kGatherRows = 200'000;
 
 // Fails the whole run: a device benchmark that cannot reach its device must
@@ -76,31 +74,21 @@ const DeviceGraph& PlacedGraph(GraphPlacement placement) {
   return *slot;
 }
 
-std::vector<std::vector<int64_t>> SeedBatches(int64_t num_nodes) {
-  std::mt19937_64 rng(42);
-  std::uniform_int_distribution<int64_t> node(0, num_nodes - 1);
-  std::vector<std::vector<int64_t>> batches(kBatchesInPool, std::vector<int64_t>(kBatch));
-  for (auto& batch : batches) {
-    for (int64_t& seed : batch) seed = node(rng);
-  }
-  return batches;
-}
-
 // where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads
 // = every core of this machine).
 void BM_SampleMultiLayer(benchmark::State& state) {
   const int where = static_cast<int>(state.range(0));
   const bool weighted = state.range(1) != 0;
-  const auto batches = SeedBatches(Graph().num_nodes());
+  const auto batches = BenchSeedBatches(Graph().num_nodes());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const DeviceGraph* placed =
       where == 2 ? nullptr : &PlacedGraph(where == 0 ? GraphPlacement::kDevice : GraphPlacement::kPinnedHost);
   int64_t edges = 0, i = 0;
   for (auto _ : state) {
-    const auto& batch = batches[i % kBatchesInPool];
+    const auto& batch = batches[i % kBenchBatchesInPool];
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
-    auto layers = placed != nullptr ? SampleMultiLayerOnDevice(*placed, batch, kFanouts, options)
-                                    : SampleMultiLayer(Graph(), batch, kFanouts, options);
+    auto layers = placed != nullptr ? SampleMultiLayerOnDevice(*placed, batch, kBenchFanouts, options)
+                                    : SampleMultiLayer(Graph(), batch, kBenchFanouts, options);
     if (!layers.ok()) Die("sampling", layers.status());
     for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
     ++i;

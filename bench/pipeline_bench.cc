@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/data_loader.h"
@@ -25,10 +26,6 @@
 
 namespace faultline {
 namespace {
-
-constexpr int64_t kBatch = 1024;
-constexpr int kBatchesInPool = 64;
-const std::vector<int64_t> kFanouts = {15, 10, 5};
 
 const char* GraphDir() {
   const char* dir = std::getenv("FAULTLINE_BENCH_GRAPH");
@@ -52,17 +49,6 @@ const CscGraph* BenchGraph(std::string* error) {
   return graph.get();
 }
 
-// Random seed batches, the same on every run.
-std::vector<std::vector<int64_t>> SeedBatches(int64_t num_nodes) {
-  std::mt19937_64 rng(42);
-  std::uniform_int_distribution<int64_t> node(0, num_nodes - 1);
-  std::vector<std::vector<int64_t>> batches(kBatchesInPool, std::vector<int64_t>(kBatch));
-  for (auto& batch : batches) {
-    for (int64_t& seed : batch) seed = node(rng);
-  }
-  return batches;
-}
-
 void BM_SampleMultiLayer(benchmark::State& state) {
   const bool weighted = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
@@ -70,14 +56,14 @@ void BM_SampleMultiLayer(benchmark::State& state) {
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
   if (weighted && !graph->has_weights()) return state.SkipWithError("the graph has no weights.npy");
-  const auto batches = SeedBatches(graph->num_nodes());
+  const auto batches = BenchSeedBatches(graph->num_nodes());
   int64_t edges = 0, seeds = 0, i = 0;
   for (auto _ : state) {
-    const auto& batch = batches[i % kBatchesInPool];
-    auto layers = SampleMultiLayer(*graph, batch, kFanouts, SamplingOptions{/*replace=*/false, weighted, /*rng_seed=*/i, threads});
+    const auto& batch = batches[i % kBenchBatchesInPool];
+    auto layers = SampleMultiLayer(*graph, batch, kBenchFanouts, SamplingOptions{/*replace=*/false, weighted, /*rng_seed=*/i, threads});
     if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
     for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
-    seeds += kBatch;
+    seeds += kBenchBatch;
     ++i;
     benchmark::DoNotOptimize(layers);
   }
@@ -171,9 +157,9 @@ void BM_DataLoader(benchmark::State& state) {
   if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
   LoaderOptions o;
   o.graph_dir = GraphDir();
-  o.fanouts = kFanouts;
-  o.batch_size = kBatch;
-  o.num_items = kBatch * (kLoaderBatches + 1);
+  o.fanouts = kBenchFanouts;
+  o.batch_size = kBenchBatch;
+  o.num_items = kBenchBatch * (kLoaderBatches + 1);
   o.seed = 3;
   o.num_workers = static_cast<int>(state.range(0));
   o.start_method = state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn;
@@ -214,7 +200,7 @@ void BM_SampleLoaderWorkload(benchmark::State& state) {
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
   const uint64_t seed = 3;
-  auto batches = MakeBatches(ItemSamplerOptions{kBatch * (kLoaderBatches + 1), kBatch, /*shuffle=*/true,
+  auto batches = MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderBatches + 1), kBenchBatch, /*shuffle=*/true,
                                                 /*drop_last=*/false, seed});
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
   int64_t done = 0;
@@ -222,7 +208,7 @@ void BM_SampleLoaderWorkload(benchmark::State& state) {
     const auto start = std::chrono::steady_clock::now();
     for (int64_t index = 1; index < static_cast<int64_t>(batches->size()); ++index) {  // as BM_DataLoader: after the first
       const uint64_t rng_seed = LoaderRngSeed(seed, index);
-      auto layers = SampleMultiLayer(*graph, (*batches)[index], kFanouts,
+      auto layers = SampleMultiLayer(*graph, (*batches)[index], kBenchFanouts,
                                      SamplingOptions{/*replace=*/false, /*weighted=*/false, rng_seed, 1});
       if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
       benchmark::DoNotOptimize(layers);

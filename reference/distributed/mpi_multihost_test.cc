@@ -209,6 +209,21 @@ struct FaultTimes {
   std::string error;            // what went wrong in the hook
 };
 
+// Waits until every rank repeats its operation; their pids, or false with
+// the reason in times->error.
+bool WaitUntilEveryRankHammers(RunningMpiJob& job, std::vector<pid_t>* pids, FaultTimes* times) {
+  pids->assign(4, 0);
+  for (int r = 0; r < 4; ++r) {
+    Result<pid_t> pid = job.WaitForMark(r, "hammering", std::chrono::seconds(30));
+    if (!pid.ok()) {
+      times->error += pid.status().ToString() + "\n";
+      return false;
+    }
+    (*pids)[r] = *pid;
+  }
+  return true;
+}
+
 // Records when each of `ranks` reported, polling them all every 2 ms.
 void WaitForReports(RunningMpiJob& job, const std::vector<int>& ranks, FaultTimes* times) {
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(kFaultTimeoutS + 10);
@@ -254,14 +269,9 @@ TEST_P(KilledRankTest, EverySurvivorNamesTheDeadRankAndItsHost) {
   pid_t victim = 0;
   double victim_ended_s = -1;
   options.during = [&](RunningMpiJob& job) {
-    for (int r = 0; r < 4; ++r) {
-      Result<pid_t> pid = job.WaitForMark(r, "hammering", std::chrono::seconds(30));
-      if (!pid.ok()) {
-        times.error += pid.status().ToString() + "\n";
-        return;
-      }
-      if (r == 3) victim = *pid;
-    }
+    std::vector<pid_t> pids;
+    if (!WaitUntilEveryRankHammers(job, &pids, &times)) return;
+    victim = pids[3];
     const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, victim, 0));
     times.injected = Clock::now();
     kill(victim, SIGKILL);
@@ -310,14 +320,7 @@ TEST_P(PulledLinkTest, EveryRankNamesTheUnreachableRankWithinTheTimeout) {
   times.seconds.assign(4, -1);
   std::vector<pid_t> pids(4, 0);
   options.during = [&](RunningMpiJob& job) {
-    for (int r = 0; r < 4; ++r) {
-      Result<pid_t> pid = job.WaitForMark(r, "hammering", std::chrono::seconds(30));
-      if (!pid.ok()) {
-        times.error += pid.status().ToString() + "\n";
-        return;
-      }
-      pids[r] = *pid;
-    }
+    if (!WaitUntilEveryRankHammers(job, &pids, &times)) return;
     times.injected = Clock::now();
     Status down = hosts_->SetLinkUp(1, false);
     if (!down.ok()) times.error += down.ToString() + "\n";
