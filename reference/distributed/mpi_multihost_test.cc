@@ -98,7 +98,6 @@ class MultiHostTest : public testing::Test {
   std::unique_ptr<NetnsHosts> hosts_;
 };
 
-
 void MultiHostTest::ExpectSameDigestOnEveryLayout(const std::string& entry, const std::vector<std::string>& args,
                                                   int digest_rank,
                                                   const std::vector<std::pair<std::string, std::string>>& env) {
