@@ -287,18 +287,9 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
 }
 
 void LivenessMonitor::ReadReadyPeersLocked(Clock::time_point now) {
-  std::vector<pollfd> fds;
-  std::vector<int> owners;
-  for (size_t r = 0; r < peers_.size(); ++r) {
-    if (peers_[r].fd < 0) continue;
-    fds.push_back({peers_[r].fd, POLLIN, 0});
-    owners.push_back(static_cast<int>(r));
-  }
-  if (fds.empty() || poll(fds.data(), fds.size(), 0) <= 0) return;
   bool a_failed_peer_left = false;
-  for (size_t i = 0; i < fds.size(); ++i) {
-    Peer& peer = peers_[owners[i]];
-    if (fds[i].revents != 0 && ReadFromLocked(peer, now) && peer.failed) a_failed_peer_left = true;
+  for (Peer& peer : peers_) {  // recv does not wait: a peer with nothing to read answers EAGAIN
+    if (peer.fd >= 0 && ReadFromLocked(peer, now) && peer.failed) a_failed_peer_left = true;
   }
   // A peer that failed usually failed because another one died first, and
   // that death may already be waiting on another socket: read it before

@@ -144,7 +144,7 @@ class LivenessMonitor {
   void Run();
   // Reads what the peer sent; true when its connection closed without a goodbye.
   bool ReadFromLocked(Peer& peer, std::chrono::steady_clock::time_point now);
-  // Reads every peer with something to read (without waiting).
+  // Reads whatever every peer has sent (without waiting).
   void ReadReadyPeersLocked(std::chrono::steady_clock::time_point now);
   void SendHeartbeats(char byte);
   // Under mu_: the peers this operation waits for that died / went silent.
