@@ -34,6 +34,23 @@ def fl_cc_test(name, size = "small", deps = [], tags = [], copts = [], **kwargs)
         **kwargs
     )
 
+def fl_test_cases(name, srcs, deps = [], copts = [], **kwargs):
+    """Compiles gtest sources once, for several tests that run them in different environments.
+
+    A cc_test compiles its own srcs, so two tests over the same file compile
+    it twice; tests that depend on this library (alwayslink: its TESTs
+    register at static initialization) share one compile instead.
+    """
+    native.cc_library(
+        name = name,
+        testonly = True,
+        srcs = srcs,
+        copts = _COPTS + copts,
+        alwayslink = True,
+        deps = deps + ["@system//:gtest"],
+        **kwargs
+    )
+
 def fl_gpu_test(name, tags = [], **kwargs):
     """Declares a test that needs a real GPU: filtered out of the CPU suite."""
     fl_cc_test(name = name, tags = tags + ["gpu", "local"], **kwargs)
@@ -84,18 +101,21 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
         **kwargs
     )
 
-def fl_device_tests(name, cuda_name = None, env = {}, tags = [], launches_kernels = False, **kwargs):
+def fl_device_tests(name, srcs, deps = [], cuda_name = None, env = {}, tags = [], launches_kernels = False, **kwargs):
     """Declares a device test twice: <name> on simcuda (CPU suite) and <cuda_name> on a real GPU.
 
+    Both run the same compiled cases (<name>_cases, compiled once).
     cuda_name defaults to <name> with "_test" replaced by "_cuda_test".
     launches_kernels tags the GPU twin "kernels": ci/gpu_run.sh and ci/gpu.sh
     run compute-sanitizer memcheck and racecheck on every such test.
     """
-    fl_cc_test(name = name, env = env, tags = tags, **kwargs)
+    fl_test_cases(name = name + "_cases", srcs = srcs, deps = deps)
+    fl_cc_test(name = name, env = env, tags = tags, deps = [":" + name + "_cases"], **kwargs)
     fl_gpu_test(
         name = cuda_name or name.replace("_test", "_cuda_test"),
         env = dict(env, FAULTLINE_TEST_RUNTIME = "cuda"),
         tags = tags + (["kernels"] if launches_kernels else []),
+        deps = [":" + name + "_cases"],
         **kwargs
     )
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 namespace faultline {
 namespace repro {
 namespace {

@@ -20,6 +20,13 @@
 namespace faultline {
 namespace repro {
 
+// Returns whether all of `text` matches the ECMAScript regex `pattern`
+// (std::regex_match). Here rather than in each test because <regex> adds
+// seconds to the compile of every file that instantiates it.
+bool RegexFullMatch(const std::string& text, const std::string& pattern);
+// Returns whether some part of `text` matches `pattern` (std::regex_search).
+bool RegexSearch(const std::string& text, const std::string& pattern);
+
 // Checks that the transcript says where the parent initialized CUDA, naming
 // `function` (simcuda records it; real CUDA does not).
 inline void ExpectInitializationSiteNamed(const Outcome& o, RuntimeKind runtime, const std::string& function) {

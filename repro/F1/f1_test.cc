@@ -4,8 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F1/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,10 +19,9 @@ TEST(F1Test, LegacyFailsInsideSampleNeighborsInAForkedWorkerWithInitializationEr
   EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
   EXPECT_EQ(o.error->code, 3);
   EXPECT_EQ(o.error->step, "sample_neighbors");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker [01] \(pid \d+\))"))) << o.error->process;
-  EXPECT_TRUE(std::regex_search(o.error->message,
-                                std::regex(R"(^worker [01] \(pid \d+\) failed in sample_neighbors on minibatch [01]: )"
-                                           R"(cudaPointerGetAttributes failed: initialization error)")))
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(worker [01] \(pid \d+\))")) << o.error->process;
+  EXPECT_TRUE(RegexSearch(o.error->message, R"(^worker [01] \(pid \d+\) failed in sample_neighbors on minibatch [01]: )"
+                                            R"(cudaPointerGetAttributes failed: initialization error)"))
       << o.error->message;
   ExpectInitializationSiteNamed(o, runtime, "ProbeCudaLikeACudaBuild");
 }

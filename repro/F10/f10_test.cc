@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F10/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,7 +19,7 @@ TEST(F10Test, LegacySeedDoesNotReseedTheThreadThatAlreadySampled) {
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->message, kF10Legacy.message);
   EXPECT_EQ(o.error->step, "sample_neighbors");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(main process \(pid \d+\))")) << o.error->process;
   // The first run (generator made after the seed) matched; one generator in all.
   EXPECT_THAT(o.transcript, testing::HasSubstr("run 1: 36 picks, generators made so far 1, equal to a generator freshly seeded with 2024"))
       << o.transcript;

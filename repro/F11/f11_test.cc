@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F11/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,7 +19,7 @@ TEST(F11Test, LegacyNumbersIdsInInsertionOrderSoTheScheduleChangesTheOutput) {
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->message, kF11Legacy.message);
   EXPECT_EQ(o.error->step, "unique_and_compact");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(main process \(pid \d+\))")) << o.error->process;
   // The same legacy code under the other interleaving gives the reference.
   EXPECT_THAT(o.transcript, testing::HasSubstr("2 workers, inserting in order 0 1: equal to the first-appearance reference"))
       << o.transcript;

@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F12/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,7 +19,7 @@ TEST(F12Test, LegacyUpdatesARowLookedUpTwiceOncePerLookup) {
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->message, kF12Legacy.message);
   EXPECT_EQ(o.error->step, "SparseAdagrad.step");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(trainer 0 \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(trainer 0 \(pid \d+\))")) << o.error->process;
   // Exactly the two ids found in both lookups (3 and 7) are wrong, and the
   // Adagrad state of row 3 holds two updates.
   EXPECT_THAT(o.transcript, testing::HasSubstr("rows differing from the dense single-process reference: 2"))

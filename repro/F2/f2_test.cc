@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F2/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -18,10 +16,10 @@ void ExpectRestoreStateFailure(const Outcome& o, const std::string& name, int co
   EXPECT_EQ(o.error->name, name);
   EXPECT_EQ(o.error->code, code);
   EXPECT_EQ(o.error->step, "restore_state");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker [01] \(pid \d+\))"))) << o.error->process;
-  EXPECT_TRUE(std::regex_search(o.error->message,
-                                std::regex(R"(^worker [01] \(pid \d+\) failed in restore_state on minibatch [01]: )"
-                                           "cudaHostUnregister failed: " + cuda_text)))
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(worker [01] \(pid \d+\))")) << o.error->process;
+  EXPECT_TRUE(RegexSearch(o.error->message, R"(^worker [01] \(pid \d+\) failed in restore_state on minibatch [01]: )"
+                                            "cudaHostUnregister failed: " +
+                                                cuda_text))
       << o.error->message;
 }
 

@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F3/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,7 +19,7 @@ TEST(F3Test, LegacyHostViewOfDeviceIdsFailsInNid2PartId) {
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->message, kF3Legacy.message);
   EXPECT_EQ(o.error->step, "DistEmbedding.forward");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(trainer 0 \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(trainer 0 \(pid \d+\))")) << o.error->process;
 }
 
 TEST(F3Test, FixedVariantsMatchTheHostIdBaselineAndTheDenseStep) {

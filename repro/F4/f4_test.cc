@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F4/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -18,7 +16,7 @@ void ExpectCannotReinitialize(const Outcome& o, const std::string& process_patte
   EXPECT_EQ(o.error->name, "failed_precondition");  // PyTorch's RuntimeError: no CUDA code
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->step, "lazy_init");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(process_pattern))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, process_pattern)) << o.error->process;
   EXPECT_EQ(o.error->message.rfind(std::string(kCannotReinitializeCuda) +
                                        " (cuInit failed: initialization error",
                                    0),

@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F5/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -20,7 +18,7 @@ TEST(F5Test, LegacyDeviceCountMakesForkedWorkersFailLazyInit) {
   EXPECT_EQ(o.error->name, "failed_precondition");  // PyTorch's RuntimeError: no CUDA code
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->step, "lazy_init");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker 0 \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(worker 0 \(pid \d+\))")) << o.error->process;
   EXPECT_EQ(o.error->message.rfind(std::string(kCannotReinitializeCuda) +
                                        " (cuInit failed: initialization error",
                                    0),

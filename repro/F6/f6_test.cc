@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F6/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -20,7 +18,7 @@ TEST(F6Test, LegacyCuInitProbeAtImportLeavesAForkedWorkerWithNoActiveDriver) {
   EXPECT_EQ(o.error->name, "CUDA_ERROR_NOT_INITIALIZED");  // cuInit's, in the forked child
   EXPECT_EQ(o.error->code, 3);
   EXPECT_EQ(o.error->step, "driver.active");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(worker 0 \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(worker 0 \(pid \d+\))")) << o.error->process;
   EXPECT_EQ(o.error->message.rfind(std::string(kZeroActiveDrivers) +
                                        " (the NVIDIA backend's is_active() returned False: cuInit "
                                        "failed: initialization error",

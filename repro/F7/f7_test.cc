@@ -5,8 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F7/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -22,12 +20,12 @@ TEST(F7Test, LegacyTrainerHangsOnTheSharedQueueAfterAWorkerIsKilled) {
   EXPECT_EQ(o.error->name, "Hang");
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->step, "data_queue.get");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
-  EXPECT_TRUE(std::regex_match(
-      o.error->message,
-      std::regex(R"(the trainer is blocked in data_queue\.get\(\) waiting for minibatch 1: still blocked after )"
-                 R"(\d+ ms although worker 1 \(pid \d+\) was killed by signal 9; nothing reports the dead worker, )"
-                 R"(and the queue never ends because every process holds its write end)")))
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(main process \(pid \d+\))")) << o.error->process;
+  EXPECT_TRUE(
+      RegexFullMatch(o.error->message,
+                     R"(the trainer is blocked in data_queue\.get\(\) waiting for minibatch 1: still blocked after )"
+                     R"(\d+ ms although worker 1 \(pid \d+\) was killed by signal 9; nothing reports the dead worker, )"
+                     R"(and the queue never ends because every process holds its write end)"))
       << o.error->message;
   // Minibatch 0 came from the live worker; 1 never could.
   EXPECT_THAT(o.transcript, testing::HasSubstr("received minibatches: 0\n")) << o.transcript;
@@ -39,8 +37,7 @@ TEST(F7Test, FixedLivenessCheckNamesTheKilledWorkerAtOnce) {
   ASSERT_TRUE(o.passed) << o.transcript;
   ASSERT_TRUE(o.error.has_value()) << o.transcript;
   EXPECT_EQ(o.error->name, "RuntimeError");
-  EXPECT_TRUE(std::regex_match(o.error->message,
-                               std::regex(R"(DataLoader worker \(pid \d+\) is killed by signal: Killed\.)")))
+  EXPECT_TRUE(RegexFullMatch(o.error->message, R"(DataLoader worker \(pid \d+\) is killed by signal: Killed\.)"))
       << o.error->message;
   EXPECT_THAT(o.transcript, testing::HasSubstr("minibatch 0 equals the single-process sample")) << o.transcript;
 }

@@ -4,8 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F8/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,7 +19,7 @@ TEST(F8Test, LegacyPinThreadCreatesAPrimaryContextOnDevice0) {
   EXPECT_EQ(o.error->name, "UnwantedPrimaryContext");
   EXPECT_EQ(o.error->code, 0);
   EXPECT_EQ(o.error->step, "pin_memory");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(pin-memory thread \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(pin-memory thread \(pid \d+\))")) << o.error->process;
   EXPECT_EQ(o.error->message, std::string(kF8Message) + " (its current device is 0); the trainer uses only device 1");
   EXPECT_THAT(o.transcript, testing::HasSubstr("primary contexts: device 0 active, device 1 active")) << o.transcript;
   EXPECT_THAT(o.transcript, testing::HasSubstr("rows copied through device 1 equal the host rows")) << o.transcript;

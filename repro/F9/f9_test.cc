@@ -4,8 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "repro/F9/signature.h"
 #include "repro/repro_test_support.h"
 
@@ -21,7 +19,7 @@ TEST(F9Test, LegacyCountCachedBeforeTheVariableChangedPromisesAGoneDevice) {
   EXPECT_EQ(o.error->name, "cudaErrorInvalidDevice");
   EXPECT_EQ(o.error->code, 101);
   EXPECT_EQ(o.error->step, "set_device");
-  EXPECT_TRUE(std::regex_match(o.error->process, std::regex(R"(main process \(pid \d+\))"))) << o.error->process;
+  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(main process \(pid \d+\))")) << o.error->process;
   EXPECT_EQ(o.error->message.rfind("cudaSetDevice failed: invalid device ordinal", 0), 0u) << o.error->message;
   EXPECT_THAT(o.transcript, testing::HasSubstr("CUDA_VISIBLE_DEVICES=1, CUDA initialized: device_count() = 2, cudaGetDeviceCount = 1"))
       << o.transcript;
