@@ -31,16 +31,20 @@ def fl_cc_binary(name, copts = [], **kwargs):
     """Declares a C++ binary with the project's flags."""
     native.cc_binary(name = name, copts = _COPTS + copts, **kwargs)
 
-def fl_cc_test(name, size = "small", deps = [], tags = [], copts = [], **kwargs):
+def fl_cc_test(name, size = "small", deps = [], tags = [], copts = [], env = {}, **kwargs):
     """Declares a GoogleTest test whose main can also run registered child entry points.
 
     The shared main lets a test re-exec itself as a spawned child process.
+    Tag "threaded" every test whose processes start a thread: the TSan stage
+    of ci/test.sh runs exactly those, and in the plain build the shared main
+    fails an untagged test that starts one (reference/process/thread_census.h).
     """
     native.cc_test(
         name = name,
         size = size,
         copts = _TEST_COPTS + copts,
         tags = tags,
+        env = dict(env, FAULTLINE_TEST_THREADED = "1") if "threaded" in tags else env,
         deps = deps + ["//reference/process:test_main", "@system//:gtest"],
         **kwargs
     )
@@ -88,11 +92,25 @@ _NVCC_FLAGS = "-std=c++17 -O2 -fmad=false -Xcompiler -fPIC -gencode arch=compute
 # kernel's genrule lists it.
 _LAUNCH_CONFIG_H = "//reference/runtime:launch_config.h"
 
+def _exec_config_files_impl(ctx):
+    return [DefaultInfo(files = depset(ctx.files.srcs))]
+
+# Forwards files built in the exec configuration. nvcc's flags are fixed
+# (_NVCC_FLAGS), so its objects do not depend on the target configuration;
+# built there, they would be rebuilt for every one (plain, ASan+UBSan, TSan:
+# ~30 s of nvcc each). The exec configuration is the same for all three, so
+# ci/test.sh runs nvcc once.
+_exec_config_files = rule(
+    implementation = _exec_config_files_impl,
+    attrs = {"srcs": attr.label_list(cfg = "exec", allow_files = True)},
+)
+
 def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
     """Compiles .cu files with nvcc and wraps the objects in a cc_library.
 
     The .cu files may include only headers listed in hdrs (plus CUDA and
-    Debian system headers): nvcc runs as a genrule outside the C++ toolchain.
+    Debian system headers): nvcc runs as a genrule outside the C++ toolchain,
+    in the exec configuration (see _exec_config_files).
     """
     objs = []
     for src in srcs:
@@ -104,9 +122,10 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
             cmd = "%s %s -c $(location %s) -o $@" % (NVCC, _NVCC_FLAGS, src),
         )
         objs.append(name + "/" + obj)
+    _exec_config_files(name = name + "_objects", srcs = objs)
     native.cc_library(
         name = name,
-        srcs = objs,
+        srcs = [":" + name + "_objects"],
         hdrs = hdrs,
         deps = deps + ["@cuda//:cudart", "//reference/runtime:launch_config"],
         **kwargs
@@ -130,25 +149,26 @@ def fl_device_tests(name, srcs, deps = [], cuda_name = None, env = {}, tags = []
         **kwargs
     )
 
-def fl_repro_tests(name, srcs, deps = [], size = "medium", **kwargs):
+def fl_repro_tests(name, srcs, deps = [], size = "medium", tags = [], **kwargs):
     """Declares a failure's gtests twice: <name> on simcuda (CPU suite) and <name>_cuda on a real GPU."""
     fl_device_tests(
         name = name,
         cuda_name = name + "_cuda",
         size = size,
         srcs = srcs,
-        tags = ["repro", "multiprocess"],
+        tags = ["repro", "multiprocess"] + tags,
         deps = deps + ["//repro:repro_test_support"],
         **kwargs
     )
 
-def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps = [], **kwargs):
+def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps = [], test_tags = [], **kwargs):
     """Declares documented failure <name> (e.g. "F5") in repro/<name>/.
 
     The scenario library is alwayslink (it registers itself and its child
     entry points at static initialization) and gets the registry and the
     scenario support; its gtests, <name lowercased>_test.cc, are declared twice
-    by fl_repro_tests (simcuda, and gpu-tagged real CUDA).
+    by fl_repro_tests (simcuda, and gpu-tagged real CUDA). test_tags adds
+    tags to both (["threaded"] when the scenario starts threads).
     """
     fl_cc_library(
         name = name,
@@ -162,6 +182,7 @@ def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps 
     fl_repro_tests(
         name = name.lower() + "_test",
         srcs = [name.lower() + "_test.cc"],
+        tags = test_tags,
         deps = [":" + name],
     )
 

@@ -15,6 +15,8 @@
 #include <limits>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "properties/fuzz/fuzz_support.h"
 #include "reference/graph/npy.h"
 #include "reference/cli/sample_cli.h"

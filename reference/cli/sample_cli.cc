@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <charconv>
 #include <chrono>
 #include <cstdio>

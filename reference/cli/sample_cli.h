@@ -8,7 +8,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // LayersToJson; the full header costs ~2.5 s per file
 #include <optional>
 #include <ostream>
 #include <string>
