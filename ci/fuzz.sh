@@ -4,11 +4,13 @@
 # runs each one, one after the other, for N executions on a copy of its
 # seed corpus. Installs clang-14 and its runtimes when they are missing.
 #
-#   ci/fuzz.sh [--runs N] [--max-seconds S] [--max-len B] [--targets a,b] [--json] [--work DIR]
+#   ci/fuzz.sh [--runs N] [--max-seconds S] [--max-len B] [--resume] [--targets a,b] [--json] [--work DIR]
 #
 # Exit 0 only when every target ran its N executions with no crash (a
 # crash, leak, timeout, out-of-memory or sanitizer report); each crash input
-# is kept in DIR/<target>/ and printed. 1: a target failed; 2: bad usage or
+# is kept in DIR/<target>/ and printed. --resume continues a campaign: the
+# corpus of the earlier runs in DIR is kept and N counts their executions
+# too (a run that was killed counts up to its last status line). 1: a target failed; 2: bad usage or
 # the build failed.
 #
 # Why its own output base: `--config=fuzz` switches CC to clang-14, which
@@ -25,7 +27,7 @@ ALL_TARGETS=(npy_fuzz csc_graph_fuzz status_json_fuzz wire_fuzz minibatch_fuzz s
 
 usage() {
   cat <<EOF
-usage: ci/fuzz.sh [--runs N] [--max-seconds S] [--max-len B] [--targets a,b] [--json] [--work DIR]
+usage: ci/fuzz.sh [--runs N] [--max-seconds S] [--max-len B] [--resume] [--targets a,b] [--json] [--work DIR]
 
 Builds the libFuzzer targets of //properties/fuzz (clang-14,
 -fsanitize=fuzzer,address,undefined) and runs each for N executions on a
@@ -39,10 +41,15 @@ copy of its seed corpus, one target at a time.
                    -max_len; default 0: libFuzzer's own choice, up to 4096).
                    The command-line targets slow down about 4x once their
                    inputs reach 4 KB; 256 bytes holds every option they have
+  --resume         continue the campaign in DIR instead of starting over:
+                   keep each target's corpus and logs (DIR/<target>/fuzz*.log)
+                   and run until the executions of all its runs together
+                   reach N (a killed run counts to its last status line)
   --targets a,b    only these targets (default: ${ALL_TARGETS[*]})
   --json           print one JSON row per target on stdout (target,
                    executions, seconds, exec_per_s, crashes, exit_status,
-                   crash_inputs); progress goes to stderr
+                   crash_inputs, runs, total_executions); progress goes to
+                   stderr
   --work DIR       where the corpora, logs and crash inputs go
                    (default ~/.cache/faultline-fuzz/work)
   --help           this text
@@ -55,6 +62,7 @@ EOF
 RUNS=10000000
 MAX_SECONDS=0
 MAX_LEN=0
+RESUME=0
 JSON=0
 WORK="${HOME}/.cache/faultline-fuzz/work"
 TARGETS=("${ALL_TARGETS[@]}")
@@ -69,6 +77,7 @@ while (($#)); do
     --targets) IFS=, read -r -a TARGETS <<<"${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --targets=*) IFS=, read -r -a TARGETS <<<"${1#--targets=}"; shift ;;
     --json) JSON=1; shift ;;
+    --resume) RESUME=1; shift ;;
     --work) WORK="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --work=*) WORK="${1#--work=}"; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -131,48 +140,90 @@ BIN="$("${BAZEL[@]}" info --config=ci --config=fuzz bazel-bin 2>/dev/null)"
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# Executions in one libFuzzer log: its final stats, or for a run that was
+# killed, its last status line ("#N ...").
+log_executions() {
+  local n
+  n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$1" | tail -1)
+  [ -n "$n" ] || n=$(sed -n 's/^#\([0-9][0-9]*\)[[:space:]].*/\1/p' "$1" | tail -1)
+  echo "${n:-0}"
+}
+
 status=0
 rows=()
 for t in "${TARGETS[@]}"; do
   dir="$WORK/$t"
-  rm -rf "$dir"
-  mkdir -p "$dir/corpus"
-  cp properties/fuzz/corpus/"$t"/* "$dir/corpus/"
+  if ((RESUME == 0)) || [ ! -d "$dir/corpus" ]; then
+    rm -rf "$dir"
+    mkdir -p "$dir/corpus"
+    cp properties/fuzz/corpus/"$t"/* "$dir/corpus/"
+  fi
+  earlier=0
+  mapfile -t earlier_logs < <(find "$dir" -maxdepth 1 -name 'fuzz*.log' | sort -V)
+  for l in "${earlier_logs[@]}"; do earlier=$((earlier + $(log_executions "$l"))); done
   log="$dir/fuzz.log"
-  cmd=("$BIN/properties/fuzz/$t" -runs="$RUNS" -max_total_time="$MAX_SECONDS" -timeout=30 -print_final_stats=1
+  ((${#earlier_logs[@]} == 0)) || log="$dir/fuzz.$((${#earlier_logs[@]} + 1)).log"
+  this_runs=$((RUNS - earlier))
+  if ((this_runs <= 0)); then
+    echo "fuzz: $t: the campaign in $dir already has $earlier executions (>= $RUNS); nothing to run"
+    this_runs=0
+  fi
+  cmd=("$BIN/properties/fuzz/$t" -runs="$this_runs" -max_total_time="$MAX_SECONDS" -timeout=30 -print_final_stats=1
        -artifact_prefix="$dir/")
   if ((MAX_LEN > 0)); then cmd+=(-max_len="$MAX_LEN"); fi
   cmd+=("$dir/corpus")
   echo "fuzz: $t: ${cmd[*]}"
   echo "fuzz: $t: full log in $log; progress (libFuzzer's pulse lines):"
   start=$(date +%s.%N)
-  # Progress: libFuzzer's pulse lines (at powers of two) and any report.
-  "${cmd[@]}" >"$log" 2>&1 &
-  pid=$!
-  tail -n +1 -F --pid="$pid" "$log" 2>/dev/null |
-    grep --line-buffered -E 'pulse|DONE|INITED|ERROR|SUMMARY|Test unit written|deadly signal|fuzz check failed' |
-    sed -u "s/^/  $t: /"
-  wait "$pid"
-  rc=$?
+  rc=0
+  if ((this_runs > 0)); then
+    # Progress: libFuzzer's pulse lines (at powers of two) and any report.
+    "${cmd[@]}" >"$log" 2>&1 &
+    pid=$!
+    tail -n +1 -F --pid="$pid" "$log" 2>/dev/null |
+      grep --line-buffered -E 'pulse|DONE|INITED|ERROR|SUMMARY|Test unit written|deadly signal|fuzz check failed' |
+      sed -u "s/^/  $t: /"
+    wait "$pid"
+    rc=$?
+  fi
   seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  execs=${execs:-0}
+  execs=0
+  [ -f "$log" ] && ((this_runs > 0)) && execs=$(log_executions "$log")
+  total=$((earlier + execs))
+  # A slow unit (libFuzzer: one input took over 10 s) is a finding only if
+  # it is slow alone too: on a busy machine a fast input can stall. Each is
+  # run again here, by itself, with a 10 s limit.
+  for unit in "$dir"/slow-unit-*; do
+    [ -e "$unit" ] || continue
+    if timeout 60 "$BIN/properties/fuzz/$t" -timeout=10 "$unit" >"$unit.rerun.log" 2>&1; then
+      echo "fuzz: $t: $unit was slow only under load (alone it passes within 10 s; $unit.rerun.log); renamed"
+      mv "$unit" "${unit/slow-unit-/slow-under-load-}"
+    fi
+  done
   mapfile -t crashes < <(find "$dir" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
-                                                          -o -name 'oom-*' -o -name 'slow-unit-*' \) | sort)
-  # A sanitizer or fuzz-check report without a saved input still counts.
+                                                          -o -name 'oom-*' -o -name 'slow-unit-*' \) \
+                                                          ! -name '*.rerun.log' | sort)
+  # A sanitizer or fuzz-check report without a saved input still counts, in
+  # any run of the campaign.
   reports=${#crashes[@]}
-  if ((reports == 0)) && grep -qE '^(==[0-9]+==ERROR|SUMMARY: |fuzz check failed)' "$log"; then reports=1; fi
+  if ((reports == 0)) && cat "$dir"/fuzz*.log 2>/dev/null | grep -qE '^(==[0-9]+==ERROR|SUMMARY: |fuzz check failed)'; then
+    reports=1
+  fi
   rate=$(awk -v n="$execs" -v s="$seconds" 'BEGIN { printf "%d", (s > 0 ? n / s : 0) }')
   printf 'fuzz: %s: %s executions in %.0f s (%s exec/s), %d crashes, exit %d\n' "$t" "$execs" "$seconds" "$rate" \
     "$reports" "$rc"
+  runs=$((${#earlier_logs[@]} + (this_runs > 0 ? 1 : 0)))
+  if ((${#earlier_logs[@]} > 0)); then
+    echo "fuzz: $t: campaign: $total executions in $runs runs ($earlier before this one)"
+  fi
   for c in "${crashes[@]}"; do
     echo "fuzz: $t: crash input $c (reproduce: $BIN/properties/fuzz/$t $c):"
     head -c 512 "$c" | od -A d -c | head -20
   done
-  if ((rc != 0 || reports > 0 || execs < RUNS)); then status=1; fi
+  if ((rc != 0 || reports > 0 || total < RUNS)); then status=1; fi
   crash_json=$(printf '%s\n' "${crashes[@]}" | python3 -c 'import json,sys; print(json.dumps([l for l in sys.stdin.read().split("\n") if l]))')
-  rows+=("$(printf '{"target": "%s", "executions": %s, "seconds": %.1f, "exec_per_s": %s, "crashes": %d, "exit_status": %d, "crash_inputs": %s}' \
-    "$t" "$execs" "$seconds" "$rate" "$reports" "$rc" "$crash_json")")
+  rows+=("$(printf '{"target": "%s", "executions": %s, "seconds": %.1f, "exec_per_s": %s, "crashes": %d, "exit_status": %d, "crash_inputs": %s, "runs": %d, "total_executions": %s}' \
+    "$t" "$execs" "$seconds" "$rate" "$reports" "$rc" "$crash_json" "$runs" "$total")")
 done
 
 if ((JSON)); then
