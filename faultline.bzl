@@ -66,9 +66,12 @@ def fl_test_cases(name, srcs, deps = [], copts = [], **kwargs):
         **kwargs
     )
 
-def fl_gpu_test(name, tags = [], **kwargs):
-    """Declares a test that needs a real GPU: filtered out of the CPU suite."""
-    fl_cc_test(name = name, tags = tags + ["gpu", "local"], **kwargs)
+def fl_gpu_test(name, tags = [], env = {}, **kwargs):
+    """Declares a test that needs a real GPU: filtered out of the CPU suite.
+
+    The thread census is off: the CUDA driver starts threads of its own.
+    """
+    fl_cc_test(name = name, tags = tags + ["gpu", "local"], env = dict(env, FAULTLINE_THREAD_CENSUS = "off"), **kwargs)
 
 def fl_mpi_test(name, tags = [], **kwargs):
     """Declares a test that launches real `mpirun` jobs.

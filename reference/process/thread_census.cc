@@ -21,11 +21,19 @@
 namespace faultline {
 namespace {
 
-// Empty when there is nothing to record: tagged, or outside Bazel.
+bool EnvIs(const char* name, const char* value) {
+  const char* set = std::getenv(name);
+  return set != nullptr && std::strcmp(set, value) == 0;
+}
+
+// Empty when there is nothing to record: tagged, census off (GPU tests: the
+// CUDA driver starts threads of its own), or outside Bazel.
 std::string CensusPath() {
-  const char* tagged = std::getenv("FAULTLINE_TEST_THREADED");
   const char* tmp = std::getenv("TEST_TMPDIR");
-  if ((tagged != nullptr && std::strcmp(tagged, "1") == 0) || tmp == nullptr || *tmp == '\0') return "";
+  if (EnvIs("FAULTLINE_TEST_THREADED", "1") || EnvIs("FAULTLINE_THREAD_CENSUS", "off") || tmp == nullptr ||
+      *tmp == '\0') {
+    return "";
+  }
   return std::string(tmp) + "/faultline-thread-census";
 }
 

@@ -18,10 +18,11 @@
 
 namespace faultline {
 
-// "" when the test is tagged threaded (FAULTLINE_TEST_THREADED=1), runs
-// outside Bazel (no TEST_TMPDIR), was built with a sanitizer, or none of its
-// processes started a thread; otherwise the error to print, naming the first
-// process that did.
+// "" when the test is tagged threaded (FAULTLINE_TEST_THREADED=1), has the
+// census off (FAULTLINE_THREAD_CENSUS=off: the gpu tests, whose CUDA driver
+// starts threads), runs outside Bazel (no TEST_TMPDIR), was built with a
+// sanitizer, or none of its processes started a thread; otherwise the error
+// to print, naming the first process that did.
 std::string UntaggedThreadsError();
 
 }  // namespace faultline
