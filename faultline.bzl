@@ -189,7 +189,7 @@ def fl_repro_failure(name, srcs = ["scenario.cc"], hdrs = ["signature.h"], deps 
         deps = [":" + name],
     )
 
-def fl_fuzz_target(name, srcs, deps = [], corpus = [], **kwargs):
+def fl_fuzz_target(name, srcs, deps = [], corpus = [], smoke_tags = [], **kwargs):
     """Declares fuzz target <name> and its smoke test <name>_smoke (tag fuzz).
 
     srcs define LLVMFuzzerTestOneInput. With the project's toolchain, <name>
@@ -198,7 +198,8 @@ def fl_fuzz_target(name, srcs, deps = [], corpus = [], **kwargs):
     of each; with --config=fuzz (ci/fuzz.sh: clang with
     -fsanitize=fuzzer,address,undefined) it links libFuzzer's main instead.
     <name>_smoke runs the standalone driver on `corpus` (a list of files) in
-    every test stage, sanitizers included.
+    the plain and ASan+UBSan stages, and under TSan too when smoke_tags has
+    "threaded" (the thread census checks it, as fl_cc_test's).
     """
     native.cc_library(
         name = name + "_lib",
@@ -226,9 +227,11 @@ def fl_fuzz_target(name, srcs, deps = [], corpus = [], **kwargs):
         size = "small",
         args = ["$(rootpaths :%s_corpus)" % name],
         data = [":" + name + "_corpus"],
-        tags = ["fuzz"],
+        tags = ["fuzz"] + smoke_tags,
+        env = {"FAULTLINE_TEST_THREADED": "1"} if "threaded" in smoke_tags else {},
         deps = [
             ":" + name + "_lib",
+            "//properties/fuzz:smoke_thread_census",
             "//properties/fuzz:standalone_main",
         ],
     )

@@ -67,7 +67,26 @@ std::string UntaggedThreadsError() {
   if (!in || !std::getline(in, first)) return "";
   return "this test started a thread (first in " + first +
          ") but is not tagged \"threaded\": ci/test.sh's TSan stage runs only tagged tests, so add "
-         "tags = [\"threaded\"] to it in its BUILD file (reference/process/thread_census.h)";
+         "tags = [\"threaded\"] to it in its BUILD file (smoke_tags for a fuzz target; "
+         "reference/process/thread_census.h)";
+}
+
+namespace {
+pid_t g_checking_pid = 0;
+
+void CheckAtExit() {
+  if (getpid() != g_checking_pid) return;
+  const std::string untagged = UntaggedThreadsError();
+  if (untagged.empty()) return;
+  std::fprintf(stderr, "FAILED: %s\n", untagged.c_str());
+  std::fflush(stderr);
+  _exit(1);
+}
+}  // namespace
+
+void CheckThreadCensusAtExit() {
+  g_checking_pid = getpid();
+  std::atexit(CheckAtExit);
 }
 
 }  // namespace faultline

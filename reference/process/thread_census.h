@@ -25,6 +25,11 @@ namespace faultline {
 // to print, naming the first process that did.
 std::string UntaggedThreadsError();
 
+// For a test whose main is not test_main.cc's (the fuzz smoke tests): when
+// this process exits, prints UntaggedThreadsError() and exits 1 if it is
+// not empty. Forked children that exit do not check.
+void CheckThreadCensusAtExit();
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_PROCESS_THREAD_CENSUS_H_
