@@ -3,19 +3,13 @@
 // fails a test that starts threads without the "threaded" tag.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <string>
-
 #include "reference/process/child_registry.h"
 #include "reference/process/thread_census.h"
 
 int main(int argc, char** argv) {
   int exit_code = 0;
   if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
+  faultline::CheckThreadCensusAtExit();
   testing::InitGoogleTest(&argc, argv);
-  const int result = RUN_ALL_TESTS();
-  const std::string untagged = faultline::UntaggedThreadsError();
-  if (untagged.empty()) return result;
-  std::fprintf(stderr, "FAILED: %s\n", untagged.c_str());
-  return 1;
+  return RUN_ALL_TESTS();
 }

@@ -25,9 +25,10 @@ namespace faultline {
 // to print, naming the first process that did.
 std::string UntaggedThreadsError();
 
-// For a test whose main is not test_main.cc's (the fuzz smoke tests): when
-// this process exits, prints UntaggedThreadsError() and exits 1 if it is
-// not empty. Forked children that exit do not check.
+// Registers the check for this process (test_main.cc, and the fuzz smoke
+// tests, whose main is the standalone driver's): when it exits, prints
+// UntaggedThreadsError() and exits 1 if it is not empty. Forked children
+// that exit do not check.
 void CheckThreadCensusAtExit();
 
 }  // namespace faultline
