@@ -57,26 +57,60 @@ CASES = [
      "torch.zeros(1, device='cuda')", "torch.zeros(1, device='cuda')",
      {"name": "cudaErrorInitializationError", "code": 3, "text": CANNOT_REINIT,
       "where": "LazyInitCuda (reference/runtime/lazy_init.h), F4 legacy"}),
+    # PyTorch's device_count() asks NVML first (PyTorch PR 122815 era), which
+    # initializes nothing: the child works. Observed on torch 2.11 (2026-11-24).
     ("torch.cuda.device_count() in the parent, fork, CUDA in the child",
      "torch.cuda.device_count()", "torch.zeros(1, device='cuda')",
-     {"name": "cudaErrorInitializationError", "code": 3, "text": "initialization error",
-      "where": "conformance first_call_initializes (cudaGetDeviceCount initializes CUDA)"}),
+     {"ok": True, "where": "conformance nvml_count_does_not_initialize; F9 (device_count() counts through NVML)"}),
+    # cudaGetDeviceCount itself initializes CUDA (conformance first_call_initializes:
+    # the driver would fail the child's first call with 3), and PyTorch knows it:
+    # its count marks the fork poisoned, so its guard answers first (observed on
+    # torch 2.11, 2026-11-24, where we had expected the driver's 3).
+    ("cudaGetDeviceCount (torch._C._cuda_getDeviceCount()) in the parent, fork, CUDA in the child",
+     "torch._C._cuda_getDeviceCount()", "torch.zeros(1, device='cuda')",
+     {"name": "cudaErrorInitializationError", "code": 3, "text": CANNOT_REINIT,
+      "where": "conformance first_call_initializes (cudaGetDeviceCount initializes CUDA); LazyInitCuda's guard"}),
     ("tensor pinned in the parent, is_pinned() in a forked child",
      "globals().__setitem__('t', torch.zeros(1024).pin_memory())", "t.is_pinned()",
      {"name": "cudaErrorInitializationError", "code": 3, "text": "initialization error",
       "where": "conformance pinned_memory_in_forked_child; F1 legacy (cudaPointerGetAttributes failed: "
                "initialization error)"}),
+    # peft before 0.12.0 imported torch.utils.cpp_extension when imported
+    # (issue 1877, fixed by PR 1879): see peft_case() for which variant applies.
     ("import peft, fork, CUDA in the child",
-     "__import__('peft')", "torch.zeros(1, device='cuda')",
-     {"name": "cudaErrorInitializationError", "code": 3, "text": CANNOT_REINIT,
-      "where": "F4 legacy (a library that initializes CUDA when it is loaded)"}),
+     "__import__('peft')", "torch.zeros(1, device='cuda')", None),
 ]
+
+PEFT_FIXED_IN = (0, 12, 0)  # the first release after PR 1879 (merged 2024-06; issue 1877 was on 0.11.1)
+
+
+def peft_case():
+    """F4's signature for the installed peft: legacy before 0.12.0, fixed after."""
+    try:
+        from importlib.metadata import version
+        installed = version("peft")
+    except Exception:  # noqa: BLE001 - no peft: the case says so when it runs
+        installed = "not installed"
+    parts = tuple(int(p) for p in installed.split(".")[:3] if p.isdigit()) if installed[0].isdigit() else ()
+    if parts and parts >= PEFT_FIXED_IN:
+        return installed, {"ok": True, "where": f"F4 fixed (peft {installed} has PR 1879: the import touches no CUDA)"}
+    where = "F4 legacy (peft not installed: this case cannot agree)" if not parts else \
+        f"F4 legacy (peft {installed}: the import initializes CUDA)"
+    return installed, {"name": "cudaErrorInitializationError", "code": 3, "text": CANNOT_REINIT, "where": where}
 
 
 def agrees(signature, child):
-    if child is None or child.get("ok"):
+    if child is None:
         return False
-    return signature["text"] in child.get("text", "")
+    if signature.get("ok"):
+        return bool(child.get("ok"))
+    return not child.get("ok") and signature["text"] in child.get("text", "")
+
+
+def describe_expected(signature):
+    if signature.get("ok"):
+        return f"no error [{signature['where']}]"
+    return f"{signature['name']} ({signature['code']}) '{signature['text']}' [{signature['where']}]"
 
 
 def main():
@@ -84,7 +118,9 @@ def main():
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     args = parser.parse_args()
     rows, could_not_run = [], 0
+    peft_version, peft_signature = peft_case()
     for mechanism, setup, action, signature in CASES:
+        signature = signature or peft_signature
         program = HARNESS.replace("SETUP", setup).replace("ACTION", action)
         try:
             done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
@@ -98,7 +134,7 @@ def main():
                      "agrees": agrees(signature, result["child"])})
     try:
         import torch  # noqa: F401  (versions for the record only)
-        versions = {"torch": torch.__version__, "cuda": torch.version.cuda}
+        versions = {"torch": torch.__version__, "cuda": torch.version.cuda, "peft": peft_version}
     except Exception as e:  # pragma: no cover - no torch here
         versions = {"torch": f"unavailable ({type(e).__name__})"}
     if args.json:
@@ -111,8 +147,7 @@ def main():
                 got = f"could not run: the parent's setup failed with {parent['type']}: {parent['text']}"
             else:
                 got = "no error" if child.get("ok") else f"{child.get('type')}: {child.get('text')}"
-            print(f"- {r['mechanism']}\n    PyTorch: {got}\n    faultline: {r['faultline']['name']} "
-                  f"({r['faultline']['code']}) '{r['faultline']['text']}' [{r['faultline']['where']}]"
+            print(f"- {r['mechanism']}\n    PyTorch: {got}\n    faultline: {describe_expected(r['faultline'])}"
                   f"\n    agrees: {'yes' if r['agrees'] else 'NO'}")
     print(json.dumps({"versions": versions}), file=sys.stderr)
     return 1 if could_not_run else 0

@@ -9,7 +9,9 @@ Writes OUTDIR/report.json, OUTDIR/summary.txt and OUTDIR/logs.txt. A test
 passes only if its binary exits 0 with no failed and no skipped test case: a
 GPU run cannot pass by skipping. Exit status: 0 when everything passed, 1 when
 something failed, 2 for a usage error, 3 when there is no usable CUDA device
-(then nothing runs and every test counts as "could not run")."""
+(then nothing runs and every test counts as "could not run"), 4 when
+everything that ran passed but some tests and repro variants need more GPUs
+than the machine has (tag multi_device: F8 and F9 need 2; they count as "not run")."""
 
 import argparse
 import concurrent.futures
@@ -31,6 +33,8 @@ STEPS = ("tests", "repro", "crosscheck", "bench", "sanitizer")
 LOG_TAIL = 4000  # characters of a passing step's output kept in logs.txt
 FAILED_LOG_TAIL = 60000  # of a failing one: every failed assertion, with what was observed
 SANITIZER_JOBS = 4  # compute-sanitizer runs at a time
+SANITIZER_EXCLUSIONS = os.path.join(HERE, "sanitizer_exclusions.json")
+NOT_RUN = "not run"  # the machine has too few GPUs for it: neither passed nor failed
 
 
 def log(message):
@@ -40,7 +44,8 @@ def log(message):
 class Run:
     """The bundle, unpacked, and everything recorded so far."""
 
-    def __init__(self, root, out_dir, deadline, runtime):
+    def __init__(self, root, out_dir, deadline, runtime, devices):
+        self.devices = devices  # visible devices, from device_probe
         self.runtime = runtime  # "cuda"; "simcuda" only to check this runner on a machine without a GPU
         self.root = root
         self.out_dir = out_dir
@@ -131,9 +136,17 @@ def gtest_verdict(xml_path, code, output):
     return "passed", f"{counts['tests']} test cases", counts
 
 
+def gpus_needed(test):
+    return 2 if "multi_device" in test["tags"] else 1
+
+
 def run_tests(run):
     log(f"=== tests (runtime {run.runtime})")
     for test in run.manifest["tests"]:
+        if gpus_needed(test) > run.devices:
+            run.record("tests", test["label"], NOT_RUN,
+                       detail=f"needs {gpus_needed(test)} GPUs; this machine has {run.devices}")
+            continue
         scratch = tempfile.mkdtemp(prefix="test.")
         try:
             cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
@@ -157,15 +170,19 @@ def run_repro(run):
         rows = json.loads(output[start:output.rfind("]") + 1]) if start >= 0 else []
     except json.JSONDecodeError:
         pass
+    not_run = [r for r in rows if r.get("not_run")]
     mismatched = [f"{r['id']} {r['variant']}: expected {r['expected']}, got {r['outcome']}" for r in rows
-                  if not r.get("matched")]
+                  if not r.get("matched") and not r.get("not_run")]
+    ran = len(rows) - len(not_run)
     if code is None:
         status, detail = "timed out", "killed at its timeout"
-    elif code == 0 and rows:
-        status, detail = "passed", f"{len(rows)} variants matched"
+    elif rows and not mismatched and code == (3 if not_run else 0):  # repro's 3: only not-run variants missed
+        status, detail = "passed", f"{ran} variants matched"
     else:
         status, detail = "failed", "; ".join(mismatched) or f"exit {code}"
     run.record("repro", f"repro all --runtime {run.runtime}", status, seconds, detail, rows=rows)
+    for r in not_run:
+        run.record("repro", f"{r['id']} {r['variant']}", NOT_RUN, detail=r["not_run"])
 
 
 def find_sanitizer():
@@ -177,9 +194,14 @@ def find_sanitizer():
     return None
 
 
-def sanitize_one(run, tool_path, test, tool):
-    """Runs one test under one compute-sanitizer tool; returns (status, seconds, detail)."""
-    name = f"{tool} {test['label']}"
+def sanitizer_exclusions():
+    with open(SANITIZER_EXCLUSIONS) as f:
+        return {label: entry for label, entry in json.load(f).items() if not label.startswith("_")}
+
+
+def sanitize_one(run, tool_path, test, tool, gtest_filter=None):
+    """Runs one test under one compute-sanitizer tool; returns (status, seconds, detail, output)."""
+    name = f"{tool} {test['label']}" + (f" --gtest_filter={gtest_filter}" if gtest_filter else "")
     scratch = tempfile.mkdtemp(prefix="sanitize.")
     try:
         env = run.test_env(test, scratch)
@@ -191,36 +213,57 @@ def sanitize_one(run, tool_path, test, tool):
         # is here for what kernels do to memory.
         argv = [tool_path, "--tool", tool, "--error-exitcode", "86", "--target-processes", "all",
                 "--report-api-errors", "no", os.path.join(run.root, test["binary"])]
+        if gtest_filter:
+            argv.append("--gtest_filter=" + gtest_filter)
         code, output, seconds = run.execute(name, argv, env, cwd, 240)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     reports = [l for l in output.splitlines() if l.startswith("=========") and "SUMMARY" not in l
                and ("Invalid" in l or "hazard" in l.lower() or "Error" in l)]
     if code is None:
-        return "timed out", seconds, "killed at its timeout"
+        return "timed out", seconds, "killed at its timeout", output
     if code == 86 or reports:
-        return "failed", seconds, reports[0] if reports else "sanitizer error"
+        return "failed", seconds, reports[0] if reports else "sanitizer error", output
     if code != 0:
-        return "failed", seconds, f"the test failed under {tool} (exit {code})"
-    return "passed", seconds, "0 errors"
+        return "failed", seconds, f"the test failed under {tool} (exit {code})", output
+    return "passed", seconds, "0 errors", output
+
+
+def sanitizer_control(run, tool_path, test, control):
+    """The positive control: one case that must make the sanitizer report."""
+    status, seconds, _, output = sanitize_one(run, tool_path, test, control["tool"], control["case"])
+    seen = control["report"] in output
+    run.record("sanitizer", f"{control['tool']} catches {control['case'].split('/')[-1]} ({test['label']})",
+               "passed" if seen else "failed", seconds,
+               f"reported \"{control['report']}\"" if seen else f"no \"{control['report']}\" report ({status})")
 
 
 def run_sanitizer(run):
     """memcheck and racecheck on every kernel test, SANITIZER_JOBS at a time
     (the GPU machine has many cores; each job is its own process)."""
     tool_path = find_sanitizer()
-    kernel_tests = [t for t in run.manifest["tests"] if t["launches_kernels"]]
+    kernel_tests = [t for t in run.manifest["tests"] if t["launches_kernels"] and gpus_needed(t) <= run.devices]
     log(f"=== compute-sanitizer memcheck and racecheck on {len(kernel_tests)} kernel tests")
     jobs = [(test, tool) for test in kernel_tests for tool in ("memcheck", "racecheck")]
     if tool_path is None:
         for test, tool in jobs:
             run.record("sanitizer", f"{tool} {test['label']}", "could not run", detail="compute-sanitizer not found")
         return
+    exclusions = sanitizer_exclusions()
+    filters = {label: "-" + ":".join(entry["exclude"]) for label, entry in exclusions.items()}
     with concurrent.futures.ThreadPoolExecutor(max_workers=SANITIZER_JOBS) as pool:
-        futures = [pool.submit(sanitize_one, run, tool_path, test, tool) for test, tool in jobs]
+        futures = [pool.submit(sanitize_one, run, tool_path, test, tool, filters.get(test["label"]))
+                   for test, tool in jobs]
         for (test, tool), future in zip(jobs, futures):
-            status, seconds, detail = future.result()
+            status, seconds, detail, _ = future.result()
+            if test["label"] in filters:
+                detail += f" ({len(exclusions[test['label']]['exclude'])} driver-observing cases left out: " \
+                          "ci/sanitizer_exclusions.json)"
             run.record("sanitizer", f"{tool} {test['label']}", status, seconds, detail)
+    for test in kernel_tests:
+        control = exclusions.get(test["label"], {}).get("expect_report")
+        if control:
+            sanitizer_control(run, tool_path, test, control)
 
 
 def run_crosscheck(run):
@@ -318,7 +361,7 @@ def main():
         with tarfile.open(args.bundle) as tar:
             tar.extractall(work)
         runtime = "simcuda" if args.simulate else "cuda"
-        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime)
+        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime, 0)
         facts = machine_facts()
         log(f"gpu_run: {facts['gpu']}; glibc {facts['glibc']}; kernel {facts['kernel']}")
         code, output, _ = run.execute("device_probe", [os.path.join(run.root, run.manifest["device_probe"]),
@@ -342,15 +385,21 @@ def main():
             write_report(run, facts, probe, started)
             print(f"gpu_run: no CUDA device ({reason}): {n} of {n} tests could not run", file=sys.stderr)
             return 3
+        # simcuda gives each multi-GPU test and variant the devices it needs.
+        run.devices = probe["devices"] if runtime == "cuda" else 2
         log(f"gpu_run: {probe['devices']} {runtime} device(s)")
         for step, function in (("tests", run_tests), ("repro", run_repro), ("crosscheck", run_crosscheck),
                                ("bench", run_bench), ("sanitizer", run_sanitizer)):
             if step in steps:
                 function(run)
         counts = write_report(run, facts, probe, started)
-        bad = sum(n for status, n in counts.items() if status != "passed")
-        log(f"gpu_run: {counts.get('passed', 0)} passed, {bad} not passed; report in {args.out_dir}")
-        return 0 if bad == 0 else 1
+        bad = sum(n for status, n in counts.items() if status not in ("passed", NOT_RUN))
+        not_run = counts.get(NOT_RUN, 0)
+        log(f"gpu_run: {counts.get('passed', 0)} passed, {bad} failed or timed out, {not_run} not run "
+            f"(need more GPUs than the {run.devices} here); report in {args.out_dir}")
+        if bad:
+            return 1
+        return 4 if not_run else 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

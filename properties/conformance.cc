@@ -530,13 +530,13 @@ const std::vector<Scenario>& Scenarios() {
        kNoDriverProgram,
        WithoutDriver("cudaErrorInsufficientDriver(35) CUDA driver version is insufficient for CUDA runtime version",
                      "unavailable"),
-       Driver::kNone, {}, /*unverified=*/false},
+       Driver::kNone},
       {"stub_driver",
        "with only the toolkit's stub libcuda.so, everything is as without a driver but with 34",
        kNoDriverProgram,
        WithoutDriver("cudaErrorStubLibrary(34) CUDA driver is a stub library",
                      "CUDA_ERROR_STUB_LIBRARY(34) CUDA driver is a stub library"),
-       Driver::kStub, {}, /*unverified=*/false},
+       Driver::kStub},
   };
   return *scenarios;
 }

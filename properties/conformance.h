@@ -36,9 +36,6 @@ struct Scenario {
   std::string expected;  // the observation both backends must produce
   Driver driver = Driver::kPresent;
   Env env = {};              // extra environment for the scenario's process
-  // Not yet confirmed by a recorded run on real CUDA (docs/simcuda.md's
-  // status table says which scenarios are).
-  bool unverified = true;
 };
 
 // Prints a scenario by name (gtest parameter output).

@@ -9,6 +9,8 @@ namespace repro {
 std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                                         int* exit_code) {
   CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
+  app.footer("Exit status: 0 every outcome matched; 1 one did not; 2 usage error; 3 every variant that ran "
+             "matched but some could not run on this machine (they need 2 GPUs)");
   app.require_subcommand(1);
   Command command;
   std::string runtime_text = "auto";

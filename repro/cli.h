@@ -18,6 +18,9 @@ namespace repro {
 
 inline constexpr int kExitMismatch = 1;
 inline constexpr int kExitUsage = 2;
+// Every variant that ran matched, but some could not run on this machine
+// (they need more GPUs than it has): not a pass, not a mismatch.
+inline constexpr int kExitNotRun = 3;
 
 // What the command line asks for.
 struct Command {

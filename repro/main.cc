@@ -23,6 +23,7 @@ struct Row {
   int runs, matched_runs;
   std::optional<ObservedError> error;
   std::string transcript;
+  std::string not_run;  // why the variant could not run here, or empty
 };
 
 nlohmann::json ToJson(const Row& row) {
@@ -30,6 +31,7 @@ nlohmann::json ToJson(const Row& row) {
                       {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched},
                       {"runs", row.runs},         {"matched_runs", row.matched_runs}};
   j["error"] = ErrorToJson(row.error);
+  if (!row.not_run.empty()) j["not_run"] = row.not_run;
   return j;
 }
 
@@ -44,6 +46,7 @@ void PrintTable(const std::vector<Row>& rows, bool repeated) {
 }
 
 const char* OutcomeName(const Outcome& outcome) {
+  if (!outcome.not_run.empty()) return "not run";
   return outcome.reproduced ? "reproduced" : (outcome.passed ? "passed" : "failed");
 }
 
@@ -66,15 +69,24 @@ Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, 
   if (repeat > 1) std::fprintf(stderr, " matched %d of %d\n", result.matched, result.runs);
   const Outcome& shown = result.shown;
   Row row{failure.id,   variant.name, runtime_name, ExpectationName(variant.expected), OutcomeName(shown),
-          result.matched == result.runs, result.runs, result.matched, shown.error, shown.transcript};
+          result.matched == result.runs, result.runs, result.matched, shown.error, shown.transcript,
+          shown.not_run};
   // With --repeat, only a run that did not match has its transcript shown.
   if (!quiet && !row.transcript.empty() && (repeat == 1 || !row.matched)) std::fprintf(stderr, "%s\n", row.transcript.c_str());
   return row;
 }
 
 int Report(const std::vector<Row>& rows, bool json, bool repeated) {
-  bool all_matched = true;
-  for (const Row& r : rows) all_matched = all_matched && r.matched;
+  int mismatched = 0, not_run = 0;
+  for (const Row& r : rows) {
+    if (r.matched) continue;
+    if (r.not_run.empty()) {
+      ++mismatched;
+    } else {
+      ++not_run;
+      std::fprintf(stderr, "repro: %s %s not run: %s\n", r.id.c_str(), r.variant.c_str(), r.not_run.c_str());
+    }
+  }
   if (json) {
     nlohmann::json array = nlohmann::json::array();
     for (const Row& r : rows) array.push_back(ToJson(r));
@@ -84,7 +96,12 @@ int Report(const std::vector<Row>& rows, bool json, bool repeated) {
   } else {
     PrintTable(rows, repeated);
   }
-  return all_matched ? 0 : kExitMismatch;
+  if (mismatched > 0) return kExitMismatch;
+  if (not_run > 0) {
+    std::fprintf(stderr, "repro: every variant that ran matched; %d could not run on this machine\n", not_run);
+    return kExitNotRun;
+  }
+  return 0;
 }
 
 int Main(int argc, char** argv) {

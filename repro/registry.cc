@@ -75,6 +75,7 @@ std::string SignatureMismatch(const Signature& signature, const ObservedError& e
 }
 
 bool Matches(Expectation expected, const Outcome& outcome) {
+  if (!outcome.not_run.empty()) return false;
   return expected == Expectation::kReproduces ? outcome.reproduced : outcome.passed && !outcome.reproduced;
 }
 

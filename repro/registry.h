@@ -53,6 +53,9 @@ struct Outcome {
   bool passed = false;              // ran to the end with the expected output
   std::optional<ObservedError> error;
   std::string transcript;           // human-readable account for the report
+  // Why this machine cannot run the variant (it needs more GPUs than are
+  // visible); empty when it ran. A variant that did not run never matches.
+  std::string not_run;
 };
 
 struct Variant {
@@ -82,7 +85,7 @@ std::vector<Failure> Failures();
 // Returns the variant `variant` of failure `id`, or nullptr.
 const Variant* FindVariant(const std::string& id, const std::string& variant);
 
-// Returns whether `outcome` is what `expected` asks for.
+// Returns whether `outcome` is what `expected` asks for (never when not run).
 bool Matches(Expectation expected, const Outcome& outcome);
 
 }  // namespace repro

@@ -14,6 +14,7 @@ namespace {
 nlohmann::json OutcomeToJson(const Outcome& o) {
   nlohmann::json j = {{"reproduced", o.reproduced}, {"passed", o.passed}, {"transcript", o.transcript}};
   if (o.error) j["error"] = ErrorToJson(o.error);
+  if (!o.not_run.empty()) j["not_run"] = o.not_run;
   return j;
 }
 
@@ -22,6 +23,7 @@ Outcome OutcomeFromJson(const nlohmann::json& j) {
   o.reproduced = j.at("reproduced");
   o.passed = j.at("passed");
   o.transcript = j.at("transcript");
+  o.not_run = j.value("not_run", "");
   if (j.contains("error")) {
     const nlohmann::json& e = j["error"];
     o.error = ObservedError{e.at("name"), e.at("code"), e.at("message"), e.at("process"), e.at("step")};

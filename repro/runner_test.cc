@@ -33,6 +33,27 @@ Outcome Alternating(RuntimeKind) {
 const bool kRegistered = RegisterFailure(Failure{
     "T1", "test only: alternates between passing and failing", {{"fixed", Expectation::kPasses, "alternates", Alternating}}});
 
+// A variant this machine cannot run; `passed` is set to show that a variant
+// that did not run never matches, whatever else it says.
+Outcome NeedsMoreGpus(RuntimeKind) {
+  Outcome outcome;
+  outcome.passed = true;
+  outcome.not_run = "T2 needs 2 GPUs; NVML reports 1";
+  return outcome;
+}
+
+const bool kRegisteredNotRun = RegisterFailure(Failure{
+    "T2", "test only: cannot run here", {{"fixed", Expectation::kPasses, "needs more GPUs", NeedsMoreGpus}}});
+
+TEST(RunIsolatedTest, AVariantThatCouldNotRunSaysWhyAndNeverMatches) {
+  const Outcome outcome = RunIsolated("T2", "fixed", RuntimeKind::kSimCuda);
+  EXPECT_EQ(outcome.not_run, "T2 needs 2 GPUs; NVML reports 1");  // crossed the process boundary
+  EXPECT_FALSE(Matches(Expectation::kPasses, outcome));
+  RepeatedOutcome repeated = RunRepeated("T2", "fixed", RuntimeKind::kSimCuda, 2);
+  EXPECT_EQ(repeated.matched, 0);
+  EXPECT_EQ(repeated.shown.not_run, outcome.not_run);
+}
+
 TEST(RunRepeatedTest, CountsMatchedRunsAndKeepsTheFirstMismatch) {
   const std::string counter = std::string(std::getenv("TEST_TMPDIR")) + "/counter";
   std::remove(counter.c_str());

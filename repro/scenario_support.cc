@@ -87,6 +87,13 @@ Outcome Unexpected(const ObservedError& error, std::string transcript) {
   return outcome;
 }
 
+Outcome NotRunHere(const std::string& why, std::string transcript) {
+  Outcome outcome;
+  outcome.not_run = why;
+  outcome.transcript = std::move(transcript) + "not run: " + why + "\n";
+  return outcome;
+}
+
 Outcome PassedIf(bool equal, const std::string& what, std::string transcript) {
   Outcome outcome;
   outcome.passed = equal;

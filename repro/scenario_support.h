@@ -42,6 +42,9 @@ ObservedError Observe(const Status& error, const std::string& process, const std
 Outcome Reproduced(const Signature& signature, const ObservedError& error, std::string transcript);
 // Returns a failed outcome for an error no signature expected.
 Outcome Unexpected(const ObservedError& error, std::string transcript);
+// Returns the outcome of a variant this machine cannot run (`why`: e.g. it
+// needs 2 GPUs and NVML reports 1): reported as "not run", never a match.
+Outcome NotRunHere(const std::string& why, std::string transcript);
 // Returns a passing outcome when `equal`, else a failed one saying so.
 Outcome PassedIf(bool equal, const std::string& what, std::string transcript);
 

@@ -107,13 +107,10 @@ Outcome Run(RuntimeKind kind, bool set_device_in_pin_thread, const Signature* si
   Result<int> visible = rt.NvmlDeviceCount();
   if (!visible.ok()) return Unexpected(Observe(visible.status(), "main process", "device_count"), transcript);
   if (*visible < 2) {
-    return Unexpected(
-        Observe(FailedPreconditionError("F8 needs at least 2 visible devices (it trains on device 1); NVML reports " +
-                                        std::to_string(*visible) +
-                                        ". simcuda gets FAULTLINE_SIMCUDA_DEVICES=2 from the variant; on real CUDA, "
-                                        "run on a machine with 2 or more GPUs"),
-                "main process", "device_count"),
-        transcript);
+    return NotRunHere("F8 needs 2 GPUs (it trains on device 1); NVML reports " + std::to_string(*visible) +
+                          " (simcuda gets FAULTLINE_SIMCUDA_DEVICES=2 from the variant; on real CUDA, run on a "
+                          "machine with 2 or more GPUs)",
+                      transcript);
   }
   const std::string trainer = "trainer (pid " + std::to_string(getpid()) + ")";
   if (Status s = rt.SetDevice(kTrainDevice); !s.ok()) return Unexpected(Observe(s, trainer, "set_device"), transcript);

@@ -91,13 +91,11 @@ Outcome Run(RuntimeKind kind, Caching caching, const Signature* signature) {
   if (!at_import.ok()) return Unexpected(Observe(at_import.status(), process, "device_count"), transcript);
   transcript += "CUDA_VISIBLE_DEVICES=0,1: device_count() = " + std::to_string(*at_import) + "\n";
   if (*at_import < 2) {
-    return Unexpected(
-        Observe(FailedPreconditionError("F9 needs 2 devices visible under CUDA_VISIBLE_DEVICES=0,1; NVML reports " +
-                                        std::to_string(*at_import) +
-                                        ". simcuda gets FAULTLINE_SIMCUDA_DEVICES=2 from the variant; on real CUDA, "
-                                        "run on a machine with 2 or more GPUs"),
-                process, "device_count"),
-        transcript);
+    return NotRunHere("F9 needs 2 GPUs visible under CUDA_VISIBLE_DEVICES=0,1; device_count() reports " +
+                          std::to_string(*at_import) +
+                          " (simcuda gets FAULTLINE_SIMCUDA_DEVICES=2 from the variant; on real CUDA, run on a "
+                          "machine with 2 or more GPUs)",
+                      transcript);
   }
   // The launcher assigns this worker GPU 1, before CUDA is initialized.
   setenv("CUDA_VISIBLE_DEVICES", "1", /*overwrite=*/1);
