@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # For a machine with an NVIDIA GPU: the gpu-tagged tests (real-CUDA unit and
 # property tests, the conformance test on real CUDA), the repros on
-# --runtime=cuda, and compute-sanitizer memcheck and racecheck on the kernel
+# --runtime=cuda, and compute-sanitizer memcheck, racecheck, initcheck and synccheck on the kernel
 # tests. Prints the device and a summary line for docs/gpu-validation.md.
 # Exit 0 all passed, 1 something failed, 4 all that ran passed but the
 # multi_device tests (F8, F9) need 2 GPUs and this machine has fewer.
@@ -34,7 +34,7 @@ if [ -n "$SANITIZER" ]; then
     bin="bazel-bin/$(echo "${t#//}" | tr ':' '/')"
     # Cases that observe the driver itself, which the sanitizer changes (ci/sanitizer_exclusions.json).
     filter=$(python3 -c 'import json,sys; e=json.load(open("ci/sanitizer_exclusions.json")).get(sys.argv[1]); print("--gtest_filter=-" + ":".join(e["exclude"]) if e else "")' "$t")
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck initcheck synccheck; do
       echo "=== compute-sanitizer --tool ${tool} ${t} ${filter}"
       "$SANITIZER" --tool "$tool" --error-exitcode 1 --report-api-errors no "$bin" $filter || status=1
     done

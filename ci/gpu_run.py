@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs faultline's GPU suite from the bundle of ci/gpu_bundle.sh on a machine
 with a GPU and no Bazel: every gpu test with the environment Bazel would give
-it (runtime cuda), `repro all --runtime cuda --json`, compute-sanitizer memcheck
-and racecheck on every test that launches kernels, and the PyTorch cross-check.
+it (runtime cuda), `repro all --runtime cuda --json`, the PyTorch cross-check,
+the device benchmark, and compute-sanitizer (memcheck, racecheck, initcheck,
+synccheck) on every test that launches kernels.
 Each step has its own timeout so the whole run fits in one 10-minute call.
 
 Writes OUTDIR/report.json, OUTDIR/summary.txt and OUTDIR/logs.txt. A test
@@ -33,6 +34,10 @@ STEPS = ("tests", "repro", "crosscheck", "bench", "sanitizer")
 LOG_TAIL = 4000  # characters of a passing step's output kept in logs.txt
 FAILED_LOG_TAIL = 60000  # of a failing one: every failed assertion, with what was observed
 SANITIZER_JOBS = 4  # compute-sanitizer runs at a time
+# memcheck: out-of-bounds and misaligned accesses, leaks; racecheck: shared-
+# memory hazards; initcheck: reads of device memory never written;
+# synccheck: invalid uses of __syncthreads and warp synchronisation.
+SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 SANITIZER_EXCLUSIONS = os.path.join(HERE, "sanitizer_exclusions.json")
 NOT_RUN = "not run"  # the machine has too few GPUs for it: neither passed nor failed
 
@@ -219,7 +224,7 @@ def sanitize_one(run, tool_path, test, tool, gtest_filter=None):
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     reports = [l for l in output.splitlines() if l.startswith("=========") and "SUMMARY" not in l
-               and ("Invalid" in l or "hazard" in l.lower() or "Error" in l)]
+               and any(word in l for word in ("Invalid", "hazard", "Hazard", "Error", "Uninitialized", "Barrier"))]
     if code is None:
         return "timed out", seconds, "killed at its timeout", output
     if code == 86 or reports:
@@ -239,12 +244,12 @@ def sanitizer_control(run, tool_path, test, control):
 
 
 def run_sanitizer(run):
-    """memcheck and racecheck on every kernel test, SANITIZER_JOBS at a time
+    """Every SANITIZER_TOOLS tool on every kernel test, SANITIZER_JOBS at a time
     (the GPU machine has many cores; each job is its own process)."""
     tool_path = find_sanitizer()
     kernel_tests = [t for t in run.manifest["tests"] if t["launches_kernels"] and gpus_needed(t) <= run.devices]
-    log(f"=== compute-sanitizer memcheck and racecheck on {len(kernel_tests)} kernel tests")
-    jobs = [(test, tool) for test in kernel_tests for tool in ("memcheck", "racecheck")]
+    log(f"=== compute-sanitizer {', '.join(SANITIZER_TOOLS)} on {len(kernel_tests)} kernel tests")
+    jobs = [(test, tool) for test in kernel_tests for tool in SANITIZER_TOOLS]
     if tool_path is None:
         for test, tool in jobs:
             run.record("sanitizer", f"{tool} {test['label']}", "could not run", detail="compute-sanitizer not found")
