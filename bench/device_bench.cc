@@ -140,24 +140,36 @@ void BM_Gather(benchmark::State& state) {
 }
 BENCHMARK(BM_Gather)->ArgName("pinned")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+constexpr size_t kGatherBytes = kGatherRows * kDim * sizeof(float);
+
+Tensor DeviceBuffer() {
+  Result<Tensor> out = Tensor::Empty(DType::kFloat32, {kGatherRows, kDim}, Device::Cuda(0), &Runtime());
+  if (!out.ok()) Die("allocate", out.status());
+  return std::move(out).value();
+}
+
+// Copies BM_Gather's byte count from `table` (at one of four offsets, so
+// the source is not the same cache lines each time) into `out`, and waits.
+void CopyGatherBytes(const Tensor& table, Tensor& out, int64_t iteration) {
+  const size_t offset = static_cast<size_t>(iteration % 4) * kGatherBytes;
+  Status copied = Runtime().Memcpy(out.raw_data(), static_cast<const char*>(table.raw_data()) + offset, kGatherBytes,
+                                   MemcpyKind::kDeviceToDevice);
+  if (!copied.ok()) Die("copy", copied);
+  Status synced = Runtime().DeviceSynchronize();
+  if (!synced.ok()) Die("synchronize", synced);
+}
+
 // The same bytes as BM_Gather, copied contiguously from device memory into a
 // fresh device buffer (the gather also allocates its result).
 void BM_DeviceCopySameBytes(benchmark::State& state) {
-  const size_t bytes = kGatherRows * kDim * sizeof(float);
   Tensor table = FeatureTable(/*pinned=*/false);
   for (auto _ : state) {
-    Result<Tensor> out = Tensor::Empty(DType::kFloat32, {kGatherRows, kDim}, Device::Cuda(0), &Runtime());
-    if (!out.ok()) Die("allocate", out.status());
-    const size_t offset = (state.iterations() % 4) * bytes;
-    Status copied = Runtime().Memcpy(out->raw_data(), static_cast<const char*>(table.raw_data()) + offset, bytes,
-                                     MemcpyKind::kDeviceToDevice);
-    if (!copied.ok()) Die("copy", copied);
-    Status synced = Runtime().DeviceSynchronize();
-    if (!synced.ok()) Die("synchronize", synced);
-    benchmark::DoNotOptimize(out->raw_data());
+    Tensor out = DeviceBuffer();
+    CopyGatherBytes(table, out, state.iterations());
+    benchmark::DoNotOptimize(out.raw_data());
   }
   state.SetLabel("cudaMemcpy device to device");
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kGatherBytes));
 }
 BENCHMARK(BM_DeviceCopySameBytes)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -165,20 +177,11 @@ BENCHMARK(BM_DeviceCopySameBytes)->Unit(benchmark::kMillisecond)->UseRealTime();
 // bandwidth without cudaMalloc/cudaFree per iteration (the physical limit the
 // two above are read against; they allocate their results).
 void BM_DeviceCopyPreallocated(benchmark::State& state) {
-  const size_t bytes = kGatherRows * kDim * sizeof(float);
   Tensor table = FeatureTable(/*pinned=*/false);
-  Result<Tensor> out = Tensor::Empty(DType::kFloat32, {kGatherRows, kDim}, Device::Cuda(0), &Runtime());
-  if (!out.ok()) Die("allocate", out.status());
-  for (auto _ : state) {
-    const size_t offset = (state.iterations() % 4) * bytes;
-    Status copied = Runtime().Memcpy(out->raw_data(), static_cast<const char*>(table.raw_data()) + offset, bytes,
-                                     MemcpyKind::kDeviceToDevice);
-    if (!copied.ok()) Die("copy", copied);
-    Status synced = Runtime().DeviceSynchronize();
-    if (!synced.ok()) Die("synchronize", synced);
-  }
+  Tensor out = DeviceBuffer();
+  for (auto _ : state) CopyGatherBytes(table, out, state.iterations());
   state.SetLabel("cudaMemcpy device to device, output allocated once");
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kGatherBytes));
 }
 BENCHMARK(BM_DeviceCopyPreallocated)->Unit(benchmark::kMillisecond)->UseRealTime();
 
