@@ -400,8 +400,9 @@ def main():
         counts = write_report(run, facts, probe, started)
         bad = sum(n for status, n in counts.items() if status not in ("passed", NOT_RUN))
         not_run = counts.get(NOT_RUN, 0)
-        log(f"gpu_run: {counts.get('passed', 0)} passed, {bad} failed or timed out, {not_run} not run "
-            f"(need more GPUs than the {run.devices} here); report in {args.out_dir}")
+        why = f" (they need more GPUs than the {run.devices} here)" if not_run else ""
+        log(f"gpu_run: {counts.get('passed', 0)} passed, {bad} failed or timed out, {not_run} not run{why}; "
+            f"report in {args.out_dir}")
         if bad:
             return 1
         return 4 if not_run else 0
