@@ -118,28 +118,6 @@ Tensor FeatureTable(bool pinned) {
   return std::move(table).value();
 }
 
-// where: 0 table in device memory, 1 table pinned in host memory.
-void BM_Gather(benchmark::State& state) {
-  const bool pinned = state.range(0) == 1;
-  Tensor table = FeatureTable(pinned);
-  std::mt19937_64 rng(7);
-  std::uniform_int_distribution<int64_t> row(0, kTableRows - 1);
-  std::vector<int64_t> picked(kGatherRows);
-  for (int64_t& id : picked) id = row(rng);
-  Result<Tensor> ids = Tensor::FromVectorOn(picked, Device::Cuda(0), &Runtime());
-  if (!ids.ok()) Die("ids", ids.status());
-  for (auto _ : state) {
-    Result<Tensor> rows = IndexSelect(table, *ids);
-    if (!rows.ok()) Die("gather", rows.status());
-    Status synced = Runtime().DeviceSynchronize();
-    if (!synced.ok()) Die("synchronize", synced);
-    benchmark::DoNotOptimize(rows->raw_data());
-  }
-  state.SetLabel(pinned ? "table pinned, read through UVA" : "table in device memory");
-  state.SetBytesProcessed(state.iterations() * kGatherRows * kDim * static_cast<int64_t>(sizeof(float)));
-}
-BENCHMARK(BM_Gather)->ArgName("pinned")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-
 constexpr size_t kGatherBytes = kGatherRows * kDim * sizeof(float);
 
 Tensor DeviceBuffer() {
@@ -147,6 +125,45 @@ Tensor DeviceBuffer() {
   if (!out.ok()) Die("allocate", out.status());
   return std::move(out).value();
 }
+
+// pinned: 0 table in device memory, 1 table pinned in host memory.
+// into: 0 IndexSelect (allocates its result), 1 IndexSelectInto one buffer
+// allocated before timing.
+void BM_Gather(benchmark::State& state) {
+  const bool pinned = state.range(0) == 1, into = state.range(1) == 1;
+  Tensor table = FeatureTable(pinned);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> row(0, kTableRows - 1);
+  std::vector<int64_t> picked(kGatherRows);
+  for (int64_t& id : picked) id = row(rng);
+  Result<Tensor> ids = Tensor::FromVectorOn(picked, Device::Cuda(0), &Runtime());
+  if (!ids.ok()) Die("ids", ids.status());
+  Tensor out = DeviceBuffer();
+  for (auto _ : state) {
+    if (into) {
+      Status gathered = IndexSelectInto(table, *ids, out);
+      if (!gathered.ok()) Die("gather", gathered);
+    } else {
+      Result<Tensor> rows = IndexSelect(table, *ids);
+      if (!rows.ok()) Die("gather", rows.status());
+      out = std::move(rows).value();
+    }
+    Status synced = Runtime().DeviceSynchronize();
+    if (!synced.ok()) Die("synchronize", synced);
+    benchmark::DoNotOptimize(out.raw_data());
+  }
+  state.SetLabel(std::string(pinned ? "table pinned, read through UVA" : "table in device memory") +
+                 (into ? ", into one buffer" : ""));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kGatherBytes));
+}
+BENCHMARK(BM_Gather)
+    ->ArgNames({"pinned", "into"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Copies BM_Gather's byte count from `table` (at one of four offsets, so
 // the source is not the same cache lines each time) into `out`, and waits.

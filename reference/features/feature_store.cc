@@ -16,45 +16,49 @@ Status OutOfRangeId(int64_t position, int64_t id, int64_t rows) {
                          "; expected a row in [0, " + std::to_string(rows) + ")");
 }
 
-Result<Tensor> GatherOnHost(const Tensor& table, const Tensor& ids) {
-  const int64_t rows = table.shape()[0], dim = table.shape()[1], n = ids.numel();
-  FL_ASSIGN_OR_RETURN(const int64_t* id, ids.HostData<int64_t>());
-  for (int64_t i = 0; i < n; ++i) {
-    if (id[i] < 0 || id[i] >= rows) return OutOfRangeId(i, id[i], rows);
+// Checks every id against the table's rows: on the host, or by a kernel on
+// the ids' device.
+Status CheckIds(const Tensor& table, const Tensor& ids) {
+  const int64_t rows = table.shape()[0], n = ids.numel();
+  if (ids.device().is_cpu()) {
+    FL_ASSIGN_OR_RETURN(const int64_t* id, ids.HostData<int64_t>());
+    for (int64_t i = 0; i < n; ++i) {
+      if (id[i] < 0 || id[i] >= rows) return OutOfRangeId(i, id[i], rows);
+    }
+    return OkStatus();
   }
-  FL_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(DType::kFloat32, {n, dim}));
-  const auto* src = static_cast<const float*>(table.raw_data());
-  auto* dst = static_cast<float*>(out.raw_data());
-  const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dim, src + id[i] * dim, row_bytes);
-  return out;
-}
-
-// Gathers on the ids' device; the table is device memory or pinned host memory.
-Result<Tensor> GatherOnDevice(const Tensor& table, const Tensor& ids) {
   DeviceRuntime& rt = *ids.runtime();
-  const int64_t rows = table.shape()[0], dim = table.shape()[1], n = ids.numel();
   DeviceGuard guard(rt, ids.device().index);
   FL_RETURN_IF_ERROR(guard.status());
-  const auto* id = static_cast<const int64_t*>(ids.raw_data());
-
-  FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad, kernels::FirstIdOutside(rt, id, n, rows));
-  if (bad) return OutOfRangeId(bad->position, bad->value, rows);
-
-  FL_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(DType::kFloat32, {n, dim}, ids.device(), &rt));
-  if (n == 0 || dim == 0) return out;
-  auto* dst = static_cast<float*>(out.raw_data());
-  const auto* src = static_cast<const float*>(table.raw_data());
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "GatherRowsKernel", kernels::LaunchFor(static_cast<uint64_t>(n) * dim),
-                                           kernels::GatherRowsKernel{src, dim, id, n, dst},
-                                           {table.buffer(), ids.buffer(), out.buffer()},
-                                           &kernels::LaunchGatherRowsOnCuda));
-  return out;
+  FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad,
+                      kernels::FirstIdOutside(rt, static_cast<const int64_t*>(ids.raw_data()), n, rows));
+  return bad ? OutOfRangeId(bad->position, bad->value, rows) : OkStatus();
 }
 
-}  // namespace
+// Copies rows `ids` (checked) of `table` into `out`: on the host, or by a
+// kernel on the ids' device reading device memory or pinned host memory.
+Status CopyRows(const Tensor& table, const Tensor& ids, Tensor& out) {
+  const int64_t dim = table.shape()[1], n = ids.numel();
+  const auto* id = static_cast<const int64_t*>(ids.raw_data());
+  const auto* src = static_cast<const float*>(table.raw_data());
+  auto* dst = static_cast<float*>(out.raw_data());
+  if (ids.device().is_cpu()) {
+    const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dim, src + id[i] * dim, row_bytes);
+    return OkStatus();
+  }
+  if (n == 0 || dim == 0) return OkStatus();
+  DeviceRuntime& rt = *ids.runtime();
+  DeviceGuard guard(rt, ids.device().index);
+  FL_RETURN_IF_ERROR(guard.status());
+  return kernels::LaunchKernel(rt, "GatherRowsKernel", kernels::LaunchFor(static_cast<uint64_t>(n) * dim),
+                               kernels::GatherRowsKernel{src, dim, id, n, dst},
+                               {table.buffer(), ids.buffer(), out.buffer()}, &kernels::LaunchGatherRowsOnCuda);
+}
 
-Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids) {
+// Checks the table and ids of an IndexSelect (dtypes, shapes, whether the
+// ids' device can read the table).
+Status CheckIndexSelect(const Tensor& table, const Tensor& ids) {
   if (table.dtype() != DType::kFloat32 || table.shape().size() != 2) {
     return InvalidArgumentError(std::string("IndexSelect: table must be a 2-D float32 tensor, got ") +
                                 DTypeName(table.dtype()) + " with " + std::to_string(table.shape().size()) +
@@ -70,7 +74,7 @@ Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids) {
       return InvalidArgumentError("IndexSelect: ids are on cpu but the table is on " + table.device().ToString() +
                                   "; move the ids to " + table.device().ToString() + " first");
     }
-    return GatherOnHost(table, ids);
+    return OkStatus();
   }
   const bool readable = table.device() == ids.device() || (table.device().is_cpu() && table.is_pinned());
   if (!readable) {
@@ -79,7 +83,32 @@ Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids) {
                                 (table.device().is_cpu() ? " and not pinned; pin it or copy it to the device"
                                                          : "; both must be on the same device"));
   }
-  return GatherOnDevice(table, ids);
+  return OkStatus();
+}
+
+}  // namespace
+
+// The ids are checked before the result is allocated: a bad id allocates nothing.
+Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids) {
+  FL_RETURN_IF_ERROR(CheckIndexSelect(table, ids));
+  FL_RETURN_IF_ERROR(CheckIds(table, ids));
+  FL_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(DType::kFloat32, {ids.numel(), table.shape()[1]}, ids.device(),
+                                                ids.device().is_cpu() ? nullptr : ids.runtime()));
+  FL_RETURN_IF_ERROR(CopyRows(table, ids, out));
+  return out;
+}
+
+Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out) {
+  FL_RETURN_IF_ERROR(CheckIndexSelect(table, ids));
+  const std::vector<int64_t> shape = {ids.numel(), table.shape()[1]};
+  if (out.dtype() != DType::kFloat32 || out.shape() != shape || out.device() != ids.device()) {
+    return InvalidArgumentError("IndexSelectInto: out must be a float32 tensor of shape " + ShapeToString(shape) +
+                                " on " + ids.device().ToString() + " (where the ids are), got " +
+                                DTypeName(out.dtype()) + " " + ShapeToString(out.shape()) + " on " +
+                                out.device().ToString());
+  }
+  FL_RETURN_IF_ERROR(CheckIds(table, ids));
+  return CopyRows(table, ids, out);
 }
 
 Status FeatureStore::Add(const std::string& name, Tensor table) {

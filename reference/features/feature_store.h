@@ -20,6 +20,12 @@ namespace faultline {
 // The result lives where the ids live. Every id is checked first; an id
 // outside [0, rows) is an error naming its position and value.
 Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids);
+// The same into `out`, a float32 tensor of shape [ids.numel(), table's
+// columns] where the ids live. For callers that gather every step into one
+// buffer: on a GPU, allocating a large result costs more than the gather
+// itself (docs/benchmarks.md, "GPU"). Nothing is written to `out` when an
+// argument or an id is bad.
+Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out);
 
 class FeatureStore {
  public:

@@ -69,6 +69,49 @@ TEST_F(IndexSelectTest, UnreachableTablesAreRefusedWithTheRemedy) {
             "IndexSelect: ids are on cpu but the table is on cuda:0; move the ids to cuda:0 first");
 }
 
+// IndexSelectInto gives IndexSelect's rows in a buffer the caller reuses.
+TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
+  Tensor table = MakeTable(100, 7);
+  Tensor pinned = MakeTable(100, 7);
+  ASSERT_TRUE(pinned.Pin(*rt_).ok());
+  Tensor device_table = *table.To(Device::Cuda(0), rt_);
+  Tensor host_out = *Tensor::Empty(DType::kFloat32, {5, 7});  // the same buffers for both id lists
+  Tensor device_out = *Tensor::Empty(DType::kFloat32, {5, 7}, Device::Cuda(0), rt_);
+  for (const std::vector<int64_t>& picked : {std::vector<int64_t>{3, 99, 0, 3, 42}, std::vector<int64_t>{7, 7, 1, 98, 50}}) {
+    Tensor ids = *Tensor::FromVector<int64_t>(picked);
+    Tensor device_ids = *ids.To(Device::Cuda(0), rt_);
+    const std::vector<float> expected = *IndexSelect(table, ids)->ToVector<float>();
+    ASSERT_TRUE(IndexSelectInto(table, ids, host_out).ok());
+    EXPECT_EQ(*host_out.ToVector<float>(), expected);
+    ASSERT_TRUE(IndexSelectInto(device_table, device_ids, device_out).ok());
+    EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), expected);
+    ASSERT_TRUE(IndexSelectInto(pinned, device_ids, device_out).ok());
+    EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), expected);
+  }
+}
+
+TEST_F(IndexSelectTest, IntoAWrongBufferOrWithABadIdWritesNothing) {
+  Tensor table = MakeTable(10, 2);
+  Tensor ids = *Tensor::FromVector<int64_t>({1, 2});
+  const std::vector<float> sentinel = {-1, -1, -1, -1};
+  Tensor out = *Tensor::FromVector<float>(sentinel, {2, 2});
+  Tensor wrong_shape = *Tensor::FromVector<float>({-1, -1, -1}, {3, 1});
+  EXPECT_EQ(IndexSelectInto(table, ids, wrong_shape).message(),
+            "IndexSelectInto: out must be a float32 tensor of shape [2, 2] on cpu (where the ids are), got float32 "
+            "[3, 1] on cpu");
+  Tensor on_device = *out.To(Device::Cuda(0), rt_);
+  EXPECT_EQ(IndexSelectInto(table, ids, on_device).message(),
+            "IndexSelectInto: out must be a float32 tensor of shape [2, 2] on cpu (where the ids are), got float32 "
+            "[2, 2] on cuda:0");
+  EXPECT_EQ(IndexSelectInto(table, *Tensor::FromVector<int64_t>({1, 10}), out).message(),
+            "ids[1] is 10; expected a row in [0, 10)");
+  EXPECT_EQ(IndexSelectInto(*table.To(Device::Cuda(0), rt_), *Tensor::FromVector<int64_t>({-3, 1})->To(Device::Cuda(0), rt_),
+                            on_device).message(),
+            "ids[0] is -3; expected a row in [0, 10)");
+  EXPECT_EQ(*out.ToVector<float>(), sentinel);
+  EXPECT_EQ(*on_device.Cpu()->ToVector<float>(), sentinel);
+}
+
 TEST(IndexSelectArgsTest, WrongDtypesAndShapesAreNamed) {
   Tensor table = MakeTable(4, 2);
   EXPECT_EQ(IndexSelect(table, *Tensor::FromVector<int32_t>({1})).status().message(),
