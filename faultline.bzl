@@ -123,6 +123,10 @@ def fl_cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
             srcs = [src] + hdrs + [_LAUNCH_CONFIG_H],
             outs = [name + "/" + obj],
             cmd = "%s %s -c $(location %s) -o $@" % (NVCC, _NVCC_FLAGS, src),
+            # manual: `bazel test //...` would otherwise also build it in the
+            # target configuration (nvcc twice); the library needs only the
+            # exec configuration's object.
+            tags = ["manual"],
         )
         objs.append(name + "/" + obj)
     _exec_config_files(name = name + "_objects", srcs = objs)
