@@ -2,9 +2,11 @@
 // worker's result (reference/loader/minibatch.h, shared_memory.h). Feeds:
 // the input as the bytes of a worker's shared-memory segment: decoded with
 // DecodeMiniBatch from the fuzzer's buffer (exact size, so ASan sees any
-// read past the end), then written with WriteSharedMemory and decoded where
-// it lies with ReadSharedMemory, as DataLoader::Accept does. Asserts: the
-// segment is read back byte for byte and is gone afterwards; both decodes
+// read past the end), then written into one shared-memory segment that the
+// whole run reuses (SegmentWriter, growing as inputs do) and decoded where it
+// lies (SegmentReader), as a worker and DataLoader::Accept do. Asserts: the
+// segment gives back exactly this input (not a longer earlier one) and its
+// name is gone once the reader opened it; both decodes
 // agree; decoding never crashes and either fails with DataLoss or returns
 // a consistent minibatch (each layer's indptr covers its seeds and indices,
 // every compacted index points into unique_nodes, the features hold
@@ -49,19 +51,21 @@ void CheckConsistent(const MiniBatch& b) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace faultline;
   static const std::string segment = "/faultline-fuzz-" + std::to_string(getpid()) + "-minibatch";
+  static SegmentWriter writer(segment);
+  static SegmentReader reader(segment);
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   Result<MiniBatch> batch = DecodeMiniBatch(bytes);
 
-  Status written = WriteSharedMemory(segment, bytes);
+  Status written = writer.Write(bytes);
   FUZZ_CHECK(written.ok(), written.ToString());
   Result<MiniBatch> from_segment = InternalError("unset");
-  Status read = ReadSharedMemory(segment, [&](std::string_view mapped) {
+  Status read = reader.Read([&](std::string_view mapped) {
     FUZZ_CHECK(mapped == bytes, "the segment did not come back byte for byte");
     from_segment = DecodeMiniBatch(mapped);
     return OkStatus();
   });
   FUZZ_CHECK(read.ok(), read.ToString());
-  FUZZ_CHECK(!SharedMemoryExists(segment), "ReadSharedMemory left the segment behind");
+  FUZZ_CHECK(!SharedMemoryExists(segment), "the reader left the segment's name behind");
   FUZZ_CHECK(from_segment.ok() == batch.ok(), "the two decodes disagree: " + from_segment.status().ToString());
 
   if (!batch.ok()) {

@@ -40,6 +40,8 @@ struct DataLoader::Worker {
   bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
   std::optional<ChildExit> exit;  // how the process ended, once reaped
   std::string transport;          // the error that revealed the failure
+  // Its segment slots, opened at the first minibatch read from each.
+  std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
   ~Worker() {
     if (task_fd >= 0) close(task_fd);
     if (result_fd >= 0) close(result_fd);
@@ -47,8 +49,6 @@ struct DataLoader::Worker {
 };
 
 namespace {
-
-constexpr int kPrefetchPerWorker = 2;
 
 std::atomic<int> g_loader_serial{0};
 TaskWriteHook g_task_write_hook;
@@ -66,8 +66,12 @@ std::string LoaderSegmentPrefix() {
   return text;
 }
 
-std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch) {
-  return prefix + "-" + std::to_string(batch);
+int SegmentSlotOf(int64_t batch, int num_workers) {
+  return static_cast<int>((batch / num_workers) % kPrefetchPerWorker);
+}
+
+std::string WorkerSegmentName(const std::string& prefix, int worker, int slot) {
+  return prefix + "-w" + std::to_string(worker) + "-s" + std::to_string(slot);
 }
 
 std::string LoaderFailure::Process() const {
@@ -213,9 +217,14 @@ Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
     return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
                          std::to_string(answer.batch) + ", expected " + std::to_string(batch));
   }
-  // Decoded straight from the mapping: one copy of the minibatch, not two.
+  // Decoded straight from the worker's segment, which both keep mapped.
+  std::unique_ptr<SegmentReader>& segment = worker.segments[SegmentSlotOf(batch, options_.num_workers)];
+  if (!segment) {
+    segment = std::make_unique<SegmentReader>(
+        WorkerSegmentName(shm_prefix_, worker.index, SegmentSlotOf(batch, options_.num_workers)));
+  }
   Result<MiniBatch> decoded = InternalError("unset");
-  FL_RETURN_IF_ERROR(ReadSharedMemory(MiniBatchSegmentName(shm_prefix_, batch), [&](std::string_view bytes) {
+  FL_RETURN_IF_ERROR(segment->Read([&](std::string_view bytes) {
     decoded = DecodeMiniBatch(bytes);
     return OkStatus();
   }));
@@ -330,8 +339,9 @@ std::vector<pid_t> DataLoader::worker_pids() const {
 }
 
 // Stops the workers (a failed loader kills them: nothing they would produce
-// is wanted), reaps them, then unlinks the segments of every task handed
-// out and not consumed, including half-written ones.
+// is wanted), reaps them, then unlinks every segment name the parent has
+// not opened yet: a prefetched minibatch, a half-written one, a slot whose
+// worker died before the parent read from it.
 void DataLoader::Shutdown() {
   for (auto& w : workers_) {
     if (!w->process || !w->process->running()) continue;
@@ -345,8 +355,10 @@ void DataLoader::Shutdown() {
   for (auto& w : workers_) {
     if (w->process && w->process->running()) (void)w->process->Wait(kCollectDeadline);  // kills past the deadline
   }
-  for (int64_t b = next_ > 0 ? next_ - 1 : 0; b < next_task_; ++b) UnlinkSharedMemory(MiniBatchSegmentName(shm_prefix_, b));
-  workers_.clear();
+  for (auto& w : workers_) {
+    for (int slot = 0; slot < kPrefetchPerWorker; ++slot) UnlinkSharedMemory(WorkerSegmentName(shm_prefix_, w->index, slot));
+  }
+  workers_.clear();  // and with them the parent's mappings
 }
 
 DataLoader::~DataLoader() { Shutdown(); }

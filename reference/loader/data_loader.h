@@ -93,8 +93,19 @@ void SetTaskWriteHookForTesting(TaskWriteHook hook);
 // share /dev/shm).
 std::string LoaderSegmentPrefix();
 
-// Returns the shared-memory name of minibatch `batch` under `prefix`.
-std::string MiniBatchSegmentName(const std::string& prefix, int64_t batch);
+// Each worker is kept this many tasks ahead. Worker w gets minibatches w,
+// w + num_workers, ...; its k-th is written to its segment slot
+// k % kPrefetchPerWorker: the parent sends task k + kPrefetchPerWorker
+// only after it has decoded task k, so a slot is never written while read.
+constexpr int kPrefetchPerWorker = 2;
+
+// Returns the slot that minibatch `batch` is written to (see above).
+int SegmentSlotOf(int64_t batch, int num_workers);
+
+// Returns the shared-memory name of worker `worker`'s segment slot `slot`
+// under `prefix`. The worker creates it with its first minibatch there; the
+// parent unlinks the name once it has opened it, or at shutdown.
+std::string WorkerSegmentName(const std::string& prefix, int worker, int slot);
 
 }  // namespace faultline
 

@@ -37,8 +37,9 @@ std::vector<MiniBatch> Drain(const LoaderOptions& options) {
   return out;
 }
 
-// Blocks until a process writes and closes a segment of this process's
-// loaders other than minibatch 0's (inotify on /dev/shm); returns its name.
+// Blocks until a process creates a segment of this process's loaders other
+// than worker 0's slot 0, which minibatch 0 used (inotify on /dev/shm);
+// returns its name.
 Result<std::string> AwaitPrefetchedSegment(int inotify_fd) {
   const std::string prefix = LoaderSegmentPrefix().substr(1);
   alignas(inotify_event) char buffer[4096];
@@ -50,7 +51,7 @@ Result<std::string> AwaitPrefetchedSegment(int inotify_fd) {
     for (ssize_t at = 0; at < n;) {
       const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
       const std::string name = event->len > 0 ? event->name : "";
-      if (name.rfind(prefix, 0) == 0 && name.substr(name.size() - 2) != "-0") return name;
+      if (name.rfind(prefix, 0) == 0 && name.find("-w0-s0") == std::string::npos) return name;
       at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
     }
   }
@@ -128,7 +129,7 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
 TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsWorkersAndFreesSegments) {
   const int inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   ASSERT_GE(inotify_fd, 0) << std::strerror(errno);
-  ASSERT_GE(inotify_add_watch(inotify_fd, "/dev/shm", IN_CLOSE_WRITE), 0) << std::strerror(errno);
+  ASSERT_GE(inotify_add_watch(inotify_fd, "/dev/shm", IN_CREATE), 0) << std::strerror(errno);
   std::vector<pid_t> pids;
   std::string prefetched;
   {
@@ -136,7 +137,8 @@ TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsWorkersAndFreesSegments) {
     ASSERT_TRUE(loader.ok());
     pids = (*loader)->worker_pids();
     ASSERT_TRUE((*loader)->Next().ok());
-    // A worker has written a prefetched minibatch nobody consumed yet.
+    // A worker has created the segment of a prefetched minibatch nobody
+    // consumed yet (the parent unlinks a name when it first reads from it).
     Result<std::string> name = AwaitPrefetchedSegment(inotify_fd);
     ASSERT_TRUE(name.ok()) << name.status();
     prefetched = *name;

@@ -81,6 +81,7 @@ std::string OptionsToJson(const LoaderOptions& o) {
               {"seed", o.seed},
               {"replace", o.replace},
               {"weighted", o.weighted},
+              {"num_workers", o.num_workers},
               {"sampler_threads", o.sampler_threads},
               {"mode", LoaderModeName(o.mode)},
               {"runtime", RuntimeKindName(o.runtime)},
@@ -104,6 +105,7 @@ Result<LoaderOptions> OptionsFromJson(std::string_view json) {
   FL_RETURN_IF_ERROR(Field(j, "seed", &o.seed));
   FL_RETURN_IF_ERROR(Field(j, "replace", &o.replace));
   FL_RETURN_IF_ERROR(Field(j, "weighted", &o.weighted));
+  FL_RETURN_IF_ERROR(Field(j, "num_workers", &o.num_workers));
   FL_RETURN_IF_ERROR(Field(j, "sampler_threads", &o.sampler_threads));
   FL_RETURN_IF_ERROR(Field(j, "mode", &mode));
   FL_RETURN_IF_ERROR(Field(j, "runtime", &runtime));

@@ -24,6 +24,7 @@ TEST(LoaderOptionsTest, JsonRoundTripKeepsEveryWorkerField) {
   o.seed = 0xFFFFFFFFFFFFFFFFull;
   o.replace = true;
   o.weighted = true;
+  o.num_workers = 3;  // a worker picks its segment slots by it
   o.sampler_threads = 2;
   o.mode = LoaderMode::kPinnedCuda;
   o.runtime = RuntimeKind::kCuda;
@@ -34,6 +35,7 @@ TEST(LoaderOptionsTest, JsonRoundTripKeepsEveryWorkerField) {
   EXPECT_EQ(OptionsToJson(back), OptionsToJson(o));
   EXPECT_EQ(back.seed, o.seed);
   EXPECT_EQ(back.fanouts, o.fanouts);
+  EXPECT_EQ(back.num_workers, 3);
   EXPECT_EQ(back.mode, LoaderMode::kPinnedCuda);
 }
 

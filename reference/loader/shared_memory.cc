@@ -1,4 +1,4 @@
-// Implements shared-memory segments with shm_open and mmap.
+// Implements reusable shared-memory segments with shm_open, fallocate and mmap.
 #include "reference/loader/shared_memory.h"
 
 #include <fcntl.h>
@@ -6,71 +6,100 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace faultline {
 namespace {
 
-Status ShmError(const char* what, const std::string& name) {
-  return UnavailableError(std::string(what) + " of shared memory segment " + name + " failed: " + std::strerror(errno));
+constexpr size_t kHeaderBytes = sizeof(uint64_t);
+
+Status ShmError(const char* what, const std::string& name, int error = errno) {
+  return UnavailableError(std::string(what) + " of shared memory segment " + name + " failed: " + std::strerror(error));
+}
+
+// Rounds up to whole pages, growing by at least a quarter so that messages
+// of slowly rising size do not remap every time.
+size_t GrownCapacity(size_t needed, size_t current) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t wanted = std::max(needed, current + current / 4);
+  return (wanted + page - 1) / page * page;
 }
 
 }  // namespace
 
-Status WriteSharedMemory(const std::string& name, std::string_view bytes, const std::function<void()>& halfway) {
-  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return ShmError("shm_open", name);
-  Status status;
-  if (ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) {
-    status = ShmError("ftruncate", name);
-  } else if (!bytes.empty()) {
-    // MAP_POPULATE: the pages are allocated in one go, not one fault each.
-    void* map = mmap(nullptr, bytes.size(), PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-    if (map == MAP_FAILED) {
-      status = ShmError("mmap", name);
-    } else {
-      const size_t half = bytes.size() / 2;
-      std::memcpy(map, bytes.data(), half);
-      if (halfway) halfway();
-      std::memcpy(static_cast<char*>(map) + half, bytes.data() + half, bytes.size() - half);
-      munmap(map, bytes.size());
+SegmentWriter::~SegmentWriter() {
+  if (map_ != nullptr) munmap(map_, capacity_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Status SegmentWriter::Write(std::string_view bytes, const std::function<void()>& halfway) {
+  if (fd_ < 0) {
+    fd_ = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd_ < 0) return ShmError("shm_open", name_);
+  }
+  const size_t needed = kHeaderBytes + bytes.size();
+  if (needed > capacity_) {
+    const size_t grown = GrownCapacity(needed, capacity_);
+    // fallocate, not ftruncate: a full /dev/shm is this error now, not a
+    // SIGBUS when the copy below touches a page tmpfs cannot back.
+    const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
+    if (error != 0) return ShmError(("reserving " + std::to_string(grown) + " bytes").c_str(), name_, error);
+    if (map_ != nullptr) munmap(map_, capacity_);
+    map_ = nullptr;
+    capacity_ = 0;
+    // MAP_POPULATE: the pages are mapped in one go, not one fault each.
+    void* map = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+    if (map == MAP_FAILED) return ShmError("mmap", name_);
+    map_ = static_cast<char*>(map);
+    capacity_ = grown;
+  }
+  const uint64_t length = bytes.size();
+  std::memcpy(map_, &length, kHeaderBytes);
+  const size_t half = bytes.size() / 2;
+  std::memcpy(map_ + kHeaderBytes, bytes.data(), half);
+  if (halfway) halfway();
+  std::memcpy(map_ + kHeaderBytes + half, bytes.data() + half, bytes.size() - half);
+  return OkStatus();
+}
+
+SegmentReader::~SegmentReader() {
+  if (map_ != nullptr) munmap(const_cast<char*>(map_), mapped_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Status SegmentReader::Read(const std::function<Status(std::string_view)>& read) {
+  if (fd_ < 0) {
+    fd_ = shm_open(name_.c_str(), O_RDONLY | O_CLOEXEC, 0);
+    if (fd_ < 0) return ShmError("shm_open", name_);
+    shm_unlink(name_.c_str());  // the descriptors keep the segment; nothing is left if a process dies
+  }
+  uint64_t length = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (mapped_ >= kHeaderBytes) {
+      std::memcpy(&length, map_, kHeaderBytes);
+      if (length <= mapped_ - kHeaderBytes) {
+        return read(std::string_view(map_ + kHeaderBytes, static_cast<size_t>(length)));
+      }
     }
+    // Not mapped yet, or the writer grew the segment: map all of it again.
+    struct stat st {};
+    if (fstat(fd_, &st) != 0) return ShmError("fstat", name_);
+    const size_t size = static_cast<size_t>(st.st_size);
+    if (size <= mapped_) break;
+    if (map_ != nullptr) munmap(const_cast<char*>(map_), mapped_);
+    map_ = nullptr;
+    mapped_ = 0;
+    void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, 0);
+    if (map == MAP_FAILED) return ShmError("mmap", name_);
+    map_ = static_cast<const char*>(map);
+    mapped_ = size;
   }
-  close(fd);
-  if (!status.ok()) shm_unlink(name.c_str());
-  return status;
-}
-
-Status ReadSharedMemory(const std::string& name, const std::function<Status(std::string_view)>& read) {
-  int fd = shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd < 0) return ShmError("shm_open", name);
-  shm_unlink(name.c_str());  // the mapping outlives the name
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    close(fd);
-    return ShmError("fstat", name);
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    close(fd);
-    return read(std::string_view());
-  }
-  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return ShmError("mmap", name);
-  Status status = read(std::string_view(static_cast<const char*>(map), size));
-  munmap(map, size);
-  return status;
-}
-
-Result<std::string> TakeSharedMemory(const std::string& name) {
-  std::string bytes;
-  FL_RETURN_IF_ERROR(ReadSharedMemory(name, [&](std::string_view view) {
-    bytes.assign(view.data(), view.size());
-    return OkStatus();
-  }));
-  return bytes;
+  const std::string holds = "shared memory segment " + name_ + " holds " + std::to_string(mapped_) + " bytes";
+  if (mapped_ < kHeaderBytes) return DataLossError(holds + "; expected at least its 8-byte length field");
+  return DataLossError(holds + "; its length field says " + std::to_string(length) + " bytes follow the 8-byte field");
 }
 
 void UnlinkSharedMemory(const std::string& name) { shm_unlink(name.c_str()); }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "reference/loader/data_loader.h"
 #include "reference/loader/shared_memory.h"
@@ -35,7 +36,7 @@ int SpawnedWorkerMain(const std::vector<std::string>& args) {
   if (!index.ok() || !task_fd.ok() || !result_fd.ok()) return 2;
   InjectionInWorker().At("started", *index);
   Result<LoaderOptions> o = OptionsFromJson(args[0]);
-  if (!o.ok()) return 2;
+  if (!o.ok() || o->num_workers < 1) return 2;  // it picks segment slots by num_workers
   return RunWorker(*o, nullptr, args[1], *index, *task_fd, *result_fd);
 }
 FL_REGISTER_CHILD(kSpawnedWorkerEntry, SpawnedWorkerMain);
@@ -104,6 +105,8 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   // A startup failure is reported as the answer to the first task.
   Result<std::vector<std::vector<int64_t>>> batches = InternalError("unset");
   inject.At("before_restore", index);
+  // Its segment slots (data_loader.h), created with their first minibatch.
+  std::unique_ptr<SegmentWriter> segments[kPrefetchPerWorker];
   Result<std::shared_ptr<LoaderDataset>> data = PrepareWorkerDataset(o, std::move(inherited));
   inject.At("after_restore", index);
   if (data.ok()) batches = LoaderBatches(o, **data);
@@ -130,8 +133,9 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     Status status = produced.status();
     if (produced.ok()) {
       step = "write_shared_memory";
-      status = WriteSharedMemory(MiniBatchSegmentName(shm_prefix, batch), EncodeMiniBatch(*produced),
-                                 [&] { inject.At("mid_write", index); });
+      const int slot = SegmentSlotOf(batch, o.num_workers);
+      if (!segments[slot]) segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot));
+      status = segments[slot]->Write(EncodeMiniBatch(*produced), [&] { inject.At("mid_write", index); });
       if (status.ok()) inject.At("after_write", index);
     }
     if (!reply(batch, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;

@@ -1,0 +1,107 @@
+// Checks the reusable shared-memory segments: a reader sees exactly the last
+// message (never the tail of a longer earlier one), follows the writer when
+// the segment grows, unlinks the name once it has opened it, and a corrupt
+// or missing segment is an error that names it.
+#include "reference/loader/shared_memory.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+
+namespace faultline {
+namespace {
+
+std::string TestSegmentName(const std::string& what) {
+  return "/faultline-shm-test-" + std::to_string(getpid()) + "-" + what;
+}
+
+// Returns the reader's current message, or "error: " and the status text.
+std::string Message(SegmentReader& reader) {
+  std::string out;
+  Status status = reader.Read([&](std::string_view bytes) {
+    out.assign(bytes);
+    return OkStatus();
+  });
+  return status.ok() ? out : "error: " + status.ToString();
+}
+
+TEST(SharedMemoryTest, TheReaderSeesExactlyTheLastMessageAsTheSegmentGrowsAndIsReused) {
+  const std::string name = TestSegmentName("reuse");
+  SegmentWriter writer(name);
+  SegmentReader reader(name);
+  const std::string small = "minibatch 0";
+  const std::string large(3 * 1024 * 1024 + 5, 'x');  // forces the segment to grow past its first pages
+  ASSERT_TRUE(writer.Write(small).ok());
+  EXPECT_EQ(Message(reader), small);
+  ASSERT_TRUE(writer.Write(large).ok());
+  EXPECT_EQ(Message(reader), large);
+  ASSERT_TRUE(writer.Write("").ok());
+  EXPECT_EQ(Message(reader), "");
+  ASSERT_TRUE(writer.Write(small).ok());
+  EXPECT_EQ(Message(reader), small);
+}
+
+TEST(SharedMemoryTest, TheNameIsGoneOnceTheReaderOpenedItAndTheSegmentStillWorks) {
+  const std::string name = TestSegmentName("unlink");
+  SegmentWriter writer(name);
+  ASSERT_TRUE(writer.Write("first").ok());
+  EXPECT_TRUE(SharedMemoryExists(name));
+  SegmentReader reader(name);
+  EXPECT_EQ(Message(reader), "first");
+  EXPECT_FALSE(SharedMemoryExists(name));
+  ASSERT_TRUE(writer.Write(std::string(2 * 1024 * 1024, 'y')).ok());  // grows after the unlink
+  EXPECT_EQ(Message(reader).size(), 2u * 1024 * 1024);
+}
+
+TEST(SharedMemoryTest, ASecondWriterForTheSameNameIsRefused) {
+  const std::string name = TestSegmentName("twice");
+  SegmentWriter first(name);
+  ASSERT_TRUE(first.Write("a").ok());
+  SegmentWriter second(name);
+  Status status = second.Write("b");
+  EXPECT_EQ(status.message(), "shm_open of shared memory segment " + name + " failed: File exists");
+  UnlinkSharedMemory(name);
+}
+
+TEST(SharedMemoryTest, AMissingSegmentIsNamed) {
+  const std::string name = TestSegmentName("missing");
+  SegmentReader reader(name);
+  EXPECT_EQ(Message(reader), "error: " + UnavailableError("shm_open of shared memory segment " + name +
+                                                          " failed: No such file or directory")
+                                             .ToString());
+}
+
+TEST(SharedMemoryTest, ALengthFieldBeyondTheSegmentIsDataLoss) {
+  const std::string name = TestSegmentName("corrupt");
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  const uint64_t length = 1 << 20;  // says 1 MiB follows; the segment holds 4 KiB
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  ASSERT_EQ(pwrite(fd, &length, sizeof(length), 0), static_cast<ssize_t>(sizeof(length)));
+  close(fd);
+  SegmentReader reader(name);
+  EXPECT_EQ(Message(reader), "error: " + DataLossError("shared memory segment " + name +
+                                                        " holds 4096 bytes; its length field says 1048576 bytes "
+                                                        "follow the 8-byte field")
+                                             .ToString());
+  EXPECT_FALSE(SharedMemoryExists(name));
+}
+
+TEST(SharedMemoryTest, ASegmentTooShortForItsLengthFieldIsDataLoss) {
+  const std::string name = TestSegmentName("short");
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 3), 0);
+  close(fd);
+  SegmentReader reader(name);
+  EXPECT_EQ(Message(reader), "error: " + DataLossError("shared memory segment " + name +
+                                                        " holds 3 bytes; expected at least its 8-byte length field")
+                                             .ToString());
+}
+
+}  // namespace
+}  // namespace faultline
