@@ -218,11 +218,9 @@ Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
                          std::to_string(answer.batch) + ", expected " + std::to_string(batch));
   }
   // Decoded straight from the worker's segment, which both keep mapped.
-  std::unique_ptr<SegmentReader>& segment = worker.segments[SegmentSlotOf(batch, options_.num_workers)];
-  if (!segment) {
-    segment = std::make_unique<SegmentReader>(
-        WorkerSegmentName(shm_prefix_, worker.index, SegmentSlotOf(batch, options_.num_workers)));
-  }
+  const int slot = SegmentSlotOf(batch, options_.num_workers);
+  std::unique_ptr<SegmentReader>& segment = worker.segments[slot];
+  if (!segment) segment = std::make_unique<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
   Result<MiniBatch> decoded = InternalError("unset");
   FL_RETURN_IF_ERROR(segment->Read([&](std::string_view bytes) {
     decoded = DecodeMiniBatch(bytes);
