@@ -70,7 +70,9 @@ Result<std::string> RunIp(const std::vector<std::string>& args) {
                           "): " + output);
 }
 
-// The start time of `pid` (clock ticks since boot, /proc/PID/stat field 22), or "" when it is gone.
+// The start time of `pid` (clock ticks since boot, /proc/PID/stat field 22), or "" when it is gone
+// or has ended and waits to be reaped (state Z or X): a killed test stays a zombie until its
+// parent (Bazel, a shell) waits for it, and owns nothing by then.
 std::string StartTime(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
@@ -80,6 +82,7 @@ std::string StartTime(pid_t pid) {
   std::istringstream fields(line.substr(paren + 2));
   std::string field;
   for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 3 && (field == "Z" || field == "X")) return "";
     if (i == 22) return field;
   }
   return "";
