@@ -1,6 +1,7 @@
 // Implements the worker side of the data loader (worker_loop.h).
 #include "reference/loader/worker_loop.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -94,12 +95,25 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   return injection;
 }
 
+// A worker allocates and frees the same tens of megabytes for every
+// minibatch. By default glibc serves blocks that large with mmap and hands
+// them (and the top of the heap) back to the kernel when freed, so the next
+// minibatch faults them in again, zeroed page by page. A worker is a process
+// of its own with one job, so it keeps what it frees. (A forked worker of a
+// parent that has run a while inherits glibc's raised thresholds; a spawned
+// one started from the defaults, which made it ~20 % slower.)
+void KeepFreedMemoryForTheNextMinibatch() {
+  mallopt(M_MMAP_MAX, 0);                    // every block from the heap, none mapped alone
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);        // and the heap not shrunk below its peak
+}
+
 FaultInjection InjectionInWorker() {
   Result<FaultInjection> injection = FaultInjectionFromEnv();
   return injection.ok() ? *injection : FaultInjection{};
 }
 int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, const std::string& shm_prefix,
               int index, int task_fd, int result_fd) {
+  KeepFreedMemoryForTheNextMinibatch();
   const FaultInjection inject = InjectionInWorker();
   auto reply = [&](int64_t batch, const std::string& message) { return wire::WriteAnswer(result_fd, batch, message); };
   // A startup failure is reported as the answer to the first task.
