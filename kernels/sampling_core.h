@@ -290,13 +290,40 @@ FL_HOST_DEVICE FL_INLINE int64_t EligibleCount(const SamplingParams& p, int64_t 
   return count;
 }
 
-// Returns how many edges SampleSeed writes for `node`, so a caller can size
-// the output (a prefix sum over seeds) before sampling. Expects fanout >= -1.
-FL_HOST_DEVICE FL_INLINE int64_t SampledCount(const SamplingParams& p, int64_t node) {
-  const int64_t eligible = EligibleCount(p, node);
+// Returns how many edges SampleSeed writes for a node with `eligible`
+// eligible edges, so a caller can size the output (a prefix sum over seeds)
+// before sampling. Expects fanout >= -1.
+FL_HOST_DEVICE FL_INLINE int64_t SampledCountOf(const SamplingParams& p, int64_t eligible) {
   if (p.fanout < 0) return eligible;
   if (p.replace) return eligible > 0 ? p.fanout : 0;
   return eligible < p.fanout ? eligible : p.fanout;
+}
+
+FL_HOST_DEVICE FL_INLINE int64_t SampledCount(const SamplingParams& p, int64_t node) {
+  return SampledCountOf(p, EligibleCount(p, node));
+}
+
+// Returns whether SampleSeed picks a node's edges by weighted keys, one
+// Philox block per edge (weighted, without replacement, fanout < eligible):
+// the one mode whose cost grows with the degree. A caller may run that mode
+// itself, with the random values computed in batches, and pick the same
+// edges: from an empty heap, OfferWeightedEdge for every edge with weight > 0
+// in ascending order, then SortEdgeIds(edges, size).
+FL_HOST_DEVICE FL_INLINE bool UsesWeightedTopK(const SamplingParams& p, int64_t eligible) {
+  return p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout;
+}
+
+// Offers edge `e` (weight > 0) with random value `bits` =
+// EdgeBits(rng_seed, layer, kTagWeightedEdge, e) to the top-p.fanout heap of
+// *size entries (keys, edges). Edges must be offered in ascending order.
+FL_HOST_DEVICE FL_INLINE void OfferWeightedEdge(const SamplingParams& p, int64_t e, uint64_t bits, SampleKey* keys,
+                                                int64_t* edges, int64_t* size) {
+  const float weight = p.weights[e];
+  if (*size == p.fanout && WeightedKeyCannotEnter(bits, weight, keys[0].real)) return;
+  SampleKey key;
+  key.real = WeightedKeyFromBits(bits, weight);
+  key.bits = 0;
+  HeapOffer(keys, edges, size, p.fanout, key, e);
 }
 
 // Samples the incoming edges of `node` and writes SampledCount(p, node) global
@@ -371,17 +398,15 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
   const int64_t k = p.fanout;
   int64_t size = 0;
   for (int64_t e = begin; e < end; ++e) {
-    SampleKey key;
     if (p.weighted) {
-      if (!(p.weights[e] > 0.0f)) continue;
-      const uint64_t bits = EdgeBits(p.rng_seed, p.layer, kTagWeightedEdge, e);
-      if (size == k && WeightedKeyCannotEnter(bits, p.weights[e], scratch[0].real)) continue;
-      key.real = WeightedKeyFromBits(bits, p.weights[e]);
-      key.bits = 0;
-    } else {
-      key.real = 0.0;
-      key.bits = UniformEdgeKey(p.rng_seed, p.layer, e);
+      if (p.weights[e] > 0.0f) {
+        OfferWeightedEdge(p, e, EdgeBits(p.rng_seed, p.layer, kTagWeightedEdge, e), scratch, out_edges, &size);
+      }
+      continue;
     }
+    SampleKey key;
+    key.real = 0.0;
+    key.bits = UniformEdgeKey(p.rng_seed, p.layer, e);
     HeapOffer(scratch, out_edges, &size, k, key, e);
   }
   SortEdgeIds(out_edges, size);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kernels/sampling_core.h"
+#include "reference/sampling/weighted_top_k.h"
 
 namespace faultline {
 namespace {
@@ -29,6 +30,12 @@ void ParallelFor(int64_t n, int num_threads, const Fn& fn) {
     workers.emplace_back(fn, begin, std::min(n, begin + chunk));
   }
   for (std::thread& t : workers) t.join();
+}
+
+// EligibleCount, with the weights counted eight at a time on the CPU.
+int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
+  if (!p.weighted) return p.indptr[node + 1] - p.indptr[node];
+  return CountPositiveWeights(p.weights + p.indptr[node], p.indptr[node + 1] - p.indptr[node]);
 }
 
 }  // namespace
@@ -75,7 +82,9 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
   out.seeds = seeds;
   out.indptr.assign(n + 1, 0);
   ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out.indptr[i + 1] = core::SampledCount(params, seeds[i]);
+    for (int64_t i = begin; i < end; ++i) {
+      out.indptr[i + 1] = core::SampledCountOf(params, EligibleEdges(params, seeds[i]));
+    }
   });
   for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
 
@@ -88,7 +97,12 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
       const int64_t offset = out.indptr[i];
       const int64_t count = out.indptr[i + 1] - offset;
       if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
-      core::SampleSeed(params, seeds[i], out.original_edge_ids.data() + offset, scratch.data());
+      int64_t* picks = out.original_edge_ids.data() + offset;
+      if (core::UsesWeightedTopK(params, EligibleEdges(params, seeds[i]))) {
+        SampleWeightedTopK(params, seeds[i], picks, scratch.data());
+      } else {
+        core::SampleSeed(params, seeds[i], picks, scratch.data());
+      }
       for (int64_t j = offset; j < offset + count; ++j) out.indices[j] = graph_indices[out.original_edge_ids[j]];
     }
   });
