@@ -1,9 +1,10 @@
 // Implements SampleNeighbors: validate, count picks per seed, prefix-sum the
 // counts into indptr, then sample every seed into its own output slots.
-// Both passes split the seeds into contiguous chunks, one per thread.
+// Both passes hand out chunks of consecutive seeds to the threads.
 #include "reference/sampling/sample_neighbors.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <string>
 #include <thread>
@@ -16,20 +17,28 @@ namespace {
 
 namespace core = kernels::sampling;
 
-// Runs fn(begin, end) over [0, n) split into up to num_threads contiguous chunks.
+// Runs fn(begin, end) over [0, n) in chunks of consecutive seeds that up to
+// num_threads threads (this one and helpers) take in turn, so a thread that
+// drew hub seeds does not hold up the others. Each seed's output is its own,
+// so the result does not depend on which thread ran it.
 template <typename Fn>
 void ParallelFor(int64_t n, int num_threads, const Fn& fn) {
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads, n));
+  constexpr int64_t kChunk = 64;
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads, (n + kChunk - 1) / kChunk));
   if (threads == 1) {
     fn(int64_t{0}, n);
     return;
   }
-  std::vector<std::thread> workers;
-  const int64_t chunk = (n + threads - 1) / threads;
-  for (int64_t begin = 0; begin < n; begin += chunk) {
-    workers.emplace_back(fn, begin, std::min(n, begin + chunk));
-  }
-  for (std::thread& t : workers) t.join();
+  std::atomic<int64_t> next{0};
+  auto run = [&] {
+    for (int64_t begin; (begin = next.fetch_add(kChunk, std::memory_order_relaxed)) < n;) {
+      fn(begin, std::min(n, begin + kChunk));
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int64_t t = 1; t < threads; ++t) helpers.emplace_back(run);
+  run();
+  for (std::thread& t : helpers) t.join();
 }
 
 // EligibleCount, with the weights counted eight at a time on the CPU.
@@ -98,7 +107,7 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
       const int64_t count = out.indptr[i + 1] - offset;
       if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
       int64_t* picks = out.original_edge_ids.data() + offset;
-      if (core::UsesWeightedTopK(params, EligibleEdges(params, seeds[i]))) {
+      if (weighted && !replace && core::UsesWeightedTopK(params, EligibleEdges(params, seeds[i]))) {
         SampleWeightedTopK(params, seeds[i], picks, scratch.data());
       } else {
         core::SampleSeed(params, seeds[i], picks, scratch.data());
