@@ -23,16 +23,17 @@ namespace core = kernels::sampling;
 // so the result does not depend on which thread ran it.
 template <typename Fn>
 void ParallelFor(int64_t n, int num_threads, const Fn& fn) {
-  constexpr int64_t kChunk = 64;
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads, (n + kChunk - 1) / kChunk));
+  // Chunks of up to 64 seeds, about 8 per thread for small inputs (which split too).
+  const int64_t chunk = std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 64);
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads, (n + chunk - 1) / chunk));
   if (threads == 1) {
     fn(int64_t{0}, n);
     return;
   }
   std::atomic<int64_t> next{0};
   auto run = [&] {
-    for (int64_t begin; (begin = next.fetch_add(kChunk, std::memory_order_relaxed)) < n;) {
-      fn(begin, std::min(n, begin + kChunk));
+    for (int64_t begin; (begin = next.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
+      fn(begin, std::min(n, begin + chunk));
     }
   };
   std::vector<std::thread> helpers;
