@@ -101,9 +101,20 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
   out.original_edge_ids.resize(out.indptr[n]);
   out.indices.resize(out.indptr[n]);
   const std::vector<int64_t>& graph_indices = graph.indices();
+  // The picked edges' sources are random reads of a large array: prefetch
+  // them as soon as a seed is sampled and read them kPipelineDepth seeds
+  // later, so the misses overlap the next seeds' sampling instead of
+  // stalling it (the next seeds' indptr entries are prefetched likewise).
+  constexpr int64_t kPipelineDepth = 8;
+  auto gather = [&](int64_t i) {
+    for (int64_t j = out.indptr[i]; j < out.indptr[i + 1]; ++j) {
+      out.indices[j] = graph_indices[out.original_edge_ids[j]];
+    }
+  };
   ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
     std::vector<core::SampleKey> scratch;
     for (int64_t i = begin; i < end; ++i) {
+      if (i + kPipelineDepth < end) __builtin_prefetch(params.indptr + seeds[i + kPipelineDepth]);
       const int64_t offset = out.indptr[i];
       const int64_t count = out.indptr[i + 1] - offset;
       if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
@@ -113,8 +124,10 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
       } else {
         core::SampleSeed(params, seeds[i], picks, scratch.data());
       }
-      for (int64_t j = offset; j < offset + count; ++j) out.indices[j] = graph_indices[out.original_edge_ids[j]];
+      for (int64_t j = 0; j < count; ++j) __builtin_prefetch(graph_indices.data() + picks[j]);
+      if (i - kPipelineDepth >= begin) gather(i - kPipelineDepth);
     }
+    for (int64_t i = std::max(begin, end - kPipelineDepth); i < end; ++i) gather(i);
   });
   return out;
 }

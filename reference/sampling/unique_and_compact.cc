@@ -10,44 +10,49 @@
 namespace faultline {
 namespace {
 
-// Maps node ids to their first position.
+// Maps node ids to their first position. A slot holds the id and its
+// position side by side (one cache line per probe); position -1 marks an
+// empty slot, so every int64 id is a valid key.
 class PositionTable {
  public:
   explicit PositionTable(size_t expected) {
     size_t capacity = 16;
     while (capacity < 2 * expected) capacity *= 2;
-    keys_.resize(capacity);
-    values_.resize(capacity);
-    used_.assign(capacity, 0);
+    slots_.assign(capacity, Slot{0, -1});
     mask_ = capacity - 1;
   }
 
   // Returns the position of `node`, giving it `next` when it is new.
   int64_t FindOrInsert(int64_t node, int64_t next, bool* inserted) {
-    // A 64-bit mix (splitmix64's finalizer) so clustered ids spread out.
-    uint64_t h = static_cast<uint64_t>(node);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    for (size_t slot = h & mask_;; slot = (slot + 1) & mask_) {
-      if (!used_[slot]) {
-        used_[slot] = 1;
-        keys_[slot] = node;
-        values_[slot] = next;
+    for (size_t slot = Home(node);; slot = (slot + 1) & mask_) {
+      Slot& s = slots_[slot];
+      if (s.position < 0) {
+        s = Slot{node, next};
         *inserted = true;
         return next;
       }
-      if (keys_[slot] == node) {
+      if (s.node == node) {
         *inserted = false;
-        return values_[slot];
+        return s.position;
       }
     }
   }
 
  private:
-  std::vector<int64_t> keys_;
-  std::vector<int64_t> values_;
-  std::vector<uint8_t> used_;
+  // A 64-bit mix (splitmix64's finalizer) so clustered ids spread out.
+  size_t Home(int64_t node) const {
+    uint64_t h = static_cast<uint64_t>(node);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h & mask_;
+  }
+
+  struct Slot {
+    int64_t node;
+    int64_t position;
+  };
+  std::vector<Slot> slots_;
   size_t mask_ = 0;
 };
 
