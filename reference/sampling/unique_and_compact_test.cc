@@ -4,6 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <vector>
+
 namespace faultline {
 namespace {
 
@@ -24,6 +30,49 @@ TEST(UniqueAndCompactTest, HandlesEmptyInputs) {
   UniqueAndCompactResult no_seeds = UniqueAndCompact({}, {4, 4, 1});
   EXPECT_THAT(no_seeds.unique_nodes, ElementsAre(4, 1));
   EXPECT_THAT(no_seeds.compacted_indices, ElementsAre(0, 0, 1));
+}
+
+// The same lists as a std::map oracle builds, for ids that fit the compact
+// 8-byte slots and for ids that need the wide ones (negative, >= 2^32), ids
+// that differ only in their high bits (id = low + k * stride), more new nodes
+// than the table is first sized for (so it grows mid-call), and across calls
+// that reuse the table's memory.
+TEST(UniqueAndCompactTest, MatchesAMapOracleForNarrowAndWideIdsAndGrowingTables) {
+  std::mt19937_64 rng(11);
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  struct Ids {
+    int64_t low, high, stride;
+  };
+  const std::vector<Ids> id_sets = {{0, 50, 1},
+                                    {0, 1'000'000, 1},
+                                    {0, (int64_t{1} << 32) - 1, 1},
+                                    {3, (int64_t{1} << 32) - 1, int64_t{1} << 16},
+                                    {-5, 40, 1},
+                                    {(int64_t{1} << 32) - 8, (int64_t{1} << 32) + 8, 1},
+                                    {7, kMax, int64_t{1} << 32},
+                                    {kMax - 1000, kMax, 1}};
+  for (const Ids& ids : id_sets) {
+    const int64_t low = ids.low, high = ids.high;
+    for (size_t num_indices : {size_t{0}, size_t{7}, size_t{5000}, size_t{60000}}) {
+      std::uniform_int_distribution<int64_t> step(0, (high - low) / ids.stride);
+      auto id = [&](std::mt19937_64& g) { return low + step(g) * ids.stride; };
+      std::vector<int64_t> seeds(num_indices / 10 + 3), indices(num_indices);
+      for (int64_t& s : seeds) s = id(rng);
+      for (int64_t& i : indices) i = id(rng);
+      std::map<int64_t, int64_t> position;
+      std::vector<int64_t> expected_unique, expected_compacted;
+      auto add = [&](int64_t node) {
+        auto [it, inserted] = position.emplace(node, static_cast<int64_t>(expected_unique.size()));
+        if (inserted) expected_unique.push_back(node);
+        return it->second;
+      };
+      for (int64_t s : seeds) add(s);
+      for (int64_t i : indices) expected_compacted.push_back(add(i));
+      UniqueAndCompactResult r = UniqueAndCompact(seeds, indices);
+      ASSERT_EQ(r.unique_nodes, expected_unique) << "ids in [" << low << ", " << high << "], " << num_indices;
+      ASSERT_EQ(r.compacted_indices, expected_compacted) << "ids in [" << low << ", " << high << "], " << num_indices;
+    }
+  }
 }
 
 }  // namespace
