@@ -313,6 +313,29 @@ FL_HOST_DEVICE FL_INLINE bool UsesWeightedTopK(const SamplingParams& p, int64_t 
   return p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout;
 }
 
+// Returns whether SampleSeed picks a node's edges by Robert Floyd's
+// algorithm (uniform, without replacement, fanout < eligible, fanout <=
+// kMaxFloydFanout). A caller may run that mode itself with the draws'
+// random values computed in batches: FloydDraw for i = 0 .. fanout - 1, then
+// SortEdgeIds(out_edges, fanout).
+FL_HOST_DEVICE FL_INLINE bool UsesFloyd(const SamplingParams& p, int64_t eligible) {
+  return !p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout && p.fanout <= kMaxFloydFanout;
+}
+
+// Draw i of Floyd's algorithm choosing k of the edges [begin, begin +
+// degree): picks from positions [0, degree - k + i] with `bits` =
+// DrawBits(rng_seed, layer, kTagUniformPick, node, i), and takes the last
+// position instead when the pick was drawn before (draws 0 .. i - 1 are in
+// out_edges[0, i)).
+FL_HOST_DEVICE FL_INLINE void FloydDraw(int64_t begin, int64_t degree, int64_t k, int64_t i, uint64_t bits,
+                                        int64_t* out_edges) {
+  const int64_t j = degree - k + i;
+  const int64_t candidate = begin + static_cast<int64_t>(MulHi64(bits, static_cast<uint64_t>(j) + 1));
+  bool taken = false;
+  for (int64_t m = 0; m < i && !taken; ++m) taken = out_edges[m] == candidate;
+  out_edges[i] = taken ? begin + j : candidate;
+}
+
 // Offers edge `e` (weight > 0) with random value `bits` =
 // EdgeBits(rng_seed, layer, kTagWeightedEdge, e) to the top-p.fanout heap of
 // *size entries (keys, edges). Edges must be offered in ascending order.
@@ -380,15 +403,10 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
   // Uniform without replacement, small fanout < degree: Robert Floyd's
   // algorithm draws k distinct positions of [0, degree) with k draws, so hub
   // nodes cost O(k) random values instead of one per edge.
-  if (!p.weighted && p.fanout <= kMaxFloydFanout) {
+  if (UsesFloyd(p, eligible)) {
     const int64_t k = p.fanout;
     for (int64_t i = 0; i < k; ++i) {
-      const int64_t j = degree - k + i;  // draw i picks from [0, j]
-      const uint64_t bits = DrawBits(p.rng_seed, p.layer, kTagUniformPick, node, i);
-      const int64_t candidate = begin + static_cast<int64_t>(MulHi64(bits, static_cast<uint64_t>(j) + 1));
-      bool taken = false;
-      for (int64_t m = 0; m < i && !taken; ++m) taken = out_edges[m] == candidate;
-      out_edges[i] = taken ? begin + j : candidate;
+      FloydDraw(begin, degree, k, i, DrawBits(p.rng_seed, p.layer, kTagUniformPick, node, i), out_edges);
     }
     SortEdgeIds(out_edges, k);
     return k;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "kernels/sampling_core.h"
+#include "reference/sampling/uniform_floyd.h"
 #include "reference/sampling/weighted_top_k.h"
 
 namespace faultline {
@@ -120,7 +121,10 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
       const int64_t count = out.indptr[i + 1] - offset;
       if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
       int64_t* picks = out.original_edge_ids.data() + offset;
-      if (weighted && !replace && core::UsesWeightedTopK(params, EligibleEdges(params, seeds[i]))) {
+      const int64_t eligible = EligibleEdges(params, seeds[i]);
+      if (core::UsesFloyd(params, eligible)) {
+        SampleUniformFloyd(params, seeds[i], picks);
+      } else if (core::UsesWeightedTopK(params, eligible)) {
         SampleWeightedTopK(params, seeds[i], picks, scratch.data());
       } else {
         core::SampleSeed(params, seeds[i], picks, scratch.data());

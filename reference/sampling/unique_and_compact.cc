@@ -121,10 +121,13 @@ UniqueAndCompactResult Compact(const std::vector<int64_t>& seeds, const std::vec
     if (inserted) result.unique_nodes.push_back(node);
     return at;
   };
-  result.unique_nodes.reserve(seeds.size());
-  for (int64_t seed : seeds) add(seed);
-  result.compacted_indices.resize(indices.size());
   constexpr size_t kAhead = 16;
+  result.unique_nodes.reserve(seeds.size());
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (i + kAhead < seeds.size()) position.Prefetch(seeds[i + kAhead]);
+    add(seeds[i]);
+  }
+  result.compacted_indices.resize(indices.size());
   for (size_t i = 0; i < indices.size(); ++i) {
     if (i + kAhead < indices.size()) position.Prefetch(indices[i + kAhead]);
     result.compacted_indices[i] = add(indices[i]);

@@ -1,25 +1,19 @@
-// Implements the CPU's weighted top-k: Philox4x32-10 (Random123's round and
-// key schedule) on eight counters at once, one per AVX2 32-bit lane, and a
-// vector pre-filter that drops edges whose key certainly cannot enter the
-// heap before the exact per-edge code (OfferWeightedEdge) sees them.
+// Implements the CPU's weighted top-k: Philox4x32-10 on eight edges at once
+// (philox_avx2.h), and a vector pre-filter that drops edges whose key
+// certainly cannot enter the heap before the exact per-edge code
+// (OfferWeightedEdge) sees them.
 #include "reference/sampling/weighted_top_k.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
 
+#include "reference/sampling/philox_avx2.h"
+
 namespace faultline {
 namespace {
 
 namespace core = kernels::sampling;
-
-// The low and high 32 bits of a * m for eight 32-bit lanes.
-__attribute__((target("avx2"))) inline void MulHiLo(__m256i a, __m256i m, __m256i* lo, __m256i* hi) {
-  const __m256i even = _mm256_mul_epu32(a, m);                        // lanes 0, 2, 4, 6 as 64-bit products
-  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);  // lanes 1, 3, 5, 7
-  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
-  *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xaa);
-}
 
 __attribute__((target("avx2"))) void EdgeBitsBlockAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag,
                                                         int64_t first_edge, uint64_t out[kEdgeBitsBlock]) {
@@ -30,33 +24,10 @@ __attribute__((target("avx2"))) void EdgeBitsBlockAvx2(uint64_t rng_seed, uint32
     edge_hi[i] = static_cast<uint32_t>(edge >> 32);
   }
   // counter = (layer, tag, edge low 32, edge high 32), as EdgeBits.
-  __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
-  __m256i c1 = _mm256_set1_epi32(static_cast<int>(tag));
-  __m256i c2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_lo));
-  __m256i c3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_hi));
-  uint32_t k0 = static_cast<uint32_t>(rng_seed), k1 = static_cast<uint32_t>(rng_seed >> 32);
-  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M4x32_0));
-  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M4x32_1));
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += PHILOX_W32_0;
-      k1 += PHILOX_W32_1;
-    }
-    __m256i lo0, hi0, lo1, hi1;
-    MulHiLo(c0, m0, &lo0, &hi0);
-    MulHiLo(c2, m1, &lo1, &hi1);
-    const __m256i next0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
-    const __m256i next2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
-    c0 = next0;
-    c1 = lo1;
-    c2 = next2;
-    c3 = lo0;
-  }
-  // value = (out[1] << 32) | out[0], lanes in edge order.
-  const __m256i low_half = _mm256_unpacklo_epi32(c0, c1);   // values 0, 1, 4, 5
-  const __m256i high_half = _mm256_unpackhi_epi32(c0, c1);  // values 2, 3, 6, 7
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(low_half, high_half, 0x20));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4), _mm256_permute2x128_si256(low_half, high_half, 0x31));
+  philox_avx2::RandomBitsLanes(rng_seed, _mm256_set1_epi32(static_cast<int>(layer)),
+                               _mm256_set1_epi32(static_cast<int>(tag)),
+                               _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_lo)),
+                               _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_hi)), out);
 }
 
 // The lanes (bit i for edge i of the block) worth offering to a full heap

@@ -1,0 +1,59 @@
+// Implements the CPU's Floyd sampling (uniform_floyd.h): DrawBits for eight
+// draws per Philox call (philox_avx2.h), then the same FloydDraw steps as
+// kernels::sampling::SampleSeed.
+#include "reference/sampling/uniform_floyd.h"
+
+#include <immintrin.h>
+
+#include "reference/sampling/philox_avx2.h"
+
+namespace faultline {
+namespace {
+
+namespace core = kernels::sampling;
+
+__attribute__((target("avx2"))) void DrawBitsBlockAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag,
+                                                        int64_t node, int64_t first_draw,
+                                                        uint64_t out[kDrawBitsBlock]) {
+  // counter = (layer, tag | (node bits 32..55) << 8, node low 32, draw), as DrawBits.
+  const uint64_t id = static_cast<uint64_t>(node);
+  philox_avx2::RandomBitsLanes(rng_seed, _mm256_set1_epi32(static_cast<int>(layer)),
+                               _mm256_set1_epi32(static_cast<int>(tag | (static_cast<uint32_t>(id >> 32) << 8))),
+                               _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(id))),
+                               philox_avx2::Consecutive(static_cast<uint32_t>(first_draw)), out);
+}
+
+bool UsesAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
+}  // namespace
+
+void DrawBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
+                         uint64_t out[kDrawBitsBlock]) {
+  for (int i = 0; i < kDrawBitsBlock; ++i) out[i] = core::DrawBits(rng_seed, layer, tag, node, first_draw + i);
+}
+
+void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
+                   uint64_t out[kDrawBitsBlock]) {
+  if (UsesAvx2()) {
+    DrawBitsBlockAvx2(rng_seed, layer, tag, node, first_draw, out);
+  } else {
+    DrawBitsBlockScalar(rng_seed, layer, tag, node, first_draw, out);
+  }
+}
+
+int64_t SampleUniformFloyd(const core::SamplingParams& p, int64_t node, int64_t* out_edges) {
+  const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin, k = p.fanout;
+  uint64_t bits[kDrawBitsBlock];
+  for (int64_t first = 0; first < k; first += kDrawBitsBlock) {
+    DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
+    const int64_t last = first + kDrawBitsBlock < k ? first + kDrawBitsBlock : k;
+    for (int64_t i = first; i < last; ++i) core::FloydDraw(begin, degree, k, i, bits[i - first], out_edges);
+  }
+  core::SortEdgeIds(out_edges, k);
+  return k;
+}
+
+}  // namespace faultline

@@ -1,0 +1,34 @@
+// The CPU's fast path for uniform sampling without replacement (Robert
+// Floyd's algorithm, the mode of most GNN training): the fanout draws' Philox
+// values eight at a time with AVX2 where the CPU has it. It picks exactly
+// the edges kernels::sampling::SampleSeed picks (the goldens and the
+// device-vs-CPU tests compare them).
+#ifndef FAULTLINE_REFERENCE_SAMPLING_UNIFORM_FLOYD_H_
+#define FAULTLINE_REFERENCE_SAMPLING_UNIFORM_FLOYD_H_
+
+#include <cstdint>
+
+#include "kernels/sampling_core.h"
+
+namespace faultline {
+
+inline constexpr int kDrawBitsBlock = 8;
+
+// SampleSeed(p, node, out_edges, ...) for a node where UsesFloyd(p,
+// eligible) holds. Returns the number of edges written (p.fanout).
+int64_t SampleUniformFloyd(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges);
+
+// out[i] = kernels::sampling::DrawBits(rng_seed, layer, tag, node,
+// first_draw + i) for i in [0, kDrawBitsBlock). Expects 0 <= node < 2^56,
+// 0 <= first_draw and first_draw + kDrawBitsBlock <= 2^32.
+void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
+                   uint64_t out[kDrawBitsBlock]);
+
+// The same with one scalar Philox call per draw (the reference the AVX2
+// path is tested against, and the path on CPUs without AVX2).
+void DrawBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
+                         uint64_t out[kDrawBitsBlock]);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_SAMPLING_UNIFORM_FLOYD_H_

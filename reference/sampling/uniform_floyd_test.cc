@@ -1,0 +1,70 @@
+// The CPU's Floyd sampling picks what SampleSeed picks, and its batched
+// random values equal DrawBits bit for bit: Random123's known answer, node
+// ids above 32 bits, random inputs.
+#include "reference/sampling/uniform_floyd.h"
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/sampling_core.h"
+#include "reference/graph/generators.h"
+
+namespace faultline {
+namespace {
+
+namespace core = kernels::sampling;
+
+TEST(UniformFloydTest, PicksWhatSampleSeedPicksOnEveryNode) {
+  Result<CscGraph> graph = GeneratePowerLaw(3000, 120000, 13, /*weighted=*/false);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int64_t compared = 0;
+  // Fanouts below, at and across the 8-draw blocks, up to kMaxFloydFanout.
+  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{100}, core::kMaxFloydFanout}) {
+    core::SamplingParams p;
+    p.indptr = graph->indptr().data();
+    p.fanout = fanout;
+    p.rng_seed = 0xf10d0000 + static_cast<uint64_t>(fanout);
+    p.layer = static_cast<uint32_t>(fanout % 3);
+    std::vector<int64_t> fast(fanout), reference(fanout);
+    std::vector<core::SampleKey> scratch(fanout);
+    for (int64_t node = 0; node < graph->num_nodes(); ++node) {
+      if (!core::UsesFloyd(p, core::EligibleCount(p, node))) continue;
+      ASSERT_EQ(SampleUniformFloyd(p, node, fast.data()), fanout);
+      ASSERT_EQ(core::SampleSeed(p, node, reference.data(), scratch.data()), fanout);
+      ASSERT_EQ(fast, reference) << "node " << node << " fanout " << fanout;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 1000) << "too few nodes took the Floyd path to compare";
+}
+
+// Random123 tests/kat_vectors, "philox4x32 10" line 1: counter and key zero.
+TEST(UniformFloydTest, MatchesRandom123KnownAnswer) {
+  uint64_t out[kDrawBitsBlock];
+  DrawBitsBlock(0, 0, 0, 0, 0, out);
+  EXPECT_EQ(out[0], 0xe169c58d6627e8d5u);
+}
+
+TEST(UniformFloydTest, EqualsTheScalarPathOnRandomInputs) {
+  std::mt19937_64 random(17);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const uint64_t seed = random();
+    const uint32_t layer = static_cast<uint32_t>(random()), tag = static_cast<uint32_t>(random() & 0xff);
+    const int64_t node = static_cast<int64_t>(random() >> (8 + trial % 48));  // small ids and ids up to 2^56
+    const int64_t first = trial % 4 == 0 ? static_cast<int64_t>((random() >> 32) & ~7ull) % ((int64_t{1} << 32) - 8)
+                                         : 8 * (trial % 32);
+    uint64_t block[kDrawBitsBlock], scalar[kDrawBitsBlock];
+    DrawBitsBlock(seed, layer, tag, node, first, block);
+    DrawBitsBlockScalar(seed, layer, tag, node, first, scalar);
+    for (int i = 0; i < kDrawBitsBlock; ++i) {
+      ASSERT_EQ(block[i], scalar[i]) << "trial " << trial << " lane " << i << " seed " << seed << " layer " << layer
+                                     << " tag " << tag << " node " << node << " first draw " << first;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace faultline
