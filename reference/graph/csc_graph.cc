@@ -10,8 +10,6 @@
 #include <limits>
 #include <sstream>
 
-#include "reference/base/huge_pages.h"
-
 namespace faultline {
 namespace {
 
@@ -144,10 +142,6 @@ Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64
   graph.weights_ = std::move(weights);
   graph.edge_types_ = std::move(edge_types);
   graph.storage_ = storage;
-  // Sampling reads these at random (huge_pages.h says why).
-  BackWithHugePages(graph.indptr_.data(), graph.indptr_.size() * sizeof(int64_t));
-  BackWithHugePages(graph.indices_.data(), graph.indices_.size() * sizeof(int64_t));
-  if (graph.weights_) BackWithHugePages(graph.weights_->data(), graph.weights_->size() * sizeof(float));
   return graph;
 }
 

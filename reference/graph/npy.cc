@@ -12,6 +12,8 @@
 #include <limits>
 #include <sstream>
 
+#include "reference/base/huge_pages.h"
+
 namespace faultline {
 namespace npy {
 
@@ -417,7 +419,8 @@ Result<std::vector<int64_t>> ReadNpyInt64(const std::string& path, const std::ve
   }
   FL_RETURN_IF_ERROR(Check1D(path, array));
   const int64_t n = array.shape[0];
-  std::vector<int64_t> out(n);
+  // Graph arrays are read at random: on 2 MiB pages (huge_pages.h says why).
+  std::vector<int64_t> out = VectorOnHugePages<int64_t>(static_cast<size_t>(n));
   const uint8_t* src = array.bytes.data();
   if (array.dtype == DType::kUInt8) {
     for (int64_t i = 0; i < n; ++i) out[i] = src[i];
@@ -440,7 +443,7 @@ Result<std::vector<float>> ReadNpyFloat32(const std::string& path) {
     return InvalidArgumentError(Quoted(path) + " has dtype '" + DTypeDescr(array.dtype) + "'; expected '<f4'");
   }
   FL_RETURN_IF_ERROR(Check1D(path, array));
-  std::vector<float> out(array.shape[0]);
+  std::vector<float> out = VectorOnHugePages<float>(static_cast<size_t>(array.shape[0]));
   if (!out.empty()) std::memcpy(out.data(), array.bytes.data(), array.bytes.size());
   return out;
 }
