@@ -70,7 +70,7 @@ class PositionTable {
       if (Slots::Empty(s)) {
         slots_[slot] = Slots::Make(node, size_);
         *inserted = true;
-        if (2 * ++size_ > mask_ + 1) Grow();
+        if (2 * static_cast<size_t>(++size_) > mask_ + 1) Grow();
         return size_ - 1;
       }
       if (Slots::Holds(s, node)) {
