@@ -14,6 +14,12 @@
 namespace faultline {
 namespace philox_avx2 {
 
+// Whether this CPU has AVX2 (checked once): callers take their scalar path if not.
+inline bool CpuHasAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+
 // The low and high 32 bits of a * m for eight 32-bit lanes.
 __attribute__((target("avx2"))) inline void MulHiLo(__m256i a, __m256i m, __m256i* lo, __m256i* hi) {
   const __m256i even = _mm256_mul_epu32(a, m);                        // lanes 0, 2, 4, 6 as 64-bit products

@@ -23,11 +23,6 @@ __attribute__((target("avx2"))) void DrawBitsBlockAvx2(uint64_t rng_seed, uint32
                                philox_avx2::Consecutive(static_cast<uint32_t>(first_draw)), out);
 }
 
-bool UsesAvx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
-
 }  // namespace
 
 void DrawBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
@@ -37,7 +32,7 @@ void DrawBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_
 
 void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
                    uint64_t out[kDrawBitsBlock]) {
-  if (UsesAvx2()) {
+  if (philox_avx2::CpuHasAvx2()) {
     DrawBitsBlockAvx2(rng_seed, layer, tag, node, first_draw, out);
   } else {
     DrawBitsBlockScalar(rng_seed, layer, tag, node, first_draw, out);

@@ -112,10 +112,7 @@ int64_t SampleWeightedTopKScalar(const core::SamplingParams& p, int64_t node, in
 
 }  // namespace
 
-bool WeightedTopKUsesAvx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
+bool WeightedTopKUsesAvx2() { return philox_avx2::CpuHasAvx2(); }
 
 int64_t SampleWeightedTopK(const core::SamplingParams& p, int64_t node, int64_t* out_edges, core::SampleKey* keys) {
   return WeightedTopKUsesAvx2() ? SampleWeightedTopKAvx2(p, node, out_edges, keys)
