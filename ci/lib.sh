@@ -10,9 +10,11 @@ run_stage() {
   log="$(mktemp -t "faultline-${name}.XXXX.log")"
   echo "=== ${name}: bazel test $*"
   local start=$SECONDS rc=0
+  # Bazel's status is read inside the `||`: after `|| true` PIPESTATUS would
+  # be true's (with pipefail a failed bazel fails the pipeline), and a red
+  # stage would read as exit 0.
   bazel test --config=ci "$@" 2>&1 | tee "$log" | grep -E --line-buffered \
-    '^(//|Executed|FAIL|ERROR|INFO: Build completed)|PASSED|FAILED|TIMEOUT|NO STATUS' || true
-  rc=${PIPESTATUS[0]}
+    '^(//|Executed|FAIL|ERROR|INFO: Build completed)|PASSED|FAILED|TIMEOUT|NO STATUS' || rc=${PIPESTATUS[0]}
   local passed failed
   passed=$(grep -cE '^//.* (PASSED|\(cached\) PASSED)' "$log" || true)
   failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log" || true)
@@ -20,6 +22,7 @@ run_stage() {
   TOTAL_FAILED=$((TOTAL_FAILED + failed))
   echo "=== ${name}: ${passed} passed, ${failed} failed in $((SECONDS - start))s (exit ${rc})"
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
+  if [ "$rc" -eq 0 ] && [ "$failed" -ne 0 ]; then rc=1; fi  # a failed test fails the stage, whatever bazel said
   return "$rc"
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Tests ci/lib.sh's run_stage against a stand-in `bazel` (a shell function):
+# a stage whose bazel fails, or whose log shows a failed test, returns
+# non-zero and is counted; a green stage returns 0. ci/test.sh's exit status
+# is what CI trusts, so this is what keeps a red suite from landing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source ci/lib.sh
+
+failures=0
+expect() {  # expect <what> <wanted status> <status>
+  if [ "$3" -ne "$2" ]; then
+    echo "FAIL: $1: status $3, expected $2" >&2
+    failures=$((failures + 1))
+  fi
+}
+nonzero() { [ "$1" -ne 0 ] && echo 1 || echo 0; }
+
+bazel() { echo "//a:test   PASSED in 0.1s"; echo "Executed 1 out of 1 test: 1 test passes."; return 0; }
+run_stage green >/dev/null; expect "green stage" 0 $?
+
+bazel() { echo "//a:test   FAILED in 0.1s"; echo "Executed 1 out of 1 test: 1 fails locally."; return 3; }
+run_stage red >/dev/null; expect "stage with a failed test (bazel exit 3)" 1 "$(nonzero $?)"
+
+bazel() { echo "ERROR: build did not complete"; return 1; }
+run_stage broken >/dev/null; expect "stage whose build failed" 1 "$(nonzero $?)"
+
+bazel() { echo "//a:test   FAILED in 0.1s"; return 0; }
+run_stage lying >/dev/null; expect "failed test with bazel exit 0" 1 "$(nonzero $?)"
+
+bazel() { return 0; }  # nothing for the filter to print
+run_stage quiet >/dev/null; expect "green stage printing nothing" 0 $?
+
+totals="$(print_totals)"
+[ "$totals" = "1 passed, 3 failed" ] || { echo "FAIL: totals '$totals', expected '1 passed, 3 failed'" >&2; failures=$((failures + 1)); }
+
+if [ "$failures" -ne 0 ]; then
+  echo "lib_test: $failures failed" >&2
+  exit 1
+fi
+echo "lib_test: run_stage passes green stages and fails red ones (6 checks)"
