@@ -121,7 +121,9 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
       const int64_t count = out.indptr[i + 1] - offset;
       if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
       int64_t* picks = out.original_edge_ids.data() + offset;
-      const int64_t eligible = EligibleEdges(params, seeds[i]);
+      // Both batched paths sample without replacement; with it the count
+      // (a weight scan when weighted) would be wasted.
+      const int64_t eligible = replace ? 0 : EligibleEdges(params, seeds[i]);
       if (core::UsesFloyd(params, eligible)) {
         SampleUniformFloyd(params, seeds[i], picks);
       } else if (core::UsesWeightedTopK(params, eligible)) {
