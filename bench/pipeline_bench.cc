@@ -5,7 +5,8 @@
 //   sampler runs into), 1 and 2 threads;
 // - feature gather (index_select) of random rows, 128 float32 columns, next
 //   to a memcpy of the same bytes (the practical limit);
-// - data loader minibatches/s for num_workers 0, 1, 2 with fork and spawn.
+// - data loader minibatches/s for num_workers 0, 1, 2 with fork and spawn,
+//   and what a minibatch costs on the wire on each side.
 // The graph comes from FAULTLINE_BENCH_GRAPH (a make_graph directory).
 #include <benchmark/benchmark.h>
 
@@ -16,11 +17,15 @@
 #include <random>
 #include <thread>
 
+#include <unistd.h>
+
 #include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/data_loader.h"
 #include "reference/loader/item_sampler.h"
+#include "reference/loader/minibatch.h"
+#include "reference/loader/shared_memory.h"
 #include "reference/process/child_registry.h"
 #include "reference/sampling/multi_layer.h"
 
@@ -149,17 +154,20 @@ void BM_MemcpySameBytes(benchmark::State& state) {
 }
 BENCHMARK(BM_MemcpySameBytes)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-constexpr int64_t kLoaderBatches = 48;
+constexpr int64_t kLoaderBatches = 96;
+// Minibatches delivered before the clock starts: one per worker (two
+// workers) so that every worker has started (a spawned worker loads its own
+// copy of the graph first, which is start-up, not throughput).
+constexpr int64_t kLoaderWarmup = 2;
 
-// Times one epoch of kLoaderBatches minibatches after the first one (which
-// includes worker start-up) has arrived.
+// Times the kLoaderBatches minibatches that follow the first kLoaderWarmup.
 void BM_DataLoader(benchmark::State& state) {
   if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
   LoaderOptions o;
   o.graph_dir = GraphDir();
   o.fanouts = kBenchFanouts;
   o.batch_size = kBenchBatch;
-  o.num_items = kBenchBatch * (kLoaderBatches + 1);
+  o.num_items = kBenchBatch * (kLoaderWarmup + kLoaderBatches);
   o.seed = 3;
   o.num_workers = static_cast<int>(state.range(0));
   o.start_method = state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn;
@@ -167,7 +175,9 @@ void BM_DataLoader(benchmark::State& state) {
   for (auto _ : state) {
     auto loader = DataLoader::Create(o);
     if (!loader.ok()) return state.SkipWithError(loader.status().ToString().c_str());
-    if (!(*loader)->Next().ok()) return state.SkipWithError("first minibatch failed");
+    for (int64_t warmup = 0; warmup < kLoaderWarmup; ++warmup) {
+      if (!(*loader)->Next().ok()) return state.SkipWithError("a warm-up minibatch failed");
+    }
     const auto start = std::chrono::steady_clock::now();
     for (;;) {
       auto next = (*loader)->Next();
@@ -192,33 +202,100 @@ BENCHMARK(BM_DataLoader)
 
 // The loader's own sampling work, without the loader: the minibatches
 // BM_DataLoader produces (same items, shuffle and per-minibatch random
-// streams), sampled in this thread. BM_DataLoader/workers:0 divided by this
-// is the loader's overhead; R-MAT puts the hubs at the low ids the loader's
-// items are, so random seeds (BM_SampleMultiLayer) are a lighter workload.
+// streams), dealt round-robin to `copies` threads of this process as the
+// loader deals them to its workers. copies:1 is the bare sampling that
+// BM_DataLoader/workers:0 and workers:1 are measured against; copies:2 is what
+// two samplers at once get from this machine (two cores that share the L3
+// cache and the memory), the bound for workers:2. R-MAT puts the hubs at the
+// low ids the loader's items are, so random seeds (BM_SampleMultiLayer) are a
+// lighter workload.
 void BM_SampleLoaderWorkload(benchmark::State& state) {
+  const int copies = static_cast<int>(state.range(0));
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
   const uint64_t seed = 3;
-  auto batches = MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderBatches + 1), kBenchBatch, /*shuffle=*/true,
-                                                /*drop_last=*/false, seed});
+  auto batches = MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderWarmup + kLoaderBatches), kBenchBatch,
+                                                /*shuffle=*/true, /*drop_last=*/false, seed});
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
+  const int64_t num_batches = static_cast<int64_t>(batches->size());
   int64_t done = 0;
   for (auto _ : state) {
+    std::vector<Status> failed(copies, OkStatus());
     const auto start = std::chrono::steady_clock::now();
-    for (int64_t index = 1; index < static_cast<int64_t>(batches->size()); ++index) {  // as BM_DataLoader: after the first
-      const uint64_t rng_seed = LoaderRngSeed(seed, index);
-      auto layers = SampleMultiLayer(*graph, (*batches)[index], kBenchFanouts,
-                                     SamplingOptions{/*replace=*/false, /*weighted=*/false, rng_seed, 1});
-      if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
-      benchmark::DoNotOptimize(layers);
-      ++done;
+    std::vector<std::thread> pool;
+    for (int copy = 0; copy < copies; ++copy) {
+      pool.emplace_back([&, copy] {
+        for (int64_t index = kLoaderWarmup + copy; index < num_batches; index += copies) {  // as BM_DataLoader
+          auto layers = SampleMultiLayer(*graph, (*batches)[index], kBenchFanouts,
+                                         SamplingOptions{/*replace=*/false, /*weighted=*/false,
+                                                         LoaderRngSeed(seed, index), 1});
+          if (!layers.ok()) {
+            failed[copy] = layers.status();
+            return;
+          }
+          benchmark::DoNotOptimize(layers);
+        }
+      });
     }
+    for (std::thread& thread : pool) thread.join();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (const Status& status : failed) {
+      if (!status.ok()) return state.SkipWithError(status.ToString().c_str());
+    }
+    done += num_batches - kLoaderWarmup;
   }
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_SampleLoaderWorkload)->Iterations(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SampleLoaderWorkload)
+    ->ArgName("copies")
+    ->Arg(1)
+    ->Arg(2)
+    ->Iterations(2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+// What a minibatch costs on its way from a worker to the main process, each
+// side alone, for a minibatch of the loader's workload (BM_DataLoader's
+// second; no features): side 0 is the worker's (encode it into a shared
+// memory segment), side 1 the main process's (decode it from the segment,
+// then free it, as a consumer that drops it would). BM_DataLoader's workers
+// pay side 0 per minibatch on top of the sampling, its main process side 1.
+void BM_MiniBatchWire(benchmark::State& state) {
+  const bool parent_side = state.range(0) != 0;
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) return state.SkipWithError(error.c_str());
+  const uint64_t seed = 3;
+  auto batches = MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderWarmup + kLoaderBatches), kBenchBatch,
+                                                /*shuffle=*/true, /*drop_last=*/false, seed});
+  if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
+  MiniBatch batch;
+  batch.index = 1;
+  batch.seeds = (*batches)[1];
+  auto layers = SampleMultiLayer(*graph, batch.seeds, kBenchFanouts,
+                                 SamplingOptions{/*replace=*/false, /*weighted=*/false, LoaderRngSeed(seed, 1), 1});
+  if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
+  batch.layers = std::move(layers).value();
+  const std::string name = "/faultline-bench-wire-" + std::to_string(getpid());
+  SegmentWriter writer(name);
+  SegmentReader reader(name);
+  Status written = WriteMiniBatch(batch, writer);
+  if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
+  for (auto _ : state) {
+    if (parent_side) {
+      Result<MiniBatch> decoded = ReadMiniBatch(reader);
+      if (!decoded.ok()) return state.SkipWithError(decoded.status().ToString().c_str());
+      benchmark::DoNotOptimize(decoded);
+    } else {
+      written = WriteMiniBatch(batch, writer);
+      if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
+    }
+  }
+  UnlinkSharedMemory(name);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(EncodeMiniBatch(batch).size()));
+}
+BENCHMARK(BM_MiniBatchWire)->ArgName("parent_side")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace faultline

@@ -221,12 +221,7 @@ Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
   const int slot = SegmentSlotOf(batch, options_.num_workers);
   std::unique_ptr<SegmentReader>& segment = worker.segments[slot];
   if (!segment) segment = std::make_unique<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
-  Result<MiniBatch> decoded = InternalError("unset");
-  FL_RETURN_IF_ERROR(segment->Read([&](std::string_view bytes) {
-    decoded = DecodeMiniBatch(bytes);
-    return OkStatus();
-  }));
-  return decoded;
+  return ReadMiniBatch(*segment);
 }
 
 // The error for a collected worker that did not answer minibatch `batch`:

@@ -17,6 +17,8 @@
 #include <cstring>
 
 #include "reference/loader/loader_test_support.h"
+#include "reference/loader/minibatch.h"
+#include "reference/loader/shared_memory.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -84,6 +86,51 @@ TEST(MiniBatchTest, EncodingRoundTripsAndRejectsTruncation) {
   EXPECT_TRUE(*decoded == batches[0]);
   auto truncated = DecodeMiniBatch(std::string_view(bytes).substr(0, bytes.size() - 3));
   EXPECT_EQ(truncated.status().code(), StatusCode::kDataLoss);
+}
+
+TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
+  std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
+  ASSERT_FALSE(batches.empty());
+  const std::string bytes = EncodeMiniBatch(batches[0]);
+  std::string shifted = " " + bytes;  // the arrays one byte off their alignment: the copying path
+  auto decoded = DecodeMiniBatch(std::string_view(shifted).substr(1));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_TRUE(*decoded == batches[0]);
+}
+
+// A worker encodes straight into its segment: the bytes must be exactly the
+// encoding's, and the mid_write fault point must run once, with the first
+// half of the bytes (and only what comes before it) in place.
+TEST(MiniBatchTest, WritingIntoASegmentGivesTheEncodingAndStopsHalfwayOnce) {
+  std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
+  ASSERT_GE(batches.size(), 2u);
+  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid());
+  SegmentWriter writer(name);
+  SegmentReader reader(name);
+  for (int round = 0; round < 2; ++round) {
+    for (const MiniBatch& batch : {batches[1], batches[0]}) {  // each after the other in the same segment
+      const std::string expected = EncodeMiniBatch(batch);
+      const size_t half = expected.size() / 2;
+      int calls = 0;
+      ASSERT_TRUE(WriteMiniBatch(batch, writer, [&] {
+                    ++calls;
+                    ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
+                      EXPECT_EQ(bytes.size(), expected.size());
+                      EXPECT_EQ(bytes.substr(0, half), std::string_view(expected).substr(0, half));
+                      return OkStatus();
+                    }).ok());
+                  }).ok());
+      EXPECT_EQ(calls, 1);
+      ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
+        EXPECT_EQ(bytes, expected);
+        return OkStatus();
+      }).ok());
+      Result<MiniBatch> read = ReadMiniBatch(reader);
+      ASSERT_TRUE(read.ok()) << read.status();
+      EXPECT_TRUE(*read == batch);
+    }
+  }
+  EXPECT_FALSE(SharedMemoryExists(name));  // the reader unlinked it
 }
 
 TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {

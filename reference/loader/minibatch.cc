@@ -3,6 +3,7 @@
 #include "reference/loader/minibatch.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace faultline {
 namespace {
@@ -11,10 +12,12 @@ constexpr uint64_t kMagic = 0x66617574424d3031ull;  // "faultBM01"
 
 // Writes the encoding in two passes over the same code: the first (no
 // buffer) only counts bytes, so the second fills a buffer of the exact size
-// (a minibatch is tens of MB: no regrowth, no second copy).
+// (a minibatch is tens of MB: no regrowth, no second copy). `halfway`, when
+// set, runs once when the byte at `halfway_at` is about to be written.
 class Writer {
  public:
-  explicit Writer(char* out) : out_(out) {}
+  explicit Writer(char* out, size_t halfway_at = 0, const std::function<void()>* halfway = nullptr)
+      : out_(out), halfway_at_(halfway_at), halfway_(halfway != nullptr && *halfway ? halfway : nullptr) {}
   void U64(uint64_t v) { Put(&v, sizeof(v)); }
   template <typename T>
   void Array(const std::vector<T>& v) {
@@ -25,10 +28,21 @@ class Writer {
 
  private:
   void Put(const void* data, size_t bytes) {
-    if (out_ != nullptr && bytes > 0) std::memcpy(out_ + size_, data, bytes);
+    if (out_ != nullptr && bytes > 0) {
+      size_t first = bytes;
+      if (halfway_ != nullptr && size_ <= halfway_at_ && halfway_at_ < size_ + bytes) first = halfway_at_ - size_;
+      std::memcpy(out_ + size_, data, first);
+      if (first < bytes) {
+        (*halfway_)();
+        halfway_ = nullptr;
+        std::memcpy(out_ + size_ + first, static_cast<const char*>(data) + first, bytes - first);
+      }
+    }
     size_ += bytes;
   }
   char* out_;
+  size_t halfway_at_;
+  const std::function<void()>* halfway_;
   size_t size_ = 0;
 };
 
@@ -43,11 +57,17 @@ class Reader {
   }
   template <typename T>
   Status Array(std::vector<T>* v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     uint64_t n = 0;
     FL_RETURN_IF_ERROR(U64(&n));
     if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
-    v->resize(n);
-    if (n > 0) std::memcpy(v->data(), in_.data(), n * sizeof(T));  // an empty vector's data() may be null
+    const T* first = reinterpret_cast<const T*>(in_.data());
+    if (reinterpret_cast<uintptr_t>(first) % alignof(T) == 0) {
+      v->assign(first, first + n);  // one copy; resize would zero the memory first
+    } else {
+      v->resize(n);
+      if (n > 0) std::memcpy(v->data(), in_.data(), n * sizeof(T));  // an empty vector's data() may be null
+    }
     in_.remove_prefix(n * sizeof(T));
     return OkStatus();
   }
@@ -173,6 +193,25 @@ Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
   if (!r.done()) return DataLossError("minibatch bytes have trailing data");
   FL_RETURN_IF_ERROR(CheckConsistent(b));
   return b;
+}
+
+Status WriteMiniBatch(const MiniBatch& b, SegmentWriter& segment, const std::function<void()>& halfway) {
+  Writer counter(nullptr);
+  Encode(b, counter);
+  const size_t size = counter.size();
+  return segment.WriteInPlace(size, [&](char* out) {
+    Writer w(out, size / 2, &halfway);
+    Encode(b, w);
+  });
+}
+
+Result<MiniBatch> ReadMiniBatch(SegmentReader& segment) {
+  Result<MiniBatch> decoded = InternalError("unset");
+  FL_RETURN_IF_ERROR(segment.Read([&](std::string_view bytes) {
+    decoded = DecodeMiniBatch(bytes);
+    return OkStatus();
+  }));
+  return decoded;
 }
 
 }  // namespace faultline

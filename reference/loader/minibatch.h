@@ -1,14 +1,18 @@
 // Provides MiniBatch and its byte encoding, used to pass minibatches from
-// worker processes through shared memory.
+// worker processes through shared memory: a worker encodes straight into its
+// segment (WriteMiniBatch) and the main process decodes from where the bytes
+// lie (ReadMiniBatch), so each array is copied once on each side.
 #ifndef FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
 #define FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/loader/shared_memory.h"
 #include "reference/sampling/multi_layer.h"
 #include "reference/tensor/tensor.h"
 
@@ -35,6 +39,13 @@ std::string EncodeMiniBatch(const MiniBatch& batch);
 // unique_nodes, features that are not feature_dim values per unique node
 // of the last layer).
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
+
+// Encodes `batch` into `segment` where the reader will find it (the same
+// bytes as EncodeMiniBatch, with no staging copy). `halfway`, when set, runs
+// once half of the bytes are in (a fault-injection point for tests).
+Status WriteMiniBatch(const MiniBatch& batch, SegmentWriter& segment, const std::function<void()>& halfway = nullptr);
+// Decodes the minibatch in `segment`, as DecodeMiniBatch does.
+Result<MiniBatch> ReadMiniBatch(SegmentReader& segment);
 
 }  // namespace faultline
 

@@ -35,16 +35,16 @@ SegmentWriter::~SegmentWriter() {
   if (fd_ >= 0) close(fd_);
 }
 
-Status SegmentWriter::Write(std::string_view bytes, const std::function<void()>& halfway) {
+Status SegmentWriter::WriteInPlace(size_t size, const std::function<void(char* out)>& fill) {
   if (fd_ < 0) {
     fd_ = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd_ < 0) return ShmError("shm_open", name_);
   }
-  const size_t needed = kHeaderBytes + bytes.size();
+  const size_t needed = kHeaderBytes + size;
   if (needed > capacity_) {
     const size_t grown = GrownCapacity(needed, capacity_);
     // fallocate, not ftruncate: a full /dev/shm is this error now, not a
-    // SIGBUS when the copy below touches a page tmpfs cannot back.
+    // SIGBUS when `fill` touches a page tmpfs cannot back.
     const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
     if (error != 0) return ShmError(("reserving " + std::to_string(grown) + " bytes").c_str(), name_, error);
     if (map_ != nullptr) munmap(map_, capacity_);
@@ -56,13 +56,19 @@ Status SegmentWriter::Write(std::string_view bytes, const std::function<void()>&
     map_ = static_cast<char*>(map);
     capacity_ = grown;
   }
-  const uint64_t length = bytes.size();
+  const uint64_t length = size;
   std::memcpy(map_, &length, kHeaderBytes);
-  const size_t half = bytes.size() / 2;
-  std::memcpy(map_ + kHeaderBytes, bytes.data(), half);
-  if (halfway) halfway();
-  std::memcpy(map_ + kHeaderBytes + half, bytes.data() + half, bytes.size() - half);
+  fill(map_ + kHeaderBytes);
   return OkStatus();
+}
+
+Status SegmentWriter::Write(std::string_view bytes, const std::function<void()>& halfway) {
+  return WriteInPlace(bytes.size(), [&](char* out) {
+    const size_t half = bytes.size() / 2;
+    std::memcpy(out, bytes.data(), half);
+    if (halfway) halfway();
+    std::memcpy(out + half, bytes.data() + half, bytes.size() - half);
+  });
 }
 
 SegmentReader::~SegmentReader() {

@@ -27,10 +27,13 @@ class SegmentWriter {
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
 
-  // Replaces the segment's message with `bytes`, creating the segment on the
-  // first call (it must not exist yet). `halfway`, when set, runs once half
-  // of the bytes are in (a fault-injection point for tests). The reader must
-  // not be reading meanwhile: the caller's protocol orders the two.
+  // Replaces the segment's message with `size` bytes that `fill` writes
+  // where they will lie (no staging copy), creating the segment on the first
+  // call (it must not exist yet). `fill` must write all `size` bytes. The
+  // reader must not be reading meanwhile: the caller's protocol orders the two.
+  Status WriteInPlace(size_t size, const std::function<void(char* out)>& fill);
+  // Replaces the segment's message with a copy of `bytes`. `halfway`, when
+  // set, runs once half of the bytes are in (a fault-injection point for tests).
   Status Write(std::string_view bytes, const std::function<void()>& halfway = nullptr);
 
  private:

@@ -149,7 +149,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
       step = "write_shared_memory";
       const int slot = SegmentSlotOf(batch, o.num_workers);
       if (!segments[slot]) segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot));
-      status = segments[slot]->Write(EncodeMiniBatch(*produced), [&] { inject.At("mid_write", index); });
+      status = WriteMiniBatch(*produced, *segments[slot], [&] { inject.At("mid_write", index); });
       if (status.ok()) inject.At("after_write", index);
     }
     if (!reply(batch, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
