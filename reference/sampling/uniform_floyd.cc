@@ -1,9 +1,12 @@
 // Implements the CPU's Floyd sampling (uniform_floyd.h): DrawBits for eight
 // draws per Philox call (philox_avx2.h), then the same FloydDraw steps as
-// kernels::sampling::SampleSeed.
+// kernels::sampling::SampleSeed (with a bitset of the picks for nodes of up
+// to 256 edges), then the edges in ascending order.
 #include "reference/sampling/uniform_floyd.h"
 
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include "reference/sampling/philox_avx2.h"
 
@@ -39,15 +42,46 @@ void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node
   }
 }
 
+namespace {
+
+// Nodes of up to kBitsetEdges edges keep the picked positions in a bitset:
+// "drawn before?" is one bit test instead of a scan of the earlier draws,
+// and reading the set bits in order gives the edges already sorted.
+constexpr int64_t kBitsetEdges = 256;
+
+int64_t FloydWithBitset(const core::SamplingParams& p, int64_t begin, int64_t degree, int64_t node,
+                        int64_t* out_edges) {
+  const int64_t k = p.fanout;
+  uint64_t picked[kBitsetEdges / 64] = {};
+  uint64_t bits[kDrawBitsBlock];
+  for (int64_t first = 0; first < k; first += kDrawBitsBlock) {
+    DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
+    const int64_t last = first + kDrawBitsBlock < k ? first + kDrawBitsBlock : k;
+    for (int64_t i = first; i < last; ++i) {
+      int64_t at = core::FloydCandidate(degree, k, i, bits[i - first]);
+      if ((picked[at >> 6] >> (at & 63)) & 1) at = degree - k + i;  // FloydDraw: drawn before, take j
+      picked[at >> 6] |= uint64_t{1} << (at & 63);
+    }
+  }
+  int64_t written = 0;
+  for (int64_t word = 0; word * 64 < degree; ++word) {
+    for (uint64_t m = picked[word]; m != 0; m &= m - 1) out_edges[written++] = begin + word * 64 + __builtin_ctzll(m);
+  }
+  return written;
+}
+
+}  // namespace
+
 int64_t SampleUniformFloyd(const core::SamplingParams& p, int64_t node, int64_t* out_edges) {
   const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin, k = p.fanout;
+  if (degree <= kBitsetEdges) return FloydWithBitset(p, begin, degree, node, out_edges);
   uint64_t bits[kDrawBitsBlock];
   for (int64_t first = 0; first < k; first += kDrawBitsBlock) {
     DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
     const int64_t last = first + kDrawBitsBlock < k ? first + kDrawBitsBlock : k;
     for (int64_t i = first; i < last; ++i) core::FloydDraw(begin, degree, k, i, bits[i - first], out_edges);
   }
-  core::SortEdgeIds(out_edges, k);
+  std::sort(out_edges, out_edges + k);  // the order SortEdgeIds gives (distinct ids), faster for a handful
   return k;
 }
 

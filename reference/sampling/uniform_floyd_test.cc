@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/sampling_core.h"
+#include "reference/graph/csc_graph.h"
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -39,6 +40,40 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksOnEveryNode) {
     }
   }
   EXPECT_GT(compared, 1000) << "too few nodes took the Floyd path to compare";
+}
+
+// Node d has d edges, for every degree up to past the bitset's 256 (the
+// word boundaries 64, 128, 192 and 256 on both sides), so both of
+// SampleUniformFloyd's paths pick what SampleSeed picks.
+TEST(UniformFloydTest, PicksWhatSampleSeedPicksForEveryDegreeOnBothSidesOfTheBitset) {
+  constexpr int64_t kMaxDegree = 300;
+  std::vector<int64_t> indptr = {0}, indices;
+  for (int64_t degree = 0; degree <= kMaxDegree; ++degree) {
+    for (int64_t e = 0; e < degree; ++e) indices.push_back((degree * 7 + e) % (kMaxDegree + 1));
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  Result<CscGraph> graph = CscGraph::Create(std::move(indptr), std::move(indices));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int64_t small = 0, large = 0;
+  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{15}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{200}, core::kMaxFloydFanout}) {
+    core::SamplingParams p;
+    p.indptr = graph->indptr().data();
+    p.fanout = fanout;
+    for (uint64_t seed : {uint64_t{1}, uint64_t{0xfeed}}) {
+      p.rng_seed = seed;
+      std::vector<int64_t> fast(fanout), reference(fanout);
+      std::vector<core::SampleKey> scratch(fanout);
+      for (int64_t node = 0; node < graph->num_nodes(); ++node) {
+        if (!core::UsesFloyd(p, core::EligibleCount(p, node))) continue;
+        ASSERT_EQ(SampleUniformFloyd(p, node, fast.data()), fanout);
+        ASSERT_EQ(core::SampleSeed(p, node, reference.data(), scratch.data()), fanout);
+        ASSERT_EQ(fast, reference) << "node " << node << " (degree " << node << ") fanout " << fanout;
+        ++(node <= 256 ? small : large);
+      }
+    }
+  }
+  EXPECT_GT(small, 1000);
+  EXPECT_GT(large, 200);
 }
 
 // Random123 tests/kat_vectors, "philox4x32 10" line 1: counter and key zero.

@@ -1,12 +1,19 @@
-// Implements UniqueAndCompact with one open-addressing hash table from node
-// id to position (linear probing over a power-of-two table at most half
-// full): no per-node allocation, unlike std::unordered_map.
+// Implements UniqueAndCompact with a table from node id to position, the hot
+// random access of every layer, in one of two forms:
 //
-// The table is the hot random access of every layer, so it is kept small:
-// when every id and position fits in 32 bits (any graph under 4 G nodes) a
-// slot is one 8-byte word, the table starts at a size for half of the
-// indices being new and doubles when half full, and each thread reuses its
-// table's memory from call to call (no page faults, a short clear).
+// - DirectTable, when the ids are non-negative and no larger than a few
+//   times the number of ids: one 8-byte entry per possible id, indexed by the
+//   id itself (no hashing, no probing), stamped with the call's generation so
+//   that it never needs clearing. Graph generators and partitioners put the
+//   hubs at nearby (low) ids, so the entries read most often share cache
+//   lines; a hash spreads them out.
+// - PositionTable otherwise: open addressing (linear probing over a
+//   power-of-two table at most half full), 8-byte slots when every id and
+//   position fits in 32 bits, sized for half of the indices being new and
+//   doubled when half full.
+//
+// Either way each thread reuses its table's memory from call to call (no
+// page faults) and nothing is allocated per node.
 #include "reference/sampling/unique_and_compact.h"
 
 #include <algorithm>
@@ -109,10 +116,47 @@ class PositionTable {
   int64_t size_ = 0;
 };
 
-template <typename Slots>
-UniqueAndCompactResult Compact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
-  thread_local std::vector<typename Slots::Slot> memory;
-  PositionTable<Slots> position(&memory, seeds.size() + indices.size() / 2);
+// This thread's DirectTable memory and the generation of its last call.
+thread_local std::vector<uint64_t> t_direct_entries;
+thread_local uint32_t t_direct_generation = 0;
+
+// Maps ids in [0, ids) to positions through entry[id] = generation << 32 |
+// position. An entry of an older call (another generation) reads as absent,
+// so the memory is cleared only when the 32-bit generation wraps.
+class DirectTable {
+ public:
+  explicit DirectTable(size_t ids) : entries_(t_direct_entries) {
+    if (++t_direct_generation == 0) {  // wrapped: stamps of 2^32 calls ago would match again
+      std::fill(entries_.begin(), entries_.end(), 0);
+      t_direct_generation = 1;
+    }
+    if (entries_.size() < ids) entries_.resize(ids, 0);  // new entries carry generation 0: absent
+    stamp_ = static_cast<uint64_t>(t_direct_generation) << 32;
+  }
+
+  void Prefetch(int64_t node) const { __builtin_prefetch(&entries_[static_cast<size_t>(node)]); }
+
+  int64_t FindOrInsert(int64_t node, bool* inserted) {
+    uint64_t& entry = entries_[static_cast<size_t>(node)];
+    if ((entry & ~uint64_t{0xffffffff}) == stamp_) {
+      *inserted = false;
+      return static_cast<int64_t>(entry & 0xffffffff);
+    }
+    entry = stamp_ | static_cast<uint64_t>(size_);
+    *inserted = true;
+    return size_++;
+  }
+
+ private:
+  std::vector<uint64_t>& entries_;
+  uint64_t stamp_ = 0;
+  int64_t size_ = 0;
+};
+
+// Fills the result through `position` (a DirectTable or a PositionTable).
+template <typename Table>
+UniqueAndCompactResult CompactWith(Table& position, const std::vector<int64_t>& seeds,
+                                   const std::vector<int64_t>& indices) {
   UniqueAndCompactResult result;
   auto add = [&](int64_t node) {
     bool inserted = false;
@@ -134,18 +178,49 @@ UniqueAndCompactResult Compact(const std::vector<int64_t>& seeds, const std::vec
   return result;
 }
 
-bool AllIdsFitIn32Bits(const std::vector<int64_t>& ids) {
-  uint64_t any_high = 0;
-  for (int64_t id : ids) any_high |= static_cast<uint64_t>(id) >> 32;
-  return any_high == 0;
+template <typename Slots>
+UniqueAndCompactResult CompactHashed(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
+  thread_local std::vector<typename Slots::Slot> memory;
+  PositionTable<Slots> position(&memory, seeds.size() + indices.size() / 2);
+  return CompactWith(position, seeds, indices);
+}
+
+// The ids' range: whether any is negative, and the largest.
+struct IdRange {
+  bool negative = false;
+  uint64_t max = 0;
+};
+
+IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
+  int64_t lowest = 0, highest = 0;
+  for (int64_t id : ids) {
+    lowest = std::min(lowest, id);
+    highest = std::max(highest, id);
+  }
+  range.negative = range.negative || lowest < 0;
+  range.max = std::max(range.max, static_cast<uint64_t>(highest));
+  return range;
 }
 
 }  // namespace
 
+// Direct when the ids are dense enough: at most kDirectIdsPerInput entries
+// per input id (and any graph of up to kDirectAlways nodes), so the table's
+// memory stays within a small multiple of the call's own.
+constexpr uint64_t kDirectIdsPerInput = 4, kDirectAlways = uint64_t{1} << 22;
+
+void SetUniqueAndCompactGenerationForTesting(uint32_t generation) { t_direct_generation = generation; }
+
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
-  const bool narrow = seeds.size() + indices.size() < (uint64_t{1} << 32) - 1 && AllIdsFitIn32Bits(seeds) &&
-                      AllIdsFitIn32Bits(indices);
-  return narrow ? Compact<NarrowSlots>(seeds, indices) : Compact<WideSlots>(seeds, indices);
+  const IdRange range = RangeOf(indices, RangeOf(seeds, IdRange{}));
+  const uint64_t inputs = seeds.size() + indices.size();
+  const bool positions_fit = inputs < (uint64_t{1} << 32) - 1;
+  if (!range.negative && positions_fit && range.max < std::max(kDirectAlways, kDirectIdsPerInput * inputs)) {
+    DirectTable position(static_cast<size_t>(range.max) + 1);
+    return CompactWith(position, seeds, indices);
+  }
+  const bool narrow = positions_fit && !range.negative && range.max < (uint64_t{1} << 32);
+  return narrow ? CompactHashed<NarrowSlots>(seeds, indices) : CompactHashed<WideSlots>(seeds, indices);
 }
 
 }  // namespace faultline

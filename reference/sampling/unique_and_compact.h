@@ -21,6 +21,10 @@ struct UniqueAndCompactResult {
 // to positions in that list.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
+// Sets the calling thread's call counter of the dense-id table (tests: its
+// wrap after 2^32 calls, which must forget every earlier entry).
+void SetUniqueAndCompactGenerationForTesting(uint32_t generation);
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_

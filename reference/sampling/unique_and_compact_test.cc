@@ -32,6 +32,25 @@ TEST(UniqueAndCompactTest, HandlesEmptyInputs) {
   EXPECT_THAT(no_seeds.compacted_indices, ElementsAre(0, 0, 1));
 }
 
+// Dense ids go through a table indexed by id whose entries are stamped with
+// the call: a node of an earlier call is new again, also in the call where
+// the 32-bit stamp wraps (the table must be cleared then, or the stamps of
+// 2^32 calls ago would match).
+TEST(UniqueAndCompactTest, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWraps) {
+  UniqueAndCompactResult first = UniqueAndCompact({}, {3, 4});
+  EXPECT_THAT(first.unique_nodes, ElementsAre(3, 4));
+  UniqueAndCompactResult second = UniqueAndCompact({9}, {4, 3});
+  EXPECT_THAT(second.unique_nodes, ElementsAre(9, 4, 3));
+  EXPECT_THAT(second.compacted_indices, ElementsAre(1, 2));
+
+  SetUniqueAndCompactGenerationForTesting(0);  // the next call stamps 1
+  UniqueAndCompact({}, {3, 4});
+  SetUniqueAndCompactGenerationForTesting(0xffffffff);  // the next call wraps to 0, then stamps 1 again
+  UniqueAndCompactResult wrapped = UniqueAndCompact({}, {4, 3});
+  EXPECT_THAT(wrapped.unique_nodes, ElementsAre(4, 3));
+  EXPECT_THAT(wrapped.compacted_indices, ElementsAre(0, 1));
+}
+
 // The same lists as a std::map oracle builds, for ids that fit the compact
 // 8-byte slots and for ids that need the wide ones (negative, >= 2^32), ids
 // that differ only in their high bits (id = low + k * stride), more new nodes
