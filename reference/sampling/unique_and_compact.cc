@@ -170,10 +170,10 @@ UniqueAndCompactResult CompactWith(Table& position, const std::vector<int64_t>& 
     if (i + kAhead < seeds.size()) position.Prefetch(seeds[i + kAhead]);
     add(seeds[i]);
   }
-  result.compacted_indices.resize(indices.size());
+  result.compacted_indices.reserve(indices.size());  // filled in order: no zero-fill first
   for (size_t i = 0; i < indices.size(); ++i) {
     if (i + kAhead < indices.size()) position.Prefetch(indices[i + kAhead]);
-    result.compacted_indices[i] = add(indices[i]);
+    result.compacted_indices.push_back(add(indices[i]));
   }
   return result;
 }
