@@ -10,6 +10,7 @@
 // The graph comes from FAULTLINE_BENCH_GRAPH (a make_graph directory).
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -159,6 +160,21 @@ constexpr int64_t kLoaderBatches = 96;
 // workers) so that every worker has started (a spawned worker loads its own
 // copy of the graph first, which is start-up, not throughput).
 constexpr int64_t kLoaderWarmup = 2;
+constexpr uint64_t kLoaderSeed = 3;
+
+// The loader benchmarks' minibatches: BM_DataLoader's items and shuffle.
+Result<std::vector<std::vector<int64_t>>> LoaderWorkloadBatches() {
+  return MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderWarmup + kLoaderBatches), kBenchBatch,
+                                        /*shuffle=*/true, /*drop_last=*/false, kLoaderSeed});
+}
+
+// Samples minibatch `index` of them as the loader does (its own random stream).
+Result<std::vector<SampledLayer>> SampleLoaderMinibatch(const CscGraph& graph,
+                                                        const std::vector<std::vector<int64_t>>& batches,
+                                                        int64_t index) {
+  return SampleMultiLayer(graph, batches[index], kBenchFanouts,
+                          SamplingOptions{/*replace=*/false, /*weighted=*/false, LoaderRngSeed(kLoaderSeed, index), 1});
+}
 
 // Times the kLoaderBatches minibatches that follow the first kLoaderWarmup.
 void BM_DataLoader(benchmark::State& state) {
@@ -168,7 +184,7 @@ void BM_DataLoader(benchmark::State& state) {
   o.fanouts = kBenchFanouts;
   o.batch_size = kBenchBatch;
   o.num_items = kBenchBatch * (kLoaderWarmup + kLoaderBatches);
-  o.seed = 3;
+  o.seed = kLoaderSeed;
   o.num_workers = static_cast<int>(state.range(0));
   o.start_method = state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn;
   int64_t batches = 0;
@@ -214,30 +230,34 @@ void BM_SampleLoaderWorkload(benchmark::State& state) {
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
-  const uint64_t seed = 3;
-  auto batches = MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderWarmup + kLoaderBatches), kBenchBatch,
-                                                /*shuffle=*/true, /*drop_last=*/false, seed});
+  auto batches = LoaderWorkloadBatches();
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
   const int64_t num_batches = static_cast<int64_t>(batches->size());
   int64_t done = 0;
+  auto sample = [&](int64_t index) { return SampleLoaderMinibatch(*graph, *batches, index); };
   for (auto _ : state) {
     std::vector<Status> failed(copies, OkStatus());
-    const auto start = std::chrono::steady_clock::now();
+    // Each thread first samples a warm-up minibatch (untimed, as the loader's
+    // workers have before the clock starts), so that its reused tables exist.
+    std::atomic<int> warm{0};
+    std::atomic<bool> go{false};
     std::vector<std::thread> pool;
     for (int copy = 0; copy < copies; ++copy) {
       pool.emplace_back([&, copy] {
-        for (int64_t index = kLoaderWarmup + copy; index < num_batches; index += copies) {  // as BM_DataLoader
-          auto layers = SampleMultiLayer(*graph, (*batches)[index], kBenchFanouts,
-                                         SamplingOptions{/*replace=*/false, /*weighted=*/false,
-                                                         LoaderRngSeed(seed, index), 1});
-          if (!layers.ok()) {
-            failed[copy] = layers.status();
-            return;
-          }
+        auto warmup = sample(copy % kLoaderWarmup);
+        if (!warmup.ok()) failed[copy] = warmup.status();
+        ++warm;
+        while (!go.load()) std::this_thread::yield();
+        for (int64_t index = kLoaderWarmup + copy; index < num_batches && failed[copy].ok(); index += copies) {
+          auto layers = sample(index);  // dealt as BM_DataLoader deals them
+          if (!layers.ok()) failed[copy] = layers.status();
           benchmark::DoNotOptimize(layers);
         }
       });
     }
+    while (warm.load() < copies) std::this_thread::yield();
+    const auto start = std::chrono::steady_clock::now();
+    go = true;
     for (std::thread& thread : pool) thread.join();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     for (const Status& status : failed) {
@@ -266,15 +286,12 @@ void BM_MiniBatchWire(benchmark::State& state) {
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
-  const uint64_t seed = 3;
-  auto batches = MakeBatches(ItemSamplerOptions{kBenchBatch * (kLoaderWarmup + kLoaderBatches), kBenchBatch,
-                                                /*shuffle=*/true, /*drop_last=*/false, seed});
+  auto batches = LoaderWorkloadBatches();
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
   MiniBatch batch;
   batch.index = 1;
   batch.seeds = (*batches)[1];
-  auto layers = SampleMultiLayer(*graph, batch.seeds, kBenchFanouts,
-                                 SamplingOptions{/*replace=*/false, /*weighted=*/false, LoaderRngSeed(seed, 1), 1});
+  auto layers = SampleLoaderMinibatch(*graph, *batches, 1);
   if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
   batch.layers = std::move(layers).value();
   const std::string name = "/faultline-bench-wire-" + std::to_string(getpid());

@@ -322,17 +322,17 @@ FL_HOST_DEVICE FL_INLINE bool UsesFloyd(const SamplingParams& p, int64_t eligibl
   return !p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout && p.fanout <= kMaxFloydFanout;
 }
 
-// Draw i of Floyd's algorithm choosing k of the edges [begin, begin +
-// degree): picks from positions [0, degree - k + i] with `bits` =
-// DrawBits(rng_seed, layer, kTagUniformPick, node, i), and takes the last
-// position instead when the pick was drawn before (draws 0 .. i - 1 are in
-// out_edges[0, i)).
 // Draw i's candidate position in [0, degree - k + i] (FloydDraw's pick
 // before the check against earlier draws).
 FL_HOST_DEVICE FL_INLINE int64_t FloydCandidate(int64_t degree, int64_t k, int64_t i, uint64_t bits) {
   return static_cast<int64_t>(MulHi64(bits, static_cast<uint64_t>(degree - k + i) + 1));
 }
 
+// Draw i of Floyd's algorithm choosing k of the edges [begin, begin +
+// degree): picks from positions [0, degree - k + i] with `bits` =
+// DrawBits(rng_seed, layer, kTagUniformPick, node, i), and takes the last
+// position instead when the pick was drawn before (draws 0 .. i - 1 are in
+// out_edges[0, i)).
 FL_HOST_DEVICE FL_INLINE void FloydDraw(int64_t begin, int64_t degree, int64_t k, int64_t i, uint64_t bits,
                                         int64_t* out_edges) {
   const int64_t j = degree - k + i;

@@ -77,5 +77,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Compared as bytes: features may hold NaNs, which operator== calls unequal.
   FUZZ_CHECK(EncodeMiniBatch(*batch) == bytes, "decode then encode changed the bytes");
   FUZZ_CHECK(EncodeMiniBatch(*from_segment) == bytes, "the two decodes disagree");
+  // A worker's path: encoded in place into the segment, then read back.
+  Status encoded = WriteMiniBatch(*batch, writer);
+  FUZZ_CHECK(encoded.ok(), encoded.ToString());
+  read = reader.Read([&](std::string_view mapped) {
+    FUZZ_CHECK(mapped == bytes, "encoding in place gave other bytes than the input");
+    return OkStatus();
+  });
+  FUZZ_CHECK(read.ok(), read.ToString());
   return 0;
 }

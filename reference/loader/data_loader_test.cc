@@ -92,7 +92,10 @@ TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
   std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
   ASSERT_FALSE(batches.empty());
   const std::string bytes = EncodeMiniBatch(batches[0]);
-  std::string shifted = " " + bytes;  // the arrays one byte off their alignment: the copying path
+  // The arrays one byte off their alignment: the copying path. (On x86 the
+  // aligned path would read these as well, so this checks the fallback's
+  // result, not that the alignment test is there.)
+  std::string shifted = " " + bytes;
   auto decoded = DecodeMiniBatch(std::string_view(shifted).substr(1));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_TRUE(*decoded == batches[0]);
@@ -107,19 +110,22 @@ TEST(MiniBatchTest, WritingIntoASegmentGivesTheEncodingAndStopsHalfwayOnce) {
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid());
   SegmentWriter writer(name);
   SegmentReader reader(name);
+  bool fresh = true;  // the first write goes into a new, zero-filled segment
   for (int round = 0; round < 2; ++round) {
-    for (const MiniBatch& batch : {batches[1], batches[0]}) {  // each after the other in the same segment
-      const std::string expected = EncodeMiniBatch(batch);
+    for (const MiniBatch* batch : {&batches[1], &batches[0]}) {  // each after the other in the same segment
+      const std::string expected = EncodeMiniBatch(*batch);
       const size_t half = expected.size() / 2;
       int calls = 0;
-      ASSERT_TRUE(WriteMiniBatch(batch, writer, [&] {
+      ASSERT_TRUE(WriteMiniBatch(*batch, writer, [&] {
                     ++calls;
                     ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
                       EXPECT_EQ(bytes.size(), expected.size());
                       EXPECT_EQ(bytes.substr(0, half), std::string_view(expected).substr(0, half));
+                      if (fresh) EXPECT_EQ(bytes.substr(half), std::string(bytes.size() - half, '\0'));
                       return OkStatus();
                     }).ok());
                   }).ok());
+      fresh = false;
       EXPECT_EQ(calls, 1);
       ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
         EXPECT_EQ(bytes, expected);
@@ -127,7 +133,7 @@ TEST(MiniBatchTest, WritingIntoASegmentGivesTheEncodingAndStopsHalfwayOnce) {
       }).ok());
       Result<MiniBatch> read = ReadMiniBatch(reader);
       ASSERT_TRUE(read.ok()) << read.status();
-      EXPECT_TRUE(*read == batch);
+      EXPECT_TRUE(*read == *batch);
     }
   }
   EXPECT_FALSE(SharedMemoryExists(name));  // the reader unlinked it

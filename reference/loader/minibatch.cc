@@ -61,8 +61,8 @@ class Reader {
     uint64_t n = 0;
     FL_RETURN_IF_ERROR(U64(&n));
     if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
-    const T* first = reinterpret_cast<const T*>(in_.data());
-    if (reinterpret_cast<uintptr_t>(first) % alignof(T) == 0) {
+    if (reinterpret_cast<uintptr_t>(in_.data()) % alignof(T) == 0) {
+      const T* first = reinterpret_cast<const T*>(in_.data());
       v->assign(first, first + n);  // one copy; resize would zero the memory first
     } else {
       v->resize(n);

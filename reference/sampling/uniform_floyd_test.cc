@@ -18,6 +18,21 @@ namespace {
 
 namespace core = kernels::sampling;
 
+// Compares SampleUniformFloyd with SampleSeed on every node of `graph` that
+// takes the Floyd path under `p`; counts the nodes compared in *compared.
+void ExpectFloydPicksWhatSampleSeedPicks(const CscGraph& graph, const core::SamplingParams& p, int64_t* compared) {
+  std::vector<int64_t> fast(p.fanout), reference(p.fanout);
+  std::vector<core::SampleKey> scratch(p.fanout);
+  for (int64_t node = 0; node < graph.num_nodes(); ++node) {
+    if (!core::UsesFloyd(p, core::EligibleCount(p, node))) continue;
+    ASSERT_EQ(SampleUniformFloyd(p, node, fast.data()), p.fanout);
+    ASSERT_EQ(core::SampleSeed(p, node, reference.data(), scratch.data()), p.fanout);
+    ASSERT_EQ(fast, reference) << "node " << node << " (degree " << graph.indptr()[node + 1] - graph.indptr()[node]
+                               << ") fanout " << p.fanout << " seed " << p.rng_seed;
+    ++*compared;
+  }
+}
+
 TEST(UniformFloydTest, PicksWhatSampleSeedPicksOnEveryNode) {
   Result<CscGraph> graph = GeneratePowerLaw(3000, 120000, 13, /*weighted=*/false);
   ASSERT_TRUE(graph.ok()) << graph.status();
@@ -29,15 +44,8 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksOnEveryNode) {
     p.fanout = fanout;
     p.rng_seed = 0xf10d0000 + static_cast<uint64_t>(fanout);
     p.layer = static_cast<uint32_t>(fanout % 3);
-    std::vector<int64_t> fast(fanout), reference(fanout);
-    std::vector<core::SampleKey> scratch(fanout);
-    for (int64_t node = 0; node < graph->num_nodes(); ++node) {
-      if (!core::UsesFloyd(p, core::EligibleCount(p, node))) continue;
-      ASSERT_EQ(SampleUniformFloyd(p, node, fast.data()), fanout);
-      ASSERT_EQ(core::SampleSeed(p, node, reference.data(), scratch.data()), fanout);
-      ASSERT_EQ(fast, reference) << "node " << node << " fanout " << fanout;
-      ++compared;
-    }
+    ExpectFloydPicksWhatSampleSeedPicks(*graph, p, &compared);
+    if (HasFatalFailure()) return;
   }
   EXPECT_GT(compared, 1000) << "too few nodes took the Floyd path to compare";
 }
@@ -54,26 +62,19 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksForEveryDegreeOnBothSidesOfTheBit
   }
   Result<CscGraph> graph = CscGraph::Create(std::move(indptr), std::move(indices));
   ASSERT_TRUE(graph.ok()) << graph.status();
-  int64_t small = 0, large = 0;
+  int64_t compared = 0, expected = 0;
   for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{15}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{200}, core::kMaxFloydFanout}) {
+    expected += 2 * (kMaxDegree - fanout);  // the nodes of degree fanout + 1 .. kMaxDegree, with two seeds
     core::SamplingParams p;
     p.indptr = graph->indptr().data();
     p.fanout = fanout;
     for (uint64_t seed : {uint64_t{1}, uint64_t{0xfeed}}) {
       p.rng_seed = seed;
-      std::vector<int64_t> fast(fanout), reference(fanout);
-      std::vector<core::SampleKey> scratch(fanout);
-      for (int64_t node = 0; node < graph->num_nodes(); ++node) {
-        if (!core::UsesFloyd(p, core::EligibleCount(p, node))) continue;
-        ASSERT_EQ(SampleUniformFloyd(p, node, fast.data()), fanout);
-        ASSERT_EQ(core::SampleSeed(p, node, reference.data(), scratch.data()), fanout);
-        ASSERT_EQ(fast, reference) << "node " << node << " (degree " << node << ") fanout " << fanout;
-        ++(node <= 256 ? small : large);
-      }
+      ExpectFloydPicksWhatSampleSeedPicks(*graph, p, &compared);
+      if (HasFatalFailure()) return;
     }
   }
-  EXPECT_GT(small, 1000);
-  EXPECT_GT(large, 200);
+  EXPECT_EQ(compared, expected);
 }
 
 // Random123 tests/kat_vectors, "philox4x32 10" line 1: counter and key zero.

@@ -1,12 +1,13 @@
 // Implements UniqueAndCompact with a table from node id to position, the hot
 // random access of every layer, in one of two forms:
 //
-// - DirectTable, when the ids are non-negative and no larger than a few
-//   times the number of ids: one 8-byte entry per possible id, indexed by the
-//   id itself (no hashing, no probing), stamped with the call's generation so
-//   that it never needs clearing. Graph generators and partitioners put the
-//   hubs at nearby (low) ids, so the entries read most often share cache
-//   lines; a hash spreads them out.
+// - DirectTable, when the ids are non-negative and dense (the largest below
+//   kDirectIdsPerInput times the number of ids in the call): one 8-byte
+//   entry per possible id, indexed by the id itself (no hashing, no probing),
+//   stamped with the call's generation so that it is cleared only when the
+//   32-bit generation wraps. Graph generators and partitioners put the hubs
+//   at nearby (low) ids, so the entries read most often share cache lines; a
+//   hash spreads them out.
 // - PositionTable otherwise: open addressing (linear probing over a
 //   power-of-two table at most half full), 8-byte slots when every id and
 //   position fits in 32 bits, sized for half of the indices being new and
@@ -204,10 +205,11 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 
 }  // namespace
 
-// Direct when the ids are dense enough: at most kDirectIdsPerInput entries
-// per input id (and any graph of up to kDirectAlways nodes), so the table's
-// memory stays within a small multiple of the call's own.
-constexpr uint64_t kDirectIdsPerInput = 4, kDirectAlways = uint64_t{1} << 22;
+// Direct when the ids are dense: at most kDirectIdsPerInput entries per id in
+// the call. A sampled layer's ids are node ids of its graph, so the table is
+// at most as large as the graph's indptr, and a small call (the first hops
+// of a minibatch) keeps the hash table, which then fits in the nearer caches.
+constexpr uint64_t kDirectIdsPerInput = 16;
 
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation) { t_direct_generation = generation; }
 
@@ -215,7 +217,7 @@ UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const
   const IdRange range = RangeOf(indices, RangeOf(seeds, IdRange{}));
   const uint64_t inputs = seeds.size() + indices.size();
   const bool positions_fit = inputs < (uint64_t{1} << 32) - 1;
-  if (!range.negative && positions_fit && range.max < std::max(kDirectAlways, kDirectIdsPerInput * inputs)) {
+  if (!range.negative && positions_fit && range.max < kDirectIdsPerInput * inputs) {
     DirectTable position(static_cast<size_t>(range.max) + 1);
     return CompactWith(position, seeds, indices);
   }
