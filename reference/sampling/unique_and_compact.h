@@ -19,9 +19,9 @@ struct UniqueAndCompactResult {
 // Lists the distinct seeds in order of first occurrence, then every node of
 // `indices` not seen yet, in order of first appearance, and maps `indices`
 // to positions in that list. Each calling thread keeps its lookup table for
-// the next call: for dense non-negative ids 8 bytes per id up to the largest
-// id it has seen (at most 16 per id of its largest such call), else a hash
-// table of 8 or 16 bytes per slot.
+// the next call: for non-negative ids below 2^22, or dense ones, 8 bytes per
+// id up to the largest it has seen (at most 32 MiB, or 128 bytes per id of
+// its largest call), else a hash table of 8 or 16 bytes per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
 // Sets the calling thread's call counter of the dense-id table (tests: its
