@@ -206,12 +206,9 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 }  // namespace
 
 // Direct when the ids are dense (at most kDirectIdsPerInput entries per id in
-// the call) or all below kDirectAlways, whatever the call's size: a sampled
-// layer's ids are node ids of its graph, so the table is at most as large as
-// the graph's indptr. The early hops of a minibatch are sparse calls, and
-// they too are faster direct (2 forked loader workers, which compact hop 1
-// through the hash table when only density counts: 73 against 84
-// minibatches/s, medians of six alternating runs).
+// the call) or all below kDirectAlways, whatever the call's size (the table
+// is then at most 32 MiB). A sampled layer's ids are node ids of its graph,
+// so the table is never larger than the graph's indptr.
 constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation) { t_direct_generation = generation; }
