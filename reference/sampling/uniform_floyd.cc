@@ -44,6 +44,18 @@ void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node
 
 namespace {
 
+// Calls draw(i, bits) for Floyd's draws i = 0 .. fanout - 1 with their
+// random values, eight per Philox call.
+template <typename Draw>
+void ForEachFloydDraw(const core::SamplingParams& p, int64_t node, const Draw& draw) {
+  uint64_t bits[kDrawBitsBlock];
+  for (int64_t first = 0; first < p.fanout; first += kDrawBitsBlock) {
+    DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
+    const int64_t last = std::min<int64_t>(first + kDrawBitsBlock, p.fanout);
+    for (int64_t i = first; i < last; ++i) draw(i, bits[i - first]);
+  }
+}
+
 // Nodes of up to kBitsetEdges edges keep the picked positions in a bitset:
 // "drawn before?" is one bit test instead of a scan of the earlier draws,
 // and reading the set bits in order gives the edges already sorted.
@@ -53,16 +65,11 @@ int64_t FloydWithBitset(const core::SamplingParams& p, int64_t begin, int64_t de
                         int64_t* out_edges) {
   const int64_t k = p.fanout;
   uint64_t picked[kBitsetEdges / 64] = {};
-  uint64_t bits[kDrawBitsBlock];
-  for (int64_t first = 0; first < k; first += kDrawBitsBlock) {
-    DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
-    const int64_t last = first + kDrawBitsBlock < k ? first + kDrawBitsBlock : k;
-    for (int64_t i = first; i < last; ++i) {
-      int64_t at = core::FloydCandidate(degree, k, i, bits[i - first]);
-      if ((picked[at >> 6] >> (at & 63)) & 1) at = degree - k + i;  // FloydDraw: drawn before, take j
-      picked[at >> 6] |= uint64_t{1} << (at & 63);
-    }
-  }
+  ForEachFloydDraw(p, node, [&](int64_t i, uint64_t bits) {
+    int64_t at = core::FloydCandidate(degree, k, i, bits);
+    if ((picked[at >> 6] >> (at & 63)) & 1) at = degree - k + i;  // FloydDraw: drawn before, take j
+    picked[at >> 6] |= uint64_t{1} << (at & 63);
+  });
   int64_t written = 0;
   for (int64_t word = 0; word * 64 < degree; ++word) {
     for (uint64_t m = picked[word]; m != 0; m &= m - 1) out_edges[written++] = begin + word * 64 + __builtin_ctzll(m);
@@ -75,12 +82,7 @@ int64_t FloydWithBitset(const core::SamplingParams& p, int64_t begin, int64_t de
 int64_t SampleUniformFloyd(const core::SamplingParams& p, int64_t node, int64_t* out_edges) {
   const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin, k = p.fanout;
   if (degree <= kBitsetEdges) return FloydWithBitset(p, begin, degree, node, out_edges);
-  uint64_t bits[kDrawBitsBlock];
-  for (int64_t first = 0; first < k; first += kDrawBitsBlock) {
-    DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
-    const int64_t last = first + kDrawBitsBlock < k ? first + kDrawBitsBlock : k;
-    for (int64_t i = first; i < last; ++i) core::FloydDraw(begin, degree, k, i, bits[i - first], out_edges);
-  }
+  ForEachFloydDraw(p, node, [&](int64_t i, uint64_t bits) { core::FloydDraw(begin, degree, k, i, bits, out_edges); });
   std::sort(out_edges, out_edges + k);  // the order SortEdgeIds gives (distinct ids), faster for a handful
   return k;
 }
