@@ -5,7 +5,7 @@
 //   dense (the largest below 16 times the number of ids): one 8-byte
 //   entry per possible id, indexed by the id itself (no hashing, no probing),
 //   stamped with the call's generation so that it is cleared only when the
-//   32-bit generation wraps. Graph generators and partitioners put the hubs
+//   32-bit generation wraps, on 2 MiB pages (no TLB miss per lookup). Graph generators and partitioners put the hubs
 //   at nearby (low) ids, so the entries read most often share cache lines; a
 //   hash spreads them out.
 // - PositionTable otherwise: open addressing (linear probing over a
@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "reference/base/huge_pages.h"
 
 namespace faultline {
 namespace {
@@ -117,6 +119,12 @@ class PositionTable {
   int64_t size_ = 0;
 };
 
+// Direct when the ids are dense (at most kDirectIdsPerInput entries per id in
+// the call) or all below kDirectAlways, whatever the call's size (the table
+// is then at most 32 MiB). A sampled layer's ids are node ids of its graph,
+// so the table is never larger than the graph's indptr.
+constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
+
 // This thread's DirectTable memory and the generation of its last call.
 thread_local std::vector<uint64_t> t_direct_entries;
 thread_local uint32_t t_direct_generation = 0;
@@ -131,7 +139,7 @@ class DirectTable {
       std::fill(entries_.begin(), entries_.end(), 0);
       t_direct_generation = 1;
     }
-    if (entries_.size() < ids) entries_.resize(ids, 0);  // new entries carry generation 0: absent
+    if (entries_.size() < ids) Grow(ids);
     stamp_ = static_cast<uint64_t>(t_direct_generation) << 32;
   }
 
@@ -149,6 +157,20 @@ class DirectTable {
   }
 
  private:
+  // Fresh zeroed memory carries generation 0 (absent everywhere), so a
+  // larger table need not keep the old entries. A power of two up to
+  // kDirectAlways ids, so the largest id creeping up over calls does not
+  // clear a new table each time; on 2 MiB pages, because the lookups are
+  // random over up to 32 MiB, which on 4 KiB pages miss the TLB.
+  void Grow(size_t ids) {
+    size_t size = ids;
+    if (ids <= kDirectAlways) {
+      size = 1;
+      while (size < ids) size *= 2;
+    }
+    entries_ = VectorOnHugePages<uint64_t>(size);
+  }
+
   std::vector<uint64_t>& entries_;
   uint64_t stamp_ = 0;
   int64_t size_ = 0;
@@ -204,12 +226,6 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 }
 
 }  // namespace
-
-// Direct when the ids are dense (at most kDirectIdsPerInput entries per id in
-// the call) or all below kDirectAlways, whatever the call's size (the table
-// is then at most 32 MiB). A sampled layer's ids are node ids of its graph,
-// so the table is never larger than the graph's indptr.
-constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation) { t_direct_generation = generation; }
 
