@@ -103,24 +103,20 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
   out.original_edge_ids.resize(out.indptr[n]);
   out.indices.resize(out.indptr[n]);
   const std::vector<int64_t>& graph_indices = graph.indices();
-  // The picked edges' sources are random reads of a large array: prefetch
-  // them as soon as a seed is sampled and read them kPipelineDepth seeds
-  // later, so the misses overlap the next seeds' sampling instead of
-  // stalling it (the next seeds' indptr entries are prefetched likewise).
-  constexpr int64_t kPipelineDepth = 8;
-  auto gather = [&](int64_t i) {
-    for (int64_t j = out.indptr[i]; j < out.indptr[i + 1]; ++j) {
-      out.indices[j] = graph_indices[out.original_edge_ids[j]];
-    }
-  };
+  // Each chunk first samples its seeds (the next seeds' indptr entries
+  // prefetched kIndptrAhead seeds ahead), then reads the picked edges'
+  // sources: random reads of a large array, independent of each other, each
+  // prefetched kGatherAhead reads before it is made. As one tight loop these
+  // keep many misses in flight; interleaved with the sampling (a burst of
+  // prefetches per seed) they ran ~10 % slower in total.
+  constexpr int64_t kIndptrAhead = 8, kGatherAhead = 32;
   ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
     std::vector<core::SampleKey> scratch;
     for (int64_t i = begin; i < end; ++i) {
-      if (i + kPipelineDepth < end) __builtin_prefetch(params.indptr + seeds[i + kPipelineDepth]);
-      const int64_t offset = out.indptr[i];
-      const int64_t count = out.indptr[i + 1] - offset;
+      if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+      const int64_t count = out.indptr[i + 1] - out.indptr[i];
       if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
-      int64_t* picks = out.original_edge_ids.data() + offset;
+      int64_t* picks = out.original_edge_ids.data() + out.indptr[i];
       // Both batched paths sample without replacement; with it the count
       // (a weight scan when weighted) would be wasted.
       const int64_t eligible = replace ? 0 : EligibleEdges(params, seeds[i]);
@@ -131,10 +127,13 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
       } else {
         core::SampleSeed(params, seeds[i], picks, scratch.data());
       }
-      for (int64_t j = 0; j < count; ++j) __builtin_prefetch(graph_indices.data() + picks[j]);
-      if (i - kPipelineDepth >= begin) gather(i - kPipelineDepth);
     }
-    for (int64_t i = std::max(begin, end - kPipelineDepth); i < end; ++i) gather(i);
+    const int64_t* edges = out.original_edge_ids.data();
+    const int64_t first = out.indptr[begin], last = out.indptr[end];
+    for (int64_t j = first; j < last; ++j) {
+      if (j + kGatherAhead < last) __builtin_prefetch(graph_indices.data() + edges[j + kGatherAhead]);
+      out.indices[j] = graph_indices[edges[j]];
+    }
   });
   return out;
 }
