@@ -1,7 +1,8 @@
 // Implements the CPU's Floyd sampling (uniform_floyd.h): DrawBits for eight
-// draws per Philox call (philox_avx2.h), then the same FloydDraw steps as
-// kernels::sampling::SampleSeed (with a bitset of the picks for nodes of up
-// to 256 edges), then the edges in ascending order.
+// draws per Philox call (philox_avx2.h), then the same Floyd steps as
+// kernels::sampling::FloydDraw, keeping the picks in a bitset (nodes of up to
+// 256 edges) or a sorted array (larger ones), so they come out in ascending
+// order without a sort.
 #include "reference/sampling/uniform_floyd.h"
 
 #include <immintrin.h>
@@ -77,14 +78,33 @@ int64_t FloydWithBitset(const core::SamplingParams& p, int64_t begin, int64_t de
   return written;
 }
 
+// Larger nodes keep the picks in ascending order as they are drawn, which
+// gives the sorted output without a sort: a new pick is inserted in place,
+// and a pick drawn before is replaced by j = degree - k + i, larger than
+// every earlier pick (draw i' < i picks at most degree - k + i'), so it
+// goes last.
+int64_t FloydSorted(const core::SamplingParams& p, int64_t begin, int64_t degree, int64_t node, int64_t* out_edges) {
+  const int64_t k = p.fanout;
+  ForEachFloydDraw(p, node, [&](int64_t i, uint64_t bits) {
+    const int64_t candidate = begin + core::FloydCandidate(degree, k, i, bits);
+    int64_t at = i;
+    while (at > 0 && out_edges[at - 1] > candidate) --at;
+    if (at > 0 && out_edges[at - 1] == candidate) {
+      out_edges[i] = begin + degree - k + i;  // FloydDraw: drawn before, take j
+      return;
+    }
+    for (int64_t m = i; m > at; --m) out_edges[m] = out_edges[m - 1];
+    out_edges[at] = candidate;
+  });
+  return k;
+}
+
 }  // namespace
 
 int64_t SampleUniformFloyd(const core::SamplingParams& p, int64_t node, int64_t* out_edges) {
-  const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin, k = p.fanout;
+  const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin;
   if (degree <= kBitsetEdges) return FloydWithBitset(p, begin, degree, node, out_edges);
-  ForEachFloydDraw(p, node, [&](int64_t i, uint64_t bits) { core::FloydDraw(begin, degree, k, i, bits, out_edges); });
-  std::sort(out_edges, out_edges + k);  // the order SortEdgeIds gives (distinct ids), faster for a handful
-  return k;
+  return FloydSorted(p, begin, degree, node, out_edges);
 }
 
 }  // namespace faultline
