@@ -1,5 +1,5 @@
 // Implements the CPU's Floyd sampling (uniform_floyd.h): DrawBits for eight
-// draws per Philox call (philox_avx2.h), then the same Floyd steps as
+// or sixteen draws per Philox call (philox_avx2.h), then the same Floyd steps as
 // kernels::sampling::FloydDraw, keeping the picks in a bitset (nodes of up to
 // 256 edges) or a sorted array (larger ones), so they come out in ascending
 // order without a sort.
@@ -16,43 +16,53 @@ namespace {
 
 namespace core = kernels::sampling;
 
-__attribute__((target("avx2"))) void DrawBitsBlockAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag,
-                                                        int64_t node, int64_t first_draw,
-                                                        uint64_t out[kDrawBitsBlock]) {
-  // counter = (layer, tag | (node bits 32..55) << 8, node low 32, draw), as DrawBits.
+// counter = (layer, tag | (node bits 32..55) << 8, node low 32, draw), as DrawBits.
+template <int kBlocks>
+__attribute__((target("avx2"))) void DrawBitsAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node,
+                                                  int64_t first_draw, uint64_t* out) {
   const uint64_t id = static_cast<uint64_t>(node);
-  philox_avx2::RandomBitsLanes(rng_seed, _mm256_set1_epi32(static_cast<int>(layer)),
-                               _mm256_set1_epi32(static_cast<int>(tag | (static_cast<uint32_t>(id >> 32) << 8))),
-                               _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(id))),
-                               philox_avx2::Consecutive(static_cast<uint32_t>(first_draw)), out);
+  const __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
+  const __m256i c1 = _mm256_set1_epi32(static_cast<int>(tag | (static_cast<uint32_t>(id >> 32) << 8)));
+  const __m256i c2 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(id)));
+  __m256i counters[kBlocks][4];
+  for (int b = 0; b < kBlocks; ++b) {
+    counters[b][0] = c0;
+    counters[b][1] = c1;
+    counters[b][2] = c2;
+    counters[b][3] = philox_avx2::Consecutive(static_cast<uint32_t>(first_draw + b * kDrawBitsBlock));
+  }
+  philox_avx2::RandomBitsBlocks<kBlocks>(rng_seed, counters, out);
 }
 
 }  // namespace
 
-void DrawBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
-                         uint64_t out[kDrawBitsBlock]) {
-  for (int i = 0; i < kDrawBitsBlock; ++i) out[i] = core::DrawBits(rng_seed, layer, tag, node, first_draw + i);
+void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
+                          int blocks, uint64_t* out) {
+  for (int i = 0; i < blocks * kDrawBitsBlock; ++i) out[i] = core::DrawBits(rng_seed, layer, tag, node, first_draw + i);
 }
 
-void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
-                   uint64_t out[kDrawBitsBlock]) {
-  if (philox_avx2::CpuHasAvx2()) {
-    DrawBitsBlockAvx2(rng_seed, layer, tag, node, first_draw, out);
+void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw, int blocks,
+                    uint64_t* out) {
+  if (!philox_avx2::CpuHasAvx2()) {
+    DrawBitsBlocksScalar(rng_seed, layer, tag, node, first_draw, blocks, out);
+  } else if (blocks == 1) {
+    DrawBitsAvx2<1>(rng_seed, layer, tag, node, first_draw, out);
   } else {
-    DrawBitsBlockScalar(rng_seed, layer, tag, node, first_draw, out);
+    DrawBitsAvx2<2>(rng_seed, layer, tag, node, first_draw, out);
   }
 }
 
 namespace {
 
 // Calls draw(i, bits) for Floyd's draws i = 0 .. fanout - 1 with their
-// random values, eight per Philox call.
+// random values, eight or sixteen per Philox call.
 template <typename Draw>
 void ForEachFloydDraw(const core::SamplingParams& p, int64_t node, const Draw& draw) {
-  uint64_t bits[kDrawBitsBlock];
-  for (int64_t first = 0; first < p.fanout; first += kDrawBitsBlock) {
-    DrawBitsBlock(p.rng_seed, p.layer, core::kTagUniformPick, node, first, bits);
-    const int64_t last = std::min<int64_t>(first + kDrawBitsBlock, p.fanout);
+  uint64_t bits[kMaxDrawBitsBlocks * kDrawBitsBlock];
+  for (int64_t first = 0; first < p.fanout; first += kMaxDrawBitsBlocks * kDrawBitsBlock) {
+    const int blocks = p.fanout - first > kDrawBitsBlock ? 2 : 1;
+    DrawBitsBlocks(p.rng_seed, p.layer, core::kTagUniformPick, node, first, blocks, bits);
+    const int64_t last = std::min<int64_t>(first + blocks * kDrawBitsBlock, p.fanout);
     for (int64_t i = first; i < last; ++i) draw(i, bits[i - first]);
   }
 }

@@ -12,22 +12,23 @@
 
 namespace faultline {
 
-inline constexpr int kDrawBitsBlock = 8;
+inline constexpr int kDrawBitsBlock = 8, kMaxDrawBitsBlocks = 2;
 
 // SampleSeed(p, node, out_edges, ...) for a node where UsesFloyd(p,
 // eligible) holds. Returns the number of edges written (p.fanout).
 int64_t SampleUniformFloyd(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges);
 
 // out[i] = kernels::sampling::DrawBits(rng_seed, layer, tag, node,
-// first_draw + i) for i in [0, kDrawBitsBlock). Expects 0 <= node < 2^56,
-// 0 <= first_draw and first_draw + kDrawBitsBlock <= 2^32.
-void DrawBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
-                   uint64_t out[kDrawBitsBlock]);
+// first_draw + i) for i in [0, blocks * kDrawBitsBlock), blocks 1 or 2 (two
+// cost little more than one: their rounds overlap). Expects 0 <= node <
+// 2^56, 0 <= first_draw and first_draw + blocks * kDrawBitsBlock <= 2^32.
+void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw, int blocks,
+                    uint64_t* out);
 
 // The same with one scalar Philox call per draw (the reference the AVX2
 // path is tested against, and the path on CPUs without AVX2).
-void DrawBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
-                         uint64_t out[kDrawBitsBlock]);
+void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
+                          int blocks, uint64_t* out);
 
 }  // namespace faultline
 

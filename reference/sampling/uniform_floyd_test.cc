@@ -80,7 +80,7 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksForEveryDegreeOnBothSidesOfTheBit
 // Random123 tests/kat_vectors, "philox4x32 10" line 1: counter and key zero.
 TEST(UniformFloydTest, MatchesRandom123KnownAnswer) {
   uint64_t out[kDrawBitsBlock];
-  DrawBitsBlock(0, 0, 0, 0, 0, out);
+  DrawBitsBlocks(0, 0, 0, 0, 0, 1, out);
   EXPECT_EQ(out[0], 0xe169c58d6627e8d5u);
 }
 
@@ -90,14 +90,17 @@ TEST(UniformFloydTest, EqualsTheScalarPathOnRandomInputs) {
     const uint64_t seed = random();
     const uint32_t layer = static_cast<uint32_t>(random()), tag = static_cast<uint32_t>(random() & 0xff);
     const int64_t node = static_cast<int64_t>(random() >> (8 + trial % 48));  // small ids and ids up to 2^56
-    const int64_t first = trial % 4 == 0 ? static_cast<int64_t>((random() >> 32) & ~7ull) % ((int64_t{1} << 32) - 8)
-                                         : 8 * (trial % 32);
-    uint64_t block[kDrawBitsBlock], scalar[kDrawBitsBlock];
-    DrawBitsBlock(seed, layer, tag, node, first, block);
-    DrawBitsBlockScalar(seed, layer, tag, node, first, scalar);
-    for (int i = 0; i < kDrawBitsBlock; ++i) {
-      ASSERT_EQ(block[i], scalar[i]) << "trial " << trial << " lane " << i << " seed " << seed << " layer " << layer
-                                     << " tag " << tag << " node " << node << " first draw " << first;
+    const int blocks = 1 + trial % kMaxDrawBitsBlocks;
+    const int64_t draws = blocks * kDrawBitsBlock;
+    const int64_t first = trial % 4 < 2 ? static_cast<int64_t>((random() >> 32) & ~7ull) % ((int64_t{1} << 32) - draws)
+                                        : 8 * (trial % 32);
+    uint64_t block[kMaxDrawBitsBlocks * kDrawBitsBlock], scalar[kMaxDrawBitsBlocks * kDrawBitsBlock];
+    DrawBitsBlocks(seed, layer, tag, node, first, blocks, block);
+    DrawBitsBlocksScalar(seed, layer, tag, node, first, blocks, scalar);
+    for (int i = 0; i < draws; ++i) {
+      ASSERT_EQ(block[i], scalar[i]) << "trial " << trial << " lane " << i << " of " << blocks << " blocks, seed "
+                                     << seed << " layer " << layer << " tag " << tag << " node " << node
+                                     << " first draw " << first;
     }
   }
 }

@@ -24,10 +24,15 @@ __attribute__((target("avx2"))) void EdgeBitsBlockAvx2(uint64_t rng_seed, uint32
     edge_hi[i] = static_cast<uint32_t>(edge >> 32);
   }
   // counter = (layer, tag, edge low 32, edge high 32), as EdgeBits.
-  philox_avx2::RandomBitsLanes(rng_seed, _mm256_set1_epi32(static_cast<int>(layer)),
-                               _mm256_set1_epi32(static_cast<int>(tag)),
-                               _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_lo)),
-                               _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_hi)), out);
+  constexpr int kBlocks = kEdgeBitsBlock / 8;
+  __m256i counters[kBlocks][4];
+  for (int b = 0; b < kBlocks; ++b) {
+    counters[b][0] = _mm256_set1_epi32(static_cast<int>(layer));
+    counters[b][1] = _mm256_set1_epi32(static_cast<int>(tag));
+    counters[b][2] = _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_lo + 8 * b));
+    counters[b][3] = _mm256_load_si256(reinterpret_cast<const __m256i*>(edge_hi + 8 * b));
+  }
+  philox_avx2::RandomBitsBlocks<kBlocks>(rng_seed, counters, out);
 }
 
 // The lanes (bit i for edge i of the block) worth offering to a full heap
@@ -45,15 +50,15 @@ __attribute__((target("avx2"))) uint32_t CandidateLanes(const uint64_t bits[kEdg
   const __m256d worst = _mm256_set1_pd(worst_kept), margin = _mm256_set1_pd(1.000000001);
   const __m256d slack = _mm256_set1_pd(0x1p-50), zero = _mm256_setzero_pd();
   uint32_t lanes = 0;
-  for (int half = 0; half < 2; ++half) {
-    const __m256i v = _mm256_srli_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits + 4 * half)), 12);
+  for (int quarter = 0; quarter < kEdgeBitsBlock / 4; ++quarter) {
+    const __m256i v = _mm256_srli_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits + 4 * quarter)), 12);
     const __m256d v_real = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(v, magic)), two52);
     const __m256d one_minus_u = _mm256_sub_pd(one, _mm256_mul_pd(v_real, scale));
-    const __m256d w = _mm256_cvtps_pd(_mm_loadu_ps(weights + 4 * half));
+    const __m256d w = _mm256_cvtps_pd(_mm_loadu_ps(weights + 4 * quarter));
     const __m256d bound = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(worst, w), margin), slack);
     const __m256d keep = _mm256_andnot_pd(_mm256_cmp_pd(one_minus_u, bound, _CMP_GT_OQ),
                                           _mm256_cmp_pd(w, zero, _CMP_GT_OQ));
-    lanes |= static_cast<uint32_t>(_mm256_movemask_pd(keep)) << (4 * half);
+    lanes |= static_cast<uint32_t>(_mm256_movemask_pd(keep)) << (4 * quarter);
   }
   return lanes;
 }

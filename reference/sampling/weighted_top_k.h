@@ -13,7 +13,7 @@
 
 namespace faultline {
 
-inline constexpr int kEdgeBitsBlock = 8;
+inline constexpr int kEdgeBitsBlock = 16;  // two Philox blocks of eight lanes, whose rounds overlap
 
 // SampleSeed(p, node, out_edges, keys) for a node where
 // UsesWeightedTopK(p, eligible) holds; `keys` has room for p.fanout entries.
