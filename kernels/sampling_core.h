@@ -88,13 +88,25 @@ FL_HOST_DEVICE FL_INLINE double Div(double a, double b) {
 #endif
 }
 
-// Returns the high 64 bits of the 128-bit product a * b.
-FL_HOST_DEVICE FL_INLINE uint64_t MulHi64(uint64_t a, uint64_t b) {
+// Returns the high 64 bits of the 128-bit product a * b from four 32-bit
+// products: the form the device runs.
+FL_HOST_DEVICE FL_INLINE uint64_t MulHi64Portable(uint64_t a, uint64_t b) {
   const uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32;
   const uint64_t b_lo = b & 0xffffffffu, b_hi = b >> 32;
   const uint64_t p0 = a_lo * b_lo, p1 = a_lo * b_hi, p2 = a_hi * b_lo, p3 = a_hi * b_hi;
   const uint64_t mid = (p0 >> 32) + (p1 & 0xffffffffu) + (p2 & 0xffffffffu);
   return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
+// Returns the high 64 bits of the 128-bit product a * b: one multiply
+// instruction on a host with a 128-bit type, MulHi64Portable elsewhere (the
+// same value; sampling_core_test compares both with the 128-bit product).
+FL_HOST_DEVICE FL_INLINE uint64_t MulHi64(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__) && !defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+#else
+  return MulHi64Portable(a, b);
+#endif
 }
 
 // Returns -ln(n * 2^-53) for an integer n in [1, 2^53], using only integer

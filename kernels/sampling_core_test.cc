@@ -32,7 +32,7 @@ TEST(SamplingCoreTest, KeysArePinned) {
   EXPECT_DOUBLE_EQ(WeightedEdgeKey(7, 2, 13, 2.0f), -std::log(((bits >> 11) + 1) * 0x1p-53) / 2.0);
 }
 
-TEST(SamplingCoreTest, MulHi64MatchesA128BitProduct) {
+TEST(SamplingCoreTest, MulHi64AndItsDeviceFormMatchA128BitProduct) {
   std::mt19937_64 rng(1);
   std::vector<uint64_t> values = {0, 1, 2, ~0ULL, ~0ULL - 1, 1ULL << 32, (1ULL << 32) - 1, 1ULL << 63};
   for (int i = 0; i < 1000; ++i) values.push_back(rng());
@@ -40,6 +40,7 @@ TEST(SamplingCoreTest, MulHi64MatchesA128BitProduct) {
     for (uint64_t b : std::vector<uint64_t>{1, 3, 1000003, ~0ULL, rng()}) {
       const unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
       ASSERT_EQ(MulHi64(a, b), static_cast<uint64_t>(product >> 64)) << a << " * " << b;
+      ASSERT_EQ(MulHi64Portable(a, b), static_cast<uint64_t>(product >> 64)) << a << " * " << b;
     }
   }
 }
