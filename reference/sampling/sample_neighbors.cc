@@ -1,6 +1,8 @@
-// Implements SampleNeighbors: validate, count picks per seed, prefix-sum the
-// counts into indptr, then sample every seed into its own output slots.
-// Both passes hand out chunks of consecutive seeds to the threads.
+// Implements SampleNeighbors: validate, then on one thread sample the seeds
+// in one pass, appending each seed's picks; on several, count picks per seed,
+// prefix-sum the counts into indptr, then sample every seed into its own
+// output slots (both passes hand out chunks of consecutive seeds to the
+// threads). Either way the picked edges' sources are read last.
 #include "reference/sampling/sample_neighbors.h"
 
 #include <algorithm>
@@ -49,6 +51,94 @@ int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
   return CountPositiveWeights(p.weights + p.indptr[node], p.indptr[node + 1] - p.indptr[node]);
 }
 
+// Samples `seed` (count picks, from its `eligible` edges) into picks.
+void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t eligible, int64_t count, int64_t* picks,
+                    std::vector<core::SampleKey>& scratch) {
+  if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
+  // Both batched paths sample without replacement (with it, the count may
+  // exceed the edges).
+  const int64_t batched_eligible = p.replace ? 0 : eligible;
+  if (core::UsesFloyd(p, batched_eligible)) {
+    SampleUniformFloyd(p, seed, picks);
+  } else if (core::UsesWeightedTopK(p, batched_eligible)) {
+    SampleWeightedTopK(p, seed, picks, scratch.data());
+  } else {
+    core::SampleSeed(p, seed, picks, scratch.data());
+  }
+}
+
+// The picked edges' sources are random reads of a large array, independent
+// of each other: one tight loop, each read prefetched kGatherAhead reads
+// before it is made, keeps many misses in flight. (Interleaved with the
+// sampling, a burst of prefetches per seed, they ran ~10 % slower in total;
+// spread evenly over the next chunk's sampling, no faster.)
+void ReadSources(const int64_t* edges, const int64_t* graph_indices, int64_t first, int64_t last, int64_t* out) {
+  constexpr int64_t kGatherAhead = 32;
+  for (int64_t j = first; j < last; ++j) {
+    if (j + kGatherAhead < last) __builtin_prefetch(graph_indices + edges[j + kGatherAhead]);
+    out[j] = graph_indices[edges[j]];
+  }
+}
+
+// Each seed's node entry (a random read) is prefetched this many seeds ahead.
+constexpr int64_t kIndptrAhead = 16;
+
+// On one thread: each seed's count and picks from one read of its node (for
+// weighted sampling, one scan of its weights), the picks appended where the
+// previous seed's end.
+void SampleInOnePass(const core::SamplingParams& params, const std::vector<int64_t>& seeds,
+                     const std::vector<int64_t>& graph_indices, SampledSubgraph& out) {
+  const int64_t n = static_cast<int64_t>(seeds.size());
+  out.indptr.assign(n + 1, 0);
+  out.original_edge_ids.resize(n * std::clamp<int64_t>(params.fanout, 1, 16));
+  std::vector<core::SampleKey> scratch;
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kIndptrAhead < n) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+    const int64_t eligible = EligibleEdges(params, seeds[i]);
+    const int64_t count = core::SampledCountOf(params, eligible);
+    if (offset + count > static_cast<int64_t>(out.original_edge_ids.size())) {
+      out.original_edge_ids.resize(std::max<int64_t>(2 * out.original_edge_ids.size(), offset + count));
+    }
+    SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + offset, scratch);
+    offset += count;
+    out.indptr[i + 1] = offset;
+  }
+  out.original_edge_ids.resize(offset);
+  out.indices.resize(offset);
+  ReadSources(out.original_edge_ids.data(), graph_indices.data(), 0, offset, out.indices.data());
+}
+
+// On several threads: the counts first (a pass over the seeds' nodes), so
+// that each seed's output slots are known; then each chunk samples its
+// seeds and reads its edges' sources.
+void SampleInTwoPasses(const core::SamplingParams& params, const std::vector<int64_t>& seeds,
+                       const std::vector<int64_t>& graph_indices, int num_threads, SampledSubgraph& out) {
+  const int64_t n = static_cast<int64_t>(seeds.size());
+  out.indptr.assign(n + 1, 0);
+  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+      out.indptr[i + 1] = core::SampledCountOf(params, EligibleEdges(params, seeds[i]));
+    }
+  });
+  for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
+
+  out.original_edge_ids.resize(out.indptr[n]);
+  out.indices.resize(out.indptr[n]);
+  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
+    std::vector<core::SampleKey> scratch;
+    for (int64_t i = begin; i < end; ++i) {
+      if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+      const int64_t count = out.indptr[i + 1] - out.indptr[i];
+      const int64_t eligible = params.replace ? 0 : EligibleEdges(params, seeds[i]);  // unused with replacement
+      SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + out.indptr[i], scratch);
+    }
+    ReadSources(out.original_edge_ids.data(), graph_indices.data(), out.indptr[begin], out.indptr[end],
+                out.indices.data());
+  });
+}
+
 }  // namespace
 
 Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
@@ -88,53 +178,13 @@ Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector
   params.rng_seed = rng_seed;
   params.layer = layer;
 
-  const int64_t n = static_cast<int64_t>(seeds.size());
   SampledSubgraph out;
   out.seeds = seeds;
-  out.indptr.assign(n + 1, 0);
-  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      if (i + 16 < end) __builtin_prefetch(params.indptr + seeds[i + 16]);  // a random read per seed
-      out.indptr[i + 1] = core::SampledCountOf(params, EligibleEdges(params, seeds[i]));
-    }
-  });
-  for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
-
-  out.original_edge_ids.resize(out.indptr[n]);
-  out.indices.resize(out.indptr[n]);
-  const std::vector<int64_t>& graph_indices = graph.indices();
-  // Each chunk first samples its seeds (the next seeds' indptr entries
-  // prefetched kIndptrAhead seeds ahead), then reads the picked edges'
-  // sources: random reads of a large array, independent of each other, each
-  // prefetched kGatherAhead reads before it is made. As one tight loop these
-  // keep many misses in flight; interleaved with the sampling (a burst of
-  // prefetches per seed) they ran ~10 % slower in total.
-  constexpr int64_t kIndptrAhead = 8, kGatherAhead = 32;
-  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
-    std::vector<core::SampleKey> scratch;
-    for (int64_t i = begin; i < end; ++i) {
-      if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
-      const int64_t count = out.indptr[i + 1] - out.indptr[i];
-      if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
-      int64_t* picks = out.original_edge_ids.data() + out.indptr[i];
-      // Both batched paths sample without replacement; with it the count
-      // (a weight scan when weighted) would be wasted.
-      const int64_t eligible = replace ? 0 : EligibleEdges(params, seeds[i]);
-      if (core::UsesFloyd(params, eligible)) {
-        SampleUniformFloyd(params, seeds[i], picks);
-      } else if (core::UsesWeightedTopK(params, eligible)) {
-        SampleWeightedTopK(params, seeds[i], picks, scratch.data());
-      } else {
-        core::SampleSeed(params, seeds[i], picks, scratch.data());
-      }
-    }
-    const int64_t* edges = out.original_edge_ids.data();
-    const int64_t first = out.indptr[begin], last = out.indptr[end];
-    for (int64_t j = first; j < last; ++j) {
-      if (j + kGatherAhead < last) __builtin_prefetch(graph_indices.data() + edges[j + kGatherAhead]);
-      out.indices[j] = graph_indices[edges[j]];
-    }
-  });
+  if (num_threads == 1) {
+    SampleInOnePass(params, seeds, graph.indices(), out);
+  } else {
+    SampleInTwoPasses(params, seeds, graph.indices(), num_threads, out);
+  }
   return out;
 }
 
