@@ -55,12 +55,9 @@ int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
 void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t eligible, int64_t count, int64_t* picks,
                     std::vector<core::SampleKey>& scratch) {
   if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
-  // Both batched paths sample without replacement (with it, the count may
-  // exceed the edges).
-  const int64_t batched_eligible = p.replace ? 0 : eligible;
-  if (core::UsesFloyd(p, batched_eligible)) {
+  if (core::UsesFloyd(p, eligible)) {
     SampleUniformFloyd(p, seed, picks);
-  } else if (core::UsesWeightedTopK(p, batched_eligible)) {
+  } else if (core::UsesWeightedTopK(p, eligible)) {
     SampleWeightedTopK(p, seed, picks, scratch.data());
   } else {
     core::SampleSeed(p, seed, picks, scratch.data());
@@ -85,7 +82,7 @@ constexpr int64_t kIndptrAhead = 16;
 
 // On one thread: each seed's count and picks from one read of its node (for
 // weighted sampling, one scan of its weights), the picks appended where the
-// previous seed's end.
+// previous seed's ended.
 void SampleInOnePass(const core::SamplingParams& params, const std::vector<int64_t>& seeds,
                      const std::vector<int64_t>& graph_indices, SampledSubgraph& out) {
   const int64_t n = static_cast<int64_t>(seeds.size());
@@ -131,7 +128,8 @@ void SampleInTwoPasses(const core::SamplingParams& params, const std::vector<int
     for (int64_t i = begin; i < end; ++i) {
       if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
       const int64_t count = out.indptr[i + 1] - out.indptr[i];
-      const int64_t eligible = params.replace ? 0 : EligibleEdges(params, seeds[i]);  // unused with replacement
+      // With replacement the batched paths are not taken: no need to count (a weight scan when weighted).
+      const int64_t eligible = params.replace ? 0 : EligibleEdges(params, seeds[i]);
       SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + out.indptr[i], scratch);
     }
     ReadSources(out.original_edge_ids.data(), graph_indices.data(), out.indptr[begin], out.indptr[end],

@@ -131,13 +131,17 @@ TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
   ASSERT_TRUE(graph.ok());
   std::vector<int64_t> seeds;
   for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);
-  for (bool replace : {false, true}) {
-    for (bool weighted : {false, true}) {
-      SampledSubgraph one = Sample(*graph, seeds, 7, replace, weighted, 9, 2, 1);
-      SampledSubgraph many = Sample(*graph, seeds, 7, replace, weighted, 9, 2, 5);
-      EXPECT_EQ(one.indptr, many.indptr);
-      EXPECT_EQ(one.indices, many.indices);
-      EXPECT_EQ(one.original_edge_ids, many.original_edge_ids);
+  // Fanouts below and above the one-thread pass's first guess of 16 per seed
+  // (it grows its output), and -1 (all neighbours).
+  for (int64_t fanout : {7, 40, -1}) {
+    for (bool replace : {false, true}) {
+      for (bool weighted : {false, true}) {
+        SampledSubgraph one = Sample(*graph, seeds, fanout, replace, weighted, 9, 2, 1);
+        SampledSubgraph many = Sample(*graph, seeds, fanout, replace, weighted, 9, 2, 5);
+        EXPECT_EQ(one.indptr, many.indptr) << "fanout " << fanout;
+        EXPECT_EQ(one.indices, many.indices) << "fanout " << fanout;
+        EXPECT_EQ(one.original_edge_ids, many.original_edge_ids) << "fanout " << fanout;
+      }
     }
   }
 }

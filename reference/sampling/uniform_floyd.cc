@@ -45,10 +45,15 @@ void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t nod
                     uint64_t* out) {
   if (!philox_avx2::CpuHasAvx2()) {
     DrawBitsBlocksScalar(rng_seed, layer, tag, node, first_draw, blocks, out);
-  } else if (blocks == 1) {
-    DrawBitsAvx2<1>(rng_seed, layer, tag, node, first_draw, out);
-  } else {
-    DrawBitsAvx2<2>(rng_seed, layer, tag, node, first_draw, out);
+    return;
+  }
+  for (int done = 0; done < blocks; done += 2) {
+    const int64_t first = first_draw + done * kDrawBitsBlock;
+    if (blocks - done >= 2) {
+      DrawBitsAvx2<2>(rng_seed, layer, tag, node, first, out + done * kDrawBitsBlock);
+    } else {
+      DrawBitsAvx2<1>(rng_seed, layer, tag, node, first, out + done * kDrawBitsBlock);
+    }
   }
 }
 
@@ -60,7 +65,7 @@ template <typename Draw>
 void ForEachFloydDraw(const core::SamplingParams& p, int64_t node, const Draw& draw) {
   uint64_t bits[kMaxDrawBitsBlocks * kDrawBitsBlock];
   for (int64_t first = 0; first < p.fanout; first += kMaxDrawBitsBlocks * kDrawBitsBlock) {
-    const int blocks = p.fanout - first > kDrawBitsBlock ? 2 : 1;
+    const int blocks = p.fanout - first > kDrawBitsBlock ? kMaxDrawBitsBlocks : 1;
     DrawBitsBlocks(p.rng_seed, p.layer, core::kTagUniformPick, node, first, blocks, bits);
     const int64_t last = std::min<int64_t>(first + blocks * kDrawBitsBlock, p.fanout);
     for (int64_t i = first; i < last; ++i) draw(i, bits[i - first]);

@@ -92,8 +92,10 @@ TEST(UniformFloydTest, EqualsTheScalarPathOnRandomInputs) {
     const int64_t node = static_cast<int64_t>(random() >> (8 + trial % 48));  // small ids and ids up to 2^56
     const int blocks = 1 + trial % kMaxDrawBitsBlocks;
     const int64_t draws = blocks * kDrawBitsBlock;
-    const int64_t first = trial % 4 < 2 ? static_cast<int64_t>((random() >> 32) & ~7ull) % ((int64_t{1} << 32) - draws)
-                                        : 8 * (trial % 32);
+    const int64_t last_first = (int64_t{1} << 32) - draws;  // the largest first draw the header allows
+    const int64_t first = trial % 8 == 7   ? last_first
+                          : trial % 4 < 2 ? static_cast<int64_t>((random() >> 32) & ~7ull) % last_first
+                                          : 8 * (trial % 32);
     uint64_t block[kMaxDrawBitsBlocks * kDrawBitsBlock], scalar[kMaxDrawBitsBlocks * kDrawBitsBlock];
     DrawBitsBlocks(seed, layer, tag, node, first, blocks, block);
     DrawBitsBlocksScalar(seed, layer, tag, node, first, blocks, scalar);

@@ -5,7 +5,8 @@
 //   dense (the largest below 16 times the number of ids): one 8-byte
 //   entry per possible id, indexed by the id itself (no hashing, no probing),
 //   stamped with the call's generation so that it is cleared only when the
-//   32-bit generation wraps, on 2 MiB pages (no TLB miss per lookup). Graph generators and partitioners put the hubs
+//   32-bit generation wraps; a large table is advised onto 2 MiB pages
+//   (best effort: fewer TLB misses per lookup). Graph generators and partitioners put the hubs
 //   at nearby (low) ids, so the entries read most often share cache lines; a
 //   hash spreads them out.
 // - PositionTable otherwise: open addressing (linear probing over a
@@ -120,9 +121,10 @@ class PositionTable {
 };
 
 // Direct when the ids are dense (at most kDirectIdsPerInput entries per id in
-// the call) or all below kDirectAlways, whatever the call's size (the table
-// is then at most 32 MiB). A sampled layer's ids are node ids of its graph,
-// so the table is never larger than the graph's indptr.
+// the call) or all below kDirectAlways, whatever the call's size (the table,
+// rounded up to a power of two, is then at most 32 MiB). A sampled layer's
+// ids are node ids of its graph, so the table is at most twice the graph's
+// indptr.
 constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
 // This thread's DirectTable memory and the generation of its last call.
@@ -158,16 +160,14 @@ class DirectTable {
 
  private:
   // Fresh zeroed memory carries generation 0 (absent everywhere), so a
-  // larger table need not keep the old entries. A power of two up to
-  // kDirectAlways ids, so the largest id creeping up over calls does not
-  // clear a new table each time; on 2 MiB pages, because the lookups are
-  // random over up to 32 MiB, which on 4 KiB pages miss the TLB.
+  // larger table need not keep the old entries (freed first). A power of
+  // two, so the largest id creeping up over calls does not clear a new
+  // table each time; advised onto 2 MiB pages, because the lookups are
+  // random over up to tens of MiB, which on 4 KiB pages miss the TLB.
   void Grow(size_t ids) {
-    size_t size = ids;
-    if (ids <= kDirectAlways) {
-      size = 1;
-      while (size < ids) size *= 2;
-    }
+    size_t size = 1;
+    while (size < ids) size *= 2;
+    std::vector<uint64_t>().swap(entries_);
     entries_ = VectorOnHugePages<uint64_t>(size);
   }
 

@@ -20,9 +20,9 @@ struct UniqueAndCompactResult {
 // `indices` not seen yet, in order of first appearance, and maps `indices`
 // to positions in that list. Each calling thread keeps its lookup table for
 // the next call: for non-negative ids below 2^22, or dense ones, 8 bytes per
-// id up to the largest it has seen, rounded up to a power of two below 2^22
-// (at most 32 MiB, or 128 bytes per id of its largest call), on 2 MiB pages
-// where the kernel has them; else a hash table of 8 or 16 bytes per slot.
+// id up to the largest it has seen, rounded up to a power of two (at most
+// 32 MiB, or 256 bytes per id of its largest call), advised onto 2 MiB
+// pages; else a hash table of 8 or 16 bytes per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
 // Sets the calling thread's call counter of the dense-id table (tests: its

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 namespace faultline {
@@ -91,6 +92,30 @@ TEST(UniqueAndCompactTest, MatchesAMapOracleForNarrowAndWideIdsAndGrowingTables)
       ASSERT_EQ(r.unique_nodes, expected_unique) << "ids in [" << low << ", " << high << "], " << num_indices;
       ASSERT_EQ(r.compacted_indices, expected_compacted) << "ids in [" << low << ", " << high << "], " << num_indices;
     }
+  }
+}
+
+// Dense ids above 2^22 take the dense-id table too (sized to the next power
+// of two): a call whose largest id is above 2^22, then one whose largest id
+// is above the first table's size (it grows), both as the oracle says.
+TEST(UniqueAndCompactTest, DenseIdsAboveTwoToTheTwentyTwoGrowTheTable) {
+  std::mt19937_64 rng(5);
+  for (int64_t largest : {(int64_t{1} << 22) + 1000, (int64_t{1} << 23) + 7}) {
+    std::uniform_int_distribution<int64_t> id(0, largest - 1);
+    std::vector<int64_t> seeds = {largest};  // the largest id is present
+    std::vector<int64_t> indices(static_cast<size_t>(largest / 15));  // dense: largest < 16 * inputs
+    for (int64_t& i : indices) i = id(rng);
+    std::unordered_map<int64_t, int64_t> position;
+    std::vector<int64_t> expected_unique = {largest}, expected_compacted;
+    position[largest] = 0;
+    for (int64_t i : indices) {
+      auto [it, inserted] = position.emplace(i, static_cast<int64_t>(expected_unique.size()));
+      if (inserted) expected_unique.push_back(i);
+      expected_compacted.push_back(it->second);
+    }
+    UniqueAndCompactResult r = UniqueAndCompact(seeds, indices);
+    ASSERT_EQ(r.unique_nodes, expected_unique) << "largest id " << largest;
+    ASSERT_EQ(r.compacted_indices, expected_compacted) << "largest id " << largest;
   }
 }
 

@@ -1,5 +1,5 @@
-// Implements the CPU's weighted top-k: Philox4x32-10 on eight edges at once
-// (philox_avx2.h), and a vector pre-filter that drops edges whose key
+// Implements the CPU's weighted top-k: Philox4x32-10 on sixteen edges at
+// once (two interleaved blocks, philox_avx2.h), and a vector pre-filter that drops edges whose key
 // certainly cannot enter the heap before the exact per-edge code
 // (OfferWeightedEdge) sees them.
 #include "reference/sampling/weighted_top_k.h"

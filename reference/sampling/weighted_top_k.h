@@ -1,6 +1,6 @@
 // The CPU's fast path for weighted sampling without replacement, the one
 // mode that needs a Philox value for every edge of a seed (hubs have
-// thousands): eight edges at a time with AVX2 where the CPU has it. It picks
+// thousands): sixteen edges at a time with AVX2 where the CPU has it. It picks
 // exactly the edges kernels::sampling::SampleSeed picks (the goldens and the
 // device-vs-CPU tests compare them); only the order of the arithmetic for
 // edges that certainly cannot be picked differs.
