@@ -62,13 +62,8 @@ Status SegmentWriter::WriteInPlace(size_t size, const std::function<void(char* o
   return OkStatus();
 }
 
-Status SegmentWriter::Write(std::string_view bytes, const std::function<void()>& halfway) {
-  return WriteInPlace(bytes.size(), [&](char* out) {
-    const size_t half = bytes.size() / 2;
-    std::memcpy(out, bytes.data(), half);
-    if (halfway) halfway();
-    std::memcpy(out + half, bytes.data() + half, bytes.size() - half);
-  });
+Status SegmentWriter::Write(std::string_view bytes) {
+  return WriteInPlace(bytes.size(), [&](char* out) { std::memcpy(out, bytes.data(), bytes.size()); });
 }
 
 SegmentReader::~SegmentReader() {

@@ -32,9 +32,8 @@ class SegmentWriter {
   // call (it must not exist yet). `fill` must write all `size` bytes. The
   // reader must not be reading meanwhile: the caller's protocol orders the two.
   Status WriteInPlace(size_t size, const std::function<void(char* out)>& fill);
-  // Replaces the segment's message with a copy of `bytes`. `halfway`, when
-  // set, runs once half of the bytes are in (a fault-injection point for tests).
-  Status Write(std::string_view bytes, const std::function<void()>& halfway = nullptr);
+  // Replaces the segment's message with a copy of `bytes`.
+  Status Write(std::string_view bytes);
 
  private:
   std::string name_;

@@ -106,17 +106,20 @@ void SampleInOnePass(const core::SamplingParams& params, const std::vector<int64
   ReadSources(out.original_edge_ids.data(), graph_indices.data(), 0, offset, out.indices.data());
 }
 
-// On several threads: the counts first (a pass over the seeds' nodes), so
-// that each seed's output slots are known; then each chunk samples its
-// seeds and reads its edges' sources.
+// On several threads: the counts first (a pass over the seeds' nodes, which
+// keeps each seed's eligible edges for the second), so that each seed's
+// output slots are known; then each chunk samples its seeds and reads its
+// edges' sources.
 void SampleInTwoPasses(const core::SamplingParams& params, const std::vector<int64_t>& seeds,
                        const std::vector<int64_t>& graph_indices, int num_threads, SampledSubgraph& out) {
   const int64_t n = static_cast<int64_t>(seeds.size());
   out.indptr.assign(n + 1, 0);
+  std::vector<int64_t> eligible(n);
   ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
-      out.indptr[i + 1] = core::SampledCountOf(params, EligibleEdges(params, seeds[i]));
+      eligible[i] = EligibleEdges(params, seeds[i]);
+      out.indptr[i + 1] = core::SampledCountOf(params, eligible[i]);
     }
   });
   for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
@@ -128,9 +131,7 @@ void SampleInTwoPasses(const core::SamplingParams& params, const std::vector<int
     for (int64_t i = begin; i < end; ++i) {
       if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
       const int64_t count = out.indptr[i + 1] - out.indptr[i];
-      // With replacement the batched paths are not taken: no need to count (a weight scan when weighted).
-      const int64_t eligible = params.replace ? 0 : EligibleEdges(params, seeds[i]);
-      SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + out.indptr[i], scratch);
+      SampleSeedInto(params, seeds[i], eligible[i], count, out.original_edge_ids.data() + out.indptr[i], scratch);
     }
     ReadSources(out.original_edge_ids.data(), graph_indices.data(), out.indptr[begin], out.indptr[end],
                 out.indices.data());

@@ -6,9 +6,9 @@
 //   entry per possible id, indexed by the id itself (no hashing, no probing),
 //   stamped with the call's generation so that it is cleared only when the
 //   32-bit generation wraps; a large table is advised onto 2 MiB pages
-//   (best effort: fewer TLB misses per lookup). Graph generators and partitioners put the hubs
-//   at nearby (low) ids, so the entries read most often share cache lines; a
-//   hash spreads them out.
+//   (best effort: fewer TLB misses per lookup). Graph generators and
+//   partitioners put the hubs at nearby (low) ids, so the entries read most
+//   often share cache lines; a hash spreads them out.
 // - PositionTable otherwise: open addressing (linear probing over a
 //   power-of-two table at most half full), 8-byte slots when every id and
 //   position fits in 32 bits, sized for half of the indices being new and
