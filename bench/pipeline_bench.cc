@@ -2,21 +2,28 @@
 // - multi-layer neighbor sampling on the CPU (seeds/s, sampled edges/s),
 //   fanouts [15, 10, 5], batch 1024, uniform and weighted, 1 and 2 threads;
 // - random 8-byte reads over the graph's indices array (the memory limit the
-//   sampler runs into), 1 and 2 threads;
+//   sampler runs into), 1 and 2 threads, alone and paired with sampling
+//   (the sampler's edges/s as a fraction of them);
 // - feature gather (index_select) of random rows, 128 float32 columns, next
 //   to a memcpy of the same bytes (the practical limit);
 // - data loader minibatches/s for num_workers 0, 1, 2 with fork and spawn,
-//   and what a minibatch costs on the wire on each side.
+//   alone and paired with the inline loader (the speed-up over it), the
+//   same sampling on one and two threads without the loader, and what a
+//   minibatch costs on the wire on each side.
 // The graph comes from FAULTLINE_BENCH_GRAPH (a make_graph directory).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -66,7 +73,8 @@ void BM_SampleMultiLayer(benchmark::State& state) {
   int64_t edges = 0, seeds = 0, i = 0;
   for (auto _ : state) {
     const auto& batch = batches[i % kBenchBatchesInPool];
-    auto layers = SampleMultiLayer(*graph, batch, kBenchFanouts, SamplingOptions{/*replace=*/false, weighted, /*rng_seed=*/i, threads});
+    const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), threads};
+    auto layers = SampleMultiLayer(*graph, batch, kBenchFanouts, options);
     if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
     for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
     seeds += kBenchBatch;
@@ -83,42 +91,109 @@ BENCHMARK(BM_SampleMultiLayer)
     ->UseRealTime()
     ->MinTime(3.0);
 
+// The median of the paired benchmarks' per-pair values (the upper one of
+// an even count).
+double Median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+// `reads` random 8-byte reads over `indices` on `threads` threads, each read
+// independent of the others as the sampler's reads of different seeds are.
+// Returns a sum of the values read, so that the reads cannot be dropped.
+int64_t RandomReads(const std::vector<int64_t>& indices, int64_t reads, int threads) {
+  const uint64_t n = indices.size();
+  std::vector<int64_t> sums(threads);
+  auto read = [&](int t) {
+    uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(t + 1), sum = 0;
+    for (int64_t i = t; i < reads; i += threads) {
+      x ^= x << 13;  // xorshift64: the next address never waits for a read
+      x ^= x >> 7;
+      x ^= x << 17;
+      sum += static_cast<uint64_t>(indices[x % n]);
+    }
+    sums[t] = static_cast<int64_t>(sum);
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(read, t);
+  read(0);
+  for (std::thread& helper : helpers) helper.join();
+  int64_t total = 0;
+  for (int64_t sum : sums) total += sum;
+  return total;
+}
+
 // The memory limit the sampler runs into: random 8-byte reads over the
-// graph's own indices array (the array the sampler picks from), independent
-// of each other as the sampler's reads of different seeds are, with
-// `threads` threads. The sampler's edges/s over these reads/s is how close it
-// comes to the machine's limit.
+// graph's own indices array (the array the sampler picks from), with
+// `threads` threads.
 void BM_RandomReads(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
-  const std::vector<int64_t>& indices = graph->indices();
-  const uint64_t n = indices.size();
   constexpr int64_t kReadsPerThread = 1 << 22;
   int64_t reads = 0;
   for (auto _ : state) {
-    std::vector<std::thread> pool;
-    std::vector<int64_t> sums(threads);
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(t + 1), sum = 0;
-        for (int64_t i = 0; i < kReadsPerThread; ++i) {
-          x ^= x << 13;  // xorshift64: the next address never waits for a read
-          x ^= x >> 7;
-          x ^= x << 17;
-          sum += static_cast<uint64_t>(indices[x % n]);
-        }
-        sums[t] = static_cast<int64_t>(sum);
-      });
-    }
-    for (std::thread& th : pool) th.join();
-    benchmark::DoNotOptimize(sums);
+    benchmark::DoNotOptimize(RandomReads(graph->indices(), kReadsPerThread * threads, threads));
     reads += kReadsPerThread * threads;
   }
   state.counters["reads_per_s"] = benchmark::Counter(static_cast<double>(reads), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_RandomReads)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The sampler's edges/s as a fraction of the memory limit, measured in
+// pairs: each iteration samples minibatches for at least kSamplingWindow,
+// then makes as many random reads over the graph's indices as it sampled
+// edges, with as many threads. The two halves of a pair are a few tens of
+// milliseconds apart, so they see the same machine: on a shared VM the
+// reads/s measured alone moved by a third between runs and by a fifth
+// between consecutive half-seconds. of_limit is the median over the pairs
+// of reads time / sampling time (= edges/s over reads/s); edges_per_s and
+// reads_per_s are the totals of each half.
+void BM_SamplerOfLimit(benchmark::State& state) {
+  constexpr auto kSamplingWindow = std::chrono::milliseconds(40);
+  const bool weighted = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) return state.SkipWithError(error.c_str());
+  if (weighted && !graph->has_weights()) return state.SkipWithError("the graph has no weights.npy");
+  const auto batches = BenchSeedBatches(graph->num_nodes());
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> fractions;
+  double sampling_s = 0, reads_s = 0;
+  int64_t edges = 0, i = 0;
+  for (auto _ : state) {
+    int64_t window_edges = 0;
+    const auto start = Clock::now();
+    do {
+      const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), threads};
+      auto layers = SampleMultiLayer(*graph, batches[i % kBenchBatchesInPool], kBenchFanouts, options);
+      if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
+      for (const SampledLayer& layer : *layers) window_edges += static_cast<int64_t>(layer.subgraph.indices.size());
+      ++i;
+    } while (Clock::now() - start < kSamplingWindow);
+    const auto sampled = Clock::now();
+    benchmark::DoNotOptimize(RandomReads(graph->indices(), window_edges, threads));
+    const auto read = Clock::now();
+    const double sampling = std::chrono::duration<double>(sampled - start).count();
+    const double reading = std::chrono::duration<double>(read - sampled).count();
+    fractions.push_back(reading / sampling);
+    sampling_s += sampling;
+    reads_s += reading;
+    edges += window_edges;
+  }
+  state.counters["of_limit"] = Median(fractions);
+  state.counters["edges_per_s"] = static_cast<double>(edges) / sampling_s;
+  state.counters["reads_per_s"] = static_cast<double>(edges) / reads_s;
+  state.counters["pairs"] = static_cast<double>(fractions.size());
+}
+BENCHMARK(BM_SamplerOfLimit)
+    ->ArgNames({"weighted", "threads"})
+    ->ArgsProduct({{0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(3.0);
 
 constexpr int64_t kTableRows = 1'000'000, kDim = 128, kGatherRows = 200'000;
 
@@ -176,32 +251,53 @@ Result<std::vector<SampledLayer>> SampleLoaderMinibatch(const CscGraph& graph,
                           SamplingOptions{/*replace=*/false, /*weighted=*/false, LoaderRngSeed(kLoaderSeed, index), 1});
 }
 
-// Times the kLoaderBatches minibatches that follow the first kLoaderWarmup.
-void BM_DataLoader(benchmark::State& state) {
-  if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
+// The loader benchmarks' options: the benchmark graph, the sampling
+// workload's fanouts and batch, kLoaderWarmup + kLoaderBatches minibatches.
+LoaderOptions BenchLoaderOptions(int num_workers, StartMethod start_method) {
   LoaderOptions o;
   o.graph_dir = GraphDir();
   o.fanouts = kBenchFanouts;
   o.batch_size = kBenchBatch;
   o.num_items = kBenchBatch * (kLoaderWarmup + kLoaderBatches);
   o.seed = kLoaderSeed;
-  o.num_workers = static_cast<int>(state.range(0));
-  o.start_method = state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn;
+  o.num_workers = num_workers;
+  o.start_method = start_method;
+  return o;
+}
+
+// Creates a loader, takes kLoaderWarmup minibatches, then returns the
+// seconds the other kLoaderBatches take.
+Result<double> TimeLoaderEpoch(const LoaderOptions& o) {
+  FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(o));
+  for (int64_t warmup = 0; warmup < kLoaderWarmup; ++warmup) {
+    FL_ASSIGN_OR_RETURN(std::optional<MiniBatch> batch, loader->Next());
+    if (!batch) return InternalError("the loader ended during the warm-up");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int64_t batches = 0;
+  for (;;) {
+    FL_ASSIGN_OR_RETURN(std::optional<MiniBatch> batch, loader->Next());
+    if (!batch) break;
+    ++batches;
+  }
+  if (batches != kLoaderBatches) {
+    return InternalError("the loader gave " + std::to_string(batches) + " timed minibatches, expected " +
+                         std::to_string(kLoaderBatches));
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Times the kLoaderBatches minibatches that follow the first kLoaderWarmup.
+void BM_DataLoader(benchmark::State& state) {
+  if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
+  const LoaderOptions o = BenchLoaderOptions(static_cast<int>(state.range(0)),
+                                             state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
   int64_t batches = 0;
   for (auto _ : state) {
-    auto loader = DataLoader::Create(o);
-    if (!loader.ok()) return state.SkipWithError(loader.status().ToString().c_str());
-    for (int64_t warmup = 0; warmup < kLoaderWarmup; ++warmup) {
-      if (!(*loader)->Next().ok()) return state.SkipWithError("a warm-up minibatch failed");
-    }
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      auto next = (*loader)->Next();
-      if (!next.ok()) return state.SkipWithError(next.status().ToString().c_str());
-      if (!next->has_value()) break;
-      ++batches;
-    }
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    Result<double> seconds = TimeLoaderEpoch(o);
+    if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
+    state.SetIterationTime(*seconds);
+    batches += kLoaderBatches;
   }
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
 }
@@ -216,6 +312,37 @@ BENCHMARK(BM_DataLoader)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// The loader with workers against the inline loader, measured in pairs: each
+// iteration times an inline epoch, then an epoch with `workers` workers, back
+// to back, so that both see the same machine (separate runs of BM_DataLoader
+// on this shared VM differed by up to 15 %). vs_inline is the median over
+// the pairs of inline time / workers time.
+void BM_LoaderVsInline(benchmark::State& state) {
+  if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
+  const LoaderOptions inline_options = BenchLoaderOptions(0, StartMethod::kFork);
+  const LoaderOptions with_workers = BenchLoaderOptions(static_cast<int>(state.range(0)),
+                                                        state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
+  std::vector<double> ratios;
+  for (auto _ : state) {
+    Result<double> inline_seconds = TimeLoaderEpoch(inline_options);
+    if (!inline_seconds.ok()) return state.SkipWithError(inline_seconds.status().ToString().c_str());
+    Result<double> workers_seconds = TimeLoaderEpoch(with_workers);
+    if (!workers_seconds.ok()) return state.SkipWithError(workers_seconds.status().ToString().c_str());
+    ratios.push_back(*inline_seconds / *workers_seconds);
+    state.SetIterationTime(*inline_seconds + *workers_seconds);
+  }
+  state.counters["vs_inline"] = Median(ratios);
+}
+BENCHMARK(BM_LoaderVsInline)
+    ->ArgNames({"workers", "spawn"})
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Iterations(5)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 // The loader's own sampling work, without the loader: the minibatches
 // BM_DataLoader produces (same items, shuffle and per-minibatch random
 // streams), dealt round-robin to `copies` threads of this process as the
@@ -225,6 +352,39 @@ BENCHMARK(BM_DataLoader)
 // cache and the memory), the bound for workers:2. R-MAT puts the hubs at the
 // low ids the loader's items are, so random seeds (BM_SampleMultiLayer) are a
 // lighter workload.
+// Samples the minibatches after the warm-up on `copies` threads, dealt
+// round-robin, and returns the seconds that takes.
+Result<double> TimeSamplerCopies(const CscGraph& graph, const std::vector<std::vector<int64_t>>& batches, int copies) {
+  const int64_t num_batches = static_cast<int64_t>(batches.size());
+  auto sample = [&](int64_t index) { return SampleLoaderMinibatch(graph, batches, index); };
+  std::vector<Status> failed(copies, OkStatus());
+  // Each thread first samples a warm-up minibatch (untimed, as the loader's
+  // workers have before the clock starts), so that its reused tables exist.
+  std::atomic<int> warm{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int copy = 0; copy < copies; ++copy) {
+    pool.emplace_back([&, copy] {
+      auto warmup = sample(copy % kLoaderWarmup);
+      if (!warmup.ok()) failed[copy] = warmup.status();
+      ++warm;
+      while (!go.load()) std::this_thread::yield();
+      for (int64_t index = kLoaderWarmup + copy; index < num_batches && failed[copy].ok(); index += copies) {
+        auto layers = sample(index);  // dealt as BM_DataLoader deals them
+        if (!layers.ok()) failed[copy] = layers.status();
+        benchmark::DoNotOptimize(layers);
+      }
+    });
+  }
+  while (warm.load() < copies) std::this_thread::yield();
+  const auto start = std::chrono::steady_clock::now();
+  go = true;
+  for (std::thread& thread : pool) thread.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const Status& status : failed) FL_RETURN_IF_ERROR(status);
+  return seconds;
+}
+
 void BM_SampleLoaderWorkload(benchmark::State& state) {
   const int copies = static_cast<int>(state.range(0));
   std::string error;
@@ -232,38 +392,12 @@ void BM_SampleLoaderWorkload(benchmark::State& state) {
   if (graph == nullptr) return state.SkipWithError(error.c_str());
   auto batches = LoaderWorkloadBatches();
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
-  const int64_t num_batches = static_cast<int64_t>(batches->size());
   int64_t done = 0;
-  auto sample = [&](int64_t index) { return SampleLoaderMinibatch(*graph, *batches, index); };
   for (auto _ : state) {
-    std::vector<Status> failed(copies, OkStatus());
-    // Each thread first samples a warm-up minibatch (untimed, as the loader's
-    // workers have before the clock starts), so that its reused tables exist.
-    std::atomic<int> warm{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> pool;
-    for (int copy = 0; copy < copies; ++copy) {
-      pool.emplace_back([&, copy] {
-        auto warmup = sample(copy % kLoaderWarmup);
-        if (!warmup.ok()) failed[copy] = warmup.status();
-        ++warm;
-        while (!go.load()) std::this_thread::yield();
-        for (int64_t index = kLoaderWarmup + copy; index < num_batches && failed[copy].ok(); index += copies) {
-          auto layers = sample(index);  // dealt as BM_DataLoader deals them
-          if (!layers.ok()) failed[copy] = layers.status();
-          benchmark::DoNotOptimize(layers);
-        }
-      });
-    }
-    while (warm.load() < copies) std::this_thread::yield();
-    const auto start = std::chrono::steady_clock::now();
-    go = true;
-    for (std::thread& thread : pool) thread.join();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    for (const Status& status : failed) {
-      if (!status.ok()) return state.SkipWithError(status.ToString().c_str());
-    }
-    done += num_batches - kLoaderWarmup;
+    Result<double> seconds = TimeSamplerCopies(*graph, *batches, copies);
+    if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
+    state.SetIterationTime(*seconds);
+    done += static_cast<int64_t>(batches->size()) - kLoaderWarmup;
   }
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(done), benchmark::Counter::kIsRate);
 }
@@ -274,6 +408,29 @@ BENCHMARK(BM_SampleLoaderWorkload)
     ->Iterations(2)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+// Two samplers against one, in pairs as BM_LoaderVsInline measures the
+// loader: each iteration samples the workload on one thread, then on two.
+// vs_one is the median over the pairs of one's time / two's time: what two
+// cores give this workload, the bound for BM_LoaderVsInline/workers:2.
+void BM_TwoSamplersVsOne(benchmark::State& state) {
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) return state.SkipWithError(error.c_str());
+  auto batches = LoaderWorkloadBatches();
+  if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
+  std::vector<double> ratios;
+  for (auto _ : state) {
+    Result<double> one = TimeSamplerCopies(*graph, *batches, 1);
+    if (!one.ok()) return state.SkipWithError(one.status().ToString().c_str());
+    Result<double> two = TimeSamplerCopies(*graph, *batches, 2);
+    if (!two.ok()) return state.SkipWithError(two.status().ToString().c_str());
+    ratios.push_back(*one / *two);
+    state.SetIterationTime(*one + *two);
+  }
+  state.counters["vs_one"] = Median(ratios);
+}
+BENCHMARK(BM_TwoSamplersVsOne)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // What a minibatch costs on its way from a worker to the main process, each
 // side alone, for a minibatch of the loader's workload (BM_DataLoader's
