@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -23,6 +24,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -92,20 +94,22 @@ BENCHMARK(BM_SampleMultiLayer)
     ->MinTime(3.0);
 
 // The median of the paired benchmarks' per-pair values (the upper one of
-// an even count).
+// an even count; NaN for none).
 double Median(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
 }
 
-// `reads` random 8-byte reads over `indices` on `threads` threads, each read
-// independent of the others as the sampler's reads of different seeds are.
-// Returns a sum of the values read, so that the reads cannot be dropped.
-int64_t RandomReads(const std::vector<int64_t>& indices, int64_t reads, int threads) {
+// `reads` random 8-byte reads over `indices` (not empty) on `threads`
+// threads, each read independent of the others as the sampler's reads of
+// different seeds are; `salt` >= 0 picks the addresses. Returns a sum of the
+// values read, so that the reads cannot be dropped.
+int64_t RandomReads(const std::vector<int64_t>& indices, int64_t reads, int threads, int64_t salt = 0) {
   const uint64_t n = indices.size();
   std::vector<int64_t> sums(threads);
   auto read = [&](int t) {
-    uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(t + 1), sum = 0;
+    uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(salt * threads + t + 1), sum = 0;
     for (int64_t i = t; i < reads; i += threads) {
       x ^= x << 13;  // xorshift64: the next address never waits for a read
       x ^= x >> 7;
@@ -131,6 +135,7 @@ void BM_RandomReads(benchmark::State& state) {
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
+  if (graph->indices().empty()) return state.SkipWithError("the graph has no edges");
   constexpr int64_t kReadsPerThread = 1 << 22;
   int64_t reads = 0;
   for (auto _ : state) {
@@ -142,14 +147,17 @@ void BM_RandomReads(benchmark::State& state) {
 BENCHMARK(BM_RandomReads)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The sampler's edges/s as a fraction of the memory limit, measured in
-// pairs: each iteration samples minibatches for at least kSamplingWindow,
-// then makes as many random reads over the graph's indices as it sampled
-// edges, with as many threads. The two halves of a pair are a few tens of
-// milliseconds apart, so they see the same machine: on a shared VM the
-// reads/s measured alone moved by a third between runs and by a fifth
-// between consecutive half-seconds. of_limit is the median over the pairs
-// of reads time / sampling time (= edges/s over reads/s); edges_per_s and
-// reads_per_s are the totals of each half.
+// pairs: each iteration samples whole minibatches for at least
+// kSamplingWindow and makes as many random reads over the graph's indices as
+// a window sampled edges, with as many threads. The two halves of a pair are
+// at most a minibatch apart, so they see the same machine: on a shared VM
+// the reads/s measured alone moved by a third between runs and by a fifth
+// between consecutive half-seconds. Even pairs sample first and read as many
+// as they sampled; odd pairs read first, as many as the previous window
+// sampled, so that what one half leaves (cold caches, drift) falls on both
+// sides alike. of_limit is the median over the pairs of (edges/s) /
+// (reads/s); edges_per_s and reads_per_s are rates over all the pairs'
+// halves, so they need not divide to it exactly.
 void BM_SamplerOfLimit(benchmark::State& state) {
   constexpr auto kSamplingWindow = std::chrono::milliseconds(40);
   const bool weighted = state.range(0) != 0;
@@ -158,12 +166,25 @@ void BM_SamplerOfLimit(benchmark::State& state) {
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
   if (weighted && !graph->has_weights()) return state.SkipWithError("the graph has no weights.npy");
+  if (graph->indices().empty()) return state.SkipWithError("the graph has no edges");
   const auto batches = BenchSeedBatches(graph->num_nodes());
   using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
   std::vector<double> fractions;
   double sampling_s = 0, reads_s = 0;
-  int64_t edges = 0, i = 0;
+  int64_t edges = 0, reads = 0, i = 0, last_window_edges = 0;
   for (auto _ : state) {
+    const int64_t pair = static_cast<int64_t>(fractions.size());
+    auto time_reads = [&](int64_t count) {
+      const auto start = Clock::now();
+      benchmark::DoNotOptimize(RandomReads(graph->indices(), count, threads, pair));
+      return seconds_since(start);
+    };
+    const bool reads_first = pair % 2 == 1;
+    const int64_t pair_reads = reads_first ? last_window_edges : 0;
+    double reading = reads_first ? time_reads(pair_reads) : 0;
     int64_t window_edges = 0;
     const auto start = Clock::now();
     do {
@@ -173,19 +194,20 @@ void BM_SamplerOfLimit(benchmark::State& state) {
       for (const SampledLayer& layer : *layers) window_edges += static_cast<int64_t>(layer.subgraph.indices.size());
       ++i;
     } while (Clock::now() - start < kSamplingWindow);
-    const auto sampled = Clock::now();
-    benchmark::DoNotOptimize(RandomReads(graph->indices(), window_edges, threads));
-    const auto read = Clock::now();
-    const double sampling = std::chrono::duration<double>(sampled - start).count();
-    const double reading = std::chrono::duration<double>(read - sampled).count();
-    fractions.push_back(reading / sampling);
+    const double sampling = seconds_since(start);
+    if (window_edges == 0) return state.SkipWithError("the seeds sampled no edges");
+    const int64_t counted_reads = reads_first ? pair_reads : window_edges;
+    if (!reads_first) reading = time_reads(counted_reads);
+    fractions.push_back((static_cast<double>(window_edges) / sampling) / (static_cast<double>(counted_reads) / reading));
     sampling_s += sampling;
     reads_s += reading;
     edges += window_edges;
+    reads += counted_reads;
+    last_window_edges = window_edges;
   }
   state.counters["of_limit"] = Median(fractions);
   state.counters["edges_per_s"] = static_cast<double>(edges) / sampling_s;
-  state.counters["reads_per_s"] = static_cast<double>(edges) / reads_s;
+  state.counters["reads_per_s"] = static_cast<double>(reads) / reads_s;
   state.counters["pairs"] = static_cast<double>(fractions.size());
 }
 BENCHMARK(BM_SamplerOfLimit)
@@ -312,9 +334,26 @@ BENCHMARK(BM_DataLoader)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// One pair of a paired benchmark: times `base` and `other` (each returns its
+// seconds) back to back, `base` first in even pairs and last in odd ones,
+// so that what the earlier side leaves (drift, warm or cold caches) falls on
+// both sides alike. Returns {base seconds, other seconds}.
+template <typename Base, typename Other>
+Result<std::pair<double, double>> TimePair(int64_t pair, const Base& base, const Other& other) {
+  double base_s = 0, other_s = 0;
+  if (pair % 2 == 1) {
+    FL_ASSIGN_OR_RETURN(other_s, other());
+  }
+  FL_ASSIGN_OR_RETURN(base_s, base());
+  if (pair % 2 == 0) {
+    FL_ASSIGN_OR_RETURN(other_s, other());
+  }
+  return std::make_pair(base_s, other_s);
+}
+
 // The loader with workers against the inline loader, measured in pairs: each
-// iteration times an inline epoch, then an epoch with `workers` workers, back
-// to back, so that both see the same machine (separate runs of BM_DataLoader
+// iteration times an inline epoch and an epoch with `workers` workers, back
+// to back (TimePair), so that both see the same machine (separate runs of BM_DataLoader
 // on this shared VM differed by up to 15 %). vs_inline is the median over
 // the pairs of inline time / workers time.
 void BM_LoaderVsInline(benchmark::State& state) {
@@ -324,12 +363,11 @@ void BM_LoaderVsInline(benchmark::State& state) {
                                                         state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
   std::vector<double> ratios;
   for (auto _ : state) {
-    Result<double> inline_seconds = TimeLoaderEpoch(inline_options);
-    if (!inline_seconds.ok()) return state.SkipWithError(inline_seconds.status().ToString().c_str());
-    Result<double> workers_seconds = TimeLoaderEpoch(with_workers);
-    if (!workers_seconds.ok()) return state.SkipWithError(workers_seconds.status().ToString().c_str());
-    ratios.push_back(*inline_seconds / *workers_seconds);
-    state.SetIterationTime(*inline_seconds + *workers_seconds);
+    auto seconds = TimePair(static_cast<int64_t>(ratios.size()), [&] { return TimeLoaderEpoch(inline_options); },
+                            [&] { return TimeLoaderEpoch(with_workers); });
+    if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
+    ratios.push_back(seconds->first / seconds->second);
+    state.SetIterationTime(seconds->first + seconds->second);
   }
   state.counters["vs_inline"] = Median(ratios);
 }
@@ -343,15 +381,6 @@ BENCHMARK(BM_LoaderVsInline)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-// The loader's own sampling work, without the loader: the minibatches
-// BM_DataLoader produces (same items, shuffle and per-minibatch random
-// streams), dealt round-robin to `copies` threads of this process as the
-// loader deals them to its workers. copies:1 is the bare sampling that
-// BM_DataLoader/workers:0 and workers:1 are measured against; copies:2 is what
-// two samplers at once get from this machine (two cores that share the L3
-// cache and the memory), the bound for workers:2. R-MAT puts the hubs at the
-// low ids the loader's items are, so random seeds (BM_SampleMultiLayer) are a
-// lighter workload.
 // Samples the minibatches after the warm-up on `copies` threads, dealt
 // round-robin, and returns the seconds that takes.
 Result<double> TimeSamplerCopies(const CscGraph& graph, const std::vector<std::vector<int64_t>>& batches, int copies) {
@@ -385,6 +414,15 @@ Result<double> TimeSamplerCopies(const CscGraph& graph, const std::vector<std::v
   return seconds;
 }
 
+// The loader's own sampling work, without the loader: the minibatches
+// BM_DataLoader produces (same items, shuffle and per-minibatch random
+// streams), dealt round-robin to `copies` threads of this process as the
+// loader deals them to its workers. copies:1 is the bare sampling that
+// BM_DataLoader/workers:0 and workers:1 are measured against; copies:2 is what
+// two samplers at once get from this machine (two cores that share the L3
+// cache and the memory), the bound for workers:2. R-MAT puts the hubs at the
+// low ids the loader's items are, so random seeds (BM_SampleMultiLayer) are a
+// lighter workload.
 void BM_SampleLoaderWorkload(benchmark::State& state) {
   const int copies = static_cast<int>(state.range(0));
   std::string error;
@@ -410,9 +448,10 @@ BENCHMARK(BM_SampleLoaderWorkload)
     ->Unit(benchmark::kMillisecond);
 
 // Two samplers against one, in pairs as BM_LoaderVsInline measures the
-// loader: each iteration samples the workload on one thread, then on two.
-// vs_one is the median over the pairs of one's time / two's time: what two
-// cores give this workload, the bound for BM_LoaderVsInline/workers:2.
+// loader: each iteration samples the workload on one thread and on two
+// (TimePair). vs_one is the median over the pairs of one's time / two's
+// time: what two cores give this workload. Two workers can reach about
+// vs_one x (inline time / bare time) of the inline loader.
 void BM_TwoSamplersVsOne(benchmark::State& state) {
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
@@ -421,12 +460,11 @@ void BM_TwoSamplersVsOne(benchmark::State& state) {
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
   std::vector<double> ratios;
   for (auto _ : state) {
-    Result<double> one = TimeSamplerCopies(*graph, *batches, 1);
-    if (!one.ok()) return state.SkipWithError(one.status().ToString().c_str());
-    Result<double> two = TimeSamplerCopies(*graph, *batches, 2);
-    if (!two.ok()) return state.SkipWithError(two.status().ToString().c_str());
-    ratios.push_back(*one / *two);
-    state.SetIterationTime(*one + *two);
+    auto seconds = TimePair(static_cast<int64_t>(ratios.size()), [&] { return TimeSamplerCopies(*graph, *batches, 1); },
+                            [&] { return TimeSamplerCopies(*graph, *batches, 2); });
+    if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
+    ratios.push_back(seconds->first / seconds->second);
+    state.SetIterationTime(seconds->first + seconds->second);
   }
   state.counters["vs_one"] = Median(ratios);
 }

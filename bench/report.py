@@ -16,6 +16,8 @@ def ours_by_config(path):
     sampler, limit, gather, memcpy = {}, {}, None, None
     for b in data.get("benchmarks", []):
         name = b["name"]
+        if b.get("run_type") == "aggregate":  # mean/median/stddev rows of --benchmark_repetitions
+            continue
         if b.get("error_occurred"):
             print(f"our benchmark {name} failed: {b.get('error_message')}", file=sys.stderr)
             continue
@@ -45,6 +47,11 @@ def peer_by_config(path):
     return peer
 
 
+def shown(value, form):
+    """value formatted with `form`, or "-" when there is none."""
+    return "-" if value is None else format(value, form)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("ours")
@@ -61,19 +68,20 @@ def main():
     print(f"{'sampler':<10} {'threads':>7} {'ours edges/s':>13} {'gb edges/s':>11} {'ratio':>6} "
           f"{'of limit':>8} {'limit reads/s':>14}")
     ratios = []
-    for (threads, weighted) in sorted(sampler):
-        edges = sampler[(threads, weighted)]
-        of_limit, reads = limit[(threads, weighted)]
+    configs = sorted(set(sampler) | set(peer))
+    for (threads, weighted) in configs:
+        edges = sampler.get((threads, weighted))
+        of_limit, reads = limit.get((threads, weighted), (None, None))
         p = peer.get((threads, weighted))
-        ratio = edges / p["edges_per_s"] if p and p["edges_per_s"] > 0 else None
+        ratio = edges / p["edges_per_s"] if edges is not None and p and p["edges_per_s"] > 0 else None
         if ratio is not None:
             ratios.append(ratio)
-        print(f"{'weighted' if weighted else 'uniform':<10} {threads:>7} {edges:>13.0f} "
-              f"{(p['edges_per_s'] if p else float('nan')):>11.0f} "
-              f"{(f'{ratio:.2f}' if ratio is not None else '-'):>6} {of_limit:>8.0%} {reads:>14.0f}")
-    print("of limit: the median over pairs of a sampling window and, right after it, as many random 8-byte reads "
-          "over the graph's indices as it sampled edges, with as many threads (sampled edges/s / those reads/s); "
-          "limit reads/s: all the pairs' reads")
+        print(f"{'weighted' if weighted else 'uniform':<10} {threads:>7} {shown(edges, '.0f'):>13} "
+              f"{shown(p['edges_per_s'] if p else None, '.0f'):>11} {shown(ratio, '.2f'):>6} "
+              f"{shown(of_limit, '.0%'):>8} {shown(reads, '.0f'):>14}")
+    print("of limit: the median over pairs of a sampling window and as many random 8-byte reads over the graph's "
+          "indices as it sampled edges, with as many threads, timed back to back (sampled edges/s / those "
+          "reads/s); limit reads/s: over all the pairs' reads")
     if gather and memcpy:
         print(f"gather 128 x float32 random rows: {gather / 1e9:.2f} GB/s; memcpy of the same bytes: "
               f"{memcpy / 1e9:.2f} GB/s; gather/memcpy = {gather / memcpy:.2f}")
@@ -105,6 +113,8 @@ def main():
     if not ratios:
         print("sampler_vs_graphbolt=unavailable")
         return 0
+    if len(ratios) < len(configs):
+        print(f"only {len(ratios)} of {len(configs)} configurations have both sides: the ratio below is over those")
     print(f"sampler_vs_graphbolt={min(ratios):.2f}")
     return 0
 
