@@ -12,9 +12,10 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
                                                const SampleOneLayer& sample_one, const CompactLayer& compact) {
   if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
   std::vector<SampledLayer> layers;
-  std::vector<int64_t> layer_seeds = seeds;
+  layers.reserve(fanouts.size());  // layer_seeds points into the last layer: no reallocation may move it
+  const std::vector<int64_t>* layer_seeds = &seeds;
   for (size_t k = 0; k < fanouts.size(); ++k) {
-    Result<SampledSubgraph> sampled = sample_one(layer_seeds, fanouts[k], static_cast<uint32_t>(k));
+    Result<SampledSubgraph> sampled = sample_one(*layer_seeds, fanouts[k], static_cast<uint32_t>(k));
     if (!sampled.ok()) return sampled.status().WithContext("layer " + std::to_string(k));
     SampledLayer layer;
     layer.subgraph = std::move(sampled).value();
@@ -22,8 +23,8 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
     if (!compacted.ok()) return compacted.status().WithContext("layer " + std::to_string(k));
     layer.unique_nodes = std::move(compacted->unique_nodes);
     layer.compacted_indices = std::move(compacted->compacted_indices);
-    layer_seeds = layer.unique_nodes;
     layers.push_back(std::move(layer));
+    layer_seeds = &layers.back().unique_nodes;
   }
   return layers;
 }

@@ -51,12 +51,13 @@ int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
   return CountPositiveWeights(p.weights + p.indptr[node], p.indptr[node + 1] - p.indptr[node]);
 }
 
-// Samples `seed` (count picks, from its `eligible` edges) into picks.
+// Samples `seed` (count picks, from its `eligible` edges) into picks; a
+// Floyd seed's picks are there once `floyd` is flushed.
 void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t eligible, int64_t count, int64_t* picks,
-                    std::vector<core::SampleKey>& scratch) {
+                    std::vector<core::SampleKey>& scratch, UniformFloydBatch& floyd) {
   if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
-    SampleUniformFloyd(p, seed, picks);
+    floyd.Add(seed, picks);
   } else if (core::UsesWeightedTopK(p, eligible)) {
     SampleWeightedTopK(p, seed, picks, scratch.data());
   } else {
@@ -89,18 +90,21 @@ void SampleInOnePass(const core::SamplingParams& params, const std::vector<int64
   out.indptr.assign(n + 1, 0);
   out.original_edge_ids.resize(n * std::clamp<int64_t>(params.fanout, 1, 16));
   std::vector<core::SampleKey> scratch;
+  UniformFloydBatch floyd(params);
   int64_t offset = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (i + kIndptrAhead < n) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
     const int64_t eligible = EligibleEdges(params, seeds[i]);
     const int64_t count = core::SampledCountOf(params, eligible);
     if (offset + count > static_cast<int64_t>(out.original_edge_ids.size())) {
+      floyd.Flush();  // its queued seeds' picks point into the memory that moves
       out.original_edge_ids.resize(std::max<int64_t>(2 * out.original_edge_ids.size(), offset + count));
     }
-    SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + offset, scratch);
+    SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + offset, scratch, floyd);
     offset += count;
     out.indptr[i + 1] = offset;
   }
+  floyd.Flush();
   out.original_edge_ids.resize(offset);
   out.indices.resize(offset);
   ReadSources(out.original_edge_ids.data(), graph_indices.data(), 0, offset, out.indices.data());
@@ -128,11 +132,14 @@ void SampleInTwoPasses(const core::SamplingParams& params, const std::vector<int
   out.indices.resize(out.indptr[n]);
   ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
     std::vector<core::SampleKey> scratch;
+    UniformFloydBatch floyd(params);
     for (int64_t i = begin; i < end; ++i) {
       if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
       const int64_t count = out.indptr[i + 1] - out.indptr[i];
-      SampleSeedInto(params, seeds[i], eligible[i], count, out.original_edge_ids.data() + out.indptr[i], scratch);
+      SampleSeedInto(params, seeds[i], eligible[i], count, out.original_edge_ids.data() + out.indptr[i], scratch,
+                     floyd);
     }
+    floyd.Flush();
     ReadSources(out.original_edge_ids.data(), graph_indices.data(), out.indptr[begin], out.indptr[end],
                 out.indices.data());
   });

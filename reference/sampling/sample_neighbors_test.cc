@@ -146,6 +146,40 @@ TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
   }
 }
 
+// On one thread the output grows past its first guess of 16 picks per seed
+// while Floyd seeds are queued for their shared random values (their picks
+// point into the output): every seed here has 30 edges and takes 20, so
+// each growth happens with seeds queued. The picks are SampleSeed's.
+TEST(SampleNeighborsTest, OneThreadGrowsItsOutputWhileFloydSeedsAreQueued) {
+  constexpr int64_t kNodes = 300, kDegree = 30, kFanout = 20;
+  std::vector<int64_t> indptr = {0}, indices;
+  for (int64_t node = 0; node < kNodes; ++node) {
+    for (int64_t e = 0; e < kDegree; ++e) indices.push_back((node * 7 + e * 13) % kNodes);
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  Result<CscGraph> graph = CscGraph::Create(std::move(indptr), std::move(indices));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  std::vector<int64_t> seeds;
+  for (int64_t node = 0; node < kNodes; ++node) seeds.push_back((node * 11) % kNodes);
+  SampledSubgraph one = Sample(*graph, seeds, kFanout, false, false, 5, 1, 1);
+  kernels::sampling::SamplingParams p;
+  p.indptr = graph->indptr().data();
+  p.fanout = kFanout;
+  p.rng_seed = 5;
+  p.layer = 1;
+  std::vector<int64_t> expected(kFanout);
+  std::vector<kernels::sampling::SampleKey> scratch(kFanout);
+  ASSERT_EQ(one.original_edge_ids.size(), seeds.size() * kFanout);
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    ASSERT_TRUE(kernels::sampling::UsesFloyd(p, kDegree));
+    kernels::sampling::SampleSeed(p, seeds[i], expected.data(), scratch.data());
+    ASSERT_EQ(std::vector<int64_t>(one.original_edge_ids.begin() + i * kFanout,
+                                   one.original_edge_ids.begin() + (i + 1) * kFanout),
+              expected)
+        << "seed " << i << " (node " << seeds[i] << ")";
+  }
+}
+
 TEST(SampleNeighborsTest, RejectsBadArguments) {
   Result<CscGraph> chain = MakeChain(5);
   Result<SampledSubgraph> r = SampleNeighbors(*chain, {0, 4, 5}, 2, 0, SamplingOptions{false, false, 1, 1});

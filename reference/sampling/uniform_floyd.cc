@@ -1,13 +1,12 @@
-// Implements the CPU's Floyd sampling (uniform_floyd.h): DrawBits for eight
-// or sixteen draws per Philox call (philox_avx2.h), then the same Floyd steps as
-// kernels::sampling::FloydDraw, keeping the picks in a bitset (nodes of up to
-// 256 edges) or a sorted array (larger ones), so they come out in ascending
-// order without a sort.
+// Implements the CPU's Floyd sampling (uniform_floyd.h): a node's draws'
+// DrawBits first (eight or sixteen per Philox call, philox_avx2.h; in a
+// UniformFloydBatch the draws of several nodes share the calls), then the
+// same Floyd steps as kernels::sampling::FloydDraw, keeping the picks in a
+// bitset (nodes of up to 256 edges) or a sorted array (larger ones), so they
+// come out in ascending order without a sort.
 #include "reference/sampling/uniform_floyd.h"
 
 #include <immintrin.h>
-
-#include <algorithm>
 
 #include "reference/sampling/philox_avx2.h"
 
@@ -16,14 +15,19 @@ namespace {
 
 namespace core = kernels::sampling;
 
-// counter = (layer, tag | (node bits 32..55) << 8, node low 32, draw), as DrawBits.
+// A draw's counter is (layer, tag | (node bits 32..55) << 8, node low 32,
+// draw), as DrawBits builds it; these are its second and third words.
+uint32_t DrawTagWord(uint32_t tag, int64_t node) {
+  return tag | (static_cast<uint32_t>(static_cast<uint64_t>(node) >> 32) << 8);
+}
+uint32_t DrawNodeWord(int64_t node) { return static_cast<uint32_t>(static_cast<uint64_t>(node)); }
+
 template <int kBlocks>
 __attribute__((target("avx2"))) void DrawBitsAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node,
                                                   int64_t first_draw, uint64_t* out) {
-  const uint64_t id = static_cast<uint64_t>(node);
   const __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
-  const __m256i c1 = _mm256_set1_epi32(static_cast<int>(tag | (static_cast<uint32_t>(id >> 32) << 8)));
-  const __m256i c2 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(id)));
+  const __m256i c1 = _mm256_set1_epi32(static_cast<int>(DrawTagWord(tag, node)));
+  const __m256i c2 = _mm256_set1_epi32(static_cast<int>(DrawNodeWord(node)));
   __m256i counters[kBlocks][4];
   for (int b = 0; b < kBlocks; ++b) {
     counters[b][0] = c0;
@@ -59,33 +63,20 @@ void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t nod
 
 namespace {
 
-// Calls draw(i, bits) for Floyd's draws i = 0 .. fanout - 1 with their
-// random values, eight or sixteen per Philox call.
-template <typename Draw>
-void ForEachFloydDraw(const core::SamplingParams& p, int64_t node, const Draw& draw) {
-  uint64_t bits[kMaxDrawBitsBlocks * kDrawBitsBlock];
-  for (int64_t first = 0; first < p.fanout; first += kMaxDrawBitsBlocks * kDrawBitsBlock) {
-    const int blocks = p.fanout - first > kDrawBitsBlock ? kMaxDrawBitsBlocks : 1;
-    DrawBitsBlocks(p.rng_seed, p.layer, core::kTagUniformPick, node, first, blocks, bits);
-    const int64_t last = std::min<int64_t>(first + blocks * kDrawBitsBlock, p.fanout);
-    for (int64_t i = first; i < last; ++i) draw(i, bits[i - first]);
-  }
-}
-
 // Nodes of up to kBitsetEdges edges keep the picked positions in a bitset:
 // "drawn before?" is one bit test instead of a scan of the earlier draws,
 // and reading the set bits in order gives the edges already sorted.
 constexpr int64_t kBitsetEdges = 256;
 
-int64_t FloydWithBitset(const core::SamplingParams& p, int64_t begin, int64_t degree, int64_t node,
-                        int64_t* out_edges) {
-  const int64_t k = p.fanout;
+// Floyd's k draws over [begin, begin + degree) with the draws' random values
+// bits[0 .. k), the picks written in ascending order.
+int64_t FloydWithBitset(int64_t k, int64_t begin, int64_t degree, const uint64_t* bits, int64_t* out_edges) {
   uint64_t picked[kBitsetEdges / 64] = {};
-  ForEachFloydDraw(p, node, [&](int64_t i, uint64_t bits) {
-    int64_t at = core::FloydCandidate(degree, k, i, bits);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t at = core::FloydCandidate(degree, k, i, bits[i]);
     if ((picked[at >> 6] >> (at & 63)) & 1) at = degree - k + i;  // FloydDraw: drawn before, take j
     picked[at >> 6] |= uint64_t{1} << (at & 63);
-  });
+  }
   int64_t written = 0;
   for (int64_t word = 0; word * 64 < degree; ++word) {
     for (uint64_t m = picked[word]; m != 0; m &= m - 1) out_edges[written++] = begin + word * 64 + __builtin_ctzll(m);
@@ -98,28 +89,97 @@ int64_t FloydWithBitset(const core::SamplingParams& p, int64_t begin, int64_t de
 // and a pick drawn before is replaced by j = degree - k + i, larger than
 // every earlier pick (draw i' < i picks at most degree - k + i'), so it
 // goes last.
-int64_t FloydSorted(const core::SamplingParams& p, int64_t begin, int64_t degree, int64_t node, int64_t* out_edges) {
-  const int64_t k = p.fanout;
-  ForEachFloydDraw(p, node, [&](int64_t i, uint64_t bits) {
-    const int64_t candidate = begin + core::FloydCandidate(degree, k, i, bits);
+// (GCC would turn the shift of the larger picks into a call to memmove, whose
+// cost for a shift of a few elements is most of an insertion.)
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) int64_t FloydSorted(int64_t k, int64_t begin,
+                                                                                  int64_t degree, const uint64_t* bits,
+                                                                                  int64_t* out_edges) {
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t candidate = begin + core::FloydCandidate(degree, k, i, bits[i]);
     int64_t at = i;
     while (at > 0 && out_edges[at - 1] > candidate) --at;
     if (at > 0 && out_edges[at - 1] == candidate) {
       out_edges[i] = begin + degree - k + i;  // FloydDraw: drawn before, take j
-      return;
+      continue;
     }
     for (int64_t m = i; m > at; --m) out_edges[m] = out_edges[m - 1];
     out_edges[at] = candidate;
-  });
+  }
   return k;
+}
+
+int64_t FloydOnBits(int64_t k, int64_t begin, int64_t degree, const uint64_t* bits, int64_t* out_edges) {
+  if (degree <= kBitsetEdges) return FloydWithBitset(k, begin, degree, bits, out_edges);
+  return FloydSorted(k, begin, degree, bits, out_edges);
+}
+
+__attribute__((target("avx2"))) inline __m256i LoadLanes(const uint32_t* words) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
+}
+
+// out[i] = RandomBits(rng_seed, layer, high_tag[i], low[i], draw[i]) for i
+// in [0, lanes rounded up to kDrawBitsBlock), two blocks per Philox call
+// where there are two.
+__attribute__((target("avx2"))) void PackedBitsAvx2(uint64_t rng_seed, uint32_t layer, const uint32_t* high_tag,
+                                                    const uint32_t* low, const uint32_t* draw, int lanes,
+                                                    uint64_t* out) {
+  const __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
+  for (int lane = 0; lane < lanes; lane += 2 * kDrawBitsBlock) {
+    const int next = lane + kDrawBitsBlock;
+    const __m256i block[4] = {c0, LoadLanes(high_tag + lane), LoadLanes(low + lane), LoadLanes(draw + lane)};
+    if (lanes > next) {
+      const __m256i counters[2][4] = {{block[0], block[1], block[2], block[3]},
+                                      {c0, LoadLanes(high_tag + next), LoadLanes(low + next), LoadLanes(draw + next)}};
+      philox_avx2::RandomBitsBlocks<2>(rng_seed, counters, out + lane);
+    } else {
+      const __m256i counters[1][4] = {{block[0], block[1], block[2], block[3]}};
+      philox_avx2::RandomBitsBlocks<1>(rng_seed, counters, out + lane);
+    }
+  }
 }
 
 }  // namespace
 
 int64_t SampleUniformFloyd(const core::SamplingParams& p, int64_t node, int64_t* out_edges) {
-  const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin;
-  if (degree <= kBitsetEdges) return FloydWithBitset(p, begin, degree, node, out_edges);
-  return FloydSorted(p, begin, degree, node, out_edges);
+  uint64_t bits[core::kMaxFloydFanout + kMaxDrawBitsBlocks * kDrawBitsBlock];
+  const int blocks = static_cast<int>((p.fanout + kDrawBitsBlock - 1) / kDrawBitsBlock);
+  DrawBitsBlocks(p.rng_seed, p.layer, core::kTagUniformPick, node, 0, blocks, bits);
+  return FloydOnBits(p.fanout, p.indptr[node], p.indptr[node + 1] - p.indptr[node], bits, out_edges);
+}
+
+void UniformFloydBatch::Add(int64_t node, int64_t* out_edges) {
+  const int k = static_cast<int>(p_.fanout);
+  if (lanes_ + k > kLanes) Flush();
+  const uint32_t high_tag = DrawTagWord(core::kTagUniformPick, node), low = DrawNodeWord(node);
+  for (int i = 0; i < k; ++i) {
+    node_high_tag_[lanes_ + i] = high_tag;
+    node_low_[lanes_ + i] = low;
+    draw_[lanes_ + i] = static_cast<uint32_t>(i);
+  }
+  queued_[num_queued_++] = Queued{p_.indptr[node], p_.indptr[node + 1] - p_.indptr[node], out_edges, lanes_};
+  lanes_ += k;
+}
+
+void UniformFloydBatch::Flush() {
+  if (num_queued_ == 0) return;
+  // The lanes past the last draw, up to the end of the last pair of blocks,
+  // are computed and not read: give them defined counters.
+  for (int lane = lanes_; lane < kLanes + kSlack && lane % kSlack != 0; ++lane) {
+    node_high_tag_[lane] = node_low_[lane] = draw_[lane] = 0;
+  }
+  if (philox_avx2::CpuHasAvx2()) {
+    PackedBitsAvx2(p_.rng_seed, p_.layer, node_high_tag_, node_low_, draw_, lanes_, bits_);
+  } else {
+    for (int lane = 0; lane < lanes_; ++lane) {
+      bits_[lane] = core::RandomBits(p_.rng_seed, p_.layer, node_high_tag_[lane], node_low_[lane], draw_[lane]);
+    }
+  }
+  for (int q = 0; q < num_queued_; ++q) {
+    const Queued& node = queued_[q];
+    FloydOnBits(p_.fanout, node.begin, node.degree, bits_ + node.first_lane, node.out_edges);
+  }
+  lanes_ = 0;
+  num_queued_ = 0;
 }
 
 }  // namespace faultline

@@ -18,17 +18,29 @@ namespace {
 
 namespace core = kernels::sampling;
 
-// Compares SampleUniformFloyd with SampleSeed on every node of `graph` that
-// takes the Floyd path under `p`; counts the nodes compared in *compared.
+// Compares SampleUniformFloyd, and a UniformFloydBatch given every such
+// node in turn, with SampleSeed on every node of `graph` that takes the
+// Floyd path under `p`; counts the nodes compared in *compared.
 void ExpectFloydPicksWhatSampleSeedPicks(const CscGraph& graph, const core::SamplingParams& p, int64_t* compared) {
   std::vector<int64_t> fast(p.fanout), reference(p.fanout);
   std::vector<core::SampleKey> scratch(p.fanout);
+  std::vector<int64_t> floyd_nodes;
   for (int64_t node = 0; node < graph.num_nodes(); ++node) {
-    if (!core::UsesFloyd(p, core::EligibleCount(p, node))) continue;
+    if (core::UsesFloyd(p, core::EligibleCount(p, node))) floyd_nodes.push_back(node);
+  }
+  const int64_t k = p.fanout;
+  std::vector<int64_t> batched(floyd_nodes.size() * k, -1);
+  UniformFloydBatch batch(p);
+  for (size_t j = 0; j < floyd_nodes.size(); ++j) batch.Add(floyd_nodes[j], batched.data() + j * k);
+  batch.Flush();
+  for (size_t j = 0; j < floyd_nodes.size(); ++j) {
+    const int64_t node = floyd_nodes[j];
     ASSERT_EQ(SampleUniformFloyd(p, node, fast.data()), p.fanout);
     ASSERT_EQ(core::SampleSeed(p, node, reference.data(), scratch.data()), p.fanout);
     ASSERT_EQ(fast, reference) << "node " << node << " (degree " << graph.indptr()[node + 1] - graph.indptr()[node]
                                << ") fanout " << p.fanout << " seed " << p.rng_seed;
+    ASSERT_EQ(std::vector<int64_t>(batched.begin() + j * k, batched.begin() + (j + 1) * k), reference)
+        << "batched: node " << node << " (the " << j << "th queued) fanout " << p.fanout << " seed " << p.rng_seed;
     ++*compared;
   }
 }
