@@ -15,7 +15,9 @@
 //   doubled when half full.
 //
 // Either way each thread reuses its table's memory from call to call (no
-// page faults) and nothing is allocated per node.
+// page faults) and nothing is allocated per node. The DirectTable's calls
+// also write the unique nodes through a buffer the thread reuses, without a
+// branch per id (CompactDirect).
 #include "reference/sampling/unique_and_compact.h"
 
 #include <algorithm>
@@ -147,16 +149,19 @@ class DirectTable {
 
   void Prefetch(int64_t node) const { __builtin_prefetch(&entries_[static_cast<size_t>(node)]); }
 
-  int64_t FindOrInsert(int64_t node, bool* inserted) {
+  // FindOrInsert without a branch on whether the node is new (about every
+  // other lookup of a sampled layer is, at random): returns its position,
+  // and the count of positions handed out grows by one if it was new.
+  int64_t Position(int64_t node) {
     uint64_t& entry = entries_[static_cast<size_t>(node)];
-    if ((entry & ~uint64_t{0xffffffff}) == stamp_) {
-      *inserted = false;
-      return static_cast<int64_t>(entry & 0xffffffff);
-    }
-    entry = stamp_ | static_cast<uint64_t>(size_);
-    *inserted = true;
-    return size_++;
+    const uint64_t seen = entry;
+    const bool present = (seen & ~uint64_t{0xffffffff}) == stamp_;
+    const int64_t position = present ? static_cast<int64_t>(seen & 0xffffffff) : size_;
+    entry = stamp_ | static_cast<uint64_t>(position);
+    size_ += present ? 0 : 1;
+    return position;
   }
+  int64_t size() const { return size_; }
 
  private:
   // Fresh zeroed memory carries generation 0 (absent everywhere), so a
@@ -176,7 +181,7 @@ class DirectTable {
   int64_t size_ = 0;
 };
 
-// Fills the result through `position` (a DirectTable or a PositionTable).
+// Fills the result through `position` (a PositionTable).
 template <typename Table>
 UniqueAndCompactResult CompactWith(Table& position, const std::vector<int64_t>& seeds,
                                    const std::vector<int64_t>& indices) {
@@ -198,6 +203,32 @@ UniqueAndCompactResult CompactWith(Table& position, const std::vector<int64_t>& 
     if (i + kAhead < indices.size()) position.Prefetch(indices[i + kAhead]);
     result.compacted_indices.push_back(add(indices[i]));
   }
+  return result;
+}
+
+// CompactWith for the DirectTable, without a branch on whether an id is new
+// (in a sampled layer about every other one is, at random, so that branch
+// mispredicted often): each id is written at the next unique slot of a
+// buffer this thread reuses, and the slot is kept only if the id was new
+// (the count moves past it).
+UniqueAndCompactResult CompactDirect(DirectTable& position, const std::vector<int64_t>& seeds,
+                                     const std::vector<int64_t>& indices) {
+  thread_local std::vector<int64_t> unique;  // reused: not zero-filled per call
+  if (unique.size() < seeds.size() + indices.size()) unique.resize(seeds.size() + indices.size());
+  constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (i + kAhead < seeds.size()) position.Prefetch(seeds[i + kAhead]);
+    unique[static_cast<size_t>(position.size())] = seeds[i];
+    position.Position(seeds[i]);
+  }
+  UniqueAndCompactResult result;
+  result.compacted_indices.reserve(indices.size());  // filled in order: no zero-fill first
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (i + kAhead < indices.size()) position.Prefetch(indices[i + kAhead]);
+    unique[static_cast<size_t>(position.size())] = indices[i];
+    result.compacted_indices.push_back(position.Position(indices[i]));
+  }
+  result.unique_nodes.assign(unique.begin(), unique.begin() + position.size());
   return result;
 }
 
@@ -235,7 +266,7 @@ UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const
   const bool positions_fit = inputs < (uint64_t{1} << 32) - 1;
   if (!range.negative && positions_fit && range.max < std::max(kDirectAlways, kDirectIdsPerInput * inputs)) {
     DirectTable position(static_cast<size_t>(range.max) + 1);
-    return CompactWith(position, seeds, indices);
+    return CompactDirect(position, seeds, indices);
   }
   const bool narrow = positions_fit && !range.negative && range.max < (uint64_t{1} << 32);
   return narrow ? CompactHashed<NarrowSlots>(seeds, indices) : CompactHashed<WideSlots>(seeds, indices);
