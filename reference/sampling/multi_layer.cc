@@ -12,7 +12,7 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
                                                const SampleOneLayer& sample_one, const CompactLayer& compact) {
   if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
   std::vector<SampledLayer> layers;
-  layers.reserve(fanouts.size());  // layer_seeds points into the last layer: no reallocation may move it
+  layers.reserve(fanouts.size());  // layer_seeds points into the last layer pushed (a safeguard)
   const std::vector<int64_t>* layer_seeds = &seeds;
   for (size_t k = 0; k < fanouts.size(); ++k) {
     Result<SampledSubgraph> sampled = sample_one(*layer_seeds, fanouts[k], static_cast<uint32_t>(k));

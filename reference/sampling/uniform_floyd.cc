@@ -91,9 +91,13 @@ int64_t FloydWithBitset(int64_t k, int64_t begin, int64_t degree, const uint64_t
 // goes last.
 // (GCC would turn the shift of the larger picks into a call to memmove, whose
 // cost for a shift of a few elements is most of an insertion.)
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) int64_t FloydSorted(int64_t k, int64_t begin,
-                                                                                  int64_t degree, const uint64_t* bits,
-                                                                                  int64_t* out_edges) {
+#if defined(__GNUC__) && !defined(__clang__)
+#define FL_NO_MEMMOVE_IDIOM __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define FL_NO_MEMMOVE_IDIOM
+#endif
+FL_NO_MEMMOVE_IDIOM int64_t FloydSorted(int64_t k, int64_t begin, int64_t degree, const uint64_t* bits,
+                                        int64_t* out_edges) {
   for (int64_t i = 0; i < k; ++i) {
     const int64_t candidate = begin + core::FloydCandidate(degree, k, i, bits[i]);
     int64_t at = i;
@@ -117,19 +121,19 @@ __attribute__((target("avx2"))) inline __m256i LoadLanes(const uint32_t* words) 
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
 }
 
-// out[i] = RandomBits(rng_seed, layer, high_tag[i], low[i], draw[i]) for i
-// in [0, lanes rounded up to kDrawBitsBlock), two blocks per Philox call
-// where there are two.
-__attribute__((target("avx2"))) void PackedBitsAvx2(uint64_t rng_seed, uint32_t layer, const uint32_t* high_tag,
-                                                    const uint32_t* low, const uint32_t* draw, int lanes,
-                                                    uint64_t* out) {
+// PackedDrawBits on AVX2, two blocks per Philox call where there are two.
+__attribute__((target("avx2"))) void PackedDrawBitsAvx2(uint64_t rng_seed, uint32_t layer,
+                                                        const uint32_t* tag_node_high, const uint32_t* node_low,
+                                                        const uint32_t* draw, int lanes, uint64_t* out) {
   const __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
   for (int lane = 0; lane < lanes; lane += 2 * kDrawBitsBlock) {
     const int next = lane + kDrawBitsBlock;
-    const __m256i block[4] = {c0, LoadLanes(high_tag + lane), LoadLanes(low + lane), LoadLanes(draw + lane)};
+    const __m256i block[4] = {c0, LoadLanes(tag_node_high + lane), LoadLanes(node_low + lane),
+                              LoadLanes(draw + lane)};
     if (lanes > next) {
-      const __m256i counters[2][4] = {{block[0], block[1], block[2], block[3]},
-                                      {c0, LoadLanes(high_tag + next), LoadLanes(low + next), LoadLanes(draw + next)}};
+      const __m256i counters[2][4] = {
+          {block[0], block[1], block[2], block[3]},
+          {c0, LoadLanes(tag_node_high + next), LoadLanes(node_low + next), LoadLanes(draw + next)}};
       philox_avx2::RandomBitsBlocks<2>(rng_seed, counters, out + lane);
     } else {
       const __m256i counters[1][4] = {{block[0], block[1], block[2], block[3]}};
@@ -147,12 +151,28 @@ int64_t SampleUniformFloyd(const core::SamplingParams& p, int64_t node, int64_t*
   return FloydOnBits(p.fanout, p.indptr[node], p.indptr[node + 1] - p.indptr[node], bits, out_edges);
 }
 
+void PackedDrawBitsScalar(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_high, const uint32_t* node_low,
+                          const uint32_t* draw, int lanes, uint64_t* out) {
+  for (int lane = 0; lane < lanes; ++lane) {
+    out[lane] = core::RandomBits(rng_seed, layer, tag_node_high[lane], node_low[lane], draw[lane]);
+  }
+}
+
+void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_high, const uint32_t* node_low,
+                    const uint32_t* draw, int lanes, uint64_t* out) {
+  if (philox_avx2::CpuHasAvx2()) {
+    PackedDrawBitsAvx2(rng_seed, layer, tag_node_high, node_low, draw, lanes, out);
+  } else {
+    PackedDrawBitsScalar(rng_seed, layer, tag_node_high, node_low, draw, lanes, out);
+  }
+}
+
 void UniformFloydBatch::Add(int64_t node, int64_t* out_edges) {
   const int k = static_cast<int>(p_.fanout);
   if (lanes_ + k > kLanes) Flush();
   const uint32_t high_tag = DrawTagWord(core::kTagUniformPick, node), low = DrawNodeWord(node);
   for (int i = 0; i < k; ++i) {
-    node_high_tag_[lanes_ + i] = high_tag;
+    tag_node_high_[lanes_ + i] = high_tag;
     node_low_[lanes_ + i] = low;
     draw_[lanes_ + i] = static_cast<uint32_t>(i);
   }
@@ -164,16 +184,8 @@ void UniformFloydBatch::Flush() {
   if (num_queued_ == 0) return;
   // The lanes past the last draw, up to the end of the last pair of blocks,
   // are computed and not read: give them defined counters.
-  for (int lane = lanes_; lane < kLanes + kSlack && lane % kSlack != 0; ++lane) {
-    node_high_tag_[lane] = node_low_[lane] = draw_[lane] = 0;
-  }
-  if (philox_avx2::CpuHasAvx2()) {
-    PackedBitsAvx2(p_.rng_seed, p_.layer, node_high_tag_, node_low_, draw_, lanes_, bits_);
-  } else {
-    for (int lane = 0; lane < lanes_; ++lane) {
-      bits_[lane] = core::RandomBits(p_.rng_seed, p_.layer, node_high_tag_[lane], node_low_[lane], draw_[lane]);
-    }
-  }
+  for (int lane = lanes_; lane % kPairLanes != 0; ++lane) tag_node_high_[lane] = node_low_[lane] = draw_[lane] = 0;
+  PackedDrawBits(p_.rng_seed, p_.layer, tag_node_high_, node_low_, draw_, lanes_, bits_);
   for (int q = 0; q < num_queued_; ++q) {
     const Queued& node = queued_[q];
     FloydOnBits(p_.fanout, node.begin, node.degree, bits_ + node.first_lane, node.out_edges);

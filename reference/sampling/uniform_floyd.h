@@ -6,6 +6,7 @@
 #ifndef FAULTLINE_REFERENCE_SAMPLING_UNIFORM_FLOYD_H_
 #define FAULTLINE_REFERENCE_SAMPLING_UNIFORM_FLOYD_H_
 
+#include <cassert>
 #include <cstdint>
 
 #include "kernels/sampling_core.h"
@@ -17,6 +18,18 @@ inline constexpr int kDrawBitsBlock = 8, kMaxDrawBitsBlocks = 2;
 // SampleSeed(p, node, out_edges, ...) for a node where UsesFloyd(p,
 // eligible) holds. Returns the number of edges written (p.fanout).
 int64_t SampleUniformFloyd(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges);
+
+// out[i] = kernels::sampling::RandomBits(rng_seed, layer, tag_node_high[i],
+// node_low[i], draw[i]) for i in [0, lanes rounded up to a multiple of
+// kMaxDrawBitsBlocks * kDrawBitsBlock): each lane its own counter (Philox
+// blocks shared by the draws of several nodes). The inputs and `out` must
+// have that many lanes.
+void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_high, const uint32_t* node_low,
+                    const uint32_t* draw, int lanes, uint64_t* out);
+// The same with one scalar Philox call per lane (what PackedDrawBits is
+// tested against, and its path on CPUs without AVX2).
+void PackedDrawBitsScalar(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_high, const uint32_t* node_low,
+                          const uint32_t* draw, int lanes, uint64_t* out);
 
 // SampleUniformFloyd for a stream of nodes, with the draws of consecutive
 // nodes packed into the same Philox blocks of kDrawBitsBlock lanes: at
@@ -30,6 +43,7 @@ class UniformFloydBatch {
   explicit UniformFloydBatch(const kernels::sampling::SamplingParams& p) : p_(p) {}
   UniformFloydBatch(const UniformFloydBatch&) = delete;
   UniformFloydBatch& operator=(const UniformFloydBatch&) = delete;
+  ~UniformFloydBatch() { assert(num_queued_ == 0 && "queued Floyd seeds were never flushed"); }
 
   void Add(int64_t node, int64_t* out_edges);
   void Flush();
@@ -37,8 +51,9 @@ class UniformFloydBatch {
  private:
   // Lanes queued at most: one node of the largest Floyd fanout fits.
   static constexpr int kLanes = static_cast<int>(kernels::sampling::kMaxFloydFanout);
-  // Room past kLanes for the last pair of blocks.
-  static constexpr int kSlack = kMaxDrawBitsBlocks * kDrawBitsBlock;
+  // PackedDrawBits' lanes: kLanes rounded up to whole pairs of blocks.
+  static constexpr int kPairLanes = kMaxDrawBitsBlocks * kDrawBitsBlock;
+  static constexpr int kRoundedLanes = (kLanes + kPairLanes - 1) / kPairLanes * kPairLanes;
 
   struct Queued {
     int64_t begin, degree;  // the node's edges
@@ -46,10 +61,10 @@ class UniformFloydBatch {
     int first_lane;         // its first draw's lane
   };
 
-  const kernels::sampling::SamplingParams& p_;
+  const kernels::sampling::SamplingParams p_;  // a copy: the caller's may change or go
   // Philox counter words 1..3 (word 0 is the layer) of each queued draw.
-  uint32_t node_high_tag_[kLanes + kSlack], node_low_[kLanes + kSlack], draw_[kLanes + kSlack];
-  uint64_t bits_[kLanes + kSlack];
+  uint32_t tag_node_high_[kRoundedLanes], node_low_[kRoundedLanes], draw_[kRoundedLanes];
+  uint64_t bits_[kRoundedLanes];
   Queued queued_[kLanes];
   int lanes_ = 0, num_queued_ = 0;
 };

@@ -89,6 +89,36 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksForEveryDegreeOnBothSidesOfTheBit
   EXPECT_EQ(compared, expected);
 }
 
+// PackedDrawBits (AVX2 where the CPU has it) and its scalar twin give each
+// lane DrawBits of its own node and draw, for nodes up to 2^56 (the counter's
+// second word carries bits 32..55), lane counts across block and pair
+// boundaries.
+TEST(UniformFloydTest, PackedDrawBitsGiveEachLaneItsOwnDrawBits) {
+  std::mt19937_64 rng(29);
+  for (int lanes : {1, 7, 8, 9, 16, 17, 40, 256}) {
+    const int rounded = (lanes + 15) / 16 * 16;
+    std::vector<uint32_t> tag_node_high(rounded, 0), node_low(rounded, 0), draw(rounded, 0);
+    std::vector<int64_t> nodes(lanes), draws(lanes);
+    const uint64_t seed = rng();
+    const uint32_t layer = static_cast<uint32_t>(rng() % 4);
+    for (int i = 0; i < lanes; ++i) {
+      nodes[i] = static_cast<int64_t>(rng() >> (8 + rng() % 40));  // < 2^56, some below 2^32
+      draws[i] = static_cast<int64_t>(rng() % 300);
+      tag_node_high[i] = core::kTagUniformPick | (static_cast<uint32_t>(static_cast<uint64_t>(nodes[i]) >> 32) << 8);
+      node_low[i] = static_cast<uint32_t>(nodes[i]);
+      draw[i] = static_cast<uint32_t>(draws[i]);
+    }
+    std::vector<uint64_t> packed(rounded), scalar(rounded);
+    PackedDrawBits(seed, layer, tag_node_high.data(), node_low.data(), draw.data(), lanes, packed.data());
+    PackedDrawBitsScalar(seed, layer, tag_node_high.data(), node_low.data(), draw.data(), lanes, scalar.data());
+    for (int i = 0; i < lanes; ++i) {
+      const uint64_t expected = core::DrawBits(seed, layer, core::kTagUniformPick, nodes[i], draws[i]);
+      ASSERT_EQ(packed[i], expected) << "lane " << i << " of " << lanes << ", node " << nodes[i];
+      ASSERT_EQ(scalar[i], expected) << "scalar: lane " << i << " of " << lanes << ", node " << nodes[i];
+    }
+  }
+}
+
 // Random123 tests/kat_vectors, "philox4x32 10" line 1: counter and key zero.
 TEST(UniformFloydTest, MatchesRandom123KnownAnswer) {
   uint64_t out[kDrawBitsBlock];

@@ -211,10 +211,16 @@ UniqueAndCompactResult CompactWith(Table& position, const std::vector<int64_t>& 
 // mispredicted often): each id is written at the next unique slot of a
 // buffer this thread reuses, and the slot is kept only if the id was new
 // (the count moves past it).
-UniqueAndCompactResult CompactDirect(DirectTable& position, const std::vector<int64_t>& seeds,
+UniqueAndCompactResult CompactDirect(DirectTable& position, uint64_t max_id, const std::vector<int64_t>& seeds,
                                      const std::vector<int64_t>& indices) {
-  thread_local std::vector<int64_t> unique;  // reused: not zero-filled per call
-  if (unique.size() < seeds.size() + indices.size()) unique.resize(seeds.size() + indices.size());
+  // Reused: not zero-filled per call. At most max_id + 1 ids are new, and one
+  // more slot is written before an id is known not to be.
+  thread_local std::vector<int64_t> unique;
+  const size_t slots = static_cast<size_t>(std::min<uint64_t>(seeds.size() + indices.size(), max_id + 2));
+  if (unique.size() < slots) {
+    std::vector<int64_t>().swap(unique);  // freed first: its contents need not be kept
+    unique.resize(slots);
+  }
   constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
   for (size_t i = 0; i < seeds.size(); ++i) {
     if (i + kAhead < seeds.size()) position.Prefetch(seeds[i + kAhead]);
@@ -269,7 +275,7 @@ UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const
   const bool positions_fit = inputs < (uint64_t{1} << 32) - 1;
   if (!range.negative && positions_fit && range.max < std::max(kDirectAlways, kDirectIdsPerInput * inputs)) {
     DirectTable position(static_cast<size_t>(range.max) + 1);
-    return CompactDirect(position, seeds, indices);
+    return CompactDirect(position, range.max, seeds, indices);
   }
   const bool narrow = positions_fit && !range.negative && range.max < (uint64_t{1} << 32);
   return narrow ? CompactHashed<NarrowSlots>(seeds, indices) : CompactHashed<WideSlots>(seeds, indices);

@@ -22,8 +22,8 @@ struct UniqueAndCompactResult {
 // the next call: for non-negative ids below 2^22, or dense ones, 8 bytes per
 // id up to the largest it has seen, rounded up to a power of two (at most
 // 32 MiB, or 256 bytes per id of its largest call), advised onto 2 MiB
-// pages, and a buffer of 8 bytes per input of its largest such call; else a
-// hash table of 8 or 16 bytes per slot.
+// pages, and a buffer of 8 bytes per input of its largest such call (at
+// most one per id); else a hash table of 8 or 16 bytes per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
 // Sets the calling thread's call counter of the dense-id table (tests: its
