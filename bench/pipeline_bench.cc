@@ -64,24 +64,46 @@ const CscGraph* BenchGraph(std::string* error) {
   return graph.get();
 }
 
+// The sampler benchmarks' graph, for arguments (weighted, threads); nullptr
+// once `state` is skipped with the reason.
+const CscGraph* SamplerBenchGraph(benchmark::State& state) {
+  std::string error;
+  const CscGraph* graph = BenchGraph(&error);
+  if (graph == nullptr) {
+    state.SkipWithError(error.c_str());
+    return nullptr;
+  }
+  if (state.range(0) != 0 && !graph->has_weights()) {
+    state.SkipWithError("the graph has no weights.npy");
+    return nullptr;
+  }
+  return graph;
+}
+
+// Samples minibatch `i` of the workload (batch i of the pool, random stream
+// i) and returns its sampled edges.
+Result<int64_t> SampleBenchMinibatch(const CscGraph& graph, const std::vector<std::vector<int64_t>>& batches,
+                                     int64_t i, bool weighted, int threads) {
+  const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), threads};
+  FL_ASSIGN_OR_RETURN(std::vector<SampledLayer> layers,
+                      SampleMultiLayer(graph, batches[i % kBenchBatchesInPool], kBenchFanouts, options));
+  int64_t edges = 0;
+  for (const SampledLayer& layer : layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
+  return edges;
+}
+
 void BM_SampleMultiLayer(benchmark::State& state) {
   const bool weighted = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
-  std::string error;
-  const CscGraph* graph = BenchGraph(&error);
-  if (graph == nullptr) return state.SkipWithError(error.c_str());
-  if (weighted && !graph->has_weights()) return state.SkipWithError("the graph has no weights.npy");
+  const CscGraph* graph = SamplerBenchGraph(state);
+  if (graph == nullptr) return;
   const auto batches = BenchSeedBatches(graph->num_nodes());
   int64_t edges = 0, seeds = 0, i = 0;
   for (auto _ : state) {
-    const auto& batch = batches[i % kBenchBatchesInPool];
-    const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), threads};
-    auto layers = SampleMultiLayer(*graph, batch, kBenchFanouts, options);
-    if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
-    for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
+    Result<int64_t> sampled = SampleBenchMinibatch(*graph, batches, i++, weighted, threads);
+    if (!sampled.ok()) return state.SkipWithError(sampled.status().ToString().c_str());
+    edges += *sampled;
     seeds += kBenchBatch;
-    ++i;
-    benchmark::DoNotOptimize(layers);
   }
   state.counters["seeds_per_s"] = benchmark::Counter(static_cast<double>(seeds), benchmark::Counter::kIsRate);
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
@@ -162,10 +184,8 @@ void BM_SamplerOfLimit(benchmark::State& state) {
   constexpr auto kSamplingWindow = std::chrono::milliseconds(40);
   const bool weighted = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
-  std::string error;
-  const CscGraph* graph = BenchGraph(&error);
-  if (graph == nullptr) return state.SkipWithError(error.c_str());
-  if (weighted && !graph->has_weights()) return state.SkipWithError("the graph has no weights.npy");
+  const CscGraph* graph = SamplerBenchGraph(state);
+  if (graph == nullptr) return;
   if (graph->indices().empty()) return state.SkipWithError("the graph has no edges");
   const auto batches = BenchSeedBatches(graph->num_nodes());
   using Clock = std::chrono::steady_clock;
@@ -188,11 +208,9 @@ void BM_SamplerOfLimit(benchmark::State& state) {
     int64_t window_edges = 0;
     const auto start = Clock::now();
     do {
-      const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), threads};
-      auto layers = SampleMultiLayer(*graph, batches[i % kBenchBatchesInPool], kBenchFanouts, options);
-      if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
-      for (const SampledLayer& layer : *layers) window_edges += static_cast<int64_t>(layer.subgraph.indices.size());
-      ++i;
+      Result<int64_t> sampled = SampleBenchMinibatch(*graph, batches, i++, weighted, threads);
+      if (!sampled.ok()) return state.SkipWithError(sampled.status().ToString().c_str());
+      window_edges += *sampled;
     } while (Clock::now() - start < kSamplingWindow);
     const double sampling = seconds_since(start);
     if (window_edges == 0) return state.SkipWithError("the seeds sampled no edges");
@@ -323,13 +341,16 @@ void BM_DataLoader(benchmark::State& state) {
   }
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
 }
+// The loader configurations with workers: 1 and 2, forked and spawned.
+void WithWorkers(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"workers", "spawn"});
+  for (int spawn : {0, 1}) {
+    for (int workers : {1, 2}) b->Args({workers, spawn});
+  }
+}
 BENCHMARK(BM_DataLoader)
-    ->ArgNames({"workers", "spawn"})
     ->Args({0, 0})
-    ->Args({1, 0})
-    ->Args({2, 0})
-    ->Args({1, 1})
-    ->Args({2, 1})
+    ->Apply(WithWorkers)
     ->Iterations(2)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
@@ -353,9 +374,9 @@ Result<std::pair<double, double>> TimePair(int64_t pair, const Base& base, const
 
 // The loader with workers against the inline loader, measured in pairs: each
 // iteration times an inline epoch and an epoch with `workers` workers, back
-// to back (TimePair), so that both see the same machine (separate runs of BM_DataLoader
-// on this shared VM differed by up to 15 %). vs_inline is the median over
-// the pairs of inline time / workers time.
+// to back (TimePair), so that both see the same machine (separate runs of
+// BM_DataLoader on this shared VM differed by up to 15 %). vs_inline is the
+// median over the pairs of inline time / workers time.
 void BM_LoaderVsInline(benchmark::State& state) {
   if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
   const LoaderOptions inline_options = BenchLoaderOptions(0, StartMethod::kFork);
@@ -371,15 +392,7 @@ void BM_LoaderVsInline(benchmark::State& state) {
   }
   state.counters["vs_inline"] = Median(ratios);
 }
-BENCHMARK(BM_LoaderVsInline)
-    ->ArgNames({"workers", "spawn"})
-    ->Args({1, 0})
-    ->Args({2, 0})
-    ->Args({1, 1})
-    ->Args({2, 1})
-    ->Iterations(5)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoaderVsInline)->Apply(WithWorkers)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // Samples the minibatches after the warm-up on `copies` threads, dealt
 // round-robin, and returns the seconds that takes.
