@@ -20,10 +20,10 @@ inline constexpr int kDrawBitsBlock = 8, kMaxDrawBitsBlocks = 2;
 int64_t SampleUniformFloyd(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges);
 
 // out[i] = kernels::sampling::RandomBits(rng_seed, layer, tag_node_high[i],
-// node_low[i], draw[i]) for i in [0, lanes rounded up to a multiple of
-// kMaxDrawBitsBlocks * kDrawBitsBlock): each lane its own counter (Philox
-// blocks shared by the draws of several nodes). The inputs and `out` must
-// have that many lanes.
+// node_low[i], draw[i]) for i in [0, lanes): each lane its own counter
+// (Philox blocks shared by the draws of several nodes). The AVX2 path
+// computes whole pairs of blocks, so the arrays must have `lanes` rounded up
+// to a multiple of kMaxDrawBitsBlocks * kDrawBitsBlock entries, all defined.
 void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_high, const uint32_t* node_low,
                     const uint32_t* draw, int lanes, uint64_t* out);
 // The same with one scalar Philox call per lane (what PackedDrawBits is
