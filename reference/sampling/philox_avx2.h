@@ -82,11 +82,6 @@ __attribute__((target("avx2"))) inline void RandomBitsBlocks(uint64_t rng_seed, 
   }
 }
 
-// Eight consecutive 32-bit values first, first + 1, ... (wrapping).
-__attribute__((target("avx2"))) inline __m256i Consecutive(uint32_t first) {
-  return _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(first)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 }  // namespace philox_avx2
 }  // namespace faultline
 

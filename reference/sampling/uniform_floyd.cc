@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "reference/sampling/philox_avx2.h"
 
 namespace faultline {
@@ -22,22 +24,6 @@ uint32_t DrawTagWord(uint32_t tag, int64_t node) {
 }
 uint32_t DrawNodeWord(int64_t node) { return static_cast<uint32_t>(static_cast<uint64_t>(node)); }
 
-template <int kBlocks>
-__attribute__((target("avx2"))) void DrawBitsAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node,
-                                                  int64_t first_draw, uint64_t* out) {
-  const __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
-  const __m256i c1 = _mm256_set1_epi32(static_cast<int>(DrawTagWord(tag, node)));
-  const __m256i c2 = _mm256_set1_epi32(static_cast<int>(DrawNodeWord(node)));
-  __m256i counters[kBlocks][4];
-  for (int b = 0; b < kBlocks; ++b) {
-    counters[b][0] = c0;
-    counters[b][1] = c1;
-    counters[b][2] = c2;
-    counters[b][3] = philox_avx2::Consecutive(static_cast<uint32_t>(first_draw + b * kDrawBitsBlock));
-  }
-  philox_avx2::RandomBitsBlocks<kBlocks>(rng_seed, counters, out);
-}
-
 }  // namespace
 
 void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
@@ -47,17 +33,15 @@ void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64
 
 void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw, int blocks,
                     uint64_t* out) {
-  if (!philox_avx2::CpuHasAvx2()) {
-    DrawBitsBlocksScalar(rng_seed, layer, tag, node, first_draw, blocks, out);
-    return;
-  }
-  for (int done = 0; done < blocks; done += 2) {
-    const int64_t first = first_draw + done * kDrawBitsBlock;
-    if (blocks - done >= 2) {
-      DrawBitsAvx2<2>(rng_seed, layer, tag, node, first, out + done * kDrawBitsBlock);
-    } else {
-      DrawBitsAvx2<1>(rng_seed, layer, tag, node, first, out + done * kDrawBitsBlock);
-    }
+  // The node's draws as the lanes of PackedDrawBits, a pair of blocks at a time.
+  constexpr int kPairLanes = kMaxDrawBitsBlocks * kDrawBitsBlock;
+  uint32_t tag_words[kPairLanes], node_words[kPairLanes], draws[kPairLanes];
+  std::fill(tag_words, tag_words + kPairLanes, DrawTagWord(tag, node));
+  std::fill(node_words, node_words + kPairLanes, DrawNodeWord(node));
+  const int total = blocks * kDrawBitsBlock;
+  for (int done = 0; done < total; done += kPairLanes) {
+    for (int i = 0; i < kPairLanes; ++i) draws[i] = static_cast<uint32_t>(first_draw + done + i);
+    PackedDrawBits(rng_seed, layer, tag_words, node_words, draws, std::min(kPairLanes, total - done), out + done);
   }
 }
 

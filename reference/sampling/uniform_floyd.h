@@ -77,8 +77,8 @@ class UniformFloydBatch {
 void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw, int blocks,
                     uint64_t* out);
 
-// The same with one scalar Philox call per draw (the reference the AVX2
-// path is tested against, and the path on CPUs without AVX2).
+// The same with one scalar Philox call per draw, DrawBits itself (the
+// reference DrawBitsBlocks is tested against).
 void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
                           int blocks, uint64_t* out);
 
