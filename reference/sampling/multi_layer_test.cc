@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -37,6 +39,46 @@ TEST(SampleMultiLayerTest, HopKUsesLayerIndexK) {
   Result<SampledSubgraph> hop1 = SampleNeighbors(*graph, (*layers)[0].unique_nodes, 3, 1, SamplingOptions{false, false, 77, 1});
   EXPECT_EQ((*layers)[0].subgraph.original_edge_ids, hop0->original_edge_ids);
   EXPECT_EQ((*layers)[1].subgraph.original_edge_ids, hop1->original_edge_ids);
+}
+
+// On the CPU each hop's chunks are compacted as they are sampled: the
+// layers are those of SampleNeighbors then UniqueAndCompact, hop by hop,
+// whatever the thread count, in every sampling mode.
+TEST(SampleMultiLayerTest, MatchesSampleNeighborsThenUniqueAndCompactOnAnyThreadCount) {
+  Result<CscGraph> graph = GeneratePowerLaw(4000, 80000, 12, true);
+  ASSERT_TRUE(graph.ok());
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 4000; v += 5) seeds.push_back(v);
+  for (bool replace : {false, true}) {
+    for (bool weighted : {false, true}) {
+      const SamplingOptions one_thread{replace, weighted, 21, 1};
+      Result<std::vector<SampledLayer>> expected = SampleLayers(
+          seeds, {10, -1, 3},
+          [&](const std::vector<int64_t>& s, int64_t fanout, uint32_t layer) {
+            return SampleNeighbors(*graph, s, fanout, layer, one_thread);
+          },
+          [](const std::vector<int64_t>& s, const std::vector<int64_t>& indices) {
+            return Result<UniqueAndCompactResult>(UniqueAndCompact(s, indices));
+          });
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      for (int threads : {1, 2, 3}) {
+        Result<std::vector<SampledLayer>> layers =
+            SampleMultiLayer(*graph, seeds, {10, -1, 3}, SamplingOptions{replace, weighted, 21, threads});
+        ASSERT_TRUE(layers.ok()) << layers.status();
+        ASSERT_EQ(layers->size(), 3u);
+        for (size_t k = 0; k < 3; ++k) {
+          const SampledLayer &got = (*layers)[k], &want = (*expected)[k];
+          const std::string where = "layer " + std::to_string(k) + ", " + std::to_string(threads) + " threads";
+          EXPECT_EQ(got.subgraph.seeds, want.subgraph.seeds) << where;
+          EXPECT_EQ(got.subgraph.indptr, want.subgraph.indptr) << where;
+          EXPECT_EQ(got.subgraph.indices, want.subgraph.indices) << where;
+          EXPECT_EQ(got.subgraph.original_edge_ids, want.subgraph.original_edge_ids) << where;
+          EXPECT_EQ(got.unique_nodes, want.unique_nodes) << where;
+          EXPECT_EQ(got.compacted_indices, want.compacted_indices) << where;
+        }
+      }
+    }
+  }
 }
 
 TEST(SampleMultiLayerTest, ErrorsNameTheLayer) {

@@ -1,13 +1,12 @@
-// Implements SampleNeighbors: validate, then on one thread sample the seeds
-// in one pass, appending each seed's picks; on several, count picks per seed,
-// prefix-sum the counts into indptr, then sample every seed into its own
-// output slots (both passes hand out chunks of consecutive seeds to the
-// threads). Either way the picked edges' sources are read last.
+// Implements SampleNeighborsInChunks (validate, then sample chunks of
+// consecutive seeds on up to num_threads threads, handing them over in seed
+// order) and SampleNeighbors (the chunks joined).
 #include "reference/sampling/sample_neighbors.h"
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -19,31 +18,6 @@ namespace faultline {
 namespace {
 
 namespace core = kernels::sampling;
-
-// Runs fn(begin, end) over [0, n) in chunks of consecutive seeds that up to
-// num_threads threads (this one and helpers) take in turn, so a thread that
-// drew hub seeds does not hold up the others. Each seed's output is its own,
-// so the result does not depend on which thread ran it.
-template <typename Fn>
-void ParallelFor(int64_t n, int num_threads, const Fn& fn) {
-  // Chunks of up to 64 seeds, about 8 per thread for small inputs (which split too).
-  const int64_t chunk = std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 64);
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads, (n + chunk - 1) / chunk));
-  if (threads == 1) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  auto run = [&] {
-    for (int64_t begin; (begin = next.fetch_add(chunk, std::memory_order_relaxed)) < n;) {
-      fn(begin, std::min(n, begin + chunk));
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int64_t t = 1; t < threads; ++t) helpers.emplace_back(run);
-  run();
-  for (std::thread& t : helpers) t.join();
-}
 
 // EligibleCount, with the weights counted eight at a time on the CPU.
 int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
@@ -81,71 +55,146 @@ void ReadSources(const int64_t* edges, const int64_t* graph_indices, int64_t fir
 // Each seed's node entry (a random read) is prefetched this many seeds ahead.
 constexpr int64_t kIndptrAhead = 16;
 
-// On one thread: each seed's count and picks from one read of its node (for
-// weighted sampling, one scan of its weights), the picks appended where the
-// previous seed's ended.
-void SampleInOnePass(const core::SamplingParams& params, const std::vector<int64_t>& seeds,
-                     const std::vector<int64_t>& graph_indices, SampledSubgraph& out) {
-  const int64_t n = static_cast<int64_t>(seeds.size());
-  out.indptr.assign(n + 1, 0);
-  out.original_edge_ids.resize(n * std::clamp<int64_t>(params.fanout, 1, 16));
-  std::vector<core::SampleKey> scratch;
-  UniformFloydBatch floyd(params);
-  int64_t offset = 0;
+// What a thread reuses from chunk to chunk.
+struct ChunkScratch {
+  std::vector<int64_t> eligible;
+  std::vector<core::SampleKey> keys;
+};
+
+// Samples seeds[0, n) into `out`: their counts first (one pass over their
+// nodes, which keeps each seed's eligible edges for the second), then their
+// picks, then the picked edges' sources.
+void SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64_t n, const int64_t* graph_indices,
+                 ChunkScratch& scratch, SampledChunk& out) {
+  out.counts.resize(static_cast<size_t>(n));
+  scratch.eligible.resize(static_cast<size_t>(n));
+  int64_t picks = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (i + kIndptrAhead < n) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
-    const int64_t eligible = EligibleEdges(params, seeds[i]);
-    const int64_t count = core::SampledCountOf(params, eligible);
-    if (offset + count > static_cast<int64_t>(out.original_edge_ids.size())) {
-      floyd.Flush();  // its queued seeds' picks point into the memory that moves
-      out.original_edge_ids.resize(std::max<int64_t>(2 * out.original_edge_ids.size(), offset + count));
-    }
-    SampleSeedInto(params, seeds[i], eligible, count, out.original_edge_ids.data() + offset, scratch, floyd);
-    offset += count;
-    out.indptr[i + 1] = offset;
+    scratch.eligible[i] = EligibleEdges(params, seeds[i]);
+    out.counts[i] = core::SampledCountOf(params, scratch.eligible[i]);
+    picks += out.counts[i];
+  }
+  out.original_edge_ids.Resize(picks);
+  out.indices.Resize(picks);
+  UniformFloydBatch floyd(params);
+  for (int64_t i = 0, offset = 0; i < n; offset += out.counts[i], ++i) {
+    SampleSeedInto(params, seeds[i], scratch.eligible[i], out.counts[i], out.original_edge_ids.data() + offset,
+                   scratch.keys, floyd);
   }
   floyd.Flush();
-  out.original_edge_ids.resize(offset);
-  out.indices.resize(offset);
-  ReadSources(out.original_edge_ids.data(), graph_indices.data(), 0, offset, out.indices.data());
+  ReadSources(out.original_edge_ids.data(), graph_indices, 0, picks, out.indices.data());
 }
 
-// On several threads: the counts first (a pass over the seeds' nodes, which
-// keeps each seed's eligible edges for the second), so that each seed's
-// output slots are known; then each chunk samples its seeds and reads its
-// edges' sources.
-void SampleInTwoPasses(const core::SamplingParams& params, const std::vector<int64_t>& seeds,
-                       const std::vector<int64_t>& graph_indices, int num_threads, SampledSubgraph& out) {
-  const int64_t n = static_cast<int64_t>(seeds.size());
-  out.indptr.assign(n + 1, 0);
-  std::vector<int64_t> eligible(n);
-  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
-      eligible[i] = EligibleEdges(params, seeds[i]);
-      out.indptr[i + 1] = core::SampledCountOf(params, eligible[i]);
-    }
-  });
-  for (int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
+// Chunks of consecutive seeds: up to 1024, about 8 per thread for small
+// inputs (which split too). Larger chunks cost less per chunk (the Floyd
+// batch's flush, the compaction's prefetch window restarting); 1024 was the
+// fastest of 64..16384 on one and on two threads (docs/benchmarks.md).
+int64_t ChunkSeeds(int64_t n, int num_threads) {
+  return std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 1024);
+}
 
-  out.original_edge_ids.resize(out.indptr[n]);
-  out.indices.resize(out.indptr[n]);
-  ParallelFor(n, num_threads, [&](int64_t begin, int64_t end) {
-    std::vector<core::SampleKey> scratch;
-    UniformFloydBatch floyd(params);
-    for (int64_t i = begin; i < end; ++i) {
-      if (i + kIndptrAhead < end) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
-      const int64_t count = out.indptr[i + 1] - out.indptr[i];
-      SampleSeedInto(params, seeds[i], eligible[i], count, out.original_edge_ids.data() + out.indptr[i], scratch,
-                     floyd);
-    }
-    floyd.Flush();
-    ReadSources(out.original_edge_ids.data(), graph_indices.data(), out.indptr[begin], out.indptr[end],
-                out.indices.data());
-  });
+// Each calling thread's chunks, reused from call to call (no allocation
+// once they have grown to a layer's size), unless a call is under way on the
+// thread already (a sink that samples): that one's chunks are its own.
+thread_local std::vector<SampledChunk> t_chunks;
+thread_local bool t_chunks_in_use = false;
+
+// The validated sampling parameters of a call.
+Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
+                                           uint32_t layer, const SamplingOptions& options) {
+  if (options.num_threads < 1) {
+    return InvalidArgumentError("num_threads=" + std::to_string(options.num_threads) + "; expected >= 1");
+  }
+  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, options.weighted));
+  core::SamplingParams params;
+  params.indptr = graph.indptr().data();
+  params.weights = options.weighted ? graph.weights().data() : nullptr;
+  params.fanout = fanout;
+  params.replace = options.replace;
+  params.weighted = options.weighted;
+  params.rng_seed = options.rng_seed;
+  params.layer = layer;
+  return params;
 }
 
 }  // namespace
+
+int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t fanout) {
+  const int64_t per_seed = std::max<int64_t>(fanout, 1), edges = graph.num_edges();
+  return num_seeds > 0 && per_seed > edges / num_seeds ? edges : num_seeds * per_seed;
+}
+
+void SampledChunk::Buffer::Resize(int64_t n) {
+  if (capacity_ < n) {
+    data_.reset(new int64_t[static_cast<size_t>(n)]);  // not zero-filled: every value is written
+    capacity_ = n;
+  }
+  size_ = n;
+}
+
+// Threads take chunks in turn (a thread that drew hub seeds does not hold up
+// the others) and mark each one done; this thread hands the done ones to
+// `sink` in order, and samples the next free chunk while the one it waits
+// for is not done. Each seed's output is its own, so the result does not
+// depend on which thread sampled it.
+Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
+                               uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink) {
+  FL_ASSIGN_OR_RETURN(const core::SamplingParams params, CheckedParams(graph, seeds, fanout, layer, options));
+  const int64_t n = static_cast<int64_t>(seeds.size());
+  const int64_t chunk_seeds = ChunkSeeds(n, options.num_threads);
+  const int64_t num_chunks = (n + chunk_seeds - 1) / chunk_seeds;
+  std::vector<SampledChunk> own_chunks;
+  std::vector<SampledChunk>& chunks = t_chunks_in_use ? own_chunks : t_chunks;
+  struct InUse {
+    bool owner;
+    ~InUse() {
+      if (owner) t_chunks_in_use = false;
+    }
+  } in_use{!t_chunks_in_use};
+  t_chunks_in_use = true;
+  if (static_cast<int64_t>(chunks.size()) < num_chunks) chunks.resize(static_cast<size_t>(num_chunks));
+  std::unique_ptr<std::atomic<bool>[]> done(new std::atomic<bool>[static_cast<size_t>(num_chunks)]);
+  for (int64_t c = 0; c < num_chunks; ++c) done[c].store(false, std::memory_order_relaxed);
+  std::atomic<int64_t> next{0};
+  // Samples the next chunk nobody has taken; false when none is left.
+  auto sample_next = [&](ChunkScratch& scratch) {
+    const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+    if (c >= num_chunks) return false;
+    const int64_t first = c * chunk_seeds, count = std::min(n, first + chunk_seeds) - first;
+    chunks[c].first_seed = first;
+    SampleChunk(params, seeds.data() + first, count, graph.indices().data(), scratch, chunks[c]);
+    done[c].store(true, std::memory_order_release);
+    return true;
+  };
+  std::vector<std::thread> helpers;
+  // Joins the helpers however this function returns (stopping their claims first).
+  struct Joiner {
+    std::vector<std::thread>& threads;
+    std::atomic<int64_t>& next;
+    int64_t end;
+    ~Joiner() {
+      next.store(end, std::memory_order_relaxed);
+      for (std::thread& t : threads) t.join();
+    }
+  } joiner{helpers, next, num_chunks};
+  const int64_t num_helpers = std::min<int64_t>(options.num_threads, num_chunks) - 1;
+  for (int64_t t = 0; t < num_helpers; ++t) {
+    helpers.emplace_back([&] {
+      ChunkScratch scratch;
+      while (sample_next(scratch)) {
+      }
+    });
+  }
+  ChunkScratch scratch;
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    while (!done[c].load(std::memory_order_acquire)) {
+      if (!sample_next(scratch)) std::this_thread::yield();  // every chunk is taken: c is being sampled
+    }
+    sink(chunks[c]);
+  }
+  return OkStatus();
+}
 
 Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
                              bool weighted) {
@@ -167,30 +216,19 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options) {
-  const bool replace = options.replace, weighted = options.weighted;
-  const uint64_t rng_seed = options.rng_seed;
-  const int num_threads = options.num_threads;
-  if (num_threads < 1) {
-    return InvalidArgumentError("num_threads=" + std::to_string(num_threads) + "; expected >= 1");
-  }
-  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, weighted));
-
-  core::SamplingParams params;
-  params.indptr = graph.indptr().data();
-  params.weights = weighted ? graph.weights().data() : nullptr;
-  params.fanout = fanout;
-  params.replace = replace;
-  params.weighted = weighted;
-  params.rng_seed = rng_seed;
-  params.layer = layer;
-
   SampledSubgraph out;
+  out.indptr.reserve(seeds.size() + 1);
+  out.indptr.push_back(0);
+  const size_t expected = static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout));
+  out.original_edge_ids.reserve(expected);
+  out.indices.reserve(expected);
+  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options, [&](const SampledChunk& chunk) {
+    for (int64_t count : chunk.counts) out.indptr.push_back(out.indptr.back() + count);
+    out.original_edge_ids.insert(out.original_edge_ids.end(), chunk.original_edge_ids.begin(),
+                                 chunk.original_edge_ids.end());
+    out.indices.insert(out.indices.end(), chunk.indices.begin(), chunk.indices.end());
+  }));
   out.seeds = seeds;
-  if (num_threads == 1) {
-    SampleInOnePass(params, seeds, graph.indices(), out);
-  } else {
-    SampleInTwoPasses(params, seeds, graph.indices(), num_threads, out);
-  }
   return out;
 }
 

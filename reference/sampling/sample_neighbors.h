@@ -5,6 +5,8 @@
 #define FAULTLINE_REFERENCE_SAMPLING_SAMPLE_NEIGHBORS_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "reference/base/status.h"
@@ -48,6 +50,47 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 // without weights. Duplicate seeds get identical picks.
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options);
+
+// The sampled edges of a chunk of consecutive seeds, from seeds[first_seed]
+// on: counts[i] picks for seeds[first_seed + i], one after another in
+// original_edge_ids and indices (as in SampledSubgraph).
+struct SampledChunk {
+  // An int64 array that keeps its memory when it shrinks and is not
+  // zero-filled when it grows (every value is written).
+  class Buffer {
+   public:
+    void Resize(int64_t n);
+    int64_t* data() { return data_.get(); }
+    const int64_t* begin() const { return data_.get(); }
+    const int64_t* end() const { return data_.get() + size_; }
+    int64_t size() const { return size_; }
+
+   private:
+    std::unique_ptr<int64_t[]> data_;
+    int64_t size_ = 0, capacity_ = 0;
+  };
+
+  int64_t first_seed = 0;
+  std::vector<int64_t> counts;
+  Buffer original_edge_ids, indices;
+};
+
+// How many edges a call is expected to sample at most, for reserving its
+// output: seeds * fanout, but no more than the graph's edges (with
+// replacement or duplicate seeds there can be more; fanout -1 counts one per
+// seed). Never allocates more than the graph holds.
+int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t fanout);
+
+// Receives the chunks of a layer in seed order, on the calling thread.
+using SampledChunkSink = std::function<void(const SampledChunk&)>;
+
+// SampleNeighbors, handed over chunk by chunk: `sink` gets each chunk of
+// consecutive seeds in seed order on the calling thread (its memory is
+// reused after `sink` returns) while options.num_threads threads in all
+// sample the next ones, so the caller's work on a chunk overlaps theirs.
+// Fails as SampleNeighbors does, before any chunk.
+Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
+                               uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
 
 }  // namespace faultline
 

@@ -1,11 +1,13 @@
 // Tests SampleNeighbors on small hand-checked graphs, pinned golden picks,
-// thread-count independence and every argument error.
+// thread-count independence and every argument error, and the chunks
+// SampleNeighborsInChunks hands over.
 #include "reference/sampling/sample_neighbors.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "kernels/sampling_core.h"
 #include "reference/graph/generators.h"
@@ -131,8 +133,7 @@ TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
   ASSERT_TRUE(graph.ok());
   std::vector<int64_t> seeds;
   for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);
-  // Fanouts below and above the one-thread pass's first guess of 16 per seed
-  // (it grows its output), and -1 (all neighbours).
+  // Small and large fanouts, and -1 (all neighbours).
   for (int64_t fanout : {7, 40, -1}) {
     for (bool replace : {false, true}) {
       for (bool weighted : {false, true}) {
@@ -146,11 +147,11 @@ TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
   }
 }
 
-// On one thread the output grows past its first guess of 16 picks per seed
-// while Floyd seeds are queued for their shared random values (their picks
-// point into the output): every seed here has 30 edges and takes 20, so
-// each growth happens with seeds queued. The picks are SampleSeed's.
-TEST(SampleNeighborsTest, OneThreadGrowsItsOutputWhileFloydSeedsAreQueued) {
+// Every seed's picks are SampleSeed's, on one thread and on several, also
+// where a chunk of seeds ends mid-way through a batch of Floyd seeds (every
+// seed here has 30 edges and takes 20 by Floyd's algorithm, and 300 seeds
+// split into chunks of 37 on one thread).
+TEST(SampleNeighborsTest, EverySeedsPicksAreSampleSeedsOnAnyThreadCount) {
   constexpr int64_t kNodes = 300, kDegree = 30, kFanout = 20;
   std::vector<int64_t> indptr = {0}, indices;
   for (int64_t node = 0; node < kNodes; ++node) {
@@ -161,7 +162,6 @@ TEST(SampleNeighborsTest, OneThreadGrowsItsOutputWhileFloydSeedsAreQueued) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::vector<int64_t> seeds;
   for (int64_t node = 0; node < kNodes; ++node) seeds.push_back((node * 11) % kNodes);
-  SampledSubgraph one = Sample(*graph, seeds, kFanout, false, false, 5, 1, 1);
   kernels::sampling::SamplingParams p;
   p.indptr = graph->indptr().data();
   p.fanout = kFanout;
@@ -169,15 +169,81 @@ TEST(SampleNeighborsTest, OneThreadGrowsItsOutputWhileFloydSeedsAreQueued) {
   p.layer = 1;
   std::vector<int64_t> expected(kFanout);
   std::vector<kernels::sampling::SampleKey> scratch(kFanout);
-  ASSERT_EQ(one.original_edge_ids.size(), seeds.size() * kFanout);
-  for (size_t i = 0; i < seeds.size(); ++i) {
-    ASSERT_TRUE(kernels::sampling::UsesFloyd(p, kDegree));
-    kernels::sampling::SampleSeed(p, seeds[i], expected.data(), scratch.data());
-    ASSERT_EQ(std::vector<int64_t>(one.original_edge_ids.begin() + i * kFanout,
-                                   one.original_edge_ids.begin() + (i + 1) * kFanout),
-              expected)
-        << "seed " << i << " (node " << seeds[i] << ")";
+  for (int threads : {1, 3}) {
+    SampledSubgraph sampled = Sample(*graph, seeds, kFanout, false, false, 5, 1, threads);
+    ASSERT_EQ(sampled.original_edge_ids.size(), seeds.size() * kFanout);
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      ASSERT_TRUE(kernels::sampling::UsesFloyd(p, kDegree));
+      kernels::sampling::SampleSeed(p, seeds[i], expected.data(), scratch.data());
+      ASSERT_EQ(std::vector<int64_t>(sampled.original_edge_ids.begin() + i * kFanout,
+                                     sampled.original_edge_ids.begin() + (i + 1) * kFanout),
+                expected)
+          << "seed " << i << " (node " << seeds[i] << "), " << threads << " threads";
+    }
   }
+}
+
+// The chunks come on the calling thread, in seed order, each starting where
+// the last one ended, and joined they are SampleNeighbors' result; no seeds,
+// no chunks.
+TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
+  Result<CscGraph> graph = GeneratePowerLaw(3000, 60000, 4, true);
+  ASSERT_TRUE(graph.ok());
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 3000; v += 2) seeds.push_back(v);
+  const SampledSubgraph whole = Sample(*graph, seeds, 6, false, true, 3, 0, 1);
+  for (int threads : {1, 2, 7}) {
+    const SamplingOptions options{false, true, 3, threads};
+    const std::thread::id caller = std::this_thread::get_id();
+    int64_t next_seed = 0, chunks = 0;
+    std::vector<int64_t> counts, edge_ids, sources;
+    Status status = SampleNeighborsInChunks(*graph, seeds, 6, 0, options, [&](const SampledChunk& chunk) {
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+      EXPECT_EQ(chunk.first_seed, next_seed);
+      next_seed += static_cast<int64_t>(chunk.counts.size());
+      ++chunks;
+      counts.insert(counts.end(), chunk.counts.begin(), chunk.counts.end());
+      edge_ids.insert(edge_ids.end(), chunk.original_edge_ids.begin(), chunk.original_edge_ids.end());
+      sources.insert(sources.end(), chunk.indices.begin(), chunk.indices.end());
+    });
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(next_seed, static_cast<int64_t>(seeds.size())) << threads << " threads";
+    EXPECT_GT(chunks, threads) << "the seeds are split among the threads";
+    std::vector<int64_t> indptr = {0};
+    for (int64_t count : counts) indptr.push_back(indptr.back() + count);
+    EXPECT_EQ(indptr, whole.indptr) << threads << " threads";
+    EXPECT_EQ(edge_ids, whole.original_edge_ids) << threads << " threads";
+    EXPECT_EQ(sources, whole.indices) << threads << " threads";
+  }
+  int calls = 0;
+  ASSERT_TRUE(SampleNeighborsInChunks(*graph, {}, 6, 0, SamplingOptions{}, [&](const SampledChunk&) { ++calls; }).ok());
+  EXPECT_EQ(calls, 0);
+}
+
+// A sink may sample on its own thread (another call's chunks are its own),
+// and a bad argument fails before any chunk.
+TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
+  Result<CscGraph> graph = GeneratePowerLaw(1000, 20000, 6, false);
+  ASSERT_TRUE(graph.ok());
+  std::vector<int64_t> seeds(500);
+  for (int64_t i = 0; i < 500; ++i) seeds[i] = (i * 7) % 1000;
+  const SampledSubgraph outer = Sample(*graph, seeds, 5, false, false, 8, 0, 2);
+  const SampledSubgraph inner = Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 1);
+  std::vector<int64_t> outer_ids;
+  Status status = SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 8, 2},
+                                          [&](const SampledChunk& chunk) {
+                                            EXPECT_EQ(Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 2).indices,
+                                                      inner.indices);
+                                            outer_ids.insert(outer_ids.end(), chunk.original_edge_ids.begin(),
+                                                             chunk.original_edge_ids.end());
+                                          });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(outer_ids, outer.original_edge_ids);
+
+  int calls = 0;
+  status = SampleNeighborsInChunks(*graph, {0, 1000}, 5, 0, SamplingOptions{}, [&](const SampledChunk&) { ++calls; });
+  EXPECT_EQ(status.message(), "seeds[1]=1000 is out of range [0, 1000)");
+  EXPECT_EQ(calls, 0);
 }
 
 TEST(SampleNeighborsTest, RejectsBadArguments) {

@@ -1,33 +1,43 @@
-// Implements UniqueAndCompact with a table from node id to position, the hot
+// Implements LayerCompactor, and UniqueAndCompact as one compactor fed all
+// the indices at once, with a table from node id to position, the hot
 // random access of every layer, in one of two forms:
 //
-// - DirectTable, when the ids are non-negative and either all below 2^22 or
-//   dense (the largest below 16 times the number of ids): one 8-byte
-//   entry per possible id, indexed by the id itself (no hashing, no probing),
-//   stamped with the call's generation so that it is cleared only when the
-//   32-bit generation wraps; a large table is advised onto 2 MiB pages
-//   (best effort: fewer TLB misses per lookup). Graph generators and
-//   partitioners put the hubs at nearby (low) ids, so the entries read most
-//   often share cache lines; a hash spreads them out.
+// - DirectTable, when the ids are non-negative, below 2^32 - 1, and either
+//   all below 2^22 or dense (the largest below 16 times the number of ids
+//   expected): one 8-byte entry per possible id, indexed by the id itself
+//   (no hashing, no probing), stamped with the compactor's generation so
+//   that it is cleared only when the 32-bit generation wraps; a large table
+//   is advised onto 2 MiB pages (best effort: fewer TLB misses per lookup).
+//   Graph generators and partitioners put the hubs at nearby (low) ids, so
+//   the entries read most often share cache lines; a hash spreads them out.
 // - PositionTable otherwise: open addressing (linear probing over a
-//   power-of-two table at most half full), 8-byte slots when every id and
-//   position fits in 32 bits, sized for half of the indices being new and
-//   doubled when half full.
+//   power-of-two table at most half full), 8-byte slots when every id is
+//   non-negative and below 2^32 - 1, sized for half of the expected indices
+//   being new and doubled when half full.
 //
-// Either way each thread reuses its table's memory from call to call (no
-// page faults) and nothing is allocated per node. The DirectTable's calls
-// also write the unique nodes through a buffer the thread reuses, without a
-// branch per id (CompactDirect).
+// Either way each thread reuses its table's memory from compactor to
+// compactor (no page faults) and nothing is allocated per node. The
+// DirectTable's compactors also write the unique nodes through a buffer the
+// thread reuses, without a branch per id (DirectCompactor).
 #include "reference/sampling/unique_and_compact.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "reference/base/huge_pages.h"
 
 namespace faultline {
+
+// A table form: compacts ids in order, `compacted` nullptr for the seeds.
+struct LayerCompactor::Impl {
+  virtual ~Impl() = default;
+  virtual void Add(const int64_t* ids, size_t count, int64_t* compacted) = 0;
+  virtual std::vector<int64_t> TakeUniqueNodes() = 0;
+};
+
 namespace {
 
 // A 64-bit mix (splitmix64's finalizer) so clustered ids spread out.
@@ -181,87 +191,101 @@ class DirectTable {
   int64_t size_ = 0;
 };
 
-// Fills the result through `position` (a PositionTable).
-template <typename Table>
-UniqueAndCompactResult CompactWith(Table& position, const std::vector<int64_t>& seeds,
-                                   const std::vector<int64_t>& indices) {
-  UniqueAndCompactResult result;
-  auto add = [&](int64_t node) {
-    bool inserted = false;
-    const int64_t at = position.FindOrInsert(node, &inserted);
-    if (inserted) result.unique_nodes.push_back(node);
-    return at;
-  };
-  constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
-  result.unique_nodes.reserve(seeds.size());
-  for (size_t i = 0; i < seeds.size(); ++i) {
-    if (i + kAhead < seeds.size()) position.Prefetch(seeds[i + kAhead]);
-    add(seeds[i]);
-  }
-  result.compacted_indices.reserve(indices.size());  // filled in order: no zero-fill first
-  for (size_t i = 0; i < indices.size(); ++i) {
-    if (i + kAhead < indices.size()) position.Prefetch(indices[i + kAhead]);
-    result.compacted_indices.push_back(add(indices[i]));
-  }
-  return result;
-}
+// Whether this thread's reused table memory belongs to a live compactor: a
+// second one alive on the same thread gets memory of its own instead (the
+// dense-id table's next stamp would make the first one's entries absent).
+thread_local bool t_tables_in_use = false;
 
-// CompactWith for the DirectTable, without a branch on whether an id is new
-// (in a sampled layer about every other one is, at random, so that branch
-// mispredicted often): each id is written at the next unique slot of a
+// The DirectTable form: each id is written at the next unique slot of a
 // buffer this thread reuses, and the slot is kept only if the id was new
-// (the count moves past it).
-UniqueAndCompactResult CompactDirect(DirectTable& position, uint64_t max_id, const std::vector<int64_t>& seeds,
-                                     const std::vector<int64_t>& indices) {
-  // Reused: not zero-filled per call. At most max_id + 1 ids are new, and one
-  // more slot is written before an id is known not to be.
-  thread_local std::vector<int64_t> unique;
-  const size_t slots = static_cast<size_t>(std::min<uint64_t>(seeds.size() + indices.size(), max_id + 2));
-  if (unique.size() < slots) {
-    std::vector<int64_t>().swap(unique);  // freed first: its contents need not be kept
-    unique.resize(slots);
-  }
-  constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
-  for (size_t i = 0; i < seeds.size(); ++i) {
-    if (i + kAhead < seeds.size()) position.Prefetch(seeds[i + kAhead]);
-    unique[static_cast<size_t>(position.size())] = seeds[i];
-    position.Position(seeds[i]);
-  }
-  UniqueAndCompactResult result;
-  // Zero-filled first, then written through a pointer: a push_back per id
-  // (which GCC calls out of line here) cost more than the fill.
-  result.compacted_indices.resize(indices.size());
-  int64_t* compacted = result.compacted_indices.data();
-  for (size_t i = 0; i < indices.size(); ++i) {
-    if (i + kAhead < indices.size()) position.Prefetch(indices[i + kAhead]);
-    unique[static_cast<size_t>(position.size())] = indices[i];
-    compacted[i] = position.Position(indices[i]);
-  }
-  result.unique_nodes.assign(unique.begin(), unique.begin() + position.size());
-  return result;
-}
+// (the count moves past it), without a branch on whether it is (in a sampled
+// layer about every other id is, at random, so that branch mispredicted
+// often).
+class DirectCompactor : public LayerCompactor::Impl {
+ public:
+  explicit DirectCompactor(uint64_t max_id) : position_(static_cast<size_t>(max_id) + 1), max_id_(max_id) {}
 
+  void Add(const int64_t* ids, size_t count, int64_t* compacted) override {
+    if (compacted == nullptr) return AddIds<false>(ids, count, nullptr);
+    AddIds<true>(ids, count, compacted);
+  }
+
+  std::vector<int64_t> TakeUniqueNodes() override {
+    return std::vector<int64_t>(unique_.begin(), unique_.begin() + position_.size());
+  }
+
+ private:
+  template <bool kCompact>
+  void AddIds(const int64_t* ids, size_t count, int64_t* compacted) {
+    Reserve(count);
+    int64_t* unique = unique_.data();
+    constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
+    for (size_t i = 0; i < count; ++i) {
+      if (i + kAhead < count) position_.Prefetch(ids[i + kAhead]);
+      unique[position_.size()] = ids[i];
+      const int64_t at = position_.Position(ids[i]);
+      if (kCompact) compacted[i] = at;
+    }
+  }
+
+  // Room for `count` more ids: at most max_id + 1 are new, and one more slot
+  // is written before an id is known not to be. Grown by doubling, keeping
+  // this layer's unique nodes; not shrunk or zero-filled per layer.
+  void Reserve(size_t count) {
+    const size_t needed =
+        static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(position_.size()) + count + 1, max_id_ + 2));
+    if (unique_.size() < needed) {
+      unique_.resize(std::max(needed, std::min<size_t>(2 * unique_.size(), static_cast<size_t>(max_id_ + 2))));
+    }
+  }
+
+  static thread_local std::vector<int64_t> t_unique;
+  DirectTable position_;
+  std::vector<int64_t>& unique_ = t_unique;
+  const uint64_t max_id_;
+};
+thread_local std::vector<int64_t> DirectCompactor::t_unique;
+
+// The PositionTable form, in `memory` (this thread's reused memory, or the
+// compactor's own).
 template <typename Slots>
-UniqueAndCompactResult CompactHashed(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
-  thread_local std::vector<typename Slots::Slot> memory;
-  PositionTable<Slots> position(&memory, seeds.size() + indices.size() / 2);
-  return CompactWith(position, seeds, indices);
-}
+class HashedCompactor : public LayerCompactor::Impl {
+ public:
+  HashedCompactor(bool thread_memory, size_t expected)
+      : position_(thread_memory ? &t_memory : &own_memory_, expected) {}
 
-// The ids' range: whether any is negative, and the largest.
+  void Add(const int64_t* ids, size_t count, int64_t* compacted) override {
+    constexpr size_t kAhead = 32;  // as in DirectCompactor
+    for (size_t i = 0; i < count; ++i) {
+      if (i + kAhead < count) position_.Prefetch(ids[i + kAhead]);
+      bool inserted = false;
+      const int64_t at = position_.FindOrInsert(ids[i], &inserted);
+      if (inserted) unique_.push_back(ids[i]);
+      if (compacted != nullptr) compacted[i] = at;
+    }
+  }
+
+  std::vector<int64_t> TakeUniqueNodes() override { return std::move(unique_); }
+
+ private:
+  static thread_local std::vector<typename Slots::Slot> t_memory;
+  std::vector<typename Slots::Slot> own_memory_;  // declared before position_, which holds it
+  PositionTable<Slots> position_;
+  std::vector<int64_t> unique_;
+};
+template <typename Slots>
+thread_local std::vector<typename Slots::Slot> HashedCompactor<Slots>::t_memory;
+
+// The ids' range: the smallest and the largest (0 and 0 for none).
 struct IdRange {
-  bool negative = false;
-  uint64_t max = 0;
+  int64_t lowest = 0, highest = 0;
 };
 
 IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
-  int64_t lowest = 0, highest = 0;
   for (int64_t id : ids) {
-    lowest = std::min(lowest, id);
-    highest = std::max(highest, id);
+    range.lowest = std::min(range.lowest, id);
+    range.highest = std::max(range.highest, id);
   }
-  range.negative = range.negative || lowest < 0;
-  range.max = std::max(range.max, static_cast<uint64_t>(highest));
   return range;
 }
 
@@ -269,16 +293,44 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation) { t_direct_generation = generation; }
 
+LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id, int64_t max_id,
+                               size_t expected_indices)
+    : owns_thread_tables_(!t_tables_in_use) {
+  const uint64_t inputs = seeds.size() + expected_indices;
+  // Positions stay below 2^32 - 1 when there are fewer distinct ids than that.
+  const bool non_negative = min_id >= 0, positions_fit = non_negative && uint64_t(max_id) < (uint64_t{1} << 32) - 1;
+  const uint64_t dense_limit = std::max(kDirectAlways, kDirectIdsPerInput * inputs);
+  if (owns_thread_tables_ && positions_fit && static_cast<uint64_t>(max_id) < dense_limit) {
+    impl_ = std::make_unique<DirectCompactor>(static_cast<uint64_t>(max_id));
+  } else if (positions_fit) {
+    impl_ = std::make_unique<HashedCompactor<NarrowSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
+  } else {
+    impl_ = std::make_unique<HashedCompactor<WideSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
+  }
+  if (owns_thread_tables_) t_tables_in_use = true;
+  impl_->Add(seeds.data(), seeds.size(), nullptr);
+}
+
+LayerCompactor::~LayerCompactor() {
+  if (owns_thread_tables_) t_tables_in_use = false;
+}
+
+void LayerCompactor::Add(const int64_t* indices, size_t count, int64_t* compacted) {
+  impl_->Add(indices, count, compacted);
+}
+
+std::vector<int64_t> LayerCompactor::TakeUniqueNodes() { return impl_->TakeUniqueNodes(); }
+
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
   const IdRange range = RangeOf(indices, RangeOf(seeds, IdRange{}));
-  const uint64_t inputs = seeds.size() + indices.size();
-  const bool positions_fit = inputs < (uint64_t{1} << 32) - 1;
-  if (!range.negative && positions_fit && range.max < std::max(kDirectAlways, kDirectIdsPerInput * inputs)) {
-    DirectTable position(static_cast<size_t>(range.max) + 1);
-    return CompactDirect(position, range.max, seeds, indices);
-  }
-  const bool narrow = positions_fit && !range.negative && range.max < (uint64_t{1} << 32);
-  return narrow ? CompactHashed<NarrowSlots>(seeds, indices) : CompactHashed<WideSlots>(seeds, indices);
+  LayerCompactor compactor(seeds, range.lowest, range.highest, indices.size());
+  UniqueAndCompactResult result;
+  // Zero-filled first, then written through a pointer: a push_back per id
+  // (which GCC calls out of line here) cost more than the fill.
+  result.compacted_indices.resize(indices.size());
+  compactor.Add(indices.data(), indices.size(), result.compacted_indices.data());
+  result.unique_nodes = compactor.TakeUniqueNodes();
+  return result;
 }
 
 }  // namespace faultline

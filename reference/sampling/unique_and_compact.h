@@ -4,7 +4,9 @@
 #ifndef FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
 #define FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace faultline {
@@ -22,9 +24,37 @@ struct UniqueAndCompactResult {
 // the next call: for non-negative ids below 2^22, or dense ones, 8 bytes per
 // id up to the largest it has seen, rounded up to a power of two (at most
 // 32 MiB, or 256 bytes per id of its largest call), advised onto 2 MiB
-// pages, and a buffer of 8 bytes per input of its largest such call (at
-// most one per id); else a hash table of 8 or 16 bytes per slot.
+// pages, and a buffer of up to 16 bytes per input of its largest such call
+// (at most 8 per id); else a hash table of 8 or 16 bytes per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
+
+// UniqueAndCompact piece by piece: the seeds when it is made, then the
+// indices in order, in as many pieces as they come (the unique nodes and
+// compacted indices are those of UniqueAndCompact over the pieces joined).
+// Every id, seeds and indices, must lie in [min_id, max_id];
+// expected_indices (a guess) picks and sizes the table as the number of
+// indices does for UniqueAndCompact. Use it on the thread that made it; a
+// second compactor alive on the same thread uses memory of its own.
+class LayerCompactor {
+ public:
+  LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id, int64_t max_id, size_t expected_indices);
+  ~LayerCompactor();
+  LayerCompactor(const LayerCompactor&) = delete;
+  LayerCompactor& operator=(const LayerCompactor&) = delete;
+
+  // Adds indices[0, count), writing their positions in the unique nodes to
+  // compacted[0, count).
+  void Add(const int64_t* indices, size_t count, int64_t* compacted);
+
+  // The unique nodes so far (once: the compactor is done after).
+  std::vector<int64_t> TakeUniqueNodes();
+
+  struct Impl;
+
+ private:
+  const bool owns_thread_tables_;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Sets the calling thread's call counter of the dense-id table (tests: its
 // wrap after 2^32 calls, which must forget every earlier entry). Setting it

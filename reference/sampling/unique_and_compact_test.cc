@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -117,6 +118,57 @@ TEST(UniqueAndCompactTest, DenseIdsAboveTwoToTheTwentyTwoGrowTheTable) {
     ASSERT_EQ(r.unique_nodes, expected_unique) << "largest id " << largest;
     ASSERT_EQ(r.compacted_indices, expected_compacted) << "largest id " << largest;
   }
+}
+
+// A LayerCompactor fed the indices in pieces of any size gives what one
+// UniqueAndCompact call gives, for the dense-id table and both hash tables.
+TEST(LayerCompactorTest, PiecesGiveWhatOneCallGives) {
+  std::mt19937_64 rng(17);
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  struct Ids {
+    int64_t low, high;
+  };
+  for (const Ids& ids : {Ids{0, 5000}, Ids{0, (int64_t{1} << 30)}, Ids{-100, 100}, Ids{kMax - 100, kMax}}) {
+    std::uniform_int_distribution<int64_t> id(ids.low, ids.high);
+    std::vector<int64_t> seeds(40), indices(20000);
+    for (int64_t& s : seeds) s = id(rng);
+    for (int64_t& i : indices) i = id(rng);
+    const UniqueAndCompactResult whole = UniqueAndCompact(seeds, indices);
+    LayerCompactor compactor(seeds, ids.low, ids.high, /*expected_indices=*/100);
+    std::vector<int64_t> compacted(indices.size());
+    std::uniform_int_distribution<size_t> piece(0, 700);
+    for (size_t at = 0; at < indices.size();) {
+      const size_t count = std::min(piece(rng), indices.size() - at);
+      compactor.Add(indices.data() + at, count, compacted.data() + at);
+      at += count;
+    }
+    EXPECT_EQ(compacted, whole.compacted_indices) << "ids in [" << ids.low << ", " << ids.high << "]";
+    EXPECT_EQ(compactor.TakeUniqueNodes(), whole.unique_nodes) << "ids in [" << ids.low << ", " << ids.high << "]";
+  }
+}
+
+// Two compactors alive on one thread, fed in turn, keep to their own nodes
+// (the second does not reuse the thread's tables under the first), and the
+// thread's tables serve the next compactor again once both are gone.
+TEST(LayerCompactorTest, TwoAliveOnOneThreadKeepToTheirOwnNodes) {
+  const std::vector<int64_t> first_seeds = {1, 2}, second_seeds = {2, 9};
+  const std::vector<int64_t> first_indices = {3, 1, 3, 4}, second_indices = {4, 1, 9, 5};
+  std::vector<int64_t> first_compacted(4), second_compacted(4);
+  {
+    LayerCompactor first(first_seeds, 0, 10, 4);
+    LayerCompactor second(second_seeds, 0, 10, 4);
+    for (size_t i = 0; i < 4; ++i) {
+      first.Add(&first_indices[i], 1, &first_compacted[i]);
+      second.Add(&second_indices[i], 1, &second_compacted[i]);
+    }
+    EXPECT_THAT(first.TakeUniqueNodes(), ElementsAre(1, 2, 3, 4));
+    EXPECT_THAT(first_compacted, ElementsAre(2, 0, 2, 3));
+    EXPECT_THAT(second.TakeUniqueNodes(), ElementsAre(2, 9, 4, 1, 5));
+    EXPECT_THAT(second_compacted, ElementsAre(2, 3, 1, 4));
+  }
+  UniqueAndCompactResult after = UniqueAndCompact({3}, {1, 3});
+  EXPECT_THAT(after.unique_nodes, ElementsAre(3, 1));
+  EXPECT_THAT(after.compacted_indices, ElementsAre(1, 0));
 }
 
 }  // namespace
