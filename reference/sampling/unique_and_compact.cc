@@ -18,7 +18,7 @@
 // Either way each thread reuses its table's memory from compactor to
 // compactor (no page faults) and nothing is allocated per node. The
 // DirectTable's compactors also write the unique nodes through a buffer the
-// thread reuses, without a branch per id (DirectCompactor).
+// thread reuses, without a branch per id (DirectTable::Compact).
 #include "reference/sampling/unique_and_compact.h"
 
 #include <algorithm>
@@ -157,19 +157,33 @@ class DirectTable {
     stamp_ = static_cast<uint64_t>(t_direct_generation) << 32;
   }
 
-  void Prefetch(int64_t node) const { __builtin_prefetch(&entries_[static_cast<size_t>(node)]); }
-
-  // FindOrInsert without a branch on whether the node is new (about every
-  // other lookup of a sampled layer is, at random): returns its position,
-  // and the count of positions handed out grows by one if it was new.
-  int64_t Position(int64_t node) {
-    uint64_t& entry = entries_[static_cast<size_t>(node)];
-    const uint64_t seen = entry;
-    const bool present = (seen & ~uint64_t{0xffffffff}) == stamp_;
-    const int64_t position = present ? static_cast<int64_t>(seen & 0xffffffff) : size_;
-    entry = stamp_ | static_cast<uint64_t>(position);
-    size_ += present ? 0 : 1;
-    return position;
+  // Looks up ids[0, count) in order without a branch on whether an id is
+  // new (about every other id of a sampled layer is, at random, so that
+  // branch mispredicted often): each id is written at unique[size()] and
+  // kept only if it was new (the count moves past it), and with kCompact its
+  // position goes to compacted[i]. The count and stamp are locals, and "new"
+  // picks the position through a mask: kept in members, every store to
+  // unique[] reloaded them (they might alias), and GCC turned the select
+  // back into a branch.
+  template <bool kCompact>
+  void Compact(const int64_t* ids, size_t count, int64_t* unique, int64_t* compacted) {
+    uint64_t* const entries = entries_.data();
+    const uint64_t stamp = stamp_;
+    uint64_t size = static_cast<uint64_t>(size_);
+    constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
+    for (size_t i = 0; i < count; ++i) {
+      if (i + kAhead < count) __builtin_prefetch(entries + ids[i + kAhead]);
+      const int64_t id = ids[i];
+      unique[size] = id;
+      const uint64_t seen = entries[id];
+      const uint64_t is_new = static_cast<uint64_t>((seen & ~uint64_t{0xffffffff}) != stamp);
+      const uint64_t take_size = 0 - is_new;  // all ones when new
+      const uint64_t position = (size & take_size) | (seen & 0xffffffff & ~take_size);
+      entries[id] = stamp | position;
+      size += is_new;
+      if (kCompact) compacted[i] = static_cast<int64_t>(position);
+    }
+    size_ = static_cast<int64_t>(size);
   }
   int64_t size() const { return size_; }
 
@@ -196,18 +210,16 @@ class DirectTable {
 // dense-id table's next stamp would make the first one's entries absent).
 thread_local bool t_tables_in_use = false;
 
-// The DirectTable form: each id is written at the next unique slot of a
-// buffer this thread reuses, and the slot is kept only if the id was new
-// (the count moves past it), without a branch on whether it is (in a sampled
-// layer about every other id is, at random, so that branch mispredicted
-// often).
+// The DirectTable form (DirectTable::Compact), with the unique nodes in a
+// buffer this thread reuses.
 class DirectCompactor : public LayerCompactor::Impl {
  public:
   explicit DirectCompactor(uint64_t max_id) : position_(static_cast<size_t>(max_id) + 1), max_id_(max_id) {}
 
   void Add(const int64_t* ids, size_t count, int64_t* compacted) override {
-    if (compacted == nullptr) return AddIds<false>(ids, count, nullptr);
-    AddIds<true>(ids, count, compacted);
+    Reserve(count);
+    if (compacted == nullptr) return position_.Compact<false>(ids, count, unique_.data(), nullptr);
+    position_.Compact<true>(ids, count, unique_.data(), compacted);
   }
 
   std::vector<int64_t> TakeUniqueNodes() override {
@@ -215,19 +227,6 @@ class DirectCompactor : public LayerCompactor::Impl {
   }
 
  private:
-  template <bool kCompact>
-  void AddIds(const int64_t* ids, size_t count, int64_t* compacted) {
-    Reserve(count);
-    int64_t* unique = unique_.data();
-    constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
-    for (size_t i = 0; i < count; ++i) {
-      if (i + kAhead < count) position_.Prefetch(ids[i + kAhead]);
-      unique[position_.size()] = ids[i];
-      const int64_t at = position_.Position(ids[i]);
-      if (kCompact) compacted[i] = at;
-    }
-  }
-
   // Room for `count` more ids: at most max_id + 1 are new, and one more slot
   // is written before an id is known not to be. Grown by doubling, keeping
   // this layer's unique nodes; not shrunk or zero-filled per layer.
@@ -255,7 +254,7 @@ class HashedCompactor : public LayerCompactor::Impl {
       : position_(thread_memory ? &t_memory : &own_memory_, expected) {}
 
   void Add(const int64_t* ids, size_t count, int64_t* compacted) override {
-    constexpr size_t kAhead = 32;  // as in DirectCompactor
+    constexpr size_t kAhead = 32;  // as in DirectTable::Compact
     for (size_t i = 0; i < count; ++i) {
       if (i + kAhead < count) position_.Prefetch(ids[i + kAhead]);
       bool inserted = false;
