@@ -25,13 +25,14 @@ int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
   return CountPositiveWeights(p.weights + p.indptr[node], p.indptr[node + 1] - p.indptr[node]);
 }
 
-// Samples `seed` (count picks, from its `eligible` edges) into picks; a
-// Floyd seed's picks are there once `floyd` is flushed.
-void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t eligible, int64_t count, int64_t* picks,
-                    std::vector<core::SampleKey>& scratch, UniformFloydBatch& floyd) {
+// Samples `seed` (count picks, from its `eligible` edges, the first of its
+// edges at first_edge) into picks; a Floyd seed's picks are there once
+// `floyd` is flushed.
+void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t first_edge, int64_t eligible, int64_t count,
+                    int64_t* picks, std::vector<core::SampleKey>& scratch, UniformFloydBatch& floyd) {
   if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
-    floyd.Add(seed, picks);
+    floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
   } else if (core::UsesWeightedTopK(p, eligible)) {
     SampleWeightedTopK(p, seed, picks, scratch.data());
   } else {
@@ -57,20 +58,22 @@ constexpr int64_t kIndptrAhead = 16;
 
 // What a thread reuses from chunk to chunk.
 struct ChunkScratch {
-  std::vector<int64_t> eligible;
+  std::vector<int64_t> eligible, first_edge;
   std::vector<core::SampleKey> keys;
 };
 
 // Samples seeds[0, n) into `out`: their counts first (one pass over their
-// nodes, which keeps each seed's eligible edges for the second), then their
-// picks, then the picked edges' sources.
+// nodes, which keeps each seed's first edge and eligible edges for the
+// second), then their picks, then the picked edges' sources.
 void SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64_t n, const int64_t* graph_indices,
                  ChunkScratch& scratch, SampledChunk& out) {
   out.counts.resize(static_cast<size_t>(n));
   scratch.eligible.resize(static_cast<size_t>(n));
+  scratch.first_edge.resize(static_cast<size_t>(n));
   int64_t picks = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (i + kIndptrAhead < n) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+    scratch.first_edge[i] = params.indptr[seeds[i]];
     scratch.eligible[i] = EligibleEdges(params, seeds[i]);
     out.counts[i] = core::SampledCountOf(params, scratch.eligible[i]);
     picks += out.counts[i];
@@ -79,8 +82,8 @@ void SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64
   out.indices.Resize(picks);
   UniformFloydBatch floyd(params);
   for (int64_t i = 0, offset = 0; i < n; offset += out.counts[i], ++i) {
-    SampleSeedInto(params, seeds[i], scratch.eligible[i], out.counts[i], out.original_edge_ids.data() + offset,
-                   scratch.keys, floyd);
+    SampleSeedInto(params, seeds[i], scratch.first_edge[i], scratch.eligible[i], out.counts[i],
+                   out.original_edge_ids.data() + offset, scratch.keys, floyd);
   }
   floyd.Flush();
   ReadSources(out.original_edge_ids.data(), graph_indices, 0, picks, out.indices.data());

@@ -151,7 +151,7 @@ void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_
   }
 }
 
-void UniformFloydBatch::Add(int64_t node, int64_t* out_edges) {
+void UniformFloydBatch::Add(int64_t node, int64_t begin, int64_t degree, int64_t* out_edges) {
   const int k = static_cast<int>(p_.fanout);
   if (lanes_ + k > kLanes) Flush();
   const uint32_t high_tag = DrawTagWord(core::kTagUniformPick, node), low = DrawNodeWord(node);
@@ -160,7 +160,7 @@ void UniformFloydBatch::Add(int64_t node, int64_t* out_edges) {
     node_low_[lanes_ + i] = low;
     draw_[lanes_ + i] = static_cast<uint32_t>(i);
   }
-  queued_[num_queued_++] = Queued{p_.indptr[node], p_.indptr[node + 1] - p_.indptr[node], out_edges, lanes_};
+  queued_[num_queued_++] = Queued{begin, degree, out_edges, lanes_};
   lanes_ += k;
 }
 

@@ -45,7 +45,9 @@ class UniformFloydBatch {
   UniformFloydBatch& operator=(const UniformFloydBatch&) = delete;
   ~UniformFloydBatch() { assert(num_queued_ == 0 && "queued Floyd seeds were never flushed"); }
 
-  void Add(int64_t node, int64_t* out_edges);
+  // Queues `node`, whose edges are [begin, begin + degree) (the caller has
+  // read them from indptr already: a second read cost ~6 %).
+  void Add(int64_t node, int64_t begin, int64_t degree, int64_t* out_edges);
   void Flush();
 
  private:

@@ -31,7 +31,10 @@ void ExpectFloydPicksWhatSampleSeedPicks(const CscGraph& graph, const core::Samp
   const int64_t k = p.fanout;
   std::vector<int64_t> batched(floyd_nodes.size() * k, -1);
   UniformFloydBatch batch(p);
-  for (size_t j = 0; j < floyd_nodes.size(); ++j) batch.Add(floyd_nodes[j], batched.data() + j * k);
+  for (size_t j = 0; j < floyd_nodes.size(); ++j) {
+    const int64_t node = floyd_nodes[j], begin = graph.indptr()[node];
+    batch.Add(node, begin, graph.indptr()[node + 1] - begin, batched.data() + j * k);
+  }
   batch.Flush();
   for (size_t j = 0; j < floyd_nodes.size(); ++j) {
     const int64_t node = floyd_nodes[j];
