@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "kernels/sampling_core.h"
@@ -244,6 +245,26 @@ TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
   status = SampleNeighborsInChunks(*graph, {0, 1000}, 5, 0, SamplingOptions{}, [&](const SampledChunk&) { ++calls; });
   EXPECT_EQ(status.message(), "seeds[1]=1000 is out of range [0, 1000)");
   EXPECT_EQ(calls, 0);
+}
+
+// A sink that throws stops the call: the exception reaches the caller once
+// the other threads have stopped, and the thread samples as before after.
+TEST(SampleNeighborsTest, ASinkThatThrowsLeavesTheThreadReadyForTheNextCall) {
+  Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 8, false);
+  ASSERT_TRUE(graph.ok());
+  std::vector<int64_t> seeds(1500);
+  for (int64_t i = 0; i < 1500; ++i) seeds[i] = (i * 13) % 2000;
+  const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
+  int chunks = 0;
+  EXPECT_THROW(SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
+                                       [&](const SampledChunk&) {
+                                         if (++chunks == 3) throw std::runtime_error("sink failed");
+                                       }),
+               std::runtime_error);
+  EXPECT_EQ(chunks, 3);
+  const SampledSubgraph again = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
+  EXPECT_EQ(again.original_edge_ids, expected.original_edge_ids);
+  EXPECT_EQ(again.indices, expected.indices);
 }
 
 TEST(SampleNeighborsTest, RejectsBadArguments) {
