@@ -68,8 +68,10 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags);
 // Reports the start and end of each hop (for progress lines).
 using ProgressFn = std::function<void(const std::string& line)>;
 
-// Runs the command: SampleMultiLayer's hops with `threads` on cpu, or the
-// device hops of SampleMultiLayerOnDevice on a DeviceGraph placed as asked.
+// Runs the command: the hops of SampleMultiLayer with `threads` on cpu
+// (each hop sampled, then compacted, for the progress lines; the same
+// layers), or the device hops of SampleMultiLayerOnDevice on a DeviceGraph
+// placed as asked.
 // `progress`, when set, gets a line before and after each hop.
 Result<std::vector<SampledLayer>> RunCommand(const SampleCommand& command, const ProgressFn& progress = nullptr);
 

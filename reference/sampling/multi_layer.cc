@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,31 +33,29 @@ Result<std::vector<SampledLayer>> ChainLayers(const std::vector<int64_t>& seeds,
 }
 
 // One hop on the CPU: this thread compacts each chunk of sampled edges as
-// it comes, while the other threads sample the next ones.
+// it comes, while the other threads sample the next ones. The compactor
+// starts with the first chunk: the seeds are checked by then.
 Result<SampledLayer> SampleAndCompactLayer(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                            uint32_t layer, const SamplingOptions& options) {
   SampledLayer out;
-  SampledSubgraph& sub = out.subgraph;
-  sub.indptr.reserve(seeds.size() + 1);
-  sub.indptr.push_back(0);
+  out.subgraph = SubgraphToFill(graph, seeds, fanout);
   const size_t expected = static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout));
-  sub.original_edge_ids.reserve(expected);
-  sub.indices.reserve(expected);
   out.compacted_indices.reserve(expected);
-  // Node ids lie in [0, num_nodes).
-  LayerCompactor compactor(seeds, 0, std::max<int64_t>(graph.num_nodes() - 1, 0), expected);
+  std::optional<LayerCompactor> compactor;
+  auto start_compactor = [&] {
+    // Node ids lie in [0, num_nodes).
+    compactor.emplace(seeds, 0, std::max<int64_t>(graph.num_nodes() - 1, 0), expected);
+  };
   FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options, [&](const SampledChunk& chunk) {
-    for (int64_t count : chunk.counts) sub.indptr.push_back(sub.indptr.back() + count);
-    sub.original_edge_ids.insert(sub.original_edge_ids.end(), chunk.original_edge_ids.begin(),
-                                 chunk.original_edge_ids.end());
-    sub.indices.insert(sub.indices.end(), chunk.indices.begin(), chunk.indices.end());
+    if (!compactor) start_compactor();
+    AppendChunk(chunk, out.subgraph);
     const size_t compacted = out.compacted_indices.size();
     out.compacted_indices.resize(compacted + static_cast<size_t>(chunk.indices.size()));
-    compactor.Add(chunk.indices.begin(), static_cast<size_t>(chunk.indices.size()),
-                  out.compacted_indices.data() + compacted);
+    compactor->Add(chunk.indices.begin(), static_cast<size_t>(chunk.indices.size()),
+                   out.compacted_indices.data() + compacted);
   }));
-  sub.seeds = seeds;
-  out.unique_nodes = compactor.TakeUniqueNodes();
+  if (!compactor) start_compactor();  // no seeds, no chunks
+  out.unique_nodes = compactor->TakeUniqueNodes();
   return out;
 }
 

@@ -89,6 +89,15 @@ TEST(SampleMultiLayerTest, ErrorsNameTheLayer) {
               HasSubstr("layer 1: fanout=-2"));
   EXPECT_THAT(SampleMultiLayer(*chain, {3}, {1}, SamplingOptions{false, false, 1, 1}).status().message(),
               HasSubstr("layer 0: seeds[0]=3 is out of range [0, 3)"));
+  // Seeds far outside the graph fail the same way before anything reads
+  // with them (the compaction table covers the graph's ids only).
+  for (int threads : {1, 2}) {
+    EXPECT_THAT(SampleMultiLayer(*chain, {0, -1}, {1}, SamplingOptions{false, false, 1, threads}).status().message(),
+                HasSubstr("layer 0: seeds[1]=-1 is out of range [0, 3)"));
+    EXPECT_THAT(
+        SampleMultiLayer(*chain, {int64_t{1} << 40}, {1}, SamplingOptions{false, false, 1, threads}).status().message(),
+        HasSubstr("layer 0: seeds[0]=1099511627776 is out of range [0, 3)"));
+  }
 }
 
 }  // namespace

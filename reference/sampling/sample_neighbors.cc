@@ -124,8 +124,30 @@ Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vec
 }  // namespace
 
 int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t fanout) {
-  const int64_t per_seed = std::max<int64_t>(fanout, 1), edges = graph.num_edges();
+  const int64_t nodes = std::max<int64_t>(graph.num_nodes(), 1);
+  const int64_t mean_degree = (graph.num_edges() + nodes - 1) / nodes;
+  const int64_t per_seed = fanout < 0 ? mean_degree : std::min(fanout, mean_degree);
+  // No more than the graph's edges (which also keeps the product in range).
+  const int64_t edges = graph.num_edges();
   return num_seeds > 0 && per_seed > edges / num_seeds ? edges : num_seeds * per_seed;
+}
+
+SampledSubgraph SubgraphToFill(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout) {
+  SampledSubgraph out;
+  out.seeds = seeds;
+  out.indptr.reserve(seeds.size() + 1);
+  out.indptr.push_back(0);
+  const size_t expected = static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout));
+  out.original_edge_ids.reserve(expected);
+  out.indices.reserve(expected);
+  return out;
+}
+
+void AppendChunk(const SampledChunk& chunk, SampledSubgraph& out) {
+  for (int64_t count : chunk.counts) out.indptr.push_back(out.indptr.back() + count);
+  out.original_edge_ids.insert(out.original_edge_ids.end(), chunk.original_edge_ids.begin(),
+                               chunk.original_edge_ids.end());
+  out.indices.insert(out.indices.end(), chunk.indices.begin(), chunk.indices.end());
 }
 
 void SampledChunk::Buffer::Resize(int64_t n) {
@@ -219,19 +241,9 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options) {
-  SampledSubgraph out;
-  out.indptr.reserve(seeds.size() + 1);
-  out.indptr.push_back(0);
-  const size_t expected = static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout));
-  out.original_edge_ids.reserve(expected);
-  out.indices.reserve(expected);
-  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options, [&](const SampledChunk& chunk) {
-    for (int64_t count : chunk.counts) out.indptr.push_back(out.indptr.back() + count);
-    out.original_edge_ids.insert(out.original_edge_ids.end(), chunk.original_edge_ids.begin(),
-                                 chunk.original_edge_ids.end());
-    out.indices.insert(out.indices.end(), chunk.indices.begin(), chunk.indices.end());
-  }));
-  out.seeds = seeds;
+  SampledSubgraph out = SubgraphToFill(graph, seeds, fanout);
+  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options,
+                                             [&](const SampledChunk& chunk) { AppendChunk(chunk, out); }));
   return out;
 }
 

@@ -1,6 +1,8 @@
 // Provides SampleNeighbors: the multi-threaded CPU reference of neighbor
 // sampling. It runs the per-seed routine that device kernels share, so its
 // output is bit-identical to theirs and independent of the thread count.
+// SampleNeighborsInChunks hands the same output over chunk by chunk, so that
+// a caller can work on each chunk while the next ones are sampled.
 #ifndef FAULTLINE_REFERENCE_SAMPLING_SAMPLE_NEIGHBORS_H_
 #define FAULTLINE_REFERENCE_SAMPLING_SAMPLE_NEIGHBORS_H_
 
@@ -75,11 +77,18 @@ struct SampledChunk {
   Buffer original_edge_ids, indices;
 };
 
-// How many edges a call is expected to sample at most, for reserving its
-// output: seeds * fanout, but no more than the graph's edges (with
-// replacement or duplicate seeds there can be more; fanout -1 counts one per
-// seed). Never allocates more than the graph holds.
+// How many edges a call is expected to sample, for reserving its output
+// and choosing a compaction table: per seed the fanout, but no more than
+// the graph's mean degree rounded up (fanout -1 counts the mean degree).
+// A guess: hubs, replacement or duplicate seeds can give more.
 int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t fanout);
+
+// An empty SampledSubgraph of `seeds` (indptr {0}) with room reserved for
+// the edges a call is expected to sample; AppendChunk fills it.
+SampledSubgraph SubgraphToFill(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout);
+
+// Appends a chunk's picks to `out` as SampleNeighbors joins them.
+void AppendChunk(const SampledChunk& chunk, SampledSubgraph& out);
 
 // Receives the chunks of a layer in seed order, on the calling thread.
 using SampledChunkSink = std::function<void(const SampledChunk&)>;
@@ -88,7 +97,10 @@ using SampledChunkSink = std::function<void(const SampledChunk&)>;
 // consecutive seeds in seed order on the calling thread (its memory is
 // reused after `sink` returns) while options.num_threads threads in all
 // sample the next ones, so the caller's work on a chunk overlaps theirs.
-// Fails as SampleNeighbors does, before any chunk.
+// Fails as SampleNeighbors does, before any chunk; an exception from `sink`
+// reaches the caller once the other threads have stopped. Each calling
+// thread keeps its chunks' memory for the next call (about 16 bytes per
+// edge of the largest layer it sampled).
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
 

@@ -185,13 +185,14 @@ TEST(SampleNeighborsTest, EverySeedsPicksAreSampleSeedsOnAnyThreadCount) {
 }
 
 // The chunks come on the calling thread, in seed order, each starting where
-// the last one ended, and joined they are SampleNeighbors' result; no seeds,
+// the last one ended, and joined they are SampleNeighbors' result, also
+// when one thread's chunks reach their largest size (9000 seeds); no seeds,
 // no chunks.
 TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
   Result<CscGraph> graph = GeneratePowerLaw(3000, 60000, 4, true);
   ASSERT_TRUE(graph.ok());
   std::vector<int64_t> seeds;
-  for (int64_t v = 0; v < 3000; v += 2) seeds.push_back(v);
+  for (int64_t i = 0; i < 9000; ++i) seeds.push_back((i * 7) % 3000);
   const SampledSubgraph whole = Sample(*graph, seeds, 6, false, true, 3, 0, 1);
   for (int threads : {1, 2, 7}) {
     const SamplingOptions options{false, true, 3, threads};

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cassert>
 
 #include "reference/sampling/philox_avx2.h"
 
@@ -152,6 +153,7 @@ void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_
 }
 
 void UniformFloydBatch::Add(int64_t node, int64_t begin, int64_t degree, int64_t* out_edges) {
+  assert(begin == p_.indptr[node] && degree == p_.indptr[node + 1] - begin && "not the node's edges");
   const int k = static_cast<int>(p_.fanout);
   if (lanes_ + k > kLanes) Flush();
   const uint32_t high_tag = DrawTagWord(core::kTagUniformPick, node), low = DrawNodeWord(node);

@@ -16,12 +16,14 @@
 //   being new and doubled when half full.
 //
 // Either way each thread reuses its table's memory from compactor to
-// compactor (no page faults) and nothing is allocated per node. The
+// compactor (no page faults; a second compactor alive on the thread has
+// its own), and the table is not allocated per node. The
 // DirectTable's compactors also write the unique nodes through a buffer the
 // thread reuses, without a branch per id (DirectTable::Compact).
 #include "reference/sampling/unique_and_compact.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -132,19 +134,20 @@ class PositionTable {
   int64_t size_ = 0;
 };
 
-// Direct when the ids are dense (at most kDirectIdsPerInput entries per id in
-// the call) or all below kDirectAlways, whatever the call's size (the table,
-// rounded up to a power of two, is then at most 32 MiB). A sampled layer's
+// Direct when the ids are dense (at most kDirectIdsPerInput entries per
+// expected input: the seeds and the expected indices) or all below
+// kDirectAlways, whatever the layer's size (the table, rounded up to a
+// power of two, is then at most 32 MiB). A sampled layer's
 // ids are node ids of its graph, so the table is at most twice the graph's
 // indptr.
 constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
-// This thread's DirectTable memory and the generation of its last call.
+// This thread's DirectTable memory and the generation of its last compactor.
 thread_local std::vector<uint64_t> t_direct_entries;
 thread_local uint32_t t_direct_generation = 0;
 
 // Maps ids in [0, ids) to positions through entry[id] = generation << 32 |
-// position. An entry of an older call (another generation) reads as absent,
+// position. An entry of an older compactor (another generation) reads as absent,
 // so the memory is cleared only when the 32-bit generation wraps.
 class DirectTable {
  public:
@@ -174,6 +177,7 @@ class DirectTable {
     for (size_t i = 0; i < count; ++i) {
       if (i + kAhead < count) __builtin_prefetch(entries + ids[i + kAhead]);
       const int64_t id = ids[i];
+      assert(id >= 0 && static_cast<size_t>(id) < entries_.size() && "an id outside the compactor's range");
       unique[size] = id;
       const uint64_t seen = entries[id];
       const uint64_t is_new = static_cast<uint64_t>((seen & ~uint64_t{0xffffffff}) != stamp);
@@ -306,8 +310,9 @@ LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id
   } else {
     impl_ = std::make_unique<HashedCompactor<WideSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
   }
-  if (owns_thread_tables_) t_tables_in_use = true;
   impl_->Add(seeds.data(), seeds.size(), nullptr);
+  // Marked only now: if that threw, no destructor would clear it.
+  if (owns_thread_tables_) t_tables_in_use = true;
 }
 
 LayerCompactor::~LayerCompactor() {

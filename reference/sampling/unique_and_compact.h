@@ -1,6 +1,7 @@
 // Provides UniqueAndCompact: the node list of a sampled layer (seeds first,
 // then newly reached nodes in first-appearance order, as GraphBolt orders
-// them) and the sampled indices renumbered into positions of that list.
+// them) and the sampled indices renumbered into positions of that list;
+// LayerCompactor computes the same from the indices in pieces.
 #ifndef FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
 #define FAULTLINE_REFERENCE_SAMPLING_UNIQUE_AND_COMPACT_H_
 
