@@ -26,6 +26,14 @@ SampledSubgraph Sample(const CscGraph& graph, const std::vector<int64_t>& seeds,
   return result.ok() ? *result : SampledSubgraph{};
 }
 
+// `count` seeds i * stride mod num_nodes: every node in turn, repeats once
+// count exceeds num_nodes.
+std::vector<int64_t> StridedSeeds(int64_t count, int64_t stride, int64_t num_nodes) {
+  std::vector<int64_t> seeds(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) seeds[i] = (i * stride) % num_nodes;
+  return seeds;
+}
+
 TEST(SampleNeighborsTest, FanoutMinusOneReturnsEveryEdge) {
   // Node 0 <- {1, 2, 3}, node 1 <- {0}, node 2 <- {}, node 3 <- {2, 2}.
   Result<CscGraph> graph = GraphFromEdges(4, {{1, 0}, {2, 0}, {0, 1}, {3, 0}, {2, 3}, {2, 3}});
@@ -191,8 +199,7 @@ TEST(SampleNeighborsTest, EverySeedsPicksAreSampleSeedsOnAnyThreadCount) {
 TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
   Result<CscGraph> graph = GeneratePowerLaw(3000, 60000, 4, true);
   ASSERT_TRUE(graph.ok());
-  std::vector<int64_t> seeds;
-  for (int64_t i = 0; i < 9000; ++i) seeds.push_back((i * 7) % 3000);
+  const std::vector<int64_t> seeds = StridedSeeds(9000, 7, 3000);
   const SampledSubgraph whole = Sample(*graph, seeds, 6, false, true, 3, 0, 1);
   for (int threads : {1, 2, 7}) {
     const SamplingOptions options{false, true, 3, threads};
@@ -227,8 +234,7 @@ TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
 TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
   Result<CscGraph> graph = GeneratePowerLaw(1000, 20000, 6, false);
   ASSERT_TRUE(graph.ok());
-  std::vector<int64_t> seeds(500);
-  for (int64_t i = 0; i < 500; ++i) seeds[i] = (i * 7) % 1000;
+  const std::vector<int64_t> seeds = StridedSeeds(500, 7, 1000);
   const SampledSubgraph outer = Sample(*graph, seeds, 5, false, false, 8, 0, 2);
   const SampledSubgraph inner = Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 1);
   std::vector<int64_t> outer_ids;
@@ -253,8 +259,7 @@ TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
 TEST(SampleNeighborsTest, ASinkThatThrowsLeavesTheThreadReadyForTheNextCall) {
   Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 8, false);
   ASSERT_TRUE(graph.ok());
-  std::vector<int64_t> seeds(1500);
-  for (int64_t i = 0; i < 1500; ++i) seeds[i] = (i * 13) % 2000;
+  const std::vector<int64_t> seeds = StridedSeeds(1500, 13, 2000);
   const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   int chunks = 0;
   EXPECT_THROW(SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
