@@ -485,10 +485,12 @@ BENCHMARK(BM_TwoSamplersVsOne)->Iterations(5)->UseManualTime()->Unit(benchmark::
 
 // What a minibatch costs on its way from a worker to the main process, each
 // side alone, for a minibatch of the loader's workload (BM_DataLoader's
-// second; no features): side 0 is the worker's (encode it into a shared
-// memory segment), side 1 the main process's (decode it from the segment,
-// then free it, as a consumer that drops it would). BM_DataLoader's workers
-// pay side 0 per minibatch on top of the sampling, its main process side 1.
+// second; no features): side 0 encodes it whole into a shared memory
+// segment (what a worker paid on top of the sampling before it wrote each
+// layer into its segment as it sampled it; the device path still does),
+// side 1 is the main process's (decode it from the segment, then free it,
+// as a consumer that drops it would), which BM_DataLoader's main process
+// pays per minibatch.
 void BM_MiniBatchWire(benchmark::State& state) {
   const bool parent_side = state.range(0) != 0;
   std::string error;
@@ -518,7 +520,7 @@ void BM_MiniBatchWire(benchmark::State& state) {
     }
   }
   UnlinkSharedMemory(name);
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(EncodeMiniBatch(batch).size()));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(EncodeMiniBatch(batch)->size()));
 }
 BENCHMARK(BM_MiniBatchWire)->ArgName("parent_side")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -147,7 +147,7 @@ def wire_corpus():
 
 # --- minibatches ------------------------------------------------------------
 
-MAGIC = 0x66617574424d3031
+MAGIC = 0x66617574424d3032
 
 
 def u64(v):
@@ -158,11 +158,24 @@ def array(values, fmt="<q"):
     return u64(len(values)) + ints(fmt, values)
 
 
-def minibatch(index, seeds, layers, dim, features):
+def encoded_layer(layer, splits=()):
+    """A layer (seeds, indptr, indices, edge ids, unique nodes, compacted)
+    in chunks that start at the seed positions in `splits` (and at 0)."""
+    seeds, indptr, indices, edge_ids, unique, compacted = layer
+    counts = [indptr[i + 1] - indptr[i] for i in range(len(indptr) - 1)]
+    starts = [0] + list(splits)
+    ends = list(splits) + [len(counts)]
+    out = array(seeds) + u64(len(indices)) + u64(len(starts))
+    for first, last in zip(starts, ends):
+        lo, hi = indptr[first] if first < len(indptr) else 0, indptr[last] if last < len(indptr) else 0
+        out += array(counts[first:last]) + array(edge_ids[lo:hi]) + array(indices[lo:hi]) + array(compacted[lo:hi])
+    return out + array(unique)
+
+
+def minibatch(index, seeds, layers, dim, features, splits=()):
     out = u64(MAGIC) + u64(index) + array(seeds) + u64(len(layers))
-    for layer in layers:
-        for values in layer:
-            out += array(values)
+    for k, layer in enumerate(layers):
+        out += encoded_layer(layer, splits if k == len(layers) - 1 else ())
     return out + u64(dim) + array(features, "<f")
 
 
@@ -174,6 +187,8 @@ def minibatch_corpus():
     write(t, "two_layers", minibatch(5, [3, 1], [layer0, layer1], 1, [1, 2, 3, 4, 5]))
     write(t, "no_features", minibatch(1, [3, 1], [layer0], 0, []))
     write(t, "empty", minibatch(0, [], [], 0, []))
+    # As a worker writes them: the last layer in chunks of 1, 2 and 1 seeds.
+    write(t, "chunks", minibatch(5, [3, 1], [layer0, layer1], 1, [1, 2, 3, 4, 5], splits=(1, 3)))
     write(t, "truncated", minibatch(0, [3, 1], [layer0], 2, [float(i) for i in range(8)])[:-5])
     # Decoded without an error before CheckConsistent: a compacted index
     # outside unique_nodes, an indptr that does not cover the indices, too

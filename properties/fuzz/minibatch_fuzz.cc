@@ -10,8 +10,8 @@
 // agree; decoding never crashes and either fails with DataLoss or returns
 // a consistent minibatch (each layer's indptr covers its seeds and indices,
 // every compacted index points into unique_nodes, the features hold
-// feature_dim values per unique node of the last layer) whose encoding is
-// exactly the input.
+// feature_dim values per unique node of the last layer) that encodes,
+// decodes and encodes again to the same bytes, in memory and in a segment.
 #include <unistd.h>
 
 #include "properties/fuzz/fuzz_support.h"
@@ -74,14 +74,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   CheckConsistent(*batch);
-  // Compared as bytes: features may hold NaNs, which operator== calls unequal.
-  FUZZ_CHECK(EncodeMiniBatch(*batch) == bytes, "decode then encode changed the bytes");
-  FUZZ_CHECK(EncodeMiniBatch(*from_segment) == bytes, "the two decodes disagree");
+  // Compared as bytes: features may hold NaNs, which operator== calls
+  // unequal. The input may split a layer into several chunks, which
+  // EncodeMiniBatch writes as one: the encoding must decode to the same
+  // minibatch, and encode again to itself.
+  Result<std::string> encoded = EncodeMiniBatch(*batch);
+  FUZZ_CHECK(encoded.ok(), encoded.status().ToString());
+  FUZZ_CHECK(*EncodeMiniBatch(*from_segment) == *encoded, "the two decodes disagree");
+  Result<MiniBatch> again = DecodeMiniBatch(*encoded);
+  FUZZ_CHECK(again.ok(), again.status().ToString());
+  FUZZ_CHECK(*EncodeMiniBatch(*again) == *encoded, "decode, encode, decode changed the minibatch");
   // A worker's path: encoded in place into the segment, then read back.
-  Status encoded = WriteMiniBatch(*batch, writer);
-  FUZZ_CHECK(encoded.ok(), encoded.ToString());
+  written = WriteMiniBatch(*batch, writer);
+  FUZZ_CHECK(written.ok(), written.ToString());
   read = reader.Read([&](std::string_view mapped) {
-    FUZZ_CHECK(mapped == bytes, "encoding in place gave other bytes than the input");
+    FUZZ_CHECK(mapped == *encoded, "encoding in place gave other bytes than EncodeMiniBatch");
     return OkStatus();
   });
   FUZZ_CHECK(read.ok(), read.ToString());

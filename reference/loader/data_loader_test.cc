@@ -1,5 +1,6 @@
-// Checks the data loader: batches, encoding, bit-identical minibatches for
-// every num_workers and start method, and clean failure when a worker dies.
+// Checks the data loader: batches, bit-identical minibatches for every
+// num_workers, start method and sampler_threads, and clean failure when a
+// worker dies or cannot write its result.
 #include "reference/loader/data_loader.h"
 #include "reference/loader/item_sampler.h"
 
@@ -7,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,81 +79,82 @@ TEST(ItemSamplerTest, BatchesCoverEveryItemOnceAndShuffleDependsOnlyOnTheSeed) {
   EXPECT_EQ(MakeBatches({10, 0, false, false, 0}).status().message(), "batch_size is 0; expected >= 1");
 }
 
-TEST(MiniBatchTest, EncodingRoundTripsAndRejectsTruncation) {
-  std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
-  ASSERT_FALSE(batches.empty());
-  std::string bytes = EncodeMiniBatch(batches[0]);
-  auto decoded = DecodeMiniBatch(bytes);
-  ASSERT_TRUE(decoded.ok());
-  EXPECT_TRUE(*decoded == batches[0]);
-  auto truncated = DecodeMiniBatch(std::string_view(bytes).substr(0, bytes.size() - 3));
-  EXPECT_EQ(truncated.status().code(), StatusCode::kDataLoss);
-}
-
-TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
-  std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
-  ASSERT_FALSE(batches.empty());
-  const std::string bytes = EncodeMiniBatch(batches[0]);
-  // The arrays one byte off their alignment: the copying path. (On x86 the
-  // aligned path would read these as well, so this checks the fallback's
-  // result, not that the alignment test is there.)
-  std::string shifted = " " + bytes;
-  auto decoded = DecodeMiniBatch(std::string_view(shifted).substr(1));
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_TRUE(*decoded == batches[0]);
-}
-
-// A worker encodes straight into its segment: the bytes must be exactly the
-// encoding's, and the mid_write fault point must run once, with the first
-// half of the bytes (and only what comes before it) in place.
-TEST(MiniBatchTest, WritingIntoASegmentGivesTheEncodingAndStopsHalfwayOnce) {
-  std::vector<MiniBatch> batches = Drain(Options(0, StartMethod::kFork));
-  ASSERT_GE(batches.size(), 2u);
-  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid());
-  SegmentWriter writer(name);
-  SegmentReader reader(name);
-  bool fresh = true;  // the first write goes into a new, zero-filled segment
-  for (int round = 0; round < 2; ++round) {
-    for (const MiniBatch* batch : {&batches[1], &batches[0]}) {  // each after the other in the same segment
-      const std::string expected = EncodeMiniBatch(*batch);
-      const size_t half = expected.size() / 2;
-      int calls = 0;
-      ASSERT_TRUE(WriteMiniBatch(*batch, writer, [&] {
-                    ++calls;
-                    ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
-                      EXPECT_EQ(bytes.size(), expected.size());
-                      EXPECT_EQ(bytes.substr(0, half), std::string_view(expected).substr(0, half));
-                      if (fresh) EXPECT_EQ(bytes.substr(half), std::string(bytes.size() - half, '\0'));
-                      return OkStatus();
-                    }).ok());
-                  }).ok());
-      fresh = false;
-      EXPECT_EQ(calls, 1);
-      ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
-        EXPECT_EQ(bytes, expected);
-        return OkStatus();
-      }).ok());
-      Result<MiniBatch> read = ReadMiniBatch(reader);
-      ASSERT_TRUE(read.ok()) << read.status();
-      EXPECT_TRUE(*read == *batch);
-    }
-  }
-  EXPECT_FALSE(SharedMemoryExists(name));  // the reader unlinked it
-}
-
+// Workers write each minibatch into shared memory while they sample it, in
+// chunks that depend on sampler_threads; what the main process reads is
+// the inline loader's minibatch all the same.
 TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
   const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
   ASSERT_EQ(baseline.size(), 13u);  // 400 items in batches of 32
   EXPECT_EQ(baseline[0].feature_dim, 8);
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     for (int workers : {1, 2, 3}) {
-      SCOPED_TRACE(std::string(StartMethodName(method)) + " x" + std::to_string(workers));
-      std::vector<MiniBatch> got = Drain(Options(workers, method));
-      ASSERT_EQ(got.size(), baseline.size());
-      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+      for (int threads : {1, 3}) {
+        SCOPED_TRACE(std::string(StartMethodName(method)) + " x" + std::to_string(workers) + ", " +
+                     std::to_string(threads) + " sampler threads");
+        LoaderOptions options = Options(workers, method);
+        options.sampler_threads = threads;
+        std::vector<MiniBatch> got = Drain(options);
+        ASSERT_EQ(got.size(), baseline.size());
+        for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+      }
     }
   }
   EXPECT_TRUE(NoLeftoverSegments());
+}
+
+// A worker that cannot grow its segment (here a file size limit, as a full
+// /dev/shm would) fails in write_shared_memory with the system's reason,
+// although the write failed while it was sampling. Run in a child process:
+// the limit must not reach this test's own files. Under ThreadSanitizer
+// only forked workers: an exec'd TSan runtime dies of SIGBUS on its own
+// memory under a 4 KiB file size limit, before the worker's code runs.
+#if defined(__SANITIZE_THREAD__)
+constexpr StartMethod kMethodsUnderAFileSizeLimit[] = {StartMethod::kFork};
+#else
+constexpr StartMethod kMethodsUnderAFileSizeLimit[] = {StartMethod::kFork, StartMethod::kSpawn};
+#endif
+TEST(DataLoaderTest, AWorkerThatCannotGrowItsSegmentFailsInTheWrite) {
+  for (StartMethod method : kMethodsUnderAFileSizeLimit) {
+    SCOPED_TRACE(StartMethodName(method));
+    LoaderTestDatasetDir();  // written before the limit
+    int pipe_fds[2];
+    ASSERT_EQ(pipe(pipe_fds), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(pipe_fds[0]);
+      signal(SIGXFSZ, SIG_IGN);  // past the limit, fallocate fails with EFBIG instead
+      // One page: a segment's first size, but below a minibatch's first layer.
+      const rlimit limit{4096, 4096};
+      setrlimit(RLIMIT_FSIZE, &limit);
+      std::string report;
+      auto loader = DataLoader::Create(Options(1, method));
+      if (!loader.ok()) {
+        report = "create: " + loader.status().ToString();
+      } else {
+        auto next = (*loader)->Next();
+        const auto& failure = (*loader)->failure();
+        report = next.ok() ? "no error" : (failure ? failure->step : "no failure") + "|" + next.status().message();
+        loader->reset();
+        if (!NoLeftoverSegments()) report += "|leaked segments";
+      }
+      (void)!write(pipe_fds[1], report.data(), report.size());
+      _exit(0);
+    }
+    close(pipe_fds[1]);
+    std::string report;
+    char buffer[4096];
+    for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) report.append(buffer, static_cast<size_t>(n));
+    close(pipe_fds[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_EQ(report.substr(0, report.find('|')), "write_shared_memory") << report;
+    EXPECT_NE(report.find("failed in write_shared_memory on minibatch 0"), std::string::npos) << report;
+    EXPECT_NE(report.find("of shared memory segment"), std::string::npos) << report;
+    EXPECT_NE(report.find("File too large"), std::string::npos) << report;
+    EXPECT_EQ(report.find("leaked"), std::string::npos) << report;
+  }
 }
 
 TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {

@@ -51,20 +51,41 @@ Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
 }
 
 
-Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
-                          const std::vector<int64_t>& seeds, std::string* step) {
-  MiniBatch batch;
-  batch.index = index;
-  batch.seeds = seeds;
-  const SamplingOptions sampling{o.replace, o.weighted, LoaderRngSeed(o.seed, index), o.sampler_threads};
-  *step = "sample_neighbors";
+namespace {
+
+SamplingOptions MiniBatchSampling(const LoaderOptions& o, int64_t index) {
+  return SamplingOptions{o.replace, o.weighted, LoaderRngSeed(o.seed, index), o.sampler_threads};
+}
+
+// Whether minibatches are sampled on the device (o.dispatch decides where
+// the graph lies).
+Result<bool> SamplesMiniBatchOnDevice(const LoaderDataset& data, const LoaderOptions& o) {
   GraphResidence residence{data.graph->indptr().data(), false, false};
   if (data.device_graph) {
     residence = {data.device_graph->indptr().raw_data(), data.device_graph->placement() == GraphPlacement::kDevice,
                  data.device_graph->indptr().is_pinned()};
   }
-  FL_ASSIGN_OR_RETURN(bool on_device,
-                      SampleOnDevice(o.dispatch, GetRuntime(o.runtime), SamplesOnDevice(o.mode), residence));
+  return SampleOnDevice(o.dispatch, GetRuntime(o.runtime), SamplesOnDevice(o.mode), residence);
+}
+
+// Copies the feature rows of `nodes` to out[0, nodes.size() * feature_dim).
+void GatherFeatureRows(const LoaderDataset& data, const std::vector<int64_t>& nodes, float* out) {
+  const size_t row_bytes = static_cast<size_t>(data.feature_dim) * sizeof(float);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::memcpy(out + i * data.feature_dim, &data.features[nodes[i] * data.feature_dim], row_bytes);
+  }
+}
+
+}  // namespace
+
+Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
+                                   const std::vector<int64_t>& seeds, std::string* step) {
+  MiniBatch batch;
+  batch.index = index;
+  batch.seeds = seeds;
+  const SamplingOptions sampling = MiniBatchSampling(o, index);
+  *step = "sample_neighbors";
+  FL_ASSIGN_OR_RETURN(bool on_device, SamplesMiniBatchOnDevice(data, o));
   if (on_device) {
     FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling));
   } else {
@@ -84,13 +105,37 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
     return batch;
   }
   batch.features.resize(nodes.size() * data.feature_dim);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    std::memcpy(&batch.features[i * data.feature_dim], &data.features[nodes[i] * data.feature_dim],
-                data.feature_dim * sizeof(float));
-  }
+  GatherFeatureRows(data, nodes, batch.features.data());
   return batch;
 }
 
+Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
+                            const std::vector<int64_t>& seeds, std::string* step, SegmentWriter& segment,
+                            const std::function<void()>& halfway) {
+  *step = "sample_neighbors";
+  FL_ASSIGN_OR_RETURN(bool on_device, SamplesMiniBatchOnDevice(data, o));
+  if (on_device) {  // built first: only the pin-handling repros sample on a device in a worker
+    FL_ASSIGN_OR_RETURN(MiniBatch batch, ProduceMiniBatch(data, o, index, seeds, step));
+    *step = "write_shared_memory";
+    return WriteMiniBatch(batch, segment, halfway);
+  }
+  MiniBatchWriter writer(segment, halfway);
+  // A failure while writing names the write, wherever the sampling was.
+  auto failed = [&](const Status& status) {
+    if (writer.write_failed()) *step = "write_shared_memory";
+    return status;
+  };
+  Status written = writer.Begin(index, seeds, o.fanouts.size());
+  if (written.ok()) written = SampleMultiLayerInto(*data.graph, seeds, o.fanouts, MiniBatchSampling(o, index), writer);
+  if (!written.ok()) return failed(written);
+  *step = "fetch_features";
+  const std::vector<int64_t>& nodes = writer.unique_nodes();
+  Result<float*> rows = writer.Features(data.feature_dim, nodes.size() * static_cast<size_t>(data.feature_dim));
+  if (!rows.ok()) return failed(rows.status());
+  GatherFeatureRows(data, nodes, *rows);
+  *step = "write_shared_memory";
+  return writer.Finish();
+}
 
 Result<std::vector<std::vector<int64_t>>> LoaderBatches(const LoaderOptions& o, const LoaderDataset& data) {
   ItemSamplerOptions items{o.num_items < 0 ? data.graph->num_nodes() : o.num_items, o.batch_size, o.shuffle,

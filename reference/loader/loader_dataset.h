@@ -5,6 +5,7 @@
 #ifndef FAULTLINE_REFERENCE_LOADER_LOADER_DATASET_H_
 #define FAULTLINE_REFERENCE_LOADER_LOADER_DATASET_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/loader_options.h"
 #include "reference/loader/minibatch.h"
+#include "reference/loader/shared_memory.h"
 #include "reference/sampling/device_sampling.h"
 #include "reference/tensor/tensor.h"
 
@@ -43,6 +45,12 @@ Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions&
 // workers. `step` names the stage that is running, for the error report.
 Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
                                    const std::vector<int64_t>& seeds, std::string* step);
+// Produces minibatch `index` as ProduceMiniBatch does, straight into
+// `segment` while it is sampled (a worker's path: no MiniBatch is built on
+// the CPU path). `halfway` as WriteMiniBatch's.
+Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
+                            const std::vector<int64_t>& seeds, std::string* step, SegmentWriter& segment,
+                            const std::function<void()>& halfway);
 
 }  // namespace faultline
 

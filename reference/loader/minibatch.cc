@@ -1,5 +1,5 @@
-// Implements the minibatch encoding: a magic word, then length-prefixed
-// arrays in a fixed order.
+// Implements the minibatch encoding: a magic word, then 8-byte counts and
+// count-prefixed arrays in a fixed order (each layer's edges in chunks).
 #include "reference/loader/minibatch.h"
 
 #include <cstring>
@@ -8,43 +8,15 @@
 namespace faultline {
 namespace {
 
-constexpr uint64_t kMagic = 0x66617574424d3031ull;  // "faultBM01"
+constexpr uint64_t kMagic = 0x66617574424d3032ull;  // "faultBM02"
 
-// Writes the encoding in two passes over the same code: the first (no
-// buffer) only counts bytes, so the second fills a buffer of the exact size
-// (a minibatch is tens of MB: no regrowth, no second copy). `halfway`, when
-// set, runs once when the byte at `halfway_at` is about to be written.
-class Writer {
- public:
-  explicit Writer(char* out, size_t halfway_at = 0, const std::function<void()>* halfway = nullptr)
-      : out_(out), halfway_at_(halfway_at), halfway_(halfway != nullptr && *halfway ? halfway : nullptr) {}
-  void U64(uint64_t v) { Put(&v, sizeof(v)); }
-  template <typename T>
-  void Array(const std::vector<T>& v) {
-    U64(v.size());
-    Put(v.data(), v.size() * sizeof(T));
-  }
-  size_t size() const { return size_; }
-
- private:
-  void Put(const void* data, size_t bytes) {
-    if (out_ != nullptr && bytes > 0) {
-      size_t first = bytes;
-      if (halfway_ != nullptr && size_ <= halfway_at_ && halfway_at_ < size_ + bytes) first = halfway_at_ - size_;
-      std::memcpy(out_ + size_, data, first);
-      if (first < bytes) {
-        (*halfway_)();
-        halfway_ = nullptr;
-        std::memcpy(out_ + size_ + first, static_cast<const char*>(data) + first, bytes - first);
-      }
-    }
-    size_ += bytes;
-  }
-  char* out_;
-  size_t halfway_at_;
-  const std::function<void()>* halfway_;
-  size_t size_ = 0;
-};
+// The layout, in order (u64: 8 bytes; array: a u64 count, then the values):
+//   magic, index, seeds array, number of layers;
+//   for each layer: seeds array, number of edges, number of chunks; for
+//     each chunk: counts array (picks of each of its seeds, in seed order),
+//     original_edge_ids, indices and compacted_indices arrays (its edges);
+//     then the unique_nodes array;
+//   feature_dim, features array (float).
 
 class Reader {
  public:
@@ -55,58 +27,73 @@ class Reader {
     in_.remove_prefix(sizeof(*v));
     return OkStatus();
   }
+  // Reads an array's count into *n and returns where its values lie.
+  template <typename T>
+  Result<const char*> Span(uint64_t* n) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    FL_RETURN_IF_ERROR(U64(n));
+    if (*n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(*n) + " is past the end");
+    const char* values = in_.data();
+    in_.remove_prefix(*n * sizeof(T));
+    return values;
+  }
   template <typename T>
   Status Array(std::vector<T>* v) {
-    static_assert(std::is_trivially_copyable_v<T>);
     uint64_t n = 0;
-    FL_RETURN_IF_ERROR(U64(&n));
-    if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
-    if (reinterpret_cast<uintptr_t>(in_.data()) % alignof(T) == 0) {
-      const T* first = reinterpret_cast<const T*>(in_.data());
+    FL_ASSIGN_OR_RETURN(const char* values, Span<T>(&n));
+    if (reinterpret_cast<uintptr_t>(values) % alignof(T) == 0) {
+      const T* first = reinterpret_cast<const T*>(values);
       v->assign(first, first + n);  // one copy; resize would zero the memory first
     } else {
       v->resize(n);
-      if (n > 0) std::memcpy(v->data(), in_.data(), n * sizeof(T));  // an empty vector's data() may be null
+      if (n > 0) std::memcpy(v->data(), values, n * sizeof(T));  // an empty vector's data() may be null
     }
-    in_.remove_prefix(n * sizeof(T));
     return OkStatus();
   }
+  // Appends an array of exactly `n` values to *v.
+  template <typename T>
+  Status AppendArray(std::vector<T>* v, uint64_t n, const char* what) {
+    uint64_t count = 0;
+    FL_ASSIGN_OR_RETURN(const char* values, Span<T>(&count));
+    if (count != n) {
+      return DataLossError("minibatch bytes are corrupt: a chunk has " + std::to_string(count) + " " + what +
+                           " for " + std::to_string(n) + " edges");
+    }
+    if (reinterpret_cast<uintptr_t>(values) % alignof(T) == 0) {
+      const T* first = reinterpret_cast<const T*>(values);
+      v->insert(v->end(), first, first + n);
+    } else {
+      const size_t size = v->size();
+      v->resize(size + n);
+      if (n > 0) std::memcpy(v->data() + size, values, n * sizeof(T));
+    }
+    return OkStatus();
+  }
+  size_t left() const { return in_.size(); }
   bool done() const { return in_.empty(); }
 
  private:
   std::string_view in_;
 };
 
-// Checks what every consumer of a decoded minibatch relies on, so that a
-// corrupt segment is an error here rather than an out-of-range index later:
-// each layer's indptr covers its seeds and indices, every compacted index
-// points into unique_nodes, and the features hold feature_dim values for
-// each unique node of the last layer.
+// Checks what every consumer of a decoded minibatch relies on, beyond the
+// indptr ReadChunks built (it covers each layer's seeds and edges), so that
+// a corrupt segment is an error here rather than an out-of-range index
+// later: every compacted index points into unique_nodes, and the features
+// hold feature_dim values for each unique node of the last layer.
 Status CheckConsistent(const MiniBatch& b) {
   auto corrupt = [](const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); };
   if (b.index < 0) return corrupt("index " + std::to_string(b.index) + " is negative");
   for (size_t k = 0; k < b.layers.size(); ++k) {
-    const SampledSubgraph& s = b.layers[k].subgraph;
-    const std::string layer = "layer " + std::to_string(k) + ": ";
-    if (s.indptr.size() != s.seeds.size() + 1) {
-      return corrupt(layer + "indptr has " + std::to_string(s.indptr.size()) + " entries for " +
-                     std::to_string(s.seeds.size()) + " seeds");
-    }
-    if (s.indptr.front() != 0) return corrupt(layer + "indptr[0] is " + std::to_string(s.indptr.front()));
-    for (size_t i = 0; i + 1 < s.indptr.size(); ++i) {
-      if (s.indptr[i] > s.indptr[i + 1]) return corrupt(layer + "indptr decreases at " + std::to_string(i));
-    }
-    if (s.indptr.back() != static_cast<int64_t>(s.indices.size()) || s.original_edge_ids.size() != s.indices.size() ||
-        b.layers[k].compacted_indices.size() != s.indices.size()) {
-      return corrupt(layer + "indptr ends at " + std::to_string(s.indptr.back()) + " but there are " +
-                     std::to_string(s.indices.size()) + " indices, " + std::to_string(s.original_edge_ids.size()) +
-                     " edge ids and " + std::to_string(b.layers[k].compacted_indices.size()) + " compacted indices");
-    }
-    const int64_t unique = static_cast<int64_t>(b.layers[k].unique_nodes.size());
-    for (int64_t c : b.layers[k].compacted_indices) {
-      if (c < 0 || c >= unique) {
-        return corrupt(layer + "compacted index " + std::to_string(c) + " is outside the " + std::to_string(unique) +
-                       " unique nodes");
+    const std::vector<int64_t>& compacted = b.layers[k].compacted_indices;
+    const uint64_t unique = b.layers[k].unique_nodes.size();
+    bool outside = false;  // one pass without an early exit, which the compiler vectorizes
+    for (int64_t c : compacted) outside |= static_cast<uint64_t>(c) >= unique;  // a negative c is huge here
+    if (!outside) continue;
+    for (int64_t c : compacted) {
+      if (static_cast<uint64_t>(c) >= unique) {
+        return corrupt("layer " + std::to_string(k) + ": compacted index " + std::to_string(c) + " is outside the " +
+                       std::to_string(unique) + " unique nodes");
       }
     }
   }
@@ -137,36 +124,253 @@ bool MiniBatch::operator==(const MiniBatch& o) const {
   return true;
 }
 
+// Where a MiniBatchWriter's bytes go.
+class MiniBatchWriter::Bytes {
+ public:
+  virtual ~Bytes() = default;
+  virtual Status Begin() = 0;
+  // Appends n bytes; returns where they go (valid until the next Extend).
+  virtual Result<char*> Extend(size_t n) = 0;
+  virtual char* At(size_t offset) = 0;
+  virtual void Finish() = 0;
+};
+
 namespace {
 
-void Encode(const MiniBatch& b, Writer& w) {
-  w.U64(kMagic);
-  w.U64(static_cast<uint64_t>(b.index));
-  w.Array(b.seeds);
-  w.U64(b.layers.size());
-  for (const SampledLayer& l : b.layers) {
-    w.Array(l.subgraph.seeds);
-    w.Array(l.subgraph.indptr);
-    w.Array(l.subgraph.indices);
-    w.Array(l.subgraph.original_edge_ids);
-    w.Array(l.unique_nodes);
-    w.Array(l.compacted_indices);
+class SegmentBytes : public MiniBatchWriter::Bytes {
+ public:
+  explicit SegmentBytes(SegmentWriter& segment) : segment_(segment) {}
+  Status Begin() override { return segment_.Begin(); }
+  Result<char*> Extend(size_t n) override { return segment_.Extend(n); }
+  char* At(size_t offset) override { return segment_.At(offset); }
+  void Finish() override { segment_.Finish(); }
+
+ private:
+  SegmentWriter& segment_;
+};
+
+class StringBytes : public MiniBatchWriter::Bytes {
+ public:
+  explicit StringBytes(std::string& out) : out_(out) {}
+  Status Begin() override {
+    out_.clear();
+    return OkStatus();
   }
-  w.U64(static_cast<uint64_t>(b.feature_dim));
-  w.Array(b.features);
+  Result<char*> Extend(size_t n) override {
+    const size_t size = out_.size();
+    out_.resize(size + n);
+    return out_.data() + size;
+  }
+  char* At(size_t offset) override { return out_.data() + offset; }
+  void Finish() override {}
+
+ private:
+  std::string& out_;
+};
+
+Status WriterMisused(const std::string& what) { return FailedPreconditionError("MiniBatchWriter: " + what); }
+
+}  // namespace
+
+MiniBatchWriter::MiniBatchWriter(SegmentWriter& segment, std::function<void()> halfway)
+    : bytes_(std::make_unique<SegmentBytes>(segment)), halfway_(std::move(halfway)) {}
+MiniBatchWriter::MiniBatchWriter(std::string& out) : bytes_(std::make_unique<StringBytes>(out)) {}
+MiniBatchWriter::~MiniBatchWriter() = default;
+
+Result<char*> MiniBatchWriter::Extend(size_t n) {
+  Result<char*> out = bytes_->Extend(n);
+  if (!out.ok()) write_failed_ = true;
+  written_ += n;
+  return out;
+}
+
+Status MiniBatchWriter::U64(uint64_t v) {
+  FL_ASSIGN_OR_RETURN(char* out, Extend(sizeof(v)));
+  std::memcpy(out, &v, sizeof(v));
+  return OkStatus();
+}
+
+Status MiniBatchWriter::Array(const void* data, uint64_t count, size_t element_bytes) {
+  FL_RETURN_IF_ERROR(U64(count));
+  FL_ASSIGN_OR_RETURN(char* out, Extend(count * element_bytes));
+  if (count > 0) std::memcpy(out, data, count * element_bytes);
+  return OkStatus();
+}
+
+Status MiniBatchWriter::Begin(int64_t index, const std::vector<int64_t>& seeds, size_t num_layers) {
+  written_ = 0;
+  Status begun = bytes_->Begin();
+  if (!begun.ok()) {
+    write_failed_ = true;
+    return begun;
+  }
+  FL_RETURN_IF_ERROR(U64(kMagic));
+  FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
+  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(U64(num_layers));
+  layers_left_ = num_layers;
+  halfway_due_ = static_cast<bool>(halfway_);
+  in_layer_ = false;
+  return OkStatus();
+}
+
+Status MiniBatchWriter::BeginLayer(uint32_t, const std::vector<int64_t>& seeds, size_t) {
+  if (in_layer_ || layers_left_ == 0) return WriterMisused("a layer began with no layer left to write");
+  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+  layer_header_ = written_;
+  FL_RETURN_IF_ERROR(Extend(2 * sizeof(uint64_t)).status());  // filled in by EndLayer
+  layer_edges_ = layer_chunks_ = 0;
+  in_layer_ = true;
+  return OkStatus();
+}
+
+Status MiniBatchWriter::WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids,
+                                   const int64_t* indices, uint64_t num_edges) {
+  if (!in_layer_) return WriterMisused("a chunk came outside a layer");
+  FL_RETURN_IF_ERROR(Array(counts, num_counts, sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(Array(edge_ids, num_edges, sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(Array(indices, num_edges, sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(U64(num_edges));  // the compacted indices' count; the caller writes them
+  layer_edges_ += num_edges;
+  ++layer_chunks_;
+  return OkStatus();
+}
+
+Result<int64_t*> MiniBatchWriter::AddChunk(const SampledChunk& chunk) {
+  const uint64_t edges = static_cast<uint64_t>(chunk.indices.size());
+  FL_RETURN_IF_ERROR(WriteChunk(chunk.counts.data(), chunk.counts.size(), chunk.original_edge_ids.begin(),
+                                chunk.indices.begin(), edges));
+  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
+  return reinterpret_cast<int64_t*>(compacted);  // 8-byte aligned: every field before it is 8 bytes
+}
+
+Result<const std::vector<int64_t>*> MiniBatchWriter::EndLayer(std::vector<int64_t> unique_nodes) {
+  if (!in_layer_) return WriterMisused("a layer ended that had not begun");
+  const uint64_t header[2] = {layer_edges_, layer_chunks_};
+  std::memcpy(bytes_->At(layer_header_), header, sizeof(header));
+  FL_RETURN_IF_ERROR(Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t)));
+  in_layer_ = false;
+  --layers_left_;
+  // The other slot holds this layer's seeds (the last layer's unique nodes).
+  last_unique_ = 1 - last_unique_;
+  unique_[last_unique_] = std::move(unique_nodes);
+  if (halfway_due_) {
+    halfway_due_ = false;
+    halfway_();
+  }
+  return &unique_[last_unique_];
+}
+
+Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
+  const SampledSubgraph& s = layer.subgraph;
+  if (s.indptr.size() != s.seeds.size() + 1 || s.original_edge_ids.size() != s.indices.size() ||
+      layer.compacted_indices.size() != s.indices.size()) {
+    return InvalidArgumentError("a layer of " + std::to_string(s.seeds.size()) + " seeds has " +
+                                std::to_string(s.indptr.size()) + " indptr entries, " +
+                                std::to_string(s.indices.size()) + " indices, " +
+                                std::to_string(s.original_edge_ids.size()) + " edge ids and " +
+                                std::to_string(layer.compacted_indices.size()) + " compacted indices");
+  }
+  FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, 0));
+  std::vector<int64_t> counts(s.seeds.size());
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] = s.indptr[i + 1] - s.indptr[i];
+  const uint64_t edges = s.indices.size();
+  FL_RETURN_IF_ERROR(WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
+  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
+  if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
+  return EndLayer(layer.unique_nodes).status();
+}
+
+Result<float*> MiniBatchWriter::Features(int64_t dim, size_t count) {
+  if (in_layer_ || layers_left_ != 0) return WriterMisused("features came before the last layer ended");
+  FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(dim)));
+  FL_RETURN_IF_ERROR(U64(count));
+  FL_ASSIGN_OR_RETURN(char* out, Extend(count * sizeof(float)));
+  return reinterpret_cast<float*>(out);
+}
+
+Status MiniBatchWriter::Finish() {
+  if (in_layer_ || layers_left_ != 0) return WriterMisused("the minibatch ended before its last layer");
+  bytes_->Finish();
+  return OkStatus();
+}
+
+const std::vector<int64_t>& MiniBatchWriter::unique_nodes() const { return unique_[last_unique_]; }
+
+namespace {
+
+// Writes a whole minibatch with `w`.
+Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
+  FL_RETURN_IF_ERROR(w.Begin(b.index, b.seeds, b.layers.size()));
+  for (const SampledLayer& layer : b.layers) FL_RETURN_IF_ERROR(w.AddLayer(layer));
+  FL_ASSIGN_OR_RETURN(float* features, w.Features(b.feature_dim, b.features.size()));
+  if (!b.features.empty()) std::memcpy(features, b.features.data(), b.features.size() * sizeof(float));
+  return w.Finish();
+}
+
+// Reads a layer's chunks into `l`, whose seeds are read. The arrays are
+// reserved once and each chunk appended (no zero-fill before the copy).
+Status ReadChunks(Reader& r, SampledLayer& l) {
+  auto corrupt = [](const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); };
+  uint64_t edges = 0, chunks = 0;
+  FL_RETURN_IF_ERROR(r.U64(&edges));
+  FL_RETURN_IF_ERROR(r.U64(&chunks));
+  // Each edge takes 24 bytes and each chunk 32: larger claims are corrupt
+  // (and must not size the vectors).
+  if (edges > r.left() / 24 || chunks > r.left() / 32) {
+    return corrupt("a layer claims " + std::to_string(edges) + " edges in " + std::to_string(chunks) +
+                   " chunks but " + std::to_string(r.left()) + " bytes are left");
+  }
+  SampledSubgraph& s = l.subgraph;
+  const uint64_t num_seeds = s.seeds.size();
+  s.indptr.resize(num_seeds + 1);
+  s.indptr[0] = 0;
+  s.indices.reserve(edges);
+  s.original_edge_ids.reserve(edges);
+  l.compacted_indices.reserve(edges);
+  uint64_t seeds_read = 0, at = 0;  // so far
+  for (uint64_t c = 0; c < chunks; ++c) {
+    uint64_t n = 0;
+    FL_ASSIGN_OR_RETURN(const char* counts, r.Span<int64_t>(&n));
+    if (n > num_seeds - seeds_read) {
+      return corrupt("the chunks hold counts for more than the layer's " + std::to_string(num_seeds) + " seeds");
+    }
+    // Prefix sums of the counts; a count is at most the edges left, so the
+    // sums cannot overflow.
+    int64_t* indptr = s.indptr.data() + seeds_read + 1;
+    uint64_t end = at;
+    for (uint64_t i = 0; i < n; ++i) {
+      int64_t count = 0;
+      std::memcpy(&count, counts + i * sizeof(int64_t), sizeof(count));
+      if (static_cast<uint64_t>(count) > edges - end) {  // a negative count is huge here
+        return corrupt("a seed's count " + std::to_string(count) + " is negative or past the layer's " +
+                       std::to_string(edges) + " edges");
+      }
+      end += static_cast<uint64_t>(count);
+      indptr[i] = static_cast<int64_t>(end);
+    }
+    seeds_read += n;
+    FL_RETURN_IF_ERROR(r.AppendArray(&s.original_edge_ids, end - at, "edge ids"));
+    FL_RETURN_IF_ERROR(r.AppendArray(&s.indices, end - at, "indices"));
+    FL_RETURN_IF_ERROR(r.AppendArray(&l.compacted_indices, end - at, "compacted indices"));
+    at = end;
+  }
+  if (seeds_read != num_seeds || at != edges) {
+    return corrupt("a layer's chunks hold " + std::to_string(seeds_read) + " seeds and " + std::to_string(at) +
+                   " edges; the layer has " + std::to_string(num_seeds) + " seeds and " + std::to_string(edges) +
+                   " edges");
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
-std::string EncodeMiniBatch(const MiniBatch& b) {
-  Writer counter(nullptr);
-  Encode(b, counter);
-  std::string out(counter.size(), '\0');
-  Writer w(out.data());
-  Encode(b, w);
+Result<std::string> EncodeMiniBatch(const MiniBatch& b) {
+  std::string out;
+  MiniBatchWriter w(out);
+  FL_RETURN_IF_ERROR(Encode(b, w));
   return out;
 }
-
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
   Reader r(bytes);
   uint64_t magic = 0, index = 0, num_layers = 0, dim = 0;
@@ -181,11 +385,8 @@ Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
   b.layers.resize(num_layers);
   for (SampledLayer& l : b.layers) {
     FL_RETURN_IF_ERROR(r.Array(&l.subgraph.seeds));
-    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.indptr));
-    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.indices));
-    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.original_edge_ids));
+    FL_RETURN_IF_ERROR(ReadChunks(r, l));
     FL_RETURN_IF_ERROR(r.Array(&l.unique_nodes));
-    FL_RETURN_IF_ERROR(r.Array(&l.compacted_indices));
   }
   FL_RETURN_IF_ERROR(r.U64(&dim));
   b.feature_dim = static_cast<int64_t>(dim);
@@ -196,13 +397,8 @@ Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
 }
 
 Status WriteMiniBatch(const MiniBatch& b, SegmentWriter& segment, const std::function<void()>& halfway) {
-  Writer counter(nullptr);
-  Encode(b, counter);
-  const size_t size = counter.size();
-  return segment.WriteInPlace(size, [&](char* out) {
-    Writer w(out, size / 2, &halfway);
-    Encode(b, w);
-  });
+  MiniBatchWriter w(segment, halfway);
+  return Encode(b, w);
 }
 
 Result<MiniBatch> ReadMiniBatch(SegmentReader& segment) {

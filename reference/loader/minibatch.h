@@ -1,12 +1,14 @@
 // Provides MiniBatch and its byte encoding, used to pass minibatches from
-// worker processes through shared memory: a worker encodes straight into its
-// segment (WriteMiniBatch) and the main process decodes from where the bytes
-// lie (ReadMiniBatch), so each array is copied once on each side.
+// worker processes through shared memory: a worker encodes each layer into
+// its segment while it samples it (MiniBatchWriter), and the main process
+// decodes from where the bytes lie (ReadMiniBatch), so each array is copied
+// once on each side.
 #ifndef FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
 #define FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,21 +33,76 @@ struct MiniBatch {
   bool operator==(const MiniBatch& other) const;
 };
 
-// Encodes a minibatch as bytes.
-std::string EncodeMiniBatch(const MiniBatch& batch);
-// Decodes bytes made by EncodeMiniBatch; truncated or corrupt input is a
-// DataLoss error, and so is a minibatch that is not consistent (an indptr
-// that does not cover its seeds and indices, a compacted index outside
-// unique_nodes, features that are not feature_dim values per unique node
-// of the last layer).
+// Encodes a minibatch as bytes (each layer as one chunk; see
+// MiniBatchWriter). A layer whose indptr does not cover its seeds, or whose
+// arrays of edges differ in length, is an InvalidArgument error.
+Result<std::string> EncodeMiniBatch(const MiniBatch& batch);
+// Decodes bytes made by EncodeMiniBatch or a MiniBatchWriter; truncated or
+// corrupt input is a DataLoss error, and so is a minibatch that is not
+// consistent (an indptr that does not cover its seeds and indices, a
+// compacted index outside unique_nodes, features that are not feature_dim
+// values per unique node of the last layer).
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
 
-// Encodes `batch` into `segment` where the reader will find it (the same
-// bytes as EncodeMiniBatch, with no staging copy). `halfway`, when set, runs
-// once half of the bytes are in (a fault-injection point for tests).
+// Encodes `batch` into `segment`, as EncodeMiniBatch does, with no staging
+// copy. `halfway`, when set, runs as MiniBatchWriter's does.
 Status WriteMiniBatch(const MiniBatch& batch, SegmentWriter& segment, const std::function<void()>& halfway = nullptr);
 // Decodes the minibatch in `segment`, as DecodeMiniBatch does.
 Result<MiniBatch> ReadMiniBatch(SegmentReader& segment);
+
+// Encodes a minibatch while it is produced, so that a worker lays it out in
+// its segment as it samples, with no MiniBatch built first: Begin, then the
+// layers (as the LayerSink of SampleMultiLayerInto, or AddLayer), then
+// Features, then Finish. The bytes hold each layer's edges in the chunks
+// they came in; DecodeMiniBatch joins them. A failed call leaves the writer
+// failed (write_failed() says whether writing the bytes failed, e.g. a full
+// /dev/shm) and the segment without a message.
+class MiniBatchWriter : public LayerSink {
+ public:
+  // Writes into `segment`. `halfway`, when set, runs once per minibatch,
+  // when its first layer is in and nothing after it (a fault-injection
+  // point for tests).
+  explicit MiniBatchWriter(SegmentWriter& segment, std::function<void()> halfway = nullptr);
+  // Writes into `out` (replacing its contents).
+  explicit MiniBatchWriter(std::string& out);
+  ~MiniBatchWriter() override;
+
+  Status Begin(int64_t index, const std::vector<int64_t>& seeds, size_t num_layers);
+  Status BeginLayer(uint32_t layer, const std::vector<int64_t>& seeds, size_t expected_edges) override;
+  Result<int64_t*> AddChunk(const SampledChunk& chunk) override;
+  Result<const std::vector<int64_t>*> EndLayer(std::vector<int64_t> unique_nodes) override;
+  // A whole layer (one made by other means than SampleMultiLayerInto).
+  Status AddLayer(const SampledLayer& layer);
+  // Returns where `count` feature values of dimension `dim` go.
+  Result<float*> Features(int64_t dim, size_t count);
+  // Ends the minibatch; fails if a layer is missing or unended.
+  Status Finish();
+
+  // The last ended layer's unique nodes.
+  const std::vector<int64_t>& unique_nodes() const;
+  bool write_failed() const { return write_failed_; }
+
+  class Bytes;  // where the bytes go (minibatch.cc)
+
+ private:
+  Result<char*> Extend(size_t n);
+  Status U64(uint64_t v);
+  Status Array(const void* data, uint64_t count, size_t element_bytes);
+  Status WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids, const int64_t* indices,
+                    uint64_t num_edges);
+
+  std::unique_ptr<Bytes> bytes_;
+  std::function<void()> halfway_;
+  bool halfway_due_ = false;  // halfway_ has not run for this minibatch yet
+  bool write_failed_ = false;
+  size_t written_ = 0;  // bytes of this minibatch so far
+  size_t layers_left_ = 0;
+  bool in_layer_ = false;
+  size_t layer_header_ = 0;    // offset of the open layer's edge and chunk counts
+  uint64_t layer_edges_ = 0, layer_chunks_ = 0;
+  std::vector<int64_t> unique_[2];  // of the last two layers: one is the seeds of the layer being written
+  int last_unique_ = 0;
+};
 
 }  // namespace faultline
 

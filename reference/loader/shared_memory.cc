@@ -14,7 +14,7 @@
 namespace faultline {
 namespace {
 
-constexpr size_t kHeaderBytes = sizeof(uint64_t);
+constexpr size_t kHeaderBytes = sizeof(uint64_t);  // the length field
 
 Status ShmError(const char* what, const std::string& name, int error = errno) {
   return UnavailableError(std::string(what) + " of shared memory segment " + name + " failed: " + std::strerror(error));
@@ -35,30 +35,56 @@ SegmentWriter::~SegmentWriter() {
   if (fd_ >= 0) close(fd_);
 }
 
-Status SegmentWriter::WriteInPlace(size_t size, const std::function<void(char* out)>& fill) {
+// Makes the segment hold at least `bytes` (its length field included),
+// creating it on the first call; the message in it is kept.
+Status SegmentWriter::Reserve(size_t bytes) {
   if (fd_ < 0) {
     fd_ = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd_ < 0) return ShmError("shm_open", name_);
   }
-  const size_t needed = kHeaderBytes + size;
-  if (needed > capacity_) {
-    const size_t grown = GrownCapacity(needed, capacity_);
-    // fallocate, not ftruncate: a full /dev/shm is this error now, not a
-    // SIGBUS when `fill` touches a page tmpfs cannot back.
-    const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
-    if (error != 0) return ShmError(("reserving " + std::to_string(grown) + " bytes").c_str(), name_, error);
-    if (map_ != nullptr) munmap(map_, capacity_);
-    map_ = nullptr;
-    capacity_ = 0;
-    // MAP_POPULATE: the pages are mapped in one go, not one fault each.
-    void* map = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
-    if (map == MAP_FAILED) return ShmError("mmap", name_);
-    map_ = static_cast<char*>(map);
-    capacity_ = grown;
-  }
-  const uint64_t length = size;
-  std::memcpy(map_, &length, kHeaderBytes);
-  fill(map_ + kHeaderBytes);
+  if (bytes <= capacity_) return OkStatus();
+  const size_t grown = GrownCapacity(bytes, capacity_);
+  // fallocate, not ftruncate: a full /dev/shm is this error now, not a
+  // SIGBUS when the message touches a page tmpfs cannot back.
+  const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
+  if (error != 0) return ShmError(("reserving " + std::to_string(grown) + " bytes").c_str(), name_, error);
+  // The message written so far stays in the segment across the remap.
+  if (map_ != nullptr) munmap(map_, capacity_);
+  map_ = nullptr;
+  capacity_ = 0;
+  // MAP_POPULATE: the pages are mapped in one go, not one fault each.
+  void* map = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+  if (map == MAP_FAILED) return ShmError("mmap", name_);
+  map_ = static_cast<char*>(map);
+  capacity_ = grown;
+  return OkStatus();
+}
+
+Status SegmentWriter::Begin() {
+  FL_RETURN_IF_ERROR(Reserve(kLengthBytes));
+  const uint64_t empty = 0;
+  std::memcpy(map_, &empty, kLengthBytes);
+  size_ = 0;
+  return OkStatus();
+}
+
+Result<char*> SegmentWriter::Extend(size_t n) {
+  FL_RETURN_IF_ERROR(Reserve(kLengthBytes + size_ + n));
+  char* out = map_ + kLengthBytes + size_;
+  size_ += n;
+  return out;
+}
+
+void SegmentWriter::Finish() {
+  const uint64_t length = size_;
+  std::memcpy(map_, &length, kLengthBytes);
+}
+
+Status SegmentWriter::WriteInPlace(size_t size, const std::function<void(char* out)>& fill) {
+  FL_RETURN_IF_ERROR(Begin());
+  FL_ASSIGN_OR_RETURN(char* out, Extend(size));
+  fill(out);
+  Finish();
   return OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #define FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -35,11 +36,31 @@ class SegmentWriter {
   // Replaces the segment's message with a copy of `bytes`.
   Status Write(std::string_view bytes);
 
+  // Streams a message whose size is not known up front: Begin, then Extend
+  // for each piece, then Finish. Until Finish the segment's length field is
+  // 0, so a reader sees an empty message, never a part of this one.
+  Status Begin();
+  // Appends `n` bytes to the message, growing the segment when they do not
+  // fit, and returns where they go for the caller to fill. The pointer, and
+  // every earlier one, is valid until the next Extend (growing may move the
+  // mapping): keep offsets, and use At() to come back.
+  Result<char*> Extend(size_t n);
+  // The message's byte at `offset` (below its size so far).
+  char* At(size_t offset) { return map_ + kLengthBytes + offset; }
+  // The size of the message so far.
+  size_t size() const { return size_; }
+  // Publishes the message: writes its length.
+  void Finish();
+
  private:
+  static constexpr size_t kLengthBytes = sizeof(uint64_t);
+  Status Reserve(size_t bytes);
+
   std::string name_;
   int fd_ = -1;
   char* map_ = nullptr;
   size_t capacity_ = 0;
+  size_t size_ = 0;  // of the message being written
 };
 
 // The consumer's end of segment `name`: opens it on the first Read and then

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace faultline {
@@ -43,6 +44,31 @@ TEST(SharedMemoryTest, TheReaderSeesExactlyTheLastMessageAsTheSegmentGrowsAndIsR
   EXPECT_EQ(Message(reader), "");
   ASSERT_TRUE(writer.Write(small).ok());
   EXPECT_EQ(Message(reader), small);
+}
+
+// A streamed message grows the segment while it is written: the pieces
+// written before a growth stay, At() reaches them after it, and until
+// Finish a reader sees an empty message rather than a part of this one.
+TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyWhenFinished) {
+  const std::string name = TestSegmentName("stream");
+  SegmentWriter writer(name);
+  SegmentReader reader(name);
+  ASSERT_TRUE(writer.Write("an earlier message").ok());
+  ASSERT_TRUE(writer.Begin().ok());
+  std::string expected;
+  for (int piece = 0; piece < 40; ++piece) {
+    const std::string bytes(64 * 1024 + piece, static_cast<char>('a' + piece % 26));  // 2.6 MB: several growths
+    Result<char*> out = writer.Extend(bytes.size());
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::memcpy(*out, bytes.data(), bytes.size());
+    expected += bytes;
+    if (piece == 20) EXPECT_EQ(Message(reader), "");
+  }
+  ASSERT_EQ(writer.size(), expected.size());
+  *writer.At(3) = 'Z';  // a field filled in after later pieces
+  expected[3] = 'Z';
+  writer.Finish();
+  EXPECT_EQ(Message(reader), expected);
 }
 
 TEST(SharedMemoryTest, TheNameIsGoneOnceTheReaderOpenedItAndTheSegmentStillWorks) {

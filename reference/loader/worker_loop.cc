@@ -143,15 +143,11 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
       return 1;
     }
     std::string step;
-    Result<MiniBatch> produced = ProduceMiniBatch(**data, o, batch, (*batches)[batch], &step);
-    Status status = produced.status();
-    if (produced.ok()) {
-      step = "write_shared_memory";
-      const int slot = SegmentSlotOf(batch, o.num_workers);
-      if (!segments[slot]) segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot));
-      status = WriteMiniBatch(*produced, *segments[slot], [&] { inject.At("mid_write", index); });
-      if (status.ok()) inject.At("after_write", index);
-    }
+    const int slot = SegmentSlotOf(batch, o.num_workers);
+    if (!segments[slot]) segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot));
+    const Status status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot],
+                                               [&] { inject.At("mid_write", index); });
+    if (status.ok()) inject.At("after_write", index);
     if (!reply(batch, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
     inject.At("after_answer", index);
   }

@@ -45,6 +45,31 @@ Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const 
                                                    const std::vector<int64_t>& fanouts,
                                                    const SamplingOptions& options);
 
+// Receives SampleMultiLayerInto's layers as they are made, on the calling
+// thread: for each layer BeginLayer, its chunks in seed order, EndLayer.
+// An error from any of them stops the sampling and is returned.
+class LayerSink {
+ public:
+  virtual ~LayerSink() = default;
+  // Layer `layer` starts from `seeds`; about `expected_edges` edges will
+  // come (a guess, for reserving).
+  virtual Status BeginLayer(uint32_t layer, const std::vector<int64_t>& seeds, size_t expected_edges) = 0;
+  // The next chunk's sampled edges; returns where the chunk's
+  // chunk.indices.size() compacted indices are to be written (valid until
+  // the next call).
+  virtual Result<int64_t*> AddChunk(const SampledChunk& chunk) = 0;
+  // The layer's unique nodes; returns where the sink keeps them, valid
+  // until the sink is destroyed: the next layer starts from there.
+  virtual Result<const std::vector<int64_t>*> EndLayer(std::vector<int64_t> unique_nodes) = 0;
+};
+
+// SampleMultiLayer, handed to `sink` as it is sampled (each chunk
+// compacted straight to where the sink wants it), so that a consumer can
+// lay a minibatch out where it will be read without building it first.
+// Fails as SampleMultiLayer does.
+Status SampleMultiLayerInto(const CscGraph& graph, const std::vector<int64_t>& seeds,
+                            const std::vector<int64_t>& fanouts, const SamplingOptions& options, LayerSink& sink);
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_SAMPLING_MULTI_LAYER_H_

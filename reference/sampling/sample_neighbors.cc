@@ -132,14 +132,13 @@ int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t f
   return num_seeds > 0 && per_seed > edges / num_seeds ? edges : num_seeds * per_seed;
 }
 
-SampledSubgraph SubgraphToFill(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout) {
+SampledSubgraph SubgraphToFill(const std::vector<int64_t>& seeds, size_t expected_edges) {
   SampledSubgraph out;
   out.seeds = seeds;
   out.indptr.reserve(seeds.size() + 1);
   out.indptr.push_back(0);
-  const size_t expected = static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout));
-  out.original_edge_ids.reserve(expected);
-  out.indices.reserve(expected);
+  out.original_edge_ids.reserve(expected_edges);
+  out.indices.reserve(expected_edges);
   return out;
 }
 
@@ -216,7 +215,7 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     while (!done[c].load(std::memory_order_acquire)) {
       if (!sample_next(scratch)) std::this_thread::yield();  // every chunk is taken: c is being sampled
     }
-    sink(chunks[c]);
+    FL_RETURN_IF_ERROR(sink(chunks[c]));
   }
   return OkStatus();
 }
@@ -241,9 +240,13 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options) {
-  SampledSubgraph out = SubgraphToFill(graph, seeds, fanout);
+  SampledSubgraph out =
+      SubgraphToFill(seeds, static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout)));
   FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options,
-                                             [&](const SampledChunk& chunk) { AppendChunk(chunk, out); }));
+                                             [&](const SampledChunk& chunk) {
+                                               AppendChunk(chunk, out);
+                                               return OkStatus();
+                                             }));
   return out;
 }
 

@@ -84,21 +84,22 @@ struct SampledChunk {
 int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t fanout);
 
 // An empty SampledSubgraph of `seeds` (indptr {0}) with room reserved for
-// the edges a call is expected to sample; AppendChunk fills it.
-SampledSubgraph SubgraphToFill(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout);
+// `expected_edges` edges; AppendChunk fills it.
+SampledSubgraph SubgraphToFill(const std::vector<int64_t>& seeds, size_t expected_edges);
 
 // Appends a chunk's picks to `out` as SampleNeighbors joins them.
 void AppendChunk(const SampledChunk& chunk, SampledSubgraph& out);
 
-// Receives the chunks of a layer in seed order, on the calling thread.
-using SampledChunkSink = std::function<void(const SampledChunk&)>;
+// Receives the chunks of a layer in seed order, on the calling thread; an
+// error stops the sampling.
+using SampledChunkSink = std::function<Status(const SampledChunk&)>;
 
 // SampleNeighbors, handed over chunk by chunk: `sink` gets each chunk of
 // consecutive seeds in seed order on the calling thread (its memory is
 // reused after `sink` returns) while options.num_threads threads in all
 // sample the next ones, so the caller's work on a chunk overlaps theirs.
-// Fails as SampleNeighbors does, before any chunk; an exception from `sink`
-// reaches the caller once the other threads have stopped. Each calling
+// Fails as SampleNeighbors does, before any chunk; an error or exception
+// from `sink` reaches the caller once the other threads have stopped. Each calling
 // thread keeps its chunks' memory for the next call (about 16 bytes per
 // edge of the largest layer it sampled).
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,

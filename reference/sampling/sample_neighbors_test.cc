@@ -214,6 +214,7 @@ TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
       counts.insert(counts.end(), chunk.counts.begin(), chunk.counts.end());
       edge_ids.insert(edge_ids.end(), chunk.original_edge_ids.begin(), chunk.original_edge_ids.end());
       sources.insert(sources.end(), chunk.indices.begin(), chunk.indices.end());
+      return OkStatus();
     });
     ASSERT_TRUE(status.ok()) << status;
     EXPECT_EQ(next_seed, static_cast<int64_t>(seeds.size())) << threads << " threads";
@@ -225,7 +226,10 @@ TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
     EXPECT_EQ(sources, whole.indices) << threads << " threads";
   }
   int calls = 0;
-  ASSERT_TRUE(SampleNeighborsInChunks(*graph, {}, 6, 0, SamplingOptions{}, [&](const SampledChunk&) { ++calls; }).ok());
+  ASSERT_TRUE(SampleNeighborsInChunks(*graph, {}, 6, 0, SamplingOptions{}, [&](const SampledChunk&) {
+    ++calls;
+    return OkStatus();
+  }).ok());
   EXPECT_EQ(calls, 0);
 }
 
@@ -244,30 +248,44 @@ TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
                                                       inner.indices);
                                             outer_ids.insert(outer_ids.end(), chunk.original_edge_ids.begin(),
                                                              chunk.original_edge_ids.end());
+                                            return OkStatus();
                                           });
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(outer_ids, outer.original_edge_ids);
 
   int calls = 0;
-  status = SampleNeighborsInChunks(*graph, {0, 1000}, 5, 0, SamplingOptions{}, [&](const SampledChunk&) { ++calls; });
+  status = SampleNeighborsInChunks(*graph, {0, 1000}, 5, 0, SamplingOptions{}, [&](const SampledChunk&) {
+    ++calls;
+    return OkStatus();
+  });
   EXPECT_EQ(status.message(), "seeds[1]=1000 is out of range [0, 1000)");
   EXPECT_EQ(calls, 0);
 }
 
-// A sink that throws stops the call: the exception reaches the caller once
-// the other threads have stopped, and the thread samples as before after.
-TEST(SampleNeighborsTest, ASinkThatThrowsLeavesTheThreadReadyForTheNextCall) {
+// A sink that fails or throws stops the call: its error or exception
+// reaches the caller once the other threads have stopped, and the thread
+// samples as before after.
+TEST(SampleNeighborsTest, ASinkThatFailsOrThrowsLeavesTheThreadReadyForTheNextCall) {
   Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 8, false);
   ASSERT_TRUE(graph.ok());
   const std::vector<int64_t> seeds = StridedSeeds(1500, 13, 2000);
   const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   int chunks = 0;
   EXPECT_THROW(SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
-                                       [&](const SampledChunk&) {
+                                       [&](const SampledChunk&) -> Status {
                                          if (++chunks == 3) throw std::runtime_error("sink failed");
+                                         return OkStatus();
                                        }),
                std::runtime_error);
   EXPECT_EQ(chunks, 3);
+  chunks = 0;
+  Status failed = SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
+                                          [&](const SampledChunk&) {
+                                            return ++chunks == 2 ? UnavailableError("sink is full") : OkStatus();
+                                          });
+  EXPECT_EQ(failed.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(failed.message(), "sink is full");
+  EXPECT_EQ(chunks, 2);
   const SampledSubgraph again = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   EXPECT_EQ(again.original_edge_ids, expected.original_edge_ids);
   EXPECT_EQ(again.indices, expected.indices);
