@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,9 +19,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "reference/graph/generators.h"
 #include "reference/loader/loader_test_support.h"
 #include "reference/loader/minibatch.h"
-#include "reference/loader/shared_memory.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -102,6 +103,31 @@ TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
   EXPECT_TRUE(NoLeftoverSegments());
 }
 
+// A dataset without features.npy: workers give the inline minibatches,
+// with no feature values.
+TEST(DataLoaderTest, ADatasetWithoutFeaturesGivesTheSameMinibatchesThroughWorkers) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/loader_no_features_" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << std::strerror(errno);
+  Result<CscGraph> graph = GeneratePowerLaw(300, 3000, 5, /*weighted=*/false);
+  ASSERT_TRUE(graph.ok() && graph->Save(dir).ok());
+  LoaderOptions options = Options(0, StartMethod::kFork);
+  options.graph_dir = dir;
+  const std::vector<MiniBatch> inline_batches = Drain(options);
+  ASSERT_FALSE(inline_batches.empty());
+  EXPECT_EQ(inline_batches[0].feature_dim, 0);
+  EXPECT_TRUE(inline_batches[0].features.empty());
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    options.num_workers = 2;
+    options.start_method = method;
+    const std::vector<MiniBatch> got = Drain(options);
+    ASSERT_EQ(got.size(), inline_batches.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == inline_batches[i]) << "minibatch " << i;
+  }
+  EXPECT_TRUE(NoLeftoverSegments());
+}
+
 // A worker that cannot grow its segment (here a file size limit, as a full
 // /dev/shm would) fails in write_shared_memory with the system's reason,
 // although the write failed while it was sampling. Run in a child process:
@@ -152,6 +178,7 @@ TEST(DataLoaderTest, AWorkerThatCannotGrowItsSegmentFailsInTheWrite) {
     EXPECT_EQ(report.substr(0, report.find('|')), "write_shared_memory") << report;
     EXPECT_NE(report.find("failed in write_shared_memory on minibatch 0"), std::string::npos) << report;
     EXPECT_NE(report.find("of shared memory segment"), std::string::npos) << report;
+    EXPECT_LT(report.find(": layer "), report.find("reserving")) << report;  // it failed while sampling
     EXPECT_NE(report.find("File too large"), std::string::npos) << report;
     EXPECT_EQ(report.find("leaked"), std::string::npos) << report;
   }

@@ -70,6 +70,7 @@ Result<bool> SamplesMiniBatchOnDevice(const LoaderDataset& data, const LoaderOpt
 
 // Copies the feature rows of `nodes` to out[0, nodes.size() * feature_dim).
 void GatherFeatureRows(const LoaderDataset& data, const std::vector<int64_t>& nodes, float* out) {
+  if (data.feature_dim == 0) return;  // no features: nothing to copy (and no rows to copy from)
   const size_t row_bytes = static_cast<size_t>(data.feature_dim) * sizeof(float);
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::memcpy(out + i * data.feature_dim, &data.features[nodes[i] * data.feature_dim], row_bytes);

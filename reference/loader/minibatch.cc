@@ -8,7 +8,7 @@
 namespace faultline {
 namespace {
 
-constexpr uint64_t kMagic = 0x66617574424d3032ull;  // "faultBM02"
+constexpr uint64_t kMagic = 0x66617574424d3032ull;  // "fautBM02"
 
 // The layout, in order (u64: 8 bytes; array: a u64 count, then the values):
 //   magic, index, seeds array, number of layers;
@@ -41,13 +41,8 @@ class Reader {
   Status Array(std::vector<T>* v) {
     uint64_t n = 0;
     FL_ASSIGN_OR_RETURN(const char* values, Span<T>(&n));
-    if (reinterpret_cast<uintptr_t>(values) % alignof(T) == 0) {
-      const T* first = reinterpret_cast<const T*>(values);
-      v->assign(first, first + n);  // one copy; resize would zero the memory first
-    } else {
-      v->resize(n);
-      if (n > 0) std::memcpy(v->data(), values, n * sizeof(T));  // an empty vector's data() may be null
-    }
+    v->clear();
+    Append(v, values, n);
     return OkStatus();
   }
   // Appends an array of exactly `n` values to *v.
@@ -59,20 +54,27 @@ class Reader {
       return DataLossError("minibatch bytes are corrupt: a chunk has " + std::to_string(count) + " " + what +
                            " for " + std::to_string(n) + " edges");
     }
-    if (reinterpret_cast<uintptr_t>(values) % alignof(T) == 0) {
-      const T* first = reinterpret_cast<const T*>(values);
-      v->insert(v->end(), first, first + n);
-    } else {
-      const size_t size = v->size();
-      v->resize(size + n);
-      if (n > 0) std::memcpy(v->data() + size, values, n * sizeof(T));
-    }
+    Append(v, values, n);
     return OkStatus();
   }
   size_t left() const { return in_.size(); }
   bool done() const { return in_.empty(); }
 
  private:
+  // Appends n values that lie at `values` to *v: one copy (resize would
+  // zero the memory first), by memcpy when they are not aligned.
+  template <typename T>
+  static void Append(std::vector<T>* v, const char* values, uint64_t n) {
+    if (reinterpret_cast<uintptr_t>(values) % alignof(T) == 0) {
+      const T* first = reinterpret_cast<const T*>(values);
+      v->insert(v->end(), first, first + n);
+    } else {
+      const size_t size = v->size();
+      v->resize(size + n);
+      if (n > 0) std::memcpy(v->data() + size, values, n * sizeof(T));  // an empty vector's data() may be null
+    }
+  }
+
   std::string_view in_;
 };
 
@@ -129,9 +131,12 @@ class MiniBatchWriter::Bytes {
  public:
   virtual ~Bytes() = default;
   virtual Status Begin() = 0;
+  // Makes room for `size` bytes in all (a hint).
+  virtual Status Reserve(size_t size) = 0;
   // Appends n bytes; returns where they go (valid until the next Extend).
   virtual Result<char*> Extend(size_t n) = 0;
   virtual char* At(size_t offset) = 0;
+  virtual size_t size() const = 0;
   virtual void Finish() = 0;
 };
 
@@ -141,8 +146,10 @@ class SegmentBytes : public MiniBatchWriter::Bytes {
  public:
   explicit SegmentBytes(SegmentWriter& segment) : segment_(segment) {}
   Status Begin() override { return segment_.Begin(); }
+  Status Reserve(size_t size) override { return segment_.Reserve(size); }
   Result<char*> Extend(size_t n) override { return segment_.Extend(n); }
   char* At(size_t offset) override { return segment_.At(offset); }
+  size_t size() const override { return segment_.size(); }
   void Finish() override { segment_.Finish(); }
 
  private:
@@ -156,19 +163,22 @@ class StringBytes : public MiniBatchWriter::Bytes {
     out_.clear();
     return OkStatus();
   }
+  Status Reserve(size_t size) override {
+    out_.reserve(size);
+    return OkStatus();
+  }
   Result<char*> Extend(size_t n) override {
     const size_t size = out_.size();
     out_.resize(size + n);
     return out_.data() + size;
   }
   char* At(size_t offset) override { return out_.data() + offset; }
+  size_t size() const override { return out_.size(); }
   void Finish() override {}
 
  private:
   std::string& out_;
 };
-
-Status WriterMisused(const std::string& what) { return FailedPreconditionError("MiniBatchWriter: " + what); }
 
 }  // namespace
 
@@ -177,10 +187,20 @@ MiniBatchWriter::MiniBatchWriter(SegmentWriter& segment, std::function<void()> h
 MiniBatchWriter::MiniBatchWriter(std::string& out) : bytes_(std::make_unique<StringBytes>(out)) {}
 MiniBatchWriter::~MiniBatchWriter() = default;
 
+Status MiniBatchWriter::Expect(State state, const char* what) {
+  if (state_ == state) return OkStatus();
+  if (state_ == State::kFailed) return FailedPreconditionError("MiniBatchWriter: an earlier call failed");
+  return Fail(FailedPreconditionError(std::string("MiniBatchWriter: ") + what));
+}
+
+Status MiniBatchWriter::Fail(Status status) {
+  state_ = State::kFailed;
+  return status;
+}
+
 Result<char*> MiniBatchWriter::Extend(size_t n) {
   Result<char*> out = bytes_->Extend(n);
   if (!out.ok()) write_failed_ = true;
-  written_ += n;
   return out;
 }
 
@@ -198,40 +218,67 @@ Status MiniBatchWriter::Array(const void* data, uint64_t count, size_t element_b
 }
 
 Status MiniBatchWriter::Begin(int64_t index, const std::vector<int64_t>& seeds, size_t num_layers) {
-  written_ = 0;
-  Status begun = bytes_->Begin();
-  if (!begun.ok()) {
-    write_failed_ = true;
-    return begun;
-  }
-  FL_RETURN_IF_ERROR(U64(kMagic));
-  FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
-  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(U64(num_layers));
+  write_failed_ = false;
+  in_layer_ = false;
   layers_left_ = num_layers;
   halfway_due_ = static_cast<bool>(halfway_);
-  in_layer_ = false;
+  auto header = [&]() -> Status {
+    Status begun = bytes_->Begin();
+    if (!begun.ok()) {
+      write_failed_ = true;
+      return begun;
+    }
+    FL_RETURN_IF_ERROR(U64(kMagic));
+    FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
+    FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+    return U64(num_layers);
+  };
+  Status written = header();
+  if (!written.ok()) return Fail(written);
+  state_ = State::kLayers;
   return OkStatus();
 }
 
-Status MiniBatchWriter::BeginLayer(uint32_t, const std::vector<int64_t>& seeds, size_t) {
-  if (in_layer_ || layers_left_ == 0) return WriterMisused("a layer began with no layer left to write");
-  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
-  layer_header_ = written_;
-  FL_RETURN_IF_ERROR(Extend(2 * sizeof(uint64_t)).status());  // filled in by EndLayer
-  layer_edges_ = layer_chunks_ = 0;
+Status MiniBatchWriter::BeginLayer(uint32_t, const std::vector<int64_t>& seeds, size_t expected_edges) {
+  FL_RETURN_IF_ERROR(Expect(State::kLayers, "a layer began after the features"));
+  if (in_layer_ || layers_left_ == 0) {
+    return Fail(FailedPreconditionError("MiniBatchWriter: a layer began with no layer left to write"));
+  }
+  auto header = [&]() -> Status {
+    // Room for the layer as expected (about 32 bytes per seed and per
+    // edge, the unique nodes included), so that it does not grow the
+    // segment chunk by chunk.
+    Status reserved = bytes_->Reserve(bytes_->size() + 32 * (seeds.size() + expected_edges) + 64);
+    if (!reserved.ok()) {
+      write_failed_ = true;
+      return reserved;
+    }
+    FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+    layer_header_ = bytes_->size();
+    return Extend(2 * sizeof(uint64_t)).status();  // filled in by CloseLayer
+  };
+  Status written = header();
+  if (!written.ok()) return Fail(written);
+  layer_edges_ = layer_chunks_ = layer_counts_ = 0;
+  layer_seeds_ = seeds.size();
   in_layer_ = true;
   return OkStatus();
 }
 
 Status MiniBatchWriter::WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids,
                                    const int64_t* indices, uint64_t num_edges) {
-  if (!in_layer_) return WriterMisused("a chunk came outside a layer");
-  FL_RETURN_IF_ERROR(Array(counts, num_counts, sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(Array(edge_ids, num_edges, sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(Array(indices, num_edges, sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(U64(num_edges));  // the compacted indices' count; the caller writes them
+  FL_RETURN_IF_ERROR(Expect(State::kLayers, "a chunk came after the features"));
+  if (!in_layer_) return Fail(FailedPreconditionError("MiniBatchWriter: a chunk came outside a layer"));
+  auto chunk = [&]() -> Status {
+    FL_RETURN_IF_ERROR(Array(counts, num_counts, sizeof(int64_t)));
+    FL_RETURN_IF_ERROR(Array(edge_ids, num_edges, sizeof(int64_t)));
+    FL_RETURN_IF_ERROR(Array(indices, num_edges, sizeof(int64_t)));
+    return U64(num_edges);  // the compacted indices' count; the caller writes them
+  };
+  Status written = chunk();
+  if (!written.ok()) return Fail(written);
   layer_edges_ += num_edges;
+  layer_counts_ += num_counts;
   ++layer_chunks_;
   return OkStatus();
 }
@@ -240,24 +287,36 @@ Result<int64_t*> MiniBatchWriter::AddChunk(const SampledChunk& chunk) {
   const uint64_t edges = static_cast<uint64_t>(chunk.indices.size());
   FL_RETURN_IF_ERROR(WriteChunk(chunk.counts.data(), chunk.counts.size(), chunk.original_edge_ids.begin(),
                                 chunk.indices.begin(), edges));
-  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
-  return reinterpret_cast<int64_t*>(compacted);  // 8-byte aligned: every field before it is 8 bytes
+  Result<char*> compacted = Extend(edges * sizeof(int64_t));
+  if (!compacted.ok()) return Fail(compacted.status());
+  return reinterpret_cast<int64_t*>(*compacted);  // 8-byte aligned: every field before it is 8 bytes
 }
 
-Result<const std::vector<int64_t>*> MiniBatchWriter::EndLayer(std::vector<int64_t> unique_nodes) {
-  if (!in_layer_) return WriterMisused("a layer ended that had not begun");
+Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
+  FL_RETURN_IF_ERROR(Expect(State::kLayers, "a layer ended after the features"));
+  if (!in_layer_) return Fail(FailedPreconditionError("MiniBatchWriter: a layer ended that had not begun"));
+  if (layer_counts_ != layer_seeds_) {
+    return Fail(FailedPreconditionError("MiniBatchWriter: a layer of " + std::to_string(layer_seeds_) +
+                                        " seeds ended with the counts of " + std::to_string(layer_counts_)));
+  }
   const uint64_t header[2] = {layer_edges_, layer_chunks_};
   std::memcpy(bytes_->At(layer_header_), header, sizeof(header));
-  FL_RETURN_IF_ERROR(Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t)));
+  Status written = Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t));
+  if (!written.ok()) return Fail(written);
   in_layer_ = false;
   --layers_left_;
-  // The other slot holds this layer's seeds (the last layer's unique nodes).
-  last_unique_ = 1 - last_unique_;
-  unique_[last_unique_] = std::move(unique_nodes);
   if (halfway_due_) {
     halfway_due_ = false;
     halfway_();
   }
+  return OkStatus();
+}
+
+Result<const std::vector<int64_t>*> MiniBatchWriter::EndLayer(std::vector<int64_t> unique_nodes) {
+  FL_RETURN_IF_ERROR(CloseLayer(unique_nodes));
+  // The other slot holds this layer's seeds (the last layer's unique nodes).
+  last_unique_ = 1 - last_unique_;
+  unique_[last_unique_] = std::move(unique_nodes);
   return &unique_[last_unique_];
 }
 
@@ -265,33 +324,43 @@ Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   const SampledSubgraph& s = layer.subgraph;
   if (s.indptr.size() != s.seeds.size() + 1 || s.original_edge_ids.size() != s.indices.size() ||
       layer.compacted_indices.size() != s.indices.size()) {
-    return InvalidArgumentError("a layer of " + std::to_string(s.seeds.size()) + " seeds has " +
-                                std::to_string(s.indptr.size()) + " indptr entries, " +
-                                std::to_string(s.indices.size()) + " indices, " +
-                                std::to_string(s.original_edge_ids.size()) + " edge ids and " +
-                                std::to_string(layer.compacted_indices.size()) + " compacted indices");
+    return Fail(InvalidArgumentError("a layer of " + std::to_string(s.seeds.size()) + " seeds has " +
+                                     std::to_string(s.indptr.size()) + " indptr entries, " +
+                                     std::to_string(s.indices.size()) + " indices, " +
+                                     std::to_string(s.original_edge_ids.size()) + " edge ids and " +
+                                     std::to_string(layer.compacted_indices.size()) + " compacted indices"));
   }
-  FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, 0));
+  const uint64_t edges = s.indices.size();
+  FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, edges));
   std::vector<int64_t> counts(s.seeds.size());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] = s.indptr[i + 1] - s.indptr[i];
-  const uint64_t edges = s.indices.size();
   FL_RETURN_IF_ERROR(WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
-  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
-  if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
-  return EndLayer(layer.unique_nodes).status();
+  Result<char*> compacted = Extend(edges * sizeof(int64_t));
+  if (!compacted.ok()) return Fail(compacted.status());
+  if (edges > 0) std::memcpy(*compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
+  return CloseLayer(layer.unique_nodes);
 }
 
 Result<float*> MiniBatchWriter::Features(int64_t dim, size_t count) {
-  if (in_layer_ || layers_left_ != 0) return WriterMisused("features came before the last layer ended");
-  FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(dim)));
-  FL_RETURN_IF_ERROR(U64(count));
-  FL_ASSIGN_OR_RETURN(char* out, Extend(count * sizeof(float)));
-  return reinterpret_cast<float*>(out);
+  FL_RETURN_IF_ERROR(Expect(State::kLayers, "features came twice"));
+  if (in_layer_ || layers_left_ != 0) {
+    return Fail(FailedPreconditionError("MiniBatchWriter: features came before the last layer ended"));
+  }
+  auto features = [&]() -> Result<char*> {
+    FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(dim)));
+    FL_RETURN_IF_ERROR(U64(count));
+    return Extend(count * sizeof(float));
+  };
+  Result<char*> out = features();
+  if (!out.ok()) return Fail(out.status());
+  state_ = State::kFeatures;
+  return reinterpret_cast<float*>(*out);
 }
 
 Status MiniBatchWriter::Finish() {
-  if (in_layer_ || layers_left_ != 0) return WriterMisused("the minibatch ended before its last layer");
+  FL_RETURN_IF_ERROR(Expect(State::kFeatures, "the minibatch ended before its features"));
   bytes_->Finish();
+  state_ = State::kNotBegun;
   return OkStatus();
 }
 

@@ -54,9 +54,10 @@ Result<MiniBatch> ReadMiniBatch(SegmentReader& segment);
 // its segment as it samples, with no MiniBatch built first: Begin, then the
 // layers (as the LayerSink of SampleMultiLayerInto, or AddLayer), then
 // Features, then Finish. The bytes hold each layer's edges in the chunks
-// they came in; DecodeMiniBatch joins them. A failed call leaves the writer
-// failed (write_failed() says whether writing the bytes failed, e.g. a full
-// /dev/shm) and the segment without a message.
+// they came in; DecodeMiniBatch joins them. After a failed call every call
+// but Begin fails, and the segment holds no message (its length stays 0
+// until Finish); write_failed() says whether writing the bytes failed
+// (e.g. a full /dev/shm) rather than the order of the calls.
 class MiniBatchWriter : public LayerSink {
  public:
   // Writes into `segment`. `halfway`, when set, runs once per minibatch,
@@ -67,39 +68,48 @@ class MiniBatchWriter : public LayerSink {
   explicit MiniBatchWriter(std::string& out);
   ~MiniBatchWriter() override;
 
+  // Starts minibatch `index` (a writer can write one minibatch after another).
   Status Begin(int64_t index, const std::vector<int64_t>& seeds, size_t num_layers);
   Status BeginLayer(uint32_t layer, const std::vector<int64_t>& seeds, size_t expected_edges) override;
   Result<int64_t*> AddChunk(const SampledChunk& chunk) override;
   Result<const std::vector<int64_t>*> EndLayer(std::vector<int64_t> unique_nodes) override;
   // A whole layer (one made by other means than SampleMultiLayerInto).
   Status AddLayer(const SampledLayer& layer);
-  // Returns where `count` feature values of dimension `dim` go.
+  // Returns where `count` feature values of dimension `dim` go, once the
+  // last layer has ended.
   Result<float*> Features(int64_t dim, size_t count);
-  // Ends the minibatch; fails if a layer is missing or unended.
+  // Ends the minibatch (after Features) and publishes it.
   Status Finish();
 
-  // The last ended layer's unique nodes.
+  // The unique nodes the last EndLayer took.
   const std::vector<int64_t>& unique_nodes() const;
   bool write_failed() const { return write_failed_; }
 
   class Bytes;  // where the bytes go (minibatch.cc)
 
  private:
+  enum class State { kNotBegun, kLayers, kFeatures, kFailed };
+  // OK in `state`; else fails the writer with "MiniBatchWriter: `what`".
+  Status Expect(State state, const char* what);
+  Status Fail(Status status);
   Result<char*> Extend(size_t n);
   Status U64(uint64_t v);
   Status Array(const void* data, uint64_t count, size_t element_bytes);
   Status WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids, const int64_t* indices,
                     uint64_t num_edges);
+  // Ends the open layer with its unique nodes.
+  Status CloseLayer(const std::vector<int64_t>& unique_nodes);
 
   std::unique_ptr<Bytes> bytes_;
   std::function<void()> halfway_;
+  State state_ = State::kNotBegun;
   bool halfway_due_ = false;  // halfway_ has not run for this minibatch yet
   bool write_failed_ = false;
-  size_t written_ = 0;  // bytes of this minibatch so far
   size_t layers_left_ = 0;
   bool in_layer_ = false;
   size_t layer_header_ = 0;    // offset of the open layer's edge and chunk counts
   uint64_t layer_edges_ = 0, layer_chunks_ = 0;
+  uint64_t layer_seeds_ = 0, layer_counts_ = 0;  // the open layer's seeds, and the counts its chunks held
   std::vector<int64_t> unique_[2];  // of the last two layers: one is the seeds of the layer being written
   int last_unique_ = 0;
 };

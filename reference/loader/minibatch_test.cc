@@ -75,8 +75,8 @@ TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
 
 // A worker's path: the writer is the sampler's sink, the features go where
 // Features() says, and what the segment holds decodes to the minibatch
-// sampled whole, on 1 thread (chunks of up to 1024 seeds) and on 3 (many
-// small chunks).
+// sampled whole, on 1 thread and on 3 (chunks of 37 and of 12 seeds in
+// layer 0).
 TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledDecodesToTheWholeOne) {
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-stream";
   SegmentWriter segment(name);
@@ -194,20 +194,58 @@ TEST(MiniBatchTest, CorruptChunksAreDataLossThatSaysWhatIsWrong) {
             "edges");
   EXPECT_EQ(message(OneLayer(1, {{}}, {})),
             "minibatch bytes are corrupt: a chunk has 1 edge ids for 0 edges");
+  std::string many_chunks = OneLayer(1, {{1}}, {});
+  const uint64_t chunks = uint64_t{1} << 40;
+  // The chunk count's offset: magic, index, seeds (count, 5), layers,
+  // layer seeds (count, 5), edges: eight 8-byte fields.
+  std::memcpy(&many_chunks[64], &chunks, sizeof(chunks));
+  EXPECT_EQ(message(many_chunks),
+            "minibatch bytes are corrupt: a layer claims 1 edges in 1099511627776 chunks but 112 bytes are left");
   EXPECT_EQ(message(OneLayer(uint64_t{1} << 60, {{1}}, {})),
             "minibatch bytes are corrupt: a layer claims 1152921504606846976 edges in 1 chunks but 112 bytes are left");
 }
 
-TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSo) {
+// Calls out of order fail and name the order; after a failure every call
+// but Begin fails, and Begin starts over.
+TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   std::string out;
   MiniBatchWriter writer(out);
-  ASSERT_TRUE(writer.Begin(0, {1, 2}, 1).ok());
-  EXPECT_EQ(writer.Finish().message(), "MiniBatchWriter: the minibatch ended before its last layer");
+  auto begin = [&] { ASSERT_TRUE(writer.Begin(0, {1, 2}, 1).ok()); };
+  begin();
+  EXPECT_EQ(writer.Finish().message(), "MiniBatchWriter: the minibatch ended before its features");
+  EXPECT_EQ(writer.BeginLayer(0, {1, 2}, 0).message(), "MiniBatchWriter: an earlier call failed");
+  begin();
   EXPECT_EQ(writer.Features(2, 4).status().message(), "MiniBatchWriter: features came before the last layer ended");
+  begin();
   EXPECT_EQ(writer.AddChunk(SampledChunk{}).status().message(), "MiniBatchWriter: a chunk came outside a layer");
+  begin();
   EXPECT_EQ(writer.EndLayer({}).status().message(), "MiniBatchWriter: a layer ended that had not begun");
+  begin();
   ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
   EXPECT_EQ(writer.BeginLayer(1, {1, 2}, 0).message(), "MiniBatchWriter: a layer began with no layer left to write");
+  begin();
+  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  EXPECT_EQ(writer.EndLayer({1, 2}).status().message(), "MiniBatchWriter: a layer of 2 seeds ended with the counts of 0");
+  SampledChunk no_picks;  // the chunk of both seeds, with no edges
+  no_picks.counts = {0, 0};
+  begin();
+  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  ASSERT_TRUE(writer.AddChunk(no_picks).ok());
+  ASSERT_TRUE(writer.EndLayer({1, 2}).ok());
+  ASSERT_TRUE(writer.Features(0, 0).ok());
+  EXPECT_EQ(writer.Features(0, 0).status().message(), "MiniBatchWriter: features came twice");
+  // In order, after all that: a minibatch that decodes.
+  begin();
+  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  ASSERT_TRUE(writer.AddChunk(no_picks).ok());
+  ASSERT_TRUE(writer.EndLayer({1, 2}).ok());
+  ASSERT_TRUE(writer.Features(0, 0).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  Result<MiniBatch> decoded = DecodeMiniBatch(out);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->layers.at(0).unique_nodes, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(decoded->layers.at(0).subgraph.indptr, (std::vector<int64_t>{0, 0, 0}));
+
   MiniBatch inconsistent;  // a layer with a seed and no indptr
   inconsistent.layers.resize(1);
   inconsistent.layers[0].subgraph.seeds = {1};

@@ -37,7 +37,7 @@ SegmentWriter::~SegmentWriter() {
 
 // Makes the segment hold at least `bytes` (its length field included),
 // creating it on the first call; the message in it is kept.
-Status SegmentWriter::Reserve(size_t bytes) {
+Status SegmentWriter::Hold(size_t bytes) {
   if (fd_ < 0) {
     fd_ = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd_ < 0) return ShmError("shm_open", name_);
@@ -61,23 +61,27 @@ Status SegmentWriter::Reserve(size_t bytes) {
 }
 
 Status SegmentWriter::Begin() {
-  FL_RETURN_IF_ERROR(Reserve(kLengthBytes));
+  FL_RETURN_IF_ERROR(Hold(kHeaderBytes));
   const uint64_t empty = 0;
-  std::memcpy(map_, &empty, kLengthBytes);
+  std::memcpy(map_, &empty, kHeaderBytes);
   size_ = 0;
   return OkStatus();
 }
 
+Status SegmentWriter::Reserve(size_t size) { return Hold(kHeaderBytes + size); }
+
 Result<char*> SegmentWriter::Extend(size_t n) {
-  FL_RETURN_IF_ERROR(Reserve(kLengthBytes + size_ + n));
-  char* out = map_ + kLengthBytes + size_;
+  FL_RETURN_IF_ERROR(Hold(kHeaderBytes + size_ + n));
+  char* out = map_ + kHeaderBytes + size_;
   size_ += n;
   return out;
 }
 
+char* SegmentWriter::At(size_t offset) { return map_ + kHeaderBytes + offset; }
+
 void SegmentWriter::Finish() {
   const uint64_t length = size_;
-  std::memcpy(map_, &length, kLengthBytes);
+  std::memcpy(map_, &length, kHeaderBytes);
 }
 
 Status SegmentWriter::WriteInPlace(size_t size, const std::function<void(char* out)>& fill) {

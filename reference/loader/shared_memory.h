@@ -38,23 +38,27 @@ class SegmentWriter {
 
   // Streams a message whose size is not known up front: Begin, then Extend
   // for each piece, then Finish. Until Finish the segment's length field is
-  // 0, so a reader sees an empty message, never a part of this one.
+  // 0, so a reader ordered after Begin (the caller's protocol orders them)
+  // sees an empty message, never a part of this one.
   Status Begin();
+  // Makes room for a message of `size` bytes in all (a hint: Extend still
+  // grows past it), so that a streamed message does not grow the segment
+  // piece by piece.
+  Status Reserve(size_t size);
   // Appends `n` bytes to the message, growing the segment when they do not
   // fit, and returns where they go for the caller to fill. The pointer, and
   // every earlier one, is valid until the next Extend (growing may move the
   // mapping): keep offsets, and use At() to come back.
   Result<char*> Extend(size_t n);
   // The message's byte at `offset` (below its size so far).
-  char* At(size_t offset) { return map_ + kLengthBytes + offset; }
+  char* At(size_t offset);
   // The size of the message so far.
   size_t size() const { return size_; }
   // Publishes the message: writes its length.
   void Finish();
 
  private:
-  static constexpr size_t kLengthBytes = sizeof(uint64_t);
-  Status Reserve(size_t bytes);
+  Status Hold(size_t bytes);
 
   std::string name_;
   int fd_ = -1;

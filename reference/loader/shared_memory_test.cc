@@ -62,7 +62,9 @@ TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyW
     ASSERT_TRUE(out.ok()) << out.status();
     std::memcpy(*out, bytes.data(), bytes.size());
     expected += bytes;
-    if (piece == 20) EXPECT_EQ(Message(reader), "");
+    if (piece == 20) {
+      EXPECT_EQ(Message(reader), "");
+    }
   }
   ASSERT_EQ(writer.size(), expected.size());
   *writer.At(3) = 'Z';  // a field filled in after later pieces

@@ -58,8 +58,9 @@ class LayerSink {
   // chunk.indices.size() compacted indices are to be written (valid until
   // the next call).
   virtual Result<int64_t*> AddChunk(const SampledChunk& chunk) = 0;
-  // The layer's unique nodes; returns where the sink keeps them, valid
-  // until the sink is destroyed: the next layer starts from there.
+  // The layer's unique nodes; returns where the sink keeps them, unchanged
+  // at least until the next EndLayer returns: the next layer starts from
+  // there.
   virtual Result<const std::vector<int64_t>*> EndLayer(std::vector<int64_t> unique_nodes) = 0;
 };
 
