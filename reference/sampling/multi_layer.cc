@@ -1,6 +1,6 @@
 // Implements SampleLayers (a loop of a backend's sampling and compaction)
-// and SampleMultiLayer (on the CPU: each hop's chunks compacted as they are
-// sampled).
+// and SampleMultiLayerInto (on the CPU: each hop's chunks compacted as they
+// are sampled, into a LayerSink), with SampleMultiLayer built on it.
 #include "reference/sampling/multi_layer.h"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // Provides SampleMultiLayer: neighbor sampling over several hops, each hop
-// sampled from the unique nodes the previous hop reached.
+// sampled from the unique nodes the previous hop reached; and
+// SampleMultiLayerInto, the same handed to a LayerSink as it is sampled.
 #ifndef FAULTLINE_REFERENCE_SAMPLING_MULTI_LAYER_H_
 #define FAULTLINE_REFERENCE_SAMPLING_MULTI_LAYER_H_
 
