@@ -84,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Result<MiniBatch> again = DecodeMiniBatch(*encoded);
   FUZZ_CHECK(again.ok(), again.status().ToString());
   FUZZ_CHECK(*EncodeMiniBatch(*again) == *encoded, "decode, encode, decode changed the minibatch");
-  // A worker's path: encoded in place into the segment, then read back.
+  // A worker that samples on a device: the whole minibatch encoded into
+  // the segment, then read back.
   written = WriteMiniBatch(*batch, writer);
   FUZZ_CHECK(written.ok(), written.ToString());
   read = reader.Read([&](std::string_view mapped) {
