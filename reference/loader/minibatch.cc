@@ -198,9 +198,14 @@ Status MiniBatchWriter::Fail(Status status) {
   return status;
 }
 
+Status MiniBatchWriter::WriteFailed(Status status) {
+  write_failed_ = true;
+  return Fail(std::move(status));
+}
+
 Result<char*> MiniBatchWriter::Extend(size_t n) {
   Result<char*> out = bytes_->Extend(n);
-  if (!out.ok()) write_failed_ = true;
+  if (!out.ok()) return WriteFailed(out.status());
   return out;
 }
 
@@ -222,19 +227,12 @@ Status MiniBatchWriter::Begin(int64_t index, const std::vector<int64_t>& seeds, 
   in_layer_ = false;
   layers_left_ = num_layers;
   halfway_due_ = static_cast<bool>(halfway_);
-  auto header = [&]() -> Status {
-    Status begun = bytes_->Begin();
-    if (!begun.ok()) {
-      write_failed_ = true;
-      return begun;
-    }
-    FL_RETURN_IF_ERROR(U64(kMagic));
-    FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
-    FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
-    return U64(num_layers);
-  };
-  Status written = header();
-  if (!written.ok()) return Fail(written);
+  Status begun = bytes_->Begin();
+  if (!begun.ok()) return WriteFailed(begun);
+  FL_RETURN_IF_ERROR(U64(kMagic));
+  FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
+  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(U64(num_layers));
   state_ = State::kLayers;
   return OkStatus();
 }
@@ -244,21 +242,14 @@ Status MiniBatchWriter::BeginLayer(uint32_t, const std::vector<int64_t>& seeds, 
   if (in_layer_ || layers_left_ == 0) {
     return Fail(FailedPreconditionError("MiniBatchWriter: a layer began with no layer left to write"));
   }
-  auto header = [&]() -> Status {
-    // Room for the layer as expected (about 32 bytes per seed and per
-    // edge, the unique nodes included), so that it does not grow the
-    // segment chunk by chunk.
-    Status reserved = bytes_->Reserve(bytes_->size() + 32 * (seeds.size() + expected_edges) + 64);
-    if (!reserved.ok()) {
-      write_failed_ = true;
-      return reserved;
-    }
-    FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
-    layer_header_ = bytes_->size();
-    return Extend(2 * sizeof(uint64_t)).status();  // filled in by CloseLayer
-  };
-  Status written = header();
-  if (!written.ok()) return Fail(written);
+  // Room for the layer as expected (about 32 bytes per seed and per edge,
+  // the unique nodes included), so that it does not grow the segment chunk
+  // by chunk.
+  Status reserved = bytes_->Reserve(bytes_->size() + 32 * (seeds.size() + expected_edges) + 64);
+  if (!reserved.ok()) return WriteFailed(reserved);
+  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+  layer_header_ = bytes_->size();
+  FL_RETURN_IF_ERROR(Extend(2 * sizeof(uint64_t)).status());  // filled in by CloseLayer
   layer_edges_ = layer_chunks_ = layer_counts_ = 0;
   layer_seeds_ = seeds.size();
   in_layer_ = true;
@@ -269,14 +260,10 @@ Status MiniBatchWriter::WriteChunk(const int64_t* counts, uint64_t num_counts, c
                                    const int64_t* indices, uint64_t num_edges) {
   FL_RETURN_IF_ERROR(Expect(State::kLayers, "a chunk came after the features"));
   if (!in_layer_) return Fail(FailedPreconditionError("MiniBatchWriter: a chunk came outside a layer"));
-  auto chunk = [&]() -> Status {
-    FL_RETURN_IF_ERROR(Array(counts, num_counts, sizeof(int64_t)));
-    FL_RETURN_IF_ERROR(Array(edge_ids, num_edges, sizeof(int64_t)));
-    FL_RETURN_IF_ERROR(Array(indices, num_edges, sizeof(int64_t)));
-    return U64(num_edges);  // the compacted indices' count; the caller writes them
-  };
-  Status written = chunk();
-  if (!written.ok()) return Fail(written);
+  FL_RETURN_IF_ERROR(Array(counts, num_counts, sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(Array(edge_ids, num_edges, sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(Array(indices, num_edges, sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(U64(num_edges));  // the compacted indices' count; the caller writes them
   layer_edges_ += num_edges;
   layer_counts_ += num_counts;
   ++layer_chunks_;
@@ -287,9 +274,8 @@ Result<int64_t*> MiniBatchWriter::AddChunk(const SampledChunk& chunk) {
   const uint64_t edges = static_cast<uint64_t>(chunk.indices.size());
   FL_RETURN_IF_ERROR(WriteChunk(chunk.counts.data(), chunk.counts.size(), chunk.original_edge_ids.begin(),
                                 chunk.indices.begin(), edges));
-  Result<char*> compacted = Extend(edges * sizeof(int64_t));
-  if (!compacted.ok()) return Fail(compacted.status());
-  return reinterpret_cast<int64_t*>(*compacted);  // 8-byte aligned: every field before it is 8 bytes
+  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
+  return reinterpret_cast<int64_t*>(compacted);  // 8-byte aligned: every field before it is 8 bytes
 }
 
 Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
@@ -301,8 +287,7 @@ Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
   }
   const uint64_t header[2] = {layer_edges_, layer_chunks_};
   std::memcpy(bytes_->At(layer_header_), header, sizeof(header));
-  Status written = Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t));
-  if (!written.ok()) return Fail(written);
+  FL_RETURN_IF_ERROR(Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t)));
   in_layer_ = false;
   --layers_left_;
   if (halfway_due_) {
@@ -335,9 +320,8 @@ Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   std::vector<int64_t> counts(s.seeds.size());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] = s.indptr[i + 1] - s.indptr[i];
   FL_RETURN_IF_ERROR(WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
-  Result<char*> compacted = Extend(edges * sizeof(int64_t));
-  if (!compacted.ok()) return Fail(compacted.status());
-  if (edges > 0) std::memcpy(*compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
+  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
+  if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
   return CloseLayer(layer.unique_nodes);
 }
 
@@ -346,15 +330,11 @@ Result<float*> MiniBatchWriter::Features(int64_t dim, size_t count) {
   if (in_layer_ || layers_left_ != 0) {
     return Fail(FailedPreconditionError("MiniBatchWriter: features came before the last layer ended"));
   }
-  auto features = [&]() -> Result<char*> {
-    FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(dim)));
-    FL_RETURN_IF_ERROR(U64(count));
-    return Extend(count * sizeof(float));
-  };
-  Result<char*> out = features();
-  if (!out.ok()) return Fail(out.status());
+  FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(dim)));
+  FL_RETURN_IF_ERROR(U64(count));
+  FL_ASSIGN_OR_RETURN(char* out, Extend(count * sizeof(float)));
   state_ = State::kFeatures;
-  return reinterpret_cast<float*>(*out);
+  return reinterpret_cast<float*>(out);
 }
 
 Status MiniBatchWriter::Finish() {

@@ -92,6 +92,9 @@ class MiniBatchWriter : public LayerSink {
   // OK in `state`; else fails the writer with "MiniBatchWriter: `what`".
   Status Expect(State state, const char* what);
   Status Fail(Status status);
+  // Fails the writer for a failed write of its bytes.
+  Status WriteFailed(Status status);
+  // Every byte goes through here: a failure fails the writer.
   Result<char*> Extend(size_t n);
   Status U64(uint64_t v);
   Status Array(const void* data, uint64_t count, size_t element_bytes);

@@ -84,16 +84,12 @@ void SegmentWriter::Finish() {
   std::memcpy(map_, &length, kHeaderBytes);
 }
 
-Status SegmentWriter::WriteInPlace(size_t size, const std::function<void(char* out)>& fill) {
+Status SegmentWriter::Write(std::string_view bytes) {
   FL_RETURN_IF_ERROR(Begin());
-  FL_ASSIGN_OR_RETURN(char* out, Extend(size));
-  fill(out);
+  FL_ASSIGN_OR_RETURN(char* out, Extend(bytes.size()));
+  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
   Finish();
   return OkStatus();
-}
-
-Status SegmentWriter::Write(std::string_view bytes) {
-  return WriteInPlace(bytes.size(), [&](char* out) { std::memcpy(out, bytes.data(), bytes.size()); });
 }
 
 SegmentReader::~SegmentReader() {

@@ -28,12 +28,9 @@ class SegmentWriter {
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
 
-  // Replaces the segment's message with `size` bytes that `fill` writes
-  // where they will lie (no staging copy), creating the segment on the first
-  // call (it must not exist yet). `fill` must write all `size` bytes. The
-  // reader must not be reading meanwhile: the caller's protocol orders the two.
-  Status WriteInPlace(size_t size, const std::function<void(char* out)>& fill);
-  // Replaces the segment's message with a copy of `bytes`.
+  // Replaces the segment's message with a copy of `bytes`. The first write
+  // (or Begin) creates the segment, which must not exist yet. The reader
+  // must not be reading meanwhile: the caller's protocol orders the two.
   Status Write(std::string_view bytes);
 
   // Streams a message whose size is not known up front: Begin, then Extend
