@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <random>
@@ -305,25 +306,52 @@ LoaderOptions BenchLoaderOptions(int num_workers, StartMethod start_method) {
   return o;
 }
 
+// The CPU seconds this process (the loader's main process: workers are
+// other processes) has used.
+double MainProcessCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// How the benchmark's consumer takes minibatches: copied out (Next) or
+// viewed where they lie (NextView).
+enum class Take { kCopy, kView };
+
+// Takes the loader's next minibatch as `take` says; returns false after the last.
+Result<bool> TakeNext(DataLoader& loader, Take take) {
+  if (take == Take::kView) {
+    FL_ASSIGN_OR_RETURN(std::optional<MiniBatchView> view, loader.NextView());
+    benchmark::DoNotOptimize(view);
+    return view.has_value();
+  }
+  FL_ASSIGN_OR_RETURN(std::optional<MiniBatch> batch, loader.Next());
+  benchmark::DoNotOptimize(batch);
+  return batch.has_value();
+}
+
 // Creates a loader, takes kLoaderWarmup minibatches, then returns the
-// seconds the other kLoaderBatches take.
-Result<double> TimeLoaderEpoch(const LoaderOptions& o) {
+// seconds the other kLoaderBatches take. Adds the main process's CPU seconds
+// over them to `*main_cpu_seconds` when set.
+Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, double* main_cpu_seconds = nullptr) {
   FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(o));
   for (int64_t warmup = 0; warmup < kLoaderWarmup; ++warmup) {
-    FL_ASSIGN_OR_RETURN(std::optional<MiniBatch> batch, loader->Next());
-    if (!batch) return InternalError("the loader ended during the warm-up");
+    FL_ASSIGN_OR_RETURN(bool taken, TakeNext(*loader, take));
+    if (!taken) return InternalError("the loader ended during the warm-up");
   }
   const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = MainProcessCpuSeconds();
   int64_t batches = 0;
   for (;;) {
-    FL_ASSIGN_OR_RETURN(std::optional<MiniBatch> batch, loader->Next());
-    if (!batch) break;
+    FL_ASSIGN_OR_RETURN(bool taken, TakeNext(*loader, take));
+    if (!taken) break;
     ++batches;
   }
   if (batches != kLoaderBatches) {
     return InternalError("the loader gave " + std::to_string(batches) + " timed minibatches, expected " +
                          std::to_string(kLoaderBatches));
   }
+  if (main_cpu_seconds != nullptr) *main_cpu_seconds += MainProcessCpuSeconds() - cpu_start;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -332,24 +360,32 @@ void BM_DataLoader(benchmark::State& state) {
   if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
   const LoaderOptions o = BenchLoaderOptions(static_cast<int>(state.range(0)),
                                              state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
+  const Take take = state.range(2) == 0 ? Take::kCopy : Take::kView;
   int64_t batches = 0;
+  double main_cpu_seconds = 0;
   for (auto _ : state) {
-    Result<double> seconds = TimeLoaderEpoch(o);
+    Result<double> seconds = TimeLoaderEpoch(o, take, &main_cpu_seconds);
     if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
     state.SetIterationTime(*seconds);
     batches += kLoaderBatches;
   }
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
+  // What the main process spends per minibatch (with workers: taking it
+  // from shared memory), on a core the workers share.
+  state.counters["main_cpu_ms_per_batch"] = 1e3 * main_cpu_seconds / static_cast<double>(batches);
 }
-// The loader configurations with workers: 1 and 2, forked and spawned.
+// The loader configurations with workers: 1 and 2, forked and spawned, the
+// consumer copying minibatches out (Next) or viewing them (NextView).
 void WithWorkers(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"workers", "spawn"});
-  for (int spawn : {0, 1}) {
-    for (int workers : {1, 2}) b->Args({workers, spawn});
+  b->ArgNames({"workers", "spawn", "view"});
+  for (int view : {0, 1}) {
+    for (int spawn : {0, 1}) {
+      for (int workers : {1, 2}) b->Args({workers, spawn, view});
+    }
   }
 }
 BENCHMARK(BM_DataLoader)
-    ->Args({0, 0})
+    ->Args({0, 0, 0})
     ->Apply(WithWorkers)
     ->Iterations(2)
     ->UseManualTime()
@@ -382,10 +418,13 @@ void BM_LoaderVsInline(benchmark::State& state) {
   const LoaderOptions inline_options = BenchLoaderOptions(0, StartMethod::kFork);
   const LoaderOptions with_workers = BenchLoaderOptions(static_cast<int>(state.range(0)),
                                                         state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
+  // Both sides take minibatches alike (an inline view holds the minibatch
+  // the main process built: no copy either way).
+  const Take take = state.range(2) == 0 ? Take::kCopy : Take::kView;
   std::vector<double> ratios;
   for (auto _ : state) {
-    auto seconds = TimePair(static_cast<int64_t>(ratios.size()), [&] { return TimeLoaderEpoch(inline_options); },
-                            [&] { return TimeLoaderEpoch(with_workers); });
+    auto seconds = TimePair(static_cast<int64_t>(ratios.size()), [&] { return TimeLoaderEpoch(inline_options, take); },
+                            [&] { return TimeLoaderEpoch(with_workers, take); });
     if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
     ratios.push_back(seconds->first / seconds->second);
     state.SetIterationTime(seconds->first + seconds->second);
@@ -485,14 +524,14 @@ BENCHMARK(BM_TwoSamplersVsOne)->Iterations(5)->UseManualTime()->Unit(benchmark::
 
 // What a minibatch costs on its way from a worker to the main process, each
 // side alone, for a minibatch of the loader's workload (BM_DataLoader's
-// second; no features): side 0 encodes it whole into a shared memory
+// second; no features). side 0 encodes it whole into a shared memory
 // segment (what a worker paid on top of the sampling before it wrote each
-// layer into its segment as it sampled it; the device path still does),
-// side 1 is the main process's (decode it from the segment, then free it,
-// as a consumer that drops it would), which BM_DataLoader's main process
-// pays per minibatch.
+// layer into its segment as it sampled it; the device path still does).
+// The main process's side, per minibatch: side 1 views it in the segment
+// (NextView: the checks only), side 2 also copies it out and frees the copy
+// (Next, for a consumer that drops it).
 void BM_MiniBatchWire(benchmark::State& state) {
-  const bool parent_side = state.range(0) != 0;
+  const int side = static_cast<int>(state.range(0));
   std::string error;
   const CscGraph* graph = BenchGraph(&error);
   if (graph == nullptr) return state.SkipWithError(error.c_str());
@@ -506,14 +545,18 @@ void BM_MiniBatchWire(benchmark::State& state) {
   batch.layers = std::move(layers).value();
   const std::string name = "/faultline-bench-wire-" + std::to_string(getpid());
   SegmentWriter writer(name);
-  SegmentReader reader(name);
+  auto reader = std::make_shared<SegmentReader>(name);
   Status written = WriteMiniBatch(batch, writer);
   if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
   for (auto _ : state) {
-    if (parent_side) {
-      Result<MiniBatch> decoded = ReadMiniBatch(reader);
-      if (!decoded.ok()) return state.SkipWithError(decoded.status().ToString().c_str());
-      benchmark::DoNotOptimize(decoded);
+    if (side > 0) {
+      Result<MiniBatchView> view = ReadMiniBatch(reader);
+      if (!view.ok()) return state.SkipWithError(view.status().ToString().c_str());
+      if (side == 2) {
+        MiniBatch copy = view->ToMiniBatch();
+        benchmark::DoNotOptimize(copy);
+      }
+      benchmark::DoNotOptimize(view);
     } else {
       written = WriteMiniBatch(batch, writer);
       if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
@@ -522,7 +565,7 @@ void BM_MiniBatchWire(benchmark::State& state) {
   UnlinkSharedMemory(name);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(EncodeMiniBatch(batch)->size()));
 }
-BENCHMARK(BM_MiniBatchWire)->ArgName("parent_side")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MiniBatchWire)->ArgName("side")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace faultline

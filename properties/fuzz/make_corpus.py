@@ -147,7 +147,7 @@ def wire_corpus():
 
 # --- minibatches ------------------------------------------------------------
 
-MAGIC = 0x66617574424d3032
+MAGIC = 0x66617574424d3033
 
 
 def u64(v):
@@ -158,24 +158,22 @@ def array(values, fmt="<q"):
     return u64(len(values)) + ints(fmt, values)
 
 
-def encoded_layer(layer, splits=()):
+def encoded_layer(layer, room=0):
     """A layer (seeds, indptr, indices, edge ids, unique nodes, compacted)
-    in chunks that start at the seed positions in `splits` (and at 0)."""
+    with its edges' regions `room` values longer than its edges (filled with
+    what an earlier minibatch left there)."""
     seeds, indptr, indices, edge_ids, unique, compacted = layer
-    counts = [indptr[i + 1] - indptr[i] for i in range(len(indptr) - 1)]
-    starts = [0] + list(splits)
-    ends = list(splits) + [len(counts)]
-    out = array(seeds) + u64(len(indices)) + u64(len(starts))
-    for first, last in zip(starts, ends):
-        lo, hi = indptr[first] if first < len(indptr) else 0, indptr[last] if last < len(indptr) else 0
-        out += array(counts[first:last]) + array(edge_ids[lo:hi]) + array(indices[lo:hi]) + array(compacted[lo:hi])
+    stale = [-7] * room
+    out = array(seeds) + u64(len(indices)) + u64(len(indices) + room) + ints("<q", indptr)
+    for region in (edge_ids, indices, compacted):
+        out += ints("<q", list(region) + stale)
     return out + array(unique)
 
 
-def minibatch(index, seeds, layers, dim, features, splits=()):
+def minibatch(index, seeds, layers, dim, features, room=0):
     out = u64(MAGIC) + u64(index) + array(seeds) + u64(len(layers))
     for k, layer in enumerate(layers):
-        out += encoded_layer(layer, splits if k == len(layers) - 1 else ())
+        out += encoded_layer(layer, room if k == len(layers) - 1 else 0)
     return out + u64(dim) + array(features, "<f")
 
 
@@ -187,12 +185,13 @@ def minibatch_corpus():
     write(t, "two_layers", minibatch(5, [3, 1], [layer0, layer1], 1, [1, 2, 3, 4, 5]))
     write(t, "no_features", minibatch(1, [3, 1], [layer0], 0, []))
     write(t, "empty", minibatch(0, [], [], 0, []))
-    # As a worker writes them: the last layer in chunks of 1, 2 and 1 seeds.
-    write(t, "chunks", minibatch(5, [3, 1], [layer0, layer1], 1, [1, 2, 3, 4, 5], splits=(1, 3)))
+    # As a worker writes them: the last layer's regions with room for three
+    # more edges than it has.
+    write(t, "room", minibatch(5, [3, 1], [layer0, layer1], 1, [1, 2, 3, 4, 5], room=3))
     write(t, "truncated", minibatch(0, [3, 1], [layer0], 2, [float(i) for i in range(8)])[:-5])
-    # Decoded without an error before CheckConsistent: a compacted index
-    # outside unique_nodes, an indptr that does not cover the indices, too
-    # few feature values, a negative feature_dim.
+    # Inputs that decoded without an error before the consistency checks: a
+    # compacted index outside unique_nodes, an indptr that does not cover the
+    # indices, too few feature values, a negative feature_dim.
     write(t, "regress-compacted-out-of-range",
           minibatch(0, [3, 1], [layer0[:5] + ([2, 3, 4],)], 2, [float(i) for i in range(8)]))
     write(t, "regress-indptr-past-indices", minibatch(0, [3, 1], [(layer0[0], [0, 2, 4]) + layer0[2:]], 0, []))

@@ -75,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   CheckConsistent(*batch);
   // Compared as bytes: features may hold NaNs, which operator== calls
-  // unequal. The input may split a layer into several chunks, which
-  // EncodeMiniBatch writes as one: the encoding must decode to the same
+  // unequal. The input may leave room past a layer's edges, which
+  // EncodeMiniBatch does not: the encoding must decode to the same
   // minibatch, and encode again to itself.
   Result<std::string> encoded = EncodeMiniBatch(*batch);
   FUZZ_CHECK(encoded.ok(), encoded.status().ToString());

@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <deque>
+#include <mutex>
 #include <random>
 
 #include "reference/loader/loader_dataset.h"
@@ -40,15 +41,42 @@ struct DataLoader::Worker {
   bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
   std::optional<ChildExit> exit;  // how the process ended, once reaped
   std::string transport;          // the error that revealed the failure
-  // Its segment slots, opened at the first minibatch read from each.
-  std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
+  // Its segment slots, opened at the first minibatch read from each (views
+  // share them: a mapping outlives the loader while a view holds it).
+  std::shared_ptr<SegmentReader> segments[kPrefetchPerWorker];
   ~Worker() {
     if (task_fd >= 0) close(task_fd);
     if (result_fd >= 0) close(result_fd);
   }
 };
 
+// Shared with the views of workers' minibatches, which may be dropped on
+// any thread and after the loader's end.
+struct DataLoader::Released {
+  std::mutex mutex;
+  std::vector<bool> batches;  // by minibatch
+
+  void Mark(int64_t batch) {
+    std::lock_guard<std::mutex> lock(mutex);
+    batches[batch] = true;
+  }
+  bool Has(int64_t batch) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return batches[batch];
+  }
+};
+
 namespace {
+
+// Held by a view of a worker's minibatch: keeps the slot mapped, and marks
+// the minibatch released when the last copy of the view is dropped.
+template <typename Released>
+struct SlotLease {
+  std::shared_ptr<SegmentReader> segment;
+  std::shared_ptr<Released> released;
+  int64_t batch = 0;
+  ~SlotLease() { released->Mark(batch); }
+};
 
 std::atomic<int> g_loader_serial{0};
 TaskWriteHook g_task_write_hook;
@@ -144,10 +172,21 @@ Status DataLoader::StartWorkers() {
     worker->process.emplace(std::move(process).value());
     workers_.push_back(std::move(worker));
   }
-  // Prefetch: each worker gets a few tasks ahead.
-  const int64_t initial = std::min<int64_t>(num_batches(), kPrefetchPerWorker * options_.num_workers);
-  for (; next_task_ < initial; ++next_task_) SendTask(*workers_[next_task_ % workers_.size()], next_task_);
+  released_ = std::make_shared<Released>();
+  released_->batches.assign(static_cast<size_t>(num_batches()), false);
+  SendTasks();  // each worker gets kPrefetchPerWorker tasks ahead
   return OkStatus();
+}
+
+// Task t goes to the slot of minibatch t - kPrefetchPerWorker *
+// num_workers, free once that one was taken and its view dropped.
+void DataLoader::SendTasks() {
+  const int64_t window = kPrefetchPerWorker * static_cast<int64_t>(workers_.size());
+  for (; next_task_ < num_batches(); ++next_task_) {
+    const int64_t previous = next_task_ - window;
+    if (previous >= 0 && !released_->Has(previous)) break;
+    SendTask(*workers_[next_task_ % workers_.size()], next_task_);
+  }
 }
 
 void SetTaskWriteHookForTesting(TaskWriteHook hook) { g_task_write_hook = std::move(hook); }
@@ -203,7 +242,7 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
 }
 
 // Delivers the worker's oldest unread answer, which is for minibatch `batch`.
-Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
+Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
   wire::Answer answer = std::move(worker.answers.front());
   worker.answers.pop_front();
   if (!answer.message.empty()) {
@@ -217,11 +256,13 @@ Result<MiniBatch> DataLoader::Accept(Worker& worker, int64_t batch) {
     return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
                          std::to_string(answer.batch) + ", expected " + std::to_string(batch));
   }
-  // Decoded straight from the worker's segment, which both keep mapped.
+  // Viewed where it lies in the worker's segment, which both keep mapped.
   const int slot = SegmentSlotOf(batch, options_.num_workers);
-  std::unique_ptr<SegmentReader>& segment = worker.segments[slot];
-  if (!segment) segment = std::make_unique<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
-  return ReadMiniBatch(*segment);
+  std::shared_ptr<SegmentReader>& segment = worker.segments[slot];
+  if (!segment) segment = std::make_shared<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
+  FL_ASSIGN_OR_RETURN(MiniBatchView view, ReadMiniBatch(segment));
+  view.holds = std::shared_ptr<SlotLease<Released>>(new SlotLease<Released>{segment, released_, batch});
+  return view;
 }
 
 // The error for a collected worker that did not answer minibatch `batch`:
@@ -257,7 +298,7 @@ Status DataLoader::TimedOut(Worker& worker, int64_t batch) {
                                               "; it was killed (LoaderOptions::timeout)");
 }
 
-Result<MiniBatch> DataLoader::Receive(Worker& worker, int64_t batch) {
+Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
   const bool has_timeout = options_.timeout.count() > 0;
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   for (;;) {
@@ -286,43 +327,77 @@ Result<MiniBatch> DataLoader::Receive(Worker& worker, int64_t batch) {
 }
 
 Result<std::optional<MiniBatch>> DataLoader::Next() {
-  if (failed_) return FailedPreconditionError("the data loader already failed; create a new one");
-  if (next_ >= num_batches()) return std::optional<MiniBatch>();
-  const int64_t batch = next_++;
-  Result<MiniBatch> result = InternalError("unset");
   if (workers_.empty()) {
-    std::string step;
-    result = ProduceMiniBatch(*dataset_, options_, batch, batches_[batch], &step);
-    if (!result.ok()) failure_ = LoaderFailure{-1, getpid(), step, batch};
-  } else {
-    result = Receive(*workers_[batch % workers_.size()], batch);
-    if (result.ok() && next_task_ < num_batches()) {
-      const int64_t task = next_task_++;
-      SendTask(*workers_[task % workers_.size()], task);
-    }
+    if (failed_) return FailedPreconditionError("the data loader already failed; create a new one");
+    if (next_ >= num_batches()) return std::optional<MiniBatch>();
+    FL_ASSIGN_OR_RETURN(MiniBatch batch, Build(next_++));
+    return std::optional<MiniBatch>(std::move(batch));
   }
-  if (result.ok() && options_.mode == LoaderMode::kCpuCuda) {
-    Status copied = CopyToDevice(*result);
-    if (!copied.ok()) {
-      failure_ = LoaderFailure{-1, getpid(), "copy_to_device", batch};
-      result = copied;
-    }
-  }
-  if (!result.ok()) {
-    failed_ = true;
-    Shutdown();
-    return result.status();
-  }
-  return std::optional<MiniBatch>(std::move(result).value());
+  FL_ASSIGN_OR_RETURN(std::optional<MiniBatchView> view, NextView());
+  if (!view) return std::optional<MiniBatch>();
+  MiniBatch batch = view->ToMiniBatch();
+  view.reset();  // frees its slot for the task sent next
+  SendTasks();
+  return std::optional<MiniBatch>(std::move(batch));
 }
 
-// cpu-cuda: the main process moves each sampled minibatch's features to the device.
-Status DataLoader::CopyToDevice(MiniBatch& batch) {
-  if (batch.feature_dim == 0) return OkStatus();
-  FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(batch.features, {static_cast<int64_t>(batch.features.size()) /
-                                                                           batch.feature_dim, batch.feature_dim}));
-  FL_ASSIGN_OR_RETURN(batch.features_on_device, host.To(Device::Cuda(options_.device), &GetRuntime(options_.runtime)));
+Result<std::optional<MiniBatchView>> DataLoader::NextView() {
+  if (failed_) return FailedPreconditionError("the data loader already failed; create a new one");
+  if (next_ >= num_batches()) return std::optional<MiniBatchView>();
+  const int64_t batch = next_;
+  if (workers_.empty()) {
+    FL_ASSIGN_OR_RETURN(MiniBatch built, Build(next_++));
+    return std::optional<MiniBatchView>(MiniBatchView::Of(std::make_shared<const MiniBatch>(std::move(built))));
+  }
+  SendTasks();
+  if (batch >= next_task_) {  // its slot is held
+    const int64_t holder = batch - kPrefetchPerWorker * static_cast<int64_t>(workers_.size());
+    return FailedPreconditionError(
+        "minibatch " + std::to_string(batch) + " is due in worker " + std::to_string(batch % workers_.size()) +
+        "'s segment slot " + std::to_string(SegmentSlotOf(batch, options_.num_workers)) + ", which the view of minibatch " +
+        std::to_string(holder) + " still holds; drop that view first (a slot is reused every " +
+        std::to_string(kPrefetchPerWorker) + " x num_workers minibatches)");
+  }
+  ++next_;
+  Result<MiniBatchView> view = Receive(*workers_[batch % workers_.size()], batch);
+  if (!view.ok()) return Fail(view.status());
+  if (options_.mode == LoaderMode::kCpuCuda) {
+    FL_RETURN_IF_ERROR(CopyToDevice(view->features, view->feature_dim, batch, &view->features_on_device));
+  }
+  return std::optional<MiniBatchView>(std::move(view).value());
+}
+
+Result<MiniBatch> DataLoader::Build(int64_t batch) {
+  std::string step;
+  Result<MiniBatch> built = ProduceMiniBatch(*dataset_, options_, batch, batches_[batch], &step);
+  if (!built.ok()) {
+    failure_ = LoaderFailure{-1, getpid(), step, batch};
+    return Fail(built.status());
+  }
+  if (options_.mode == LoaderMode::kCpuCuda) {
+    FL_RETURN_IF_ERROR(CopyToDevice(ArrayView<float>(built->features.data(), built->features.size()),
+                                    built->feature_dim, batch, &built->features_on_device));
+  }
+  return built;
+}
+
+Status DataLoader::CopyToDevice(ArrayView<float> features, int64_t feature_dim, int64_t batch, Tensor* on_device) {
+  if (feature_dim == 0) return OkStatus();
+  Result<Tensor> host = Tensor::FromVector(features.ToVector(), {static_cast<int64_t>(features.size()) / feature_dim,
+                                                                  feature_dim});
+  Result<Tensor> copied = host.ok() ? host->To(Device::Cuda(options_.device), &GetRuntime(options_.runtime)) : host;
+  if (!copied.ok()) {
+    failure_ = LoaderFailure{-1, getpid(), "copy_to_device", batch};
+    return Fail(copied.status());
+  }
+  *on_device = std::move(copied).value();
   return OkStatus();
+}
+
+Status DataLoader::Fail(Status error) {
+  failed_ = true;
+  Shutdown();
+  return error;
 }
 
 std::vector<pid_t> DataLoader::worker_pids() const {

@@ -49,6 +49,15 @@ class DataLoader {
   // Returns the next minibatch, std::nullopt after the last one, or the
   // error of the worker that produced it (after which the loader is done).
   Result<std::optional<MiniBatch>> Next();
+  // Next() without the copy out of a worker's shared memory: the view's
+  // arrays lie in the worker's segment slot, which the view holds (and
+  // keeps mapped, even past the loader's end) until it and its copies are
+  // dropped. A held slot takes no new minibatch: asking for the minibatch
+  // that is due in it is a FailedPrecondition error that leaves the loader
+  // as it was (drop the view, then ask again). Slots are reused every
+  // kPrefetchPerWorker * num_workers minibatches. Without workers, the view
+  // holds the minibatch the main process built.
+  Result<std::optional<MiniBatchView>> NextView();
   // Returns the pids of the worker processes (for fault-injection tests).
   std::vector<pid_t> worker_pids() const;
   // Returns where the failed Next() failed; empty before any failure.
@@ -56,24 +65,33 @@ class DataLoader {
 
  private:
   struct Worker;  // a worker process and its two sockets (data_loader.cc)
+  struct Released;  // the minibatches whose views were dropped (data_loader.cc)
 
   DataLoader() = default;
   Status StartWorkers();
   // Writes task `batch` to `worker`; when the write fails, collects what the
   // worker left, to be reported when Next() reaches its minibatches.
   void SendTask(Worker& worker, int64_t batch);
-  Result<MiniBatch> Receive(Worker& worker, int64_t batch);
-  Result<MiniBatch> Accept(Worker& worker, int64_t batch);
+  // Sends every task whose segment slot is free, in order.
+  void SendTasks();
+  // Builds minibatch `batch` in this process (num_workers = 0).
+  Result<MiniBatch> Build(int64_t batch);
+  Result<MiniBatchView> Receive(Worker& worker, int64_t batch);
+  Result<MiniBatchView> Accept(Worker& worker, int64_t batch);
   void Collect(Worker& worker, const std::string& transport);
   Status WorkerEnded(Worker& worker, int64_t batch);
   Status TimedOut(Worker& worker, int64_t batch);
-  Status CopyToDevice(MiniBatch& batch);
+  // cpu-cuda: copies the features to the device.
+  Status CopyToDevice(ArrayView<float> features, int64_t feature_dim, int64_t batch, Tensor* on_device);
+  // Ends the loader with `error` (failed loaders kill their workers).
+  Status Fail(Status error);
   void Shutdown();
 
   LoaderOptions options_;
   std::shared_ptr<LoaderDataset> dataset_;
   std::vector<std::vector<int64_t>> batches_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::shared_ptr<Released> released_;
   int64_t next_ = 0;
   int64_t next_task_ = 0;
   bool failed_ = false;
@@ -96,7 +114,7 @@ std::string LoaderSegmentPrefix();
 // Each worker is kept this many tasks ahead. Worker w gets minibatches w,
 // w + num_workers, ...; its k-th is written to its segment slot
 // k % kPrefetchPerWorker: the parent sends task k + kPrefetchPerWorker
-// only after it has decoded task k, so a slot is never written while read.
+// only once task k's view is dropped, so a slot is never written while read.
 constexpr int kPrefetchPerWorker = 2;
 
 // Returns the slot that minibatch `batch` is written to (see above).

@@ -1,6 +1,7 @@
 // Checks the data loader: batches, bit-identical minibatches for every
-// num_workers, start method and sampler_threads, and clean failure when a
-// worker dies or cannot write its result.
+// num_workers, start method and sampler_threads, copied out or viewed where
+// they lie (a held view holds its slot), and clean failure when a worker
+// dies or cannot write its result.
 #include "reference/loader/data_loader.h"
 #include "reference/loader/item_sampler.h"
 
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "reference/graph/generators.h"
 #include "reference/loader/loader_test_support.h"
@@ -29,11 +31,22 @@ namespace {
 
 LoaderOptions Options(int workers, StartMethod method) { return LoaderTestOptions(workers, method); }
 
-std::vector<MiniBatch> Drain(const LoaderOptions& options) {
+enum class Take { kNext, kNextView };
+
+// Every minibatch of a loader, taken with Next, or with NextView (each view
+// copied out, then dropped).
+std::vector<MiniBatch> Drain(const LoaderOptions& options, Take take = Take::kNext) {
   auto loader = DataLoader::Create(options);
   EXPECT_TRUE(loader.ok()) << loader.status();
   std::vector<MiniBatch> out;
   for (;;) {
+    if (take == Take::kNextView) {
+      auto view = (*loader)->NextView();
+      EXPECT_TRUE(view.ok()) << view.status();
+      if (!view.ok() || !view->has_value()) break;
+      out.push_back((*view)->ToMiniBatch());
+      continue;
+    }
     auto next = (*loader)->Next();
     EXPECT_TRUE(next.ok()) << next.status();
     if (!next.ok() || !next->has_value()) break;
@@ -81,26 +94,75 @@ TEST(ItemSamplerTest, BatchesCoverEveryItemOnceAndShuffleDependsOnlyOnTheSeed) {
 }
 
 // Workers write each minibatch into shared memory while they sample it, in
-// chunks that depend on sampler_threads; what the main process reads is
-// the inline loader's minibatch all the same.
+// chunks that depend on sampler_threads; what the main process copies out
+// or views is the inline loader's minibatch all the same.
 TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
   const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
   ASSERT_EQ(baseline.size(), 13u);  // 400 items in batches of 32
   EXPECT_EQ(baseline[0].feature_dim, 8);
-  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
-    for (int workers : {1, 2, 3}) {
-      for (int threads : {1, 3}) {
-        SCOPED_TRACE(std::string(StartMethodName(method)) + " x" + std::to_string(workers) + ", " +
-                     std::to_string(threads) + " sampler threads");
-        LoaderOptions options = Options(workers, method);
-        options.sampler_threads = threads;
-        std::vector<MiniBatch> got = Drain(options);
-        ASSERT_EQ(got.size(), baseline.size());
-        for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+  for (Take take : {Take::kNext, Take::kNextView}) {
+    for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+      for (int workers : {0, 1, 2, 3}) {
+        for (int threads : {1, 3}) {
+          SCOPED_TRACE(std::string(take == Take::kNext ? "Next" : "NextView") + ", " + StartMethodName(method) +
+                       " x" + std::to_string(workers) + ", " + std::to_string(threads) + " sampler threads");
+          LoaderOptions options = Options(workers, method);
+          options.sampler_threads = threads;
+          std::vector<MiniBatch> got = Drain(options, take);
+          ASSERT_EQ(got.size(), baseline.size());
+          for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+        }
       }
     }
   }
   EXPECT_TRUE(NoLeftoverSegments());
+}
+
+// A view holds its worker's segment slot: the minibatch due in a held slot
+// is an error that names the view to drop, and the loader goes on once it
+// is dropped; held views keep their minibatch while the workers go on, and
+// after the loader's end.
+TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
+  const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    auto loader = DataLoader::Create(Options(2, method));
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    std::vector<std::optional<MiniBatchView>> held;
+    for (int i = 0; i < 2 * kPrefetchPerWorker; ++i) {  // every slot of both workers
+      auto view = (*loader)->NextView();
+      ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
+      held.push_back(std::move(*view));
+    }
+    auto blocked = (*loader)->NextView();
+    EXPECT_EQ(blocked.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(blocked.status().message(),
+              "minibatch 4 is due in worker 0's segment slot 0, which the view of minibatch 0 still holds; drop that "
+              "view first (a slot is reused every 2 x num_workers minibatches)");
+    EXPECT_FALSE((*loader)->failure().has_value());
+    MiniBatchView copy_of_first = *held[0];  // a copy holds the slot too
+    held[0].reset();
+    EXPECT_EQ((*loader)->NextView().status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(copy_of_first.ToMiniBatch() == baseline[0]);
+    copy_of_first = MiniBatchView();
+    auto fourth = (*loader)->NextView();
+    ASSERT_TRUE(fourth.ok() && fourth->has_value()) << fourth.status();
+    EXPECT_TRUE((*fourth)->ToMiniBatch() == baseline[4]);
+    fourth->reset();
+    for (int i = 1; i < 2 * kPrefetchPerWorker; ++i) {
+      EXPECT_TRUE(held[i]->ToMiniBatch() == baseline[i]) << "minibatch " << i;
+    }
+    held.clear();
+    for (size_t i = 5; i < baseline.size(); ++i) {
+      auto view = (*loader)->NextView();
+      ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
+      if (i + 1 < baseline.size()) continue;
+      MiniBatchView last = std::move(**view);
+      loader->reset();  // the workers end, the segments' names go
+      EXPECT_TRUE(NoLeftoverSegments());
+      EXPECT_TRUE(last.ToMiniBatch() == baseline[i]);  // still mapped
+    }
+  }
 }
 
 // A dataset without features.npy: workers give the inline minibatches,
@@ -284,13 +346,17 @@ TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) 
     SCOPED_TRACE(std::string(LoaderModeName(c.mode)) + " x" + std::to_string(c.workers) + " " +
                  StartMethodName(c.method));
     std::vector<MiniBatch> got = Drain(DeviceOptions(c.mode, c.workers, c.method));
-    ASSERT_EQ(got.size(), baseline.size());
+    std::vector<MiniBatch> viewed = Drain(DeviceOptions(c.mode, c.workers, c.method), Take::kNextView);
+    got.insert(got.end(), viewed.begin(), viewed.end());
+    ASSERT_EQ(got.size(), 2 * baseline.size());
     for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_TRUE(got[i] == baseline[i]) << "minibatch " << i;
+      SCOPED_TRACE(i < baseline.size() ? "Next" : "NextView");
+      const MiniBatch& want = baseline[i % baseline.size()];
+      EXPECT_TRUE(got[i] == want) << "minibatch " << want.index;
       ASSERT_EQ(got[i].features_on_device.device(), Device::Cuda(0));
       auto back = got[i].features_on_device.Cpu();
       ASSERT_TRUE(back.ok()) << back.status();
-      EXPECT_EQ(*back->ToVector<float>(), baseline[i].features) << "minibatch " << i;
+      EXPECT_EQ(*back->ToVector<float>(), want.features) << "minibatch " << want.index;
     }
   }
   EXPECT_TRUE(NoLeftoverSegments());

@@ -1,23 +1,30 @@
 // Implements the minibatch encoding: a magic word, then 8-byte counts and
-// count-prefixed arrays in a fixed order (each layer's edges in chunks).
+// arrays in a fixed order (each layer's edges in contiguous regions), and
+// views of it.
 #include "reference/loader/minibatch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 namespace faultline {
 namespace {
 
-constexpr uint64_t kMagic = 0x66617574424d3032ull;  // "fautBM02"
+constexpr uint64_t kMagic = 0x66617574424d3033ull;  // "fautBM03"
 
-// The layout, in order (u64: 8 bytes; array: a u64 count, then the values):
+// The layout, in order (u64: 8 bytes; array: a u64 count, then the values;
+// every field starts 8-byte aligned, so a view can point at the values):
 //   magic, index, seeds array, number of layers;
-//   for each layer: seeds array, number of edges, number of chunks; for
-//     each chunk: counts array (picks of each of its seeds, in seed order),
-//     original_edge_ids, indices and compacted_indices arrays (its edges);
-//     then the unique_nodes array;
+//   for each layer: seeds array; number of edges; capacity; indptr (one
+//     value more than the seeds, no count); three regions of `capacity`
+//     values each: original_edge_ids, indices, compacted_indices (the layer's
+//     edges first, then room left unused); unique_nodes array;
 //   feature_dim, features array (float).
+constexpr size_t kRegions = 3;
 
+Status Corrupt(const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); }
+
+// Takes the fields of a minibatch's bytes in order, where they lie.
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
@@ -27,85 +34,85 @@ class Reader {
     in_.remove_prefix(sizeof(*v));
     return OkStatus();
   }
-  // Reads an array's count into *n and returns where its values lie.
+  // Takes `n` values.
   template <typename T>
-  Result<const char*> Span(uint64_t* n) {
+  Result<ArrayView<T>> Take(uint64_t n) {
     static_assert(std::is_trivially_copyable_v<T>);
-    FL_RETURN_IF_ERROR(U64(n));
-    if (*n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(*n) + " is past the end");
-    const char* values = in_.data();
-    in_.remove_prefix(*n * sizeof(T));
+    if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
+    ArrayView<T> values(reinterpret_cast<const T*>(in_.data()), n);
+    in_.remove_prefix(n * sizeof(T));
     return values;
   }
+  // Takes an array's count, then its values.
   template <typename T>
-  Status Array(std::vector<T>* v) {
+  Result<ArrayView<T>> Array() {
     uint64_t n = 0;
-    FL_ASSIGN_OR_RETURN(const char* values, Span<T>(&n));
-    v->clear();
-    Append(v, values, n);
-    return OkStatus();
-  }
-  // Appends an array of exactly `n` values to *v.
-  template <typename T>
-  Status AppendArray(std::vector<T>* v, uint64_t n, const char* what) {
-    uint64_t count = 0;
-    FL_ASSIGN_OR_RETURN(const char* values, Span<T>(&count));
-    if (count != n) {
-      return DataLossError("minibatch bytes are corrupt: a chunk has " + std::to_string(count) + " " + what +
-                           " for " + std::to_string(n) + " edges");
-    }
-    Append(v, values, n);
-    return OkStatus();
+    FL_RETURN_IF_ERROR(U64(&n));
+    return Take<T>(n);
   }
   size_t left() const { return in_.size(); }
   bool done() const { return in_.empty(); }
 
  private:
-  // Appends n values that lie at `values` to *v: one copy (resize would
-  // zero the memory first), by memcpy when they are not aligned.
-  template <typename T>
-  static void Append(std::vector<T>* v, const char* values, uint64_t n) {
-    if (reinterpret_cast<uintptr_t>(values) % alignof(T) == 0) {
-      const T* first = reinterpret_cast<const T*>(values);
-      v->insert(v->end(), first, first + n);
-    } else {
-      const size_t size = v->size();
-      v->resize(size + n);
-      if (n > 0) std::memcpy(v->data() + size, values, n * sizeof(T));  // an empty vector's data() may be null
-    }
-  }
-
   std::string_view in_;
 };
 
-// Checks what every consumer of a decoded minibatch relies on, beyond the
-// indptr ReadChunks built (it covers each layer's seeds and edges), so that
-// a corrupt segment is an error here rather than an out-of-range index
-// later: every compacted index points into unique_nodes, and the features
-// hold feature_dim values for each unique node of the last layer.
-Status CheckConsistent(const MiniBatch& b) {
-  auto corrupt = [](const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); };
-  if (b.index < 0) return corrupt("index " + std::to_string(b.index) + " is negative");
-  for (size_t k = 0; k < b.layers.size(); ++k) {
-    const std::vector<int64_t>& compacted = b.layers[k].compacted_indices;
-    const uint64_t unique = b.layers[k].unique_nodes.size();
-    bool outside = false;  // one pass without an early exit, which the compiler vectorizes
-    for (int64_t c : compacted) outside |= static_cast<uint64_t>(c) >= unique;  // a negative c is huge here
-    if (!outside) continue;
-    for (int64_t c : compacted) {
-      if (static_cast<uint64_t>(c) >= unique) {
-        return corrupt("layer " + std::to_string(k) + ": compacted index " + std::to_string(c) + " is outside the " +
-                       std::to_string(unique) + " unique nodes");
+// An indptr of a layer of `edges` edges starts at 0, never decreases and
+// ends at `edges` (so every value lies in [0, edges]).
+Status CheckIndptr(ArrayView<int64_t> indptr, uint64_t edges) {
+  if (indptr[0] != 0) return Corrupt("indptr starts at " + std::to_string(indptr[0]) + ", not 0");
+  bool decreases = false;  // one pass without an early exit, which the compiler vectorizes
+  for (size_t i = 1; i < indptr.size(); ++i) decreases |= indptr[i] < indptr[i - 1];
+  if (decreases) {
+    for (size_t i = 1; i < indptr.size(); ++i) {
+      if (indptr[i] < indptr[i - 1]) {
+        return Corrupt("indptr decreases from " + std::to_string(indptr[i - 1]) + " to " + std::to_string(indptr[i]) +
+                       " at seed " + std::to_string(i - 1));
       }
     }
   }
-  const uint64_t rows = b.layers.empty() ? 0 : b.layers.back().unique_nodes.size();
-  if (b.feature_dim < 0 || (b.feature_dim > 0 && b.features.size() / static_cast<uint64_t>(b.feature_dim) != rows) ||
-      b.features.size() != rows * static_cast<uint64_t>(b.feature_dim)) {
-    return corrupt(std::to_string(b.features.size()) + " feature values for " + std::to_string(rows) +
-                   " unique nodes of dimension " + std::to_string(b.feature_dim));
+  const int64_t last = indptr[indptr.size() - 1];
+  if (static_cast<uint64_t>(last) != edges) {
+    return Corrupt("indptr ends at " + std::to_string(last) + "; the layer has " + std::to_string(edges) + " edges");
   }
   return OkStatus();
+}
+
+// Every compacted index points into unique_nodes.
+Status CheckCompacted(ArrayView<int64_t> compacted, uint64_t unique) {
+  bool outside = false;  // as in CheckIndptr
+  for (int64_t c : compacted) outside |= static_cast<uint64_t>(c) >= unique;  // a negative c is huge here
+  if (!outside) return OkStatus();
+  for (int64_t c : compacted) {
+    if (static_cast<uint64_t>(c) >= unique) {
+      return Corrupt("compacted index " + std::to_string(c) + " is outside the " + std::to_string(unique) +
+                     " unique nodes");
+    }
+  }
+  return OkStatus();
+}
+
+Status ViewLayer(Reader& r, LayerView& l) {
+  FL_ASSIGN_OR_RETURN(l.seeds, r.Array<int64_t>());
+  uint64_t edges = 0, capacity = 0;
+  FL_RETURN_IF_ERROR(r.U64(&edges));
+  FL_RETURN_IF_ERROR(r.U64(&capacity));
+  FL_ASSIGN_OR_RETURN(l.indptr, r.Take<int64_t>(l.seeds.size() + 1));  // seeds fit in the bytes: no overflow
+  if (capacity > r.left() / (kRegions * sizeof(int64_t))) {
+    return Corrupt("a layer claims room for " + std::to_string(capacity) + " edges but " + std::to_string(r.left()) +
+                   " bytes are left");
+  }
+  if (edges > capacity) {
+    return Corrupt("a layer claims " + std::to_string(edges) + " edges in room for " + std::to_string(capacity));
+  }
+  FL_RETURN_IF_ERROR(CheckIndptr(l.indptr, edges));
+  ArrayView<int64_t>* regions[kRegions] = {&l.original_edge_ids, &l.indices, &l.compacted_indices};
+  for (ArrayView<int64_t>* region : regions) {
+    FL_ASSIGN_OR_RETURN(ArrayView<int64_t> room, r.Take<int64_t>(capacity));
+    *region = ArrayView<int64_t>(room.data(), edges);
+  }
+  FL_ASSIGN_OR_RETURN(l.unique_nodes, r.Array<int64_t>());
+  return CheckCompacted(l.compacted_indices, l.unique_nodes.size());
 }
 
 }  // namespace
@@ -242,40 +249,75 @@ Status MiniBatchWriter::BeginLayer(uint32_t, const std::vector<int64_t>& seeds, 
   if (in_layer_ || layers_left_ == 0) {
     return Fail(FailedPreconditionError("MiniBatchWriter: a layer began with no layer left to write"));
   }
-  // Room for the layer as expected (about 32 bytes per seed and per edge,
-  // the unique nodes included), so that it does not grow the segment chunk
-  // by chunk.
-  Status reserved = bytes_->Reserve(bytes_->size() + 32 * (seeds.size() + expected_edges) + 64);
+  // Room for the layer as expected (its seeds, indptr, regions and about as
+  // many unique nodes as seeds and edges), so that the segment does not
+  // grow chunk by chunk.
+  const uint64_t edges = expected_edges;
+  Status reserved = bytes_->Reserve(bytes_->size() + 8 * (3 * seeds.size() + (kRegions + 1) * edges) + 64);
   if (!reserved.ok()) return WriteFailed(reserved);
   FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
   layer_header_ = bytes_->size();
-  FL_RETURN_IF_ERROR(Extend(2 * sizeof(uint64_t)).status());  // filled in by CloseLayer
-  layer_edges_ = layer_chunks_ = layer_counts_ = 0;
+  FL_RETURN_IF_ERROR(Extend(2 * sizeof(uint64_t)).status());  // edges and capacity: CloseLayer writes them
+  indptr_at_ = bytes_->size();
+  FL_ASSIGN_OR_RETURN(char* indptr, Extend((seeds.size() + 1) * sizeof(int64_t)));
+  std::memset(indptr, 0, sizeof(int64_t));
+  regions_at_ = bytes_->size();
+  FL_RETURN_IF_ERROR(Extend(kRegions * edges * sizeof(int64_t)).status());
+  capacity_ = edges;
+  layer_edges_ = layer_counts_ = 0;
   layer_seeds_ = seeds.size();
   in_layer_ = true;
   return OkStatus();
 }
 
-Status MiniBatchWriter::WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids,
-                                   const int64_t* indices, uint64_t num_edges) {
-  FL_RETURN_IF_ERROR(Expect(State::kLayers, "a chunk came after the features"));
-  if (!in_layer_) return Fail(FailedPreconditionError("MiniBatchWriter: a chunk came outside a layer"));
-  FL_RETURN_IF_ERROR(Array(counts, num_counts, sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(Array(edge_ids, num_edges, sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(Array(indices, num_edges, sizeof(int64_t)));
-  FL_RETURN_IF_ERROR(U64(num_edges));  // the compacted indices' count; the caller writes them
-  layer_edges_ += num_edges;
-  layer_counts_ += num_counts;
-  ++layer_chunks_;
+Status MiniBatchWriter::Grow(uint64_t edges) {
+  const uint64_t capacity = std::max(edges, 2 * capacity_);
+  FL_RETURN_IF_ERROR(Extend(kRegions * (capacity - capacity_) * sizeof(int64_t)).status());
+  // The regions are the last bytes so far: move the later ones up, the last
+  // first, each with the edges it holds.
+  for (size_t region = kRegions - 1; region > 0; --region) {
+    std::memmove(bytes_->At(regions_at_ + region * capacity * sizeof(int64_t)),
+                 bytes_->At(regions_at_ + region * capacity_ * sizeof(int64_t)), layer_edges_ * sizeof(int64_t));
+  }
+  capacity_ = capacity;
   return OkStatus();
 }
 
+Result<int64_t*> MiniBatchWriter::WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids,
+                                             const int64_t* indices, uint64_t num_edges) {
+  FL_RETURN_IF_ERROR(Expect(State::kLayers, "a chunk came after the features"));
+  if (!in_layer_) return Fail(FailedPreconditionError("MiniBatchWriter: a chunk came outside a layer"));
+  if (num_counts > layer_seeds_ - layer_counts_) {
+    return Fail(FailedPreconditionError("MiniBatchWriter: a chunk holds counts past the layer's " +
+                                        std::to_string(layer_seeds_) + " seeds"));
+  }
+  if (layer_edges_ + num_edges > capacity_) FL_RETURN_IF_ERROR(Grow(layer_edges_ + num_edges));
+  int64_t* indptr = reinterpret_cast<int64_t*>(bytes_->At(indptr_at_)) + layer_counts_ + 1;
+  uint64_t end = layer_edges_;
+  for (uint64_t i = 0; i < num_counts; ++i) {
+    end += static_cast<uint64_t>(counts[i]);
+    indptr[i] = static_cast<int64_t>(end);
+  }
+  if (end != layer_edges_ + num_edges) {
+    return Fail(FailedPreconditionError("MiniBatchWriter: a chunk's counts add up to " +
+                                        std::to_string(end - layer_edges_) + " edges; it has " +
+                                        std::to_string(num_edges)));
+  }
+  char* regions = bytes_->At(regions_at_);
+  const size_t at = layer_edges_ * sizeof(int64_t), bytes = num_edges * sizeof(int64_t);
+  if (bytes > 0) {
+    std::memcpy(regions + at, edge_ids, bytes);
+    std::memcpy(regions + capacity_ * sizeof(int64_t) + at, indices, bytes);
+  }
+  layer_edges_ += num_edges;
+  layer_counts_ += num_counts;
+  // 8-byte aligned: every field before it is 8 bytes.
+  return reinterpret_cast<int64_t*>(regions + 2 * capacity_ * sizeof(int64_t) + at);
+}
+
 Result<int64_t*> MiniBatchWriter::AddChunk(const SampledChunk& chunk) {
-  const uint64_t edges = static_cast<uint64_t>(chunk.indices.size());
-  FL_RETURN_IF_ERROR(WriteChunk(chunk.counts.data(), chunk.counts.size(), chunk.original_edge_ids.begin(),
-                                chunk.indices.begin(), edges));
-  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
-  return reinterpret_cast<int64_t*>(compacted);  // 8-byte aligned: every field before it is 8 bytes
+  return WriteChunk(chunk.counts.data(), chunk.counts.size(), chunk.original_edge_ids.begin(), chunk.indices.begin(),
+                    static_cast<uint64_t>(chunk.indices.size()));
 }
 
 Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
@@ -285,7 +327,7 @@ Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
     return Fail(FailedPreconditionError("MiniBatchWriter: a layer of " + std::to_string(layer_seeds_) +
                                         " seeds ended with the counts of " + std::to_string(layer_counts_)));
   }
-  const uint64_t header[2] = {layer_edges_, layer_chunks_};
+  const uint64_t header[2] = {layer_edges_, capacity_};
   std::memcpy(bytes_->At(layer_header_), header, sizeof(header));
   FL_RETURN_IF_ERROR(Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t)));
   in_layer_ = false;
@@ -319,8 +361,8 @@ Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, edges));
   std::vector<int64_t> counts(s.seeds.size());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] = s.indptr[i + 1] - s.indptr[i];
-  FL_RETURN_IF_ERROR(WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
-  FL_ASSIGN_OR_RETURN(char* compacted, Extend(edges * sizeof(int64_t)));
+  FL_ASSIGN_OR_RETURN(int64_t* compacted,
+                      WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
   if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
   return CloseLayer(layer.unique_nodes);
 }
@@ -357,61 +399,6 @@ Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
   return w.Finish();
 }
 
-// Reads a layer's chunks into `l`, whose seeds are read. The arrays are
-// reserved once and each chunk appended (no zero-fill before the copy).
-Status ReadChunks(Reader& r, SampledLayer& l) {
-  auto corrupt = [](const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); };
-  uint64_t edges = 0, chunks = 0;
-  FL_RETURN_IF_ERROR(r.U64(&edges));
-  FL_RETURN_IF_ERROR(r.U64(&chunks));
-  // Each edge takes 24 bytes and each chunk 32: larger claims are corrupt
-  // (and must not size the vectors).
-  if (edges > r.left() / 24 || chunks > r.left() / 32) {
-    return corrupt("a layer claims " + std::to_string(edges) + " edges in " + std::to_string(chunks) +
-                   " chunks but " + std::to_string(r.left()) + " bytes are left");
-  }
-  SampledSubgraph& s = l.subgraph;
-  const uint64_t num_seeds = s.seeds.size();
-  s.indptr.resize(num_seeds + 1);
-  s.indptr[0] = 0;
-  s.indices.reserve(edges);
-  s.original_edge_ids.reserve(edges);
-  l.compacted_indices.reserve(edges);
-  uint64_t seeds_read = 0, at = 0;  // so far
-  for (uint64_t c = 0; c < chunks; ++c) {
-    uint64_t n = 0;
-    FL_ASSIGN_OR_RETURN(const char* counts, r.Span<int64_t>(&n));
-    if (n > num_seeds - seeds_read) {
-      return corrupt("the chunks hold counts for more than the layer's " + std::to_string(num_seeds) + " seeds");
-    }
-    // Prefix sums of the counts; a count is at most the edges left, so the
-    // sums cannot overflow.
-    int64_t* indptr = s.indptr.data() + seeds_read + 1;
-    uint64_t end = at;
-    for (uint64_t i = 0; i < n; ++i) {
-      int64_t count = 0;
-      std::memcpy(&count, counts + i * sizeof(int64_t), sizeof(count));
-      if (static_cast<uint64_t>(count) > edges - end) {  // a negative count is huge here
-        return corrupt("a seed's count " + std::to_string(count) + " is negative or past the layer's " +
-                       std::to_string(edges) + " edges");
-      }
-      end += static_cast<uint64_t>(count);
-      indptr[i] = static_cast<int64_t>(end);
-    }
-    seeds_read += n;
-    FL_RETURN_IF_ERROR(r.AppendArray(&s.original_edge_ids, end - at, "edge ids"));
-    FL_RETURN_IF_ERROR(r.AppendArray(&s.indices, end - at, "indices"));
-    FL_RETURN_IF_ERROR(r.AppendArray(&l.compacted_indices, end - at, "compacted indices"));
-    at = end;
-  }
-  if (seeds_read != num_seeds || at != edges) {
-    return corrupt("a layer's chunks hold " + std::to_string(seeds_read) + " seeds and " + std::to_string(at) +
-                   " edges; the layer has " + std::to_string(num_seeds) + " seeds and " + std::to_string(edges) +
-                   " edges");
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 Result<std::string> EncodeMiniBatch(const MiniBatch& b) {
@@ -420,29 +407,46 @@ Result<std::string> EncodeMiniBatch(const MiniBatch& b) {
   FL_RETURN_IF_ERROR(Encode(b, w));
   return out;
 }
-Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
+Result<MiniBatchView> ViewMiniBatch(std::string_view bytes) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(int64_t) != 0) {
+    return InvalidArgumentError("ViewMiniBatch: the bytes do not start 8-byte aligned");
+  }
   Reader r(bytes);
   uint64_t magic = 0, index = 0, num_layers = 0, dim = 0;
   FL_RETURN_IF_ERROR(r.U64(&magic));
   if (magic != kMagic) return DataLossError("minibatch bytes do not start with the minibatch magic word");
-  MiniBatch b;
+  MiniBatchView v;
   FL_RETURN_IF_ERROR(r.U64(&index));
-  b.index = static_cast<int64_t>(index);
-  FL_RETURN_IF_ERROR(r.Array(&b.seeds));
+  v.index = static_cast<int64_t>(index);
+  if (v.index < 0) return Corrupt("index " + std::to_string(v.index) + " is negative");
+  FL_ASSIGN_OR_RETURN(v.seeds, r.Array<int64_t>());
   FL_RETURN_IF_ERROR(r.U64(&num_layers));
   if (num_layers > 1024) return DataLossError("minibatch claims " + std::to_string(num_layers) + " layers");
-  b.layers.resize(num_layers);
-  for (SampledLayer& l : b.layers) {
-    FL_RETURN_IF_ERROR(r.Array(&l.subgraph.seeds));
-    FL_RETURN_IF_ERROR(ReadChunks(r, l));
-    FL_RETURN_IF_ERROR(r.Array(&l.unique_nodes));
+  v.layers.resize(num_layers);
+  for (size_t k = 0; k < v.layers.size(); ++k) {
+    Status layer = ViewLayer(r, v.layers[k]);
+    if (!layer.ok()) return layer.WithContext("layer " + std::to_string(k));
   }
   FL_RETURN_IF_ERROR(r.U64(&dim));
-  b.feature_dim = static_cast<int64_t>(dim);
-  FL_RETURN_IF_ERROR(r.Array(&b.features));
+  v.feature_dim = static_cast<int64_t>(dim);
+  FL_ASSIGN_OR_RETURN(v.features, r.Array<float>());
   if (!r.done()) return DataLossError("minibatch bytes have trailing data");
-  FL_RETURN_IF_ERROR(CheckConsistent(b));
-  return b;
+  // The features hold feature_dim values for each unique node of the last layer.
+  const uint64_t rows = v.layers.empty() ? 0 : v.layers.back().unique_nodes.size();
+  if (v.feature_dim < 0 || (v.feature_dim > 0 && v.features.size() / dim != rows) || v.features.size() != rows * dim) {
+    return Corrupt(std::to_string(v.features.size()) + " feature values for " + std::to_string(rows) +
+                   " unique nodes of dimension " + std::to_string(v.feature_dim));
+  }
+  return v;
+}
+
+Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(int64_t) != 0) {
+    const std::string aligned(bytes);  // a std::string's bytes start 8-byte aligned
+    return DecodeMiniBatch(aligned);
+  }
+  FL_ASSIGN_OR_RETURN(MiniBatchView view, ViewMiniBatch(bytes));
+  return view.ToMiniBatch();
 }
 
 Status WriteMiniBatch(const MiniBatch& b, SegmentWriter& segment, const std::function<void()>& halfway) {
@@ -450,13 +454,50 @@ Status WriteMiniBatch(const MiniBatch& b, SegmentWriter& segment, const std::fun
   return Encode(b, w);
 }
 
-Result<MiniBatch> ReadMiniBatch(SegmentReader& segment) {
-  Result<MiniBatch> decoded = InternalError("unset");
-  FL_RETURN_IF_ERROR(segment.Read([&](std::string_view bytes) {
-    decoded = DecodeMiniBatch(bytes);
-    return OkStatus();
-  }));
-  return decoded;
+Result<MiniBatchView> ReadMiniBatch(std::shared_ptr<SegmentReader> segment) {
+  FL_ASSIGN_OR_RETURN(std::string_view bytes, segment->Map());
+  FL_ASSIGN_OR_RETURN(MiniBatchView view, ViewMiniBatch(bytes));
+  view.holds = std::move(segment);
+  return view;
+}
+
+MiniBatchView MiniBatchView::Of(std::shared_ptr<const MiniBatch> b) {
+  auto view_of = [](const std::vector<int64_t>& v) { return ArrayView<int64_t>(v.data(), v.size()); };
+  MiniBatchView v;
+  v.index = b->index;
+  v.seeds = view_of(b->seeds);
+  for (const SampledLayer& layer : b->layers) {
+    const SampledSubgraph& s = layer.subgraph;
+    v.layers.push_back(LayerView{view_of(s.seeds), view_of(s.indptr), view_of(s.indices),
+                                 view_of(s.original_edge_ids), view_of(layer.unique_nodes),
+                                 view_of(layer.compacted_indices)});
+  }
+  v.feature_dim = b->feature_dim;
+  v.features = ArrayView<float>(b->features.data(), b->features.size());
+  v.features_on_device = b->features_on_device;
+  v.holds = std::move(b);
+  return v;
+}
+
+MiniBatch MiniBatchView::ToMiniBatch() const {
+  MiniBatch b;
+  b.index = index;
+  b.seeds = seeds.ToVector();
+  b.layers.resize(layers.size());
+  for (size_t k = 0; k < layers.size(); ++k) {
+    const LayerView& from = layers[k];
+    SampledLayer& to = b.layers[k];
+    to.subgraph.seeds = from.seeds.ToVector();
+    to.subgraph.indptr = from.indptr.ToVector();
+    to.subgraph.indices = from.indices.ToVector();
+    to.subgraph.original_edge_ids = from.original_edge_ids.ToVector();
+    to.unique_nodes = from.unique_nodes.ToVector();
+    to.compacted_indices = from.compacted_indices.ToVector();
+  }
+  b.feature_dim = feature_dim;
+  b.features = features.ToVector();
+  b.features_on_device = features_on_device;
+  return b;
 }
 
 }  // namespace faultline

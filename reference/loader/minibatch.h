@@ -1,11 +1,12 @@
 // Provides MiniBatch and its byte encoding, used to pass minibatches from
 // worker processes through shared memory: a worker encodes each layer into
-// its segment while it samples it (MiniBatchWriter), and the main process
-// decodes from where the bytes lie (ReadMiniBatch), so each array is copied
-// once on each side.
+// its segment while it samples it (MiniBatchWriter), with each array
+// contiguous, so that the main process can hand out a MiniBatchView of the
+// arrays where they lie (ViewMiniBatch) or copy them once (DecodeMiniBatch).
 #ifndef FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
 #define FAULTLINE_REFERENCE_LOADER_MINIBATCH_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,28 +34,78 @@ struct MiniBatch {
   bool operator==(const MiniBatch& other) const;
 };
 
-// Encodes a minibatch as bytes (each layer as one chunk; see
-// MiniBatchWriter). A layer whose indptr does not cover its seeds, or whose
-// arrays of edges differ in length, is an InvalidArgument error.
+// A read-only array that lies elsewhere (a view's bytes).
+template <typename T>
+class ArrayView {
+ public:
+  ArrayView() = default;
+  ArrayView(const T* data, size_t size) : data_(data), size_(size) {}
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  std::vector<T> ToVector() const { return std::vector<T>(begin(), end()); }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// One layer of a MiniBatchView: SampledLayer's arrays, where they lie.
+struct LayerView {
+  ArrayView<int64_t> seeds, indptr, indices, original_edge_ids;
+  ArrayView<int64_t> unique_nodes, compacted_indices;
+};
+
+// A minibatch read where its bytes lie, with no copy: the fields of
+// MiniBatch as ArrayViews. A view holds what its arrays lie in (a worker's
+// segment slot, or a minibatch the loader built) until it and its copies
+// are dropped; the loader does not reuse a slot meanwhile.
+struct MiniBatchView {
+  int64_t index = 0;
+  ArrayView<int64_t> seeds;
+  std::vector<LayerView> layers;
+  int64_t feature_dim = 0;
+  ArrayView<float> features;
+  Tensor features_on_device;  // as in MiniBatch
+  std::shared_ptr<const void> holds;  // keeps the arrays' bytes
+
+  // A view of `batch`, which it keeps.
+  static MiniBatchView Of(std::shared_ptr<const MiniBatch> batch);
+  // A copy of the arrays.
+  MiniBatch ToMiniBatch() const;
+};
+
+// Encodes a minibatch as bytes (see MiniBatchWriter). A layer whose indptr
+// does not cover its seeds, or whose arrays of edges differ in length, is an
+// InvalidArgument error.
 Result<std::string> EncodeMiniBatch(const MiniBatch& batch);
-// Decodes bytes made by EncodeMiniBatch or a MiniBatchWriter; truncated or
-// corrupt input is a DataLoss error, and so is a minibatch that is not
-// consistent (an indptr that does not cover its seeds and indices, a
-// compacted index outside unique_nodes, features that are not feature_dim
-// values per unique node of the last layer).
+// Views bytes made by EncodeMiniBatch or a MiniBatchWriter where they lie
+// (the view's arrays point into `bytes`, which must start 8-byte aligned,
+// and its `holds` is empty). Truncated or corrupt input is a DataLoss error,
+// and so is a minibatch that is not consistent (an indptr that does not
+// start at 0, decreases or does not end at the layer's edges, a compacted
+// index outside unique_nodes, features that are not feature_dim values per
+// unique node of the last layer): a consumer can index with what it holds.
+Result<MiniBatchView> ViewMiniBatch(std::string_view bytes);
+// Decodes the same into a MiniBatch (a copy; any alignment).
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
 
 // Encodes `batch` into `segment`, as EncodeMiniBatch does, with no staging
 // copy. `halfway`, when set, runs as MiniBatchWriter's does.
 Status WriteMiniBatch(const MiniBatch& batch, SegmentWriter& segment, const std::function<void()>& halfway = nullptr);
-// Decodes the minibatch in `segment`, as DecodeMiniBatch does.
-Result<MiniBatch> ReadMiniBatch(SegmentReader& segment);
+// Views the minibatch in `segment`, as ViewMiniBatch does; the view holds
+// the segment's mapping.
+Result<MiniBatchView> ReadMiniBatch(std::shared_ptr<SegmentReader> segment);
 
 // Encodes a minibatch while it is produced, so that a worker lays it out in
 // its segment as it samples, with no MiniBatch built first: Begin, then the
 // layers (as the LayerSink of SampleMultiLayerInto, or AddLayer), then
-// Features, then Finish. The bytes hold each layer's edges in the chunks
-// they came in; DecodeMiniBatch joins them. After a failed call every call
+// Features, then Finish. Each layer's arrays of edges lie contiguous in
+// regions reserved for the edges BeginLayer expects; a layer with more
+// edges moves its regions apart once per doubling. After a failed call every call
 // but Begin fails, and the segment holds no message (its length stays 0
 // until Finish); write_failed() says whether writing the bytes failed
 // (e.g. a full /dev/shm) rather than the order of the calls.
@@ -98,8 +149,12 @@ class MiniBatchWriter : public LayerSink {
   Result<char*> Extend(size_t n);
   Status U64(uint64_t v);
   Status Array(const void* data, uint64_t count, size_t element_bytes);
-  Status WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids, const int64_t* indices,
-                    uint64_t num_edges);
+  // Appends a chunk's edges to the open layer; returns where its compacted
+  // indices go.
+  Result<int64_t*> WriteChunk(const int64_t* counts, uint64_t num_counts, const int64_t* edge_ids,
+                              const int64_t* indices, uint64_t num_edges);
+  // Makes the open layer's regions hold at least `edges` edges.
+  Status Grow(uint64_t edges);
   // Ends the open layer with its unique nodes.
   Status CloseLayer(const std::vector<int64_t>& unique_nodes);
 
@@ -110,9 +165,11 @@ class MiniBatchWriter : public LayerSink {
   bool write_failed_ = false;
   size_t layers_left_ = 0;
   bool in_layer_ = false;
-  size_t layer_header_ = 0;    // offset of the open layer's edge and chunk counts
-  uint64_t layer_edges_ = 0, layer_chunks_ = 0;
-  uint64_t layer_seeds_ = 0, layer_counts_ = 0;  // the open layer's seeds, and the counts its chunks held
+  // The open layer: where its edge count and capacity, indptr and regions
+  // (edge ids, indices, compacted indices; `capacity_` edges each) lie.
+  size_t layer_header_ = 0, indptr_at_ = 0, regions_at_ = 0;
+  uint64_t capacity_ = 0, layer_edges_ = 0;
+  uint64_t layer_seeds_ = 0, layer_counts_ = 0;  // its seeds, and the counts its chunks held
   std::vector<int64_t> unique_[2];  // of the last two layers: one is the seeds of the layer being written
   int last_unique_ = 0;
 };

@@ -1,8 +1,9 @@
 // Checks the minibatch encoding: it round-trips, a minibatch streamed in as
 // it is sampled (MiniBatchWriter as the sampler's LayerSink, in as many
-// chunks as the threads make) decodes to the minibatch sampled whole, a
-// segment holds no message until the writer finishes, and corrupt chunks
-// or a misused writer are errors that say what is wrong.
+// chunks as the threads make, its regions grown as they fill) reads back as
+// the minibatch sampled whole, a view keeps its segment mapped, a segment
+// holds no message until the writer finishes, and corrupt layers or a
+// misused writer are errors that say what is wrong.
 #include "reference/loader/minibatch.h"
 
 #include <gtest/gtest.h>
@@ -73,35 +74,81 @@ TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
   EXPECT_TRUE(*decoded == batch);
 }
 
+// Passes everything on to a MiniBatchWriter, but expects `expected_edges`
+// edges of every layer: with 1, the writer's regions fill and move apart
+// again and again.
+class WithExpectedEdges : public LayerSink {
+ public:
+  WithExpectedEdges(MiniBatchWriter& writer, size_t expected_edges) : writer_(writer), expected_(expected_edges) {}
+  Status BeginLayer(uint32_t layer, const std::vector<int64_t>& seeds, size_t) override {
+    return writer_.BeginLayer(layer, seeds, expected_);
+  }
+  Result<int64_t*> AddChunk(const SampledChunk& chunk) override { return writer_.AddChunk(chunk); }
+  Result<const std::vector<int64_t>*> EndLayer(std::vector<int64_t> unique_nodes) override {
+    return writer_.EndLayer(std::move(unique_nodes));
+  }
+
+ private:
+  MiniBatchWriter& writer_;
+  size_t expected_;
+};
+
 // A worker's path: the writer is the sampler's sink, the features go where
-// Features() says, and what the segment holds decodes to the minibatch
+// Features() says, and what the segment holds reads back as the minibatch
 // sampled whole, on 1 thread and on 3 (chunks of 37 and of 12 seeds in
-// layer 0).
-TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledDecodesToTheWholeOne) {
+// layer 0), with the sampler's expected edges and with 1 (regions grown).
+TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-stream";
   SegmentWriter segment(name);
-  SegmentReader reader(name);
-  for (int threads : {1, 3}) {
-    for (int64_t index : {4, 5}) {  // the second reuses the segment
-      SCOPED_TRACE(std::to_string(threads) + " threads, minibatch " + std::to_string(index));
-      const MiniBatch whole = SampledMiniBatch(TestGraph(), index, 1);
-      MiniBatchWriter writer(segment);
-      ASSERT_TRUE(writer.Begin(index, whole.seeds, 2).ok());
-      Status sampled = SampleMultiLayerInto(TestGraph(), whole.seeds, {6, 4},
-                                            SamplingOptions{false, false, static_cast<uint64_t>(index), threads}, writer);
-      ASSERT_TRUE(sampled.ok()) << sampled;
-      EXPECT_EQ(writer.unique_nodes(), whole.layers.back().unique_nodes);
-      const std::vector<float> rows = FeatureRows(writer.unique_nodes());
-      Result<float*> features = writer.Features(kDim, rows.size());
-      ASSERT_TRUE(features.ok()) << features.status();
-      std::memcpy(*features, rows.data(), rows.size() * sizeof(float));
-      ASSERT_TRUE(writer.Finish().ok());
-      EXPECT_FALSE(writer.write_failed());
-      Result<MiniBatch> read = ReadMiniBatch(reader);
-      ASSERT_TRUE(read.ok()) << read.status();
-      EXPECT_TRUE(*read == whole);
+  auto reader = std::make_shared<SegmentReader>(name);
+  for (size_t expected_edges : {size_t{0}, size_t{1}}) {  // 0: the sampler's
+    for (int threads : {1, 3}) {
+      for (int64_t index : {4, 5}) {  // the second reuses the segment
+        SCOPED_TRACE(std::to_string(threads) + " threads, minibatch " + std::to_string(index) + ", expected edges " +
+                     std::to_string(expected_edges));
+        const MiniBatch whole = SampledMiniBatch(TestGraph(), index, 1);
+        MiniBatchWriter writer(segment);
+        WithExpectedEdges hinted(writer, expected_edges);
+        LayerSink& sink = expected_edges == 0 ? static_cast<LayerSink&>(writer) : hinted;
+        ASSERT_TRUE(writer.Begin(index, whole.seeds, 2).ok());
+        Status sampled = SampleMultiLayerInto(TestGraph(), whole.seeds, {6, 4},
+                                              SamplingOptions{false, false, static_cast<uint64_t>(index), threads}, sink);
+        ASSERT_TRUE(sampled.ok()) << sampled;
+        EXPECT_EQ(writer.unique_nodes(), whole.layers.back().unique_nodes);
+        const std::vector<float> rows = FeatureRows(writer.unique_nodes());
+        Result<float*> features = writer.Features(kDim, rows.size());
+        ASSERT_TRUE(features.ok()) << features.status();
+        std::memcpy(*features, rows.data(), rows.size() * sizeof(float));
+        ASSERT_TRUE(writer.Finish().ok());
+        EXPECT_FALSE(writer.write_failed());
+        Result<MiniBatchView> read = ReadMiniBatch(reader);
+        ASSERT_TRUE(read.ok()) << read.status();
+        EXPECT_TRUE(read->ToMiniBatch() == whole);
+      }
     }
   }
+}
+
+// A view keeps what it points into: a minibatch the loader built, or a
+// segment's mapping after its reader is gone (ASan sees a read of an
+// unmapped or freed array).
+TEST(MiniBatchTest, AViewKeepsItsBytes) {
+  const MiniBatch batch = SampledMiniBatch(TestGraph(), 8, 1);
+  MiniBatchView of_built = MiniBatchView::Of(std::make_shared<const MiniBatch>(batch));
+  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-hold";
+  SegmentWriter writer(name);
+  ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
+  auto reader = std::make_shared<SegmentReader>(name);
+  Result<MiniBatchView> of_segment = ReadMiniBatch(reader);
+  ASSERT_TRUE(of_segment.ok()) << of_segment.status();
+  reader.reset();
+  EXPECT_TRUE(of_built.ToMiniBatch() == batch);
+  EXPECT_TRUE(of_segment->ToMiniBatch() == batch);
+  EXPECT_EQ(of_segment->layers.at(1).compacted_indices.data()[0], batch.layers.at(1).compacted_indices.at(0));
+
+  const std::string bytes = " " + *EncodeMiniBatch(batch);
+  EXPECT_EQ(ViewMiniBatch(std::string_view(bytes).substr(1)).status().message(),
+            "ViewMiniBatch: the bytes do not start 8-byte aligned");
 }
 
 // WriteMiniBatch gives EncodeMiniBatch's bytes. `halfway` runs once per
@@ -112,25 +159,25 @@ TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
   const MiniBatch first = SampledMiniBatch(TestGraph(), 6, 1), second = SampledMiniBatch(TestGraph(), 7, 1);
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-halfway";
   SegmentWriter writer(name);
-  SegmentReader reader(name);
+  auto reader = std::make_shared<SegmentReader>(name);
   for (int round = 0; round < 2; ++round) {
     for (const MiniBatch* batch : {&first, &second}) {  // each after the other in the same segment
       const std::string expected = *EncodeMiniBatch(*batch);
       int calls = 0;
       ASSERT_TRUE(WriteMiniBatch(*batch, writer, [&] {
                     ++calls;
-                    Result<MiniBatch> partial = ReadMiniBatch(reader);
+                    Result<MiniBatchView> partial = ReadMiniBatch(reader);
                     EXPECT_EQ(partial.status().code(), StatusCode::kDataLoss);
                     EXPECT_EQ(partial.status().message(), "minibatch bytes are truncated");
                   }).ok());
       EXPECT_EQ(calls, 1);
-      ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
+      ASSERT_TRUE(reader->Read([&](std::string_view bytes) {
         EXPECT_EQ(bytes, expected);
         return OkStatus();
       }).ok());
-      Result<MiniBatch> read = ReadMiniBatch(reader);
+      Result<MiniBatchView> read = ReadMiniBatch(reader);
       ASSERT_TRUE(read.ok()) << read.status();
-      EXPECT_TRUE(*read == *batch);
+      EXPECT_TRUE(read->ToMiniBatch() == *batch);
     }
   }
   EXPECT_FALSE(SharedMemoryExists(name));  // the reader unlinked it
@@ -150,24 +197,35 @@ struct Bytes {
   }
 };
 
-// A minibatch of one layer from seed 5, claiming `edges` edges: a first
-// chunk with counts chunk_counts[0] and the pick 7 (edge 70), and, when
-// chunk_counts has two entries, a second with counts chunk_counts[1], edge
-// ids second_chunk_edge_ids and the pick 8. Unique nodes {5, 7, 8}.
-std::string OneLayer(uint64_t edges, const std::vector<std::vector<int64_t>>& chunk_counts,
-                     const std::vector<int64_t>& second_chunk_edge_ids) {
+// One layer's fields, as the bytes hold them.
+struct LayerFields {
+  std::vector<int64_t> seeds = {5};
+  uint64_t edges = 1, capacity = 1;
+  std::vector<int64_t> indptr = {0, 1};
+  std::vector<int64_t> edge_ids = {70}, indices = {7}, compacted = {1};  // `capacity` values each
+  std::vector<int64_t> unique = {5, 7, 8};
+};
+
+// A minibatch of the one layer `l`, with `features` of dimension `dim`.
+std::string OneLayer(const LayerFields& l, uint64_t dim = 0, std::vector<float> features = {}) {
   Bytes b;
-  b.U64(0x66617574424d3032ull).U64(0).Array({5}).U64(1);
-  b.Array({5}).U64(edges).U64(chunk_counts.size());
-  b.Array(chunk_counts[0]).Array({70}).Array({7}).Array({1});
-  if (chunk_counts.size() > 1) b.Array(chunk_counts[1]).Array(second_chunk_edge_ids).Array({8}).Array({2});
-  b.Array({5, 7, 8});
-  b.U64(0).U64(0);
+  b.U64(0x66617574424d3033ull).U64(0).Array(l.seeds).U64(1);
+  b.Array(l.seeds).U64(l.edges).U64(l.capacity);
+  for (const std::vector<int64_t>* values : {&l.indptr, &l.edge_ids, &l.indices, &l.compacted}) {
+    b.out.append(reinterpret_cast<const char*>(values->data()), values->size() * sizeof(int64_t));
+  }
+  b.Array(l.unique).U64(dim).U64(features.size());
+  b.out.append(reinterpret_cast<const char*>(features.data()), features.size() * sizeof(float));
   return b.out;
 }
 
-TEST(MiniBatchTest, CorruptChunksAreDataLossThatSaysWhatIsWrong) {
-  Result<MiniBatch> good = DecodeMiniBatch(OneLayer(1, {{1}}, {}));
+TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
+  LayerFields with_room;  // one edge in room for two: the room left is not read
+  with_room.capacity = 2;
+  with_room.edge_ids = {70, -1};
+  with_room.indices = {7, -1};
+  with_room.compacted = {1, 99};
+  Result<MiniBatch> good = DecodeMiniBatch(OneLayer(with_room));
   ASSERT_TRUE(good.ok()) << good.status();
   const SampledLayer& layer = good->layers[0];
   EXPECT_EQ(layer.subgraph.indptr, (std::vector<int64_t>{0, 1}));
@@ -176,33 +234,41 @@ TEST(MiniBatchTest, CorruptChunksAreDataLossThatSaysWhatIsWrong) {
   EXPECT_EQ(layer.compacted_indices, (std::vector<int64_t>{1}));
   EXPECT_EQ(layer.unique_nodes, (std::vector<int64_t>{5, 7, 8}));
 
-  auto message = [](const std::string& bytes) {
-    Result<MiniBatch> decoded = DecodeMiniBatch(bytes);
+  auto message = [](const LayerFields& l, uint64_t dim = 0, std::vector<float> features = {}) {
+    Result<MiniBatch> decoded = DecodeMiniBatch(OneLayer(l, dim, std::move(features)));
     EXPECT_EQ(decoded.status().code(), StatusCode::kDataLoss) << decoded.status();
     return decoded.status().message();
   };
-  EXPECT_EQ(message(OneLayer(1, {{-1}}, {})),
-            "minibatch bytes are corrupt: a seed's count -1 is negative or past the layer's 1 edges");
-  EXPECT_EQ(message(OneLayer(1, {{2}}, {})),
-            "minibatch bytes are corrupt: a seed's count 2 is negative or past the layer's 1 edges");
-  EXPECT_EQ(message(OneLayer(2, {{1}, {1}}, {80})),
-            "minibatch bytes are corrupt: the chunks hold counts for more than the layer's 1 seeds");
-  EXPECT_EQ(message(OneLayer(2, {{1}, {}}, {80})),
-            "minibatch bytes are corrupt: a chunk has 1 edge ids for 0 edges");
-  EXPECT_EQ(message(OneLayer(2, {{1}}, {})),
-            "minibatch bytes are corrupt: a layer's chunks hold 1 seeds and 1 edges; the layer has 1 seeds and 2 "
-            "edges");
-  EXPECT_EQ(message(OneLayer(1, {{}}, {})),
-            "minibatch bytes are corrupt: a chunk has 1 edge ids for 0 edges");
-  std::string many_chunks = OneLayer(1, {{1}}, {});
-  const uint64_t chunks = uint64_t{1} << 40;
-  // The chunk count's offset: magic, index, seeds (count, 5), layers,
-  // layer seeds (count, 5), edges: eight 8-byte fields.
-  std::memcpy(&many_chunks[64], &chunks, sizeof(chunks));
-  EXPECT_EQ(message(many_chunks),
-            "minibatch bytes are corrupt: a layer claims 1 edges in 1099511627776 chunks but 112 bytes are left");
-  EXPECT_EQ(message(OneLayer(uint64_t{1} << 60, {{1}}, {})),
-            "minibatch bytes are corrupt: a layer claims 1152921504606846976 edges in 1 chunks but 112 bytes are left");
+  LayerFields l;
+  l.indptr = {1, 1};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: indptr starts at 1, not 0");
+  l = LayerFields();
+  l.seeds = {5, 6};
+  l.indptr = {0, 2, 1};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: indptr decreases from 2 to 1 at seed 1");
+  l = LayerFields();
+  l.indptr = {0, 0};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: indptr ends at 0; the layer has 1 edges");
+  l = LayerFields();
+  l.edges = 2;
+  l.indptr = {0, 2};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer claims 2 edges in room for 1");
+  l = LayerFields();
+  l.capacity = uint64_t{1} << 60;
+  EXPECT_EQ(message(l),
+            "layer 0: minibatch bytes are corrupt: a layer claims room for 1152921504606846976 edges but 72 bytes "
+            "are left");
+  l = LayerFields();
+  l.compacted = {3};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index 3 is outside the 3 unique nodes");
+  l.compacted = {-1};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index -1 is outside the 3 unique nodes");
+  EXPECT_EQ(message(LayerFields(), 2, {1, 2, 3}),
+            "minibatch bytes are corrupt: 3 feature values for 3 unique nodes of dimension 2");
+  std::string wrong_magic = OneLayer(LayerFields());
+  wrong_magic[0] = 'x';
+  EXPECT_EQ(DecodeMiniBatch(wrong_magic).status().message(),
+            "minibatch bytes do not start with the minibatch magic word");
 }
 
 // Calls out of order fail and name the order; after a failure every call
@@ -226,6 +292,18 @@ TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   begin();
   ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
   EXPECT_EQ(writer.EndLayer({1, 2}).status().message(), "MiniBatchWriter: a layer of 2 seeds ended with the counts of 0");
+  SampledChunk three_seeds;
+  three_seeds.counts = {0, 0, 0};
+  begin();
+  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  EXPECT_EQ(writer.AddChunk(three_seeds).status().message(),
+            "MiniBatchWriter: a chunk holds counts past the layer's 2 seeds");
+  SampledChunk counts_past_edges;  // counts of 1 edge, and no edge
+  counts_past_edges.counts = {1, 0};
+  begin();
+  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  EXPECT_EQ(writer.AddChunk(counts_past_edges).status().message(),
+            "MiniBatchWriter: a chunk's counts add up to 1 edges; it has 0");
   SampledChunk no_picks;  // the chunk of both seeds, with no edges
   no_picks.counts = {0, 0};
   begin();

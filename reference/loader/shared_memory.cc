@@ -98,6 +98,11 @@ SegmentReader::~SegmentReader() {
 }
 
 Status SegmentReader::Read(const std::function<Status(std::string_view)>& read) {
+  FL_ASSIGN_OR_RETURN(std::string_view bytes, Map());
+  return read(bytes);
+}
+
+Result<std::string_view> SegmentReader::Map() {
   if (fd_ < 0) {
     fd_ = shm_open(name_.c_str(), O_RDONLY | O_CLOEXEC, 0);
     if (fd_ < 0) return ShmError("shm_open", name_);
@@ -108,7 +113,7 @@ Status SegmentReader::Read(const std::function<Status(std::string_view)>& read) 
     if (mapped_ >= kHeaderBytes) {
       std::memcpy(&length, map_, kHeaderBytes);
       if (length <= mapped_ - kHeaderBytes) {
-        return read(std::string_view(map_ + kHeaderBytes, static_cast<size_t>(length)));
+        return std::string_view(map_ + kHeaderBytes, static_cast<size_t>(length));
       }
     }
     // Not mapped yet, or the writer grew the segment: map all of it again.

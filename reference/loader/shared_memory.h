@@ -74,9 +74,13 @@ class SegmentReader {
   SegmentReader(const SegmentReader&) = delete;
   SegmentReader& operator=(const SegmentReader&) = delete;
 
-  // Calls `read` on the last message written, where it lies (no copy); the
-  // view is valid only during the call. Returns `read`'s status, or DataLoss
-  // when the length in the segment exceeds what it holds.
+  // Returns the last message written, where it lies (no copy, 8-byte
+  // aligned), or DataLoss when the length in the segment exceeds what it
+  // holds. The bytes stay valid until the next Map or Read (which remaps a
+  // segment the writer grew) or the reader's end.
+  Result<std::string_view> Map();
+  // Calls `read` on what Map returns; the view is valid only during the
+  // call. Returns `read`'s status, or Map's error.
   Status Read(const std::function<Status(std::string_view)>& read);
 
  private:
