@@ -545,7 +545,7 @@ void BM_MiniBatchWire(benchmark::State& state) {
   batch.layers = std::move(layers).value();
   const std::string name = "/faultline-bench-wire-" + std::to_string(getpid());
   SegmentWriter writer(name);
-  auto reader = std::make_shared<SegmentReader>(name);
+  SegmentReader reader(name);
   Status written = WriteMiniBatch(batch, writer);
   if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
   for (auto _ : state) {

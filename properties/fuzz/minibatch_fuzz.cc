@@ -9,10 +9,14 @@
 // name is gone once the reader opened it; both decodes
 // agree; decoding never crashes and either fails with DataLoss or returns
 // a consistent minibatch (each layer's indptr covers its seeds and indices,
-// every compacted index points into unique_nodes, the features hold
+// every compacted index points into unique_nodes, the layers chain (layer
+// 0's seeds are the minibatch's, each later layer's the unique nodes of the
+// one before, unique nodes start with the seeds), the features hold
 // feature_dim values per unique node of the last layer) that encodes,
 // decodes and encodes again to the same bytes, in memory and in a segment.
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "properties/fuzz/fuzz_support.h"
 #include "reference/loader/minibatch.h"
@@ -37,6 +41,11 @@ void CheckConsistent(const MiniBatch& b) {
     for (int64_t c : l.compacted_indices) {
       FUZZ_CHECK(c >= 0 && c < static_cast<int64_t>(l.unique_nodes.size()), layer + "compacted index out of range");
     }
+    // The layers chain, so that a consumer can carry rows from one to the next.
+    FUZZ_CHECK(l.subgraph.seeds == (k == 0 ? b.seeds : b.layers[k - 1].unique_nodes), layer + "seeds do not chain");
+    FUZZ_CHECK(l.unique_nodes.size() >= l.subgraph.seeds.size() &&
+                   std::equal(l.subgraph.seeds.begin(), l.subgraph.seeds.end(), l.unique_nodes.begin()),
+               layer + "unique nodes do not start with the seeds");
   }
   FUZZ_CHECK(b.feature_dim >= 0, "negative feature_dim");
   const uint64_t rows = b.layers.empty() ? 0 : b.layers.back().unique_nodes.size();

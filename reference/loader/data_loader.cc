@@ -41,9 +41,9 @@ struct DataLoader::Worker {
   bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
   std::optional<ChildExit> exit;  // how the process ended, once reaped
   std::string transport;          // the error that revealed the failure
-  // Its segment slots, opened at the first minibatch read from each (views
-  // share them: a mapping outlives the loader while a view holds it).
-  std::shared_ptr<SegmentReader> segments[kPrefetchPerWorker];
+  // Its segment slots, opened at the first minibatch read from each (a
+  // view holds the mapping it lies in, which outlives the reader).
+  std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
   ~Worker() {
     if (task_fd >= 0) close(task_fd);
     if (result_fd >= 0) close(result_fd);
@@ -72,7 +72,7 @@ namespace {
 // the minibatch released when the last copy of the view is dropped.
 template <typename Released>
 struct SlotLease {
-  std::shared_ptr<SegmentReader> segment;
+  std::shared_ptr<const void> mapping;
   std::shared_ptr<Released> released;
   int64_t batch = 0;
   ~SlotLease() { released->Mark(batch); }
@@ -258,10 +258,18 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
   }
   // Viewed where it lies in the worker's segment, which both keep mapped.
   const int slot = SegmentSlotOf(batch, options_.num_workers);
-  std::shared_ptr<SegmentReader>& segment = worker.segments[slot];
-  if (!segment) segment = std::make_shared<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
-  FL_ASSIGN_OR_RETURN(MiniBatchView view, ReadMiniBatch(segment));
-  view.holds = std::shared_ptr<SlotLease<Released>>(new SlotLease<Released>{segment, released_, batch});
+  std::unique_ptr<SegmentReader>& segment = worker.segments[slot];
+  if (!segment) segment = std::make_unique<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
+  Result<MiniBatchView> view = ReadMiniBatch(*segment);
+  if (view.ok() && view->index != batch) {
+    view = DataLossError("the segment holds minibatch " + std::to_string(view->index));
+  }
+  if (!view.ok()) {
+    failure_ = LoaderFailure{worker.index, worker.process->pid(), "read_shared_memory", batch};
+    return view.status().WithContext("reading minibatch " + std::to_string(batch) + " from " +
+                                     failure_->Process() + "'s segment slot " + std::to_string(slot));
+  }
+  view->holds = std::shared_ptr<SlotLease<Released>>(new SlotLease<Released>{std::move(view->holds), released_, batch});
   return view;
 }
 

@@ -48,6 +48,8 @@ class DataLoader {
   int64_t num_batches() const { return static_cast<int64_t>(batches_.size()); }
   // Returns the next minibatch, std::nullopt after the last one, or the
   // error of the worker that produced it (after which the loader is done).
+  // With workers it is NextView's minibatch copied out (so a view still
+  // held from NextView can make it fail as NextView does).
   Result<std::optional<MiniBatch>> Next();
   // Next() without the copy out of a worker's shared memory: the view's
   // arrays lie in the worker's segment slot, which the view holds (and

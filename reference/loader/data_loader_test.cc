@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include "reference/graph/generators.h"
 #include "reference/loader/loader_test_support.h"
@@ -118,6 +119,19 @@ TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
   EXPECT_TRUE(NoLeftoverSegments());
 }
 
+// Takes the first 2 * kPrefetchPerWorker views of a two-worker loader,
+// which hold every slot.
+std::vector<std::optional<MiniBatchView>> HoldEverySlot(DataLoader& loader) {
+  std::vector<std::optional<MiniBatchView>> held;
+  for (int i = 0; i < 2 * kPrefetchPerWorker; ++i) {
+    auto view = loader.NextView();
+    EXPECT_TRUE(view.ok() && view->has_value()) << view.status();
+    if (!view.ok() || !view->has_value()) break;
+    held.push_back(std::move(*view));
+  }
+  return held;
+}
+
 // A view holds its worker's segment slot: the minibatch due in a held slot
 // is an error that names the view to drop, and the loader goes on once it
 // is dropped; held views keep their minibatch while the workers go on, and
@@ -128,12 +142,8 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
     SCOPED_TRACE(StartMethodName(method));
     auto loader = DataLoader::Create(Options(2, method));
     ASSERT_TRUE(loader.ok()) << loader.status();
-    std::vector<std::optional<MiniBatchView>> held;
-    for (int i = 0; i < 2 * kPrefetchPerWorker; ++i) {  // every slot of both workers
-      auto view = (*loader)->NextView();
-      ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
-      held.push_back(std::move(*view));
-    }
+    std::vector<std::optional<MiniBatchView>> held = HoldEverySlot(**loader);
+    ASSERT_EQ(held.size(), 2u * kPrefetchPerWorker);
     auto blocked = (*loader)->NextView();
     EXPECT_EQ(blocked.status().code(), StatusCode::kFailedPrecondition);
     EXPECT_EQ(blocked.status().message(),
@@ -162,6 +172,46 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
       EXPECT_TRUE(NoLeftoverSegments());
       EXPECT_TRUE(last.ToMiniBatch() == baseline[i]);  // still mapped
     }
+  }
+}
+
+// A view may be dropped on any thread (a consumer's): it frees its slot.
+TEST(DataLoaderTest, AViewDroppedOnAnotherThreadFreesItsSlot) {
+  const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
+  auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  std::vector<std::optional<MiniBatchView>> held = HoldEverySlot(**loader);
+  ASSERT_EQ(held.size(), 2u * kPrefetchPerWorker);
+  std::thread consumer([&] { held[0].reset(); });
+  consumer.join();
+  auto next = (*loader)->NextView();
+  ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+  EXPECT_TRUE((*next)->ToMiniBatch() == baseline[4]);
+}
+
+// A worker that dies while views are held: the error names it, the views
+// keep their minibatches, and nothing is left in /dev/shm.
+TEST(DataLoaderTest, ViewsHeldWhenAWorkerDiesKeepTheirMinibatches) {
+  const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    auto loader = DataLoader::Create(Options(2, method));
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    const std::vector<pid_t> pids = (*loader)->worker_pids();
+    std::vector<std::optional<MiniBatchView>> held = HoldEverySlot(**loader);
+    ASSERT_EQ(held.size(), 2u * kPrefetchPerWorker);
+    ASSERT_EQ(kill(pids[0], SIGKILL), 0);
+    held[0].reset();  // minibatch 4, due in its slot, goes to the dead worker 0
+    auto next = (*loader)->NextView();
+    EXPECT_EQ(next.status().code(), StatusCode::kChildFailed);
+    EXPECT_NE(next.status().message().find("worker 0 (pid " + std::to_string(pids[0]) +
+                                           ") was killed by signal 9 (Killed) while producing minibatch 4"),
+              std::string::npos)
+        << next.status();
+    EXPECT_FALSE(Alive(pids[1]));
+    EXPECT_TRUE(NoLeftoverSegments());
+    for (size_t i = 1; i < held.size(); ++i) EXPECT_TRUE(held[i]->ToMiniBatch() == baseline[i]) << "minibatch " << i;
+    EXPECT_EQ((*loader)->NextView().status().code(), StatusCode::kFailedPrecondition);
   }
 }
 

@@ -57,30 +57,63 @@ class Reader {
   std::string_view in_;
 };
 
-// An indptr of a layer of `edges` edges starts at 0, never decreases and
-// ends at `edges` (so every value lies in [0, edges]).
-Status CheckIndptr(ArrayView<int64_t> indptr, uint64_t edges) {
-  if (indptr[0] != 0) return Corrupt("indptr starts at " + std::to_string(indptr[0]) + ", not 0");
+// What is wrong with the indptr of a layer of `edges` edges ("" if
+// nothing): it starts at 0, never decreases and ends at `edges` (so every
+// value lies in [0, edges]). `n` is at least 1.
+std::string IndptrProblem(const int64_t* indptr, size_t n, uint64_t edges) {
+  if (indptr[0] != 0) return "indptr starts at " + std::to_string(indptr[0]) + ", not 0";
   bool decreases = false;  // one pass without an early exit, which the compiler vectorizes
-  for (size_t i = 1; i < indptr.size(); ++i) decreases |= indptr[i] < indptr[i - 1];
+  for (size_t i = 1; i < n; ++i) decreases |= indptr[i] < indptr[i - 1];
   if (decreases) {
-    for (size_t i = 1; i < indptr.size(); ++i) {
+    for (size_t i = 1; i < n; ++i) {
       if (indptr[i] < indptr[i - 1]) {
-        return Corrupt("indptr decreases from " + std::to_string(indptr[i - 1]) + " to " + std::to_string(indptr[i]) +
-                       " at seed " + std::to_string(i - 1));
+        return "indptr decreases from " + std::to_string(indptr[i - 1]) + " to " + std::to_string(indptr[i]) +
+               " at seed " + std::to_string(i - 1);
       }
     }
   }
-  const int64_t last = indptr[indptr.size() - 1];
-  if (static_cast<uint64_t>(last) != edges) {
-    return Corrupt("indptr ends at " + std::to_string(last) + "; the layer has " + std::to_string(edges) + " edges");
+  if (static_cast<uint64_t>(indptr[n - 1]) != edges) {
+    return "indptr ends at " + std::to_string(indptr[n - 1]) + "; the layer has " + std::to_string(edges) + " edges";
   }
-  return OkStatus();
+  return "";
 }
+
+// What is wrong with how a layer chains to the one before ("" if nothing):
+// its seeds are `expected` (the minibatch's seeds for layer 0, the previous
+// layer's unique nodes after it), and its unique nodes start with its
+// seeds, so that a consumer can carry rows from layer to layer.
+template <typename Array>
+std::string ChainProblem(const Array& seeds, const Array& expected, const char* expected_name, const Array& unique) {
+  auto same = [](const int64_t* a, const int64_t* b, size_t n) { return n == 0 || std::memcmp(a, b, n * sizeof(int64_t)) == 0; };
+  if (seeds.size() != expected.size() || !same(seeds.data(), expected.data(), seeds.size())) {
+    return std::string("its ") + std::to_string(seeds.size()) + " seeds are not " + expected_name + " (" +
+           std::to_string(expected.size()) + ")";
+  }
+  if (unique.size() < seeds.size() || !same(unique.data(), seeds.data(), seeds.size())) {
+    return "its " + std::to_string(unique.size()) + " unique nodes do not start with its " +
+           std::to_string(seeds.size()) + " seeds";
+  }
+  return "";
+}
+// What is wrong with the sizes of a layer's arrays ("" if nothing).
+std::string ShapeProblem(const SampledLayer& layer) {
+  const SampledSubgraph& s = layer.subgraph;
+  if (s.indptr.size() == s.seeds.size() + 1 && s.original_edge_ids.size() == s.indices.size() &&
+      layer.compacted_indices.size() == s.indices.size()) {
+    return "";
+  }
+  return "a layer of " + std::to_string(s.seeds.size()) + " seeds has " + std::to_string(s.indptr.size()) +
+         " indptr entries, " + std::to_string(s.indices.size()) + " indices, " +
+         std::to_string(s.original_edge_ids.size()) + " edge ids and " +
+         std::to_string(layer.compacted_indices.size()) + " compacted indices";
+}
+
+constexpr const char* kMinibatchSeeds = "the minibatch's seeds";
+constexpr const char* kPreviousUnique = "the previous layer's unique nodes";
 
 // Every compacted index points into unique_nodes.
 Status CheckCompacted(ArrayView<int64_t> compacted, uint64_t unique) {
-  bool outside = false;  // as in CheckIndptr
+  bool outside = false;  // as in IndptrProblem
   for (int64_t c : compacted) outside |= static_cast<uint64_t>(c) >= unique;  // a negative c is huge here
   if (!outside) return OkStatus();
   for (int64_t c : compacted) {
@@ -105,7 +138,8 @@ Status ViewLayer(Reader& r, LayerView& l) {
   if (edges > capacity) {
     return Corrupt("a layer claims " + std::to_string(edges) + " edges in room for " + std::to_string(capacity));
   }
-  FL_RETURN_IF_ERROR(CheckIndptr(l.indptr, edges));
+  const std::string indptr = IndptrProblem(l.indptr.data(), l.indptr.size(), edges);
+  if (!indptr.empty()) return Corrupt(indptr);
   ArrayView<int64_t>* regions[kRegions] = {&l.original_edge_ids, &l.indices, &l.compacted_indices};
   for (ArrayView<int64_t>* region : regions) {
     FL_ASSIGN_OR_RETURN(ArrayView<int64_t> room, r.Take<int64_t>(capacity));
@@ -349,14 +383,8 @@ Result<const std::vector<int64_t>*> MiniBatchWriter::EndLayer(std::vector<int64_
 
 Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   const SampledSubgraph& s = layer.subgraph;
-  if (s.indptr.size() != s.seeds.size() + 1 || s.original_edge_ids.size() != s.indices.size() ||
-      layer.compacted_indices.size() != s.indices.size()) {
-    return Fail(InvalidArgumentError("a layer of " + std::to_string(s.seeds.size()) + " seeds has " +
-                                     std::to_string(s.indptr.size()) + " indptr entries, " +
-                                     std::to_string(s.indices.size()) + " indices, " +
-                                     std::to_string(s.original_edge_ids.size()) + " edge ids and " +
-                                     std::to_string(layer.compacted_indices.size()) + " compacted indices"));
-  }
+  const std::string shape = ShapeProblem(layer);
+  if (!shape.empty()) return Fail(InvalidArgumentError(shape));
   const uint64_t edges = s.indices.size();
   FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, edges));
   std::vector<int64_t> counts(s.seeds.size());
@@ -392,6 +420,19 @@ namespace {
 
 // Writes a whole minibatch with `w`.
 Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
+  // What a reader checks, so that a bad minibatch fails here, not there.
+  for (size_t k = 0; k < b.layers.size(); ++k) {
+    const SampledLayer& l = b.layers[k];
+    std::string problem = ShapeProblem(l);
+    if (problem.empty()) {
+      problem = ChainProblem(l.subgraph.seeds, k == 0 ? b.seeds : b.layers[k - 1].unique_nodes,
+                             k == 0 ? kMinibatchSeeds : kPreviousUnique, l.unique_nodes);
+    }
+    if (problem.empty()) {
+      problem = IndptrProblem(l.subgraph.indptr.data(), l.subgraph.indptr.size(), l.subgraph.indices.size());
+    }
+    if (!problem.empty()) return InvalidArgumentError("layer " + std::to_string(k) + ": " + problem);
+  }
   FL_RETURN_IF_ERROR(w.Begin(b.index, b.seeds, b.layers.size()));
   for (const SampledLayer& layer : b.layers) FL_RETURN_IF_ERROR(w.AddLayer(layer));
   FL_ASSIGN_OR_RETURN(float* features, w.Features(b.feature_dim, b.features.size()));
@@ -426,6 +467,10 @@ Result<MiniBatchView> ViewMiniBatch(std::string_view bytes) {
   for (size_t k = 0; k < v.layers.size(); ++k) {
     Status layer = ViewLayer(r, v.layers[k]);
     if (!layer.ok()) return layer.WithContext("layer " + std::to_string(k));
+    const LayerView& l = v.layers[k];
+    const std::string chain = ChainProblem(l.seeds, k == 0 ? v.seeds : v.layers[k - 1].unique_nodes,
+                                           k == 0 ? kMinibatchSeeds : kPreviousUnique, l.unique_nodes);
+    if (!chain.empty()) return Corrupt("layer " + std::to_string(k) + ": " + chain);
   }
   FL_RETURN_IF_ERROR(r.U64(&dim));
   v.feature_dim = static_cast<int64_t>(dim);
@@ -441,9 +486,11 @@ Result<MiniBatchView> ViewMiniBatch(std::string_view bytes) {
 }
 
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes) {
+  std::vector<uint64_t> aligned;
   if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(int64_t) != 0) {
-    const std::string aligned(bytes);  // a std::string's bytes start 8-byte aligned
-    return DecodeMiniBatch(aligned);
+    aligned.resize((bytes.size() + 7) / 8);
+    if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    bytes = std::string_view(reinterpret_cast<const char*>(aligned.data()), bytes.size());
   }
   FL_ASSIGN_OR_RETURN(MiniBatchView view, ViewMiniBatch(bytes));
   return view.ToMiniBatch();
@@ -454,10 +501,10 @@ Status WriteMiniBatch(const MiniBatch& b, SegmentWriter& segment, const std::fun
   return Encode(b, w);
 }
 
-Result<MiniBatchView> ReadMiniBatch(std::shared_ptr<SegmentReader> segment) {
-  FL_ASSIGN_OR_RETURN(std::string_view bytes, segment->Map());
-  FL_ASSIGN_OR_RETURN(MiniBatchView view, ViewMiniBatch(bytes));
-  view.holds = std::move(segment);
+Result<MiniBatchView> ReadMiniBatch(SegmentReader& segment) {
+  FL_ASSIGN_OR_RETURN(SegmentReader::Message message, segment.Map());
+  FL_ASSIGN_OR_RETURN(MiniBatchView view, ViewMiniBatch(message.bytes));
+  view.holds = std::move(message.mapping);
   return view;
 }
 

@@ -78,17 +78,23 @@ struct MiniBatchView {
   MiniBatch ToMiniBatch() const;
 };
 
-// Encodes a minibatch as bytes (see MiniBatchWriter). A layer whose indptr
-// does not cover its seeds, or whose arrays of edges differ in length, is an
-// InvalidArgument error.
+// Encodes a minibatch as bytes (see MiniBatchWriter). What ViewMiniBatch
+// would reject is an InvalidArgument error that names the layer: an indptr
+// that does not cover its seeds, start at 0, rise and end at its edges;
+// arrays of edges of different lengths; a layer that does not chain (see
+// ViewMiniBatch).
 Result<std::string> EncodeMiniBatch(const MiniBatch& batch);
 // Views bytes made by EncodeMiniBatch or a MiniBatchWriter where they lie
 // (the view's arrays point into `bytes`, which must start 8-byte aligned,
 // and its `holds` is empty). Truncated or corrupt input is a DataLoss error,
 // and so is a minibatch that is not consistent (an indptr that does not
 // start at 0, decreases or does not end at the layer's edges, a compacted
-// index outside unique_nodes, features that are not feature_dim values per
-// unique node of the last layer): a consumer can index with what it holds.
+// index outside unique_nodes, layers that do not chain: layer 0's seeds are
+// the minibatch's, each later layer's the unique nodes of the one before,
+// and every layer's unique nodes start with its seeds; features that are
+// not feature_dim values per unique node of the last layer): a consumer can
+// index every array with what the view holds. Node and edge ids are not
+// checked against a graph (the view has none).
 Result<MiniBatchView> ViewMiniBatch(std::string_view bytes);
 // Decodes the same into a MiniBatch (a copy; any alignment).
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
@@ -97,8 +103,10 @@ Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
 // copy. `halfway`, when set, runs as MiniBatchWriter's does.
 Status WriteMiniBatch(const MiniBatch& batch, SegmentWriter& segment, const std::function<void()>& halfway = nullptr);
 // Views the minibatch in `segment`, as ViewMiniBatch does; the view holds
-// the segment's mapping.
-Result<MiniBatchView> ReadMiniBatch(std::shared_ptr<SegmentReader> segment);
+// the mapping its bytes lie in (past the reader's end, and past a later
+// read that remaps a segment the writer grew). It reads what the segment
+// holds: a writer that writes the segment again changes what it reads.
+Result<MiniBatchView> ReadMiniBatch(SegmentReader& segment);
 
 // Encodes a minibatch while it is produced, so that a worker lays it out in
 // its segment as it samples, with no MiniBatch built first: Begin, then the

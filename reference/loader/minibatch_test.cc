@@ -62,6 +62,31 @@ TEST(MiniBatchTest, EncodingRoundTripsAndRejectsTruncation) {
   }
 }
 
+// What a reader would reject is refused when encoding, naming the layer:
+// layers that do not chain, an indptr that does not rise.
+TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
+  const MiniBatch batch = SampledMiniBatch(TestGraph(), 1, 1);
+  ASSERT_EQ(batch.layers.size(), 2u);
+  MiniBatch unchained = batch;
+  unchained.layers[0].unique_nodes.push_back(unchained.layers[0].unique_nodes.front());
+  Result<std::string> refused = EncodeMiniBatch(unchained);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "layer 1: its " + std::to_string(batch.layers[1].subgraph.seeds.size()) +
+                " seeds are not the previous layer's unique nodes (" +
+                std::to_string(unchained.layers[0].unique_nodes.size()) + ")");
+  MiniBatch other_seeds = batch;
+  other_seeds.seeds.back() += 1;
+  EXPECT_EQ(EncodeMiniBatch(other_seeds).status().message(),
+            "layer 0: its 300 seeds are not the minibatch's seeds (300)");
+  MiniBatch falling = batch;
+  std::vector<int64_t>& indptr = falling.layers[1].subgraph.indptr;
+  indptr[1] = indptr.back() + 1;  // seed 0's end past every edge: seed 1's end falls below it
+  EXPECT_EQ(EncodeMiniBatch(falling).status().message(),
+            "layer 1: indptr decreases from " + std::to_string(indptr[1]) + " to " + std::to_string(indptr[2]) +
+                " at seed 1");
+}
+
 TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 2, 1);
   const std::string bytes = *EncodeMiniBatch(batch);
@@ -100,7 +125,7 @@ class WithExpectedEdges : public LayerSink {
 TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-stream";
   SegmentWriter segment(name);
-  auto reader = std::make_shared<SegmentReader>(name);
+  SegmentReader reader(name);
   for (size_t expected_edges : {size_t{0}, size_t{1}}) {  // 0: the sampler's
     for (int threads : {1, 3}) {
       for (int64_t index : {4, 5}) {  // the second reuses the segment
@@ -138,8 +163,8 @@ TEST(MiniBatchTest, AViewKeepsItsBytes) {
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-hold";
   SegmentWriter writer(name);
   ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
-  auto reader = std::make_shared<SegmentReader>(name);
-  Result<MiniBatchView> of_segment = ReadMiniBatch(reader);
+  auto reader = std::make_unique<SegmentReader>(name);
+  Result<MiniBatchView> of_segment = ReadMiniBatch(*reader);
   ASSERT_TRUE(of_segment.ok()) << of_segment.status();
   reader.reset();
   EXPECT_TRUE(of_built.ToMiniBatch() == batch);
@@ -151,6 +176,28 @@ TEST(MiniBatchTest, AViewKeepsItsBytes) {
             "ViewMiniBatch: the bytes do not start 8-byte aligned");
 }
 
+// A view's mapping stays when its reader maps a segment the writer grew
+// again; it shows what the segment holds (the loader never writes a held
+// slot, so there it is the view's minibatch).
+TEST(MiniBatchTest, AViewKeepsItsMappingWhenTheReaderRemaps) {
+  const MiniBatch batch = SampledMiniBatch(TestGraph(), 9, 1);
+  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-remap";
+  SegmentWriter writer(name);
+  ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
+  SegmentReader reader(name);
+  Result<MiniBatchView> view = ReadMiniBatch(reader);
+  ASSERT_TRUE(view.ok()) << view.status();
+  const std::string larger(4 * EncodeMiniBatch(batch)->size(), 'x');
+  ASSERT_TRUE(writer.Write(larger).ok());
+  ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
+    EXPECT_EQ(bytes.size(), larger.size());  // mapped again, larger
+    return OkStatus();
+  }).ok());
+  int64_t xs = 0;
+  std::memset(&xs, 'x', sizeof(xs));
+  EXPECT_EQ(view->seeds[0], xs);  // the old mapping: still readable, the segment's bytes
+}
+
 // WriteMiniBatch gives EncodeMiniBatch's bytes. `halfway` runs once per
 // minibatch, when the first layer is in: the segment then holds no message
 // (its length is 0 until Finish), so a reader can never take a part of one
@@ -159,7 +206,7 @@ TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
   const MiniBatch first = SampledMiniBatch(TestGraph(), 6, 1), second = SampledMiniBatch(TestGraph(), 7, 1);
   const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-halfway";
   SegmentWriter writer(name);
-  auto reader = std::make_shared<SegmentReader>(name);
+  SegmentReader reader(name);
   for (int round = 0; round < 2; ++round) {
     for (const MiniBatch* batch : {&first, &second}) {  // each after the other in the same segment
       const std::string expected = *EncodeMiniBatch(*batch);
@@ -171,7 +218,7 @@ TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
                     EXPECT_EQ(partial.status().message(), "minibatch bytes are truncated");
                   }).ok());
       EXPECT_EQ(calls, 1);
-      ASSERT_TRUE(reader->Read([&](std::string_view bytes) {
+      ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
         EXPECT_EQ(bytes, expected);
         return OkStatus();
       }).ok());
@@ -199,6 +246,7 @@ struct Bytes {
 
 // One layer's fields, as the bytes hold them.
 struct LayerFields {
+  std::vector<int64_t> minibatch_seeds = {5};
   std::vector<int64_t> seeds = {5};
   uint64_t edges = 1, capacity = 1;
   std::vector<int64_t> indptr = {0, 1};
@@ -209,7 +257,7 @@ struct LayerFields {
 // A minibatch of the one layer `l`, with `features` of dimension `dim`.
 std::string OneLayer(const LayerFields& l, uint64_t dim = 0, std::vector<float> features = {}) {
   Bytes b;
-  b.U64(0x66617574424d3033ull).U64(0).Array(l.seeds).U64(1);
+  b.U64(0x66617574424d3033ull).U64(0).Array(l.minibatch_seeds).U64(1);
   b.Array(l.seeds).U64(l.edges).U64(l.capacity);
   for (const std::vector<int64_t>* values : {&l.indptr, &l.edge_ids, &l.indices, &l.compacted}) {
     b.out.append(reinterpret_cast<const char*>(values->data()), values->size() * sizeof(int64_t));
@@ -263,6 +311,17 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
   EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index 3 is outside the 3 unique nodes");
   l.compacted = {-1};
   EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index -1 is outside the 3 unique nodes");
+  // Layers that do not chain: a consumer carries rows from layer to layer.
+  l = LayerFields();
+  l.minibatch_seeds = {6};
+  EXPECT_EQ(message(l),
+            "minibatch bytes are corrupt: layer 0: its 1 seeds are not the minibatch's seeds (1)");
+  l = LayerFields();
+  l.unique = {7, 5, 8};
+  EXPECT_EQ(message(l), "minibatch bytes are corrupt: layer 0: its 3 unique nodes do not start with its 1 seeds");
+  l.unique = {};
+  l.compacted = {0};
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index 0 is outside the 0 unique nodes");
   EXPECT_EQ(message(LayerFields(), 2, {1, 2, 3}),
             "minibatch bytes are corrupt: 3 feature values for 3 unique nodes of dimension 2");
   std::string wrong_magic = OneLayer(LayerFields());
@@ -328,7 +387,7 @@ TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   inconsistent.layers.resize(1);
   inconsistent.layers[0].subgraph.seeds = {1};
   EXPECT_EQ(EncodeMiniBatch(inconsistent).status().message(),
-            "a layer of 1 seeds has 0 indptr entries, 0 indices, 0 edge ids and 0 compacted indices");
+            "layer 0: a layer of 1 seeds has 0 indptr entries, 0 indices, 0 edge ids and 0 compacted indices");
 }
 
 }  // namespace

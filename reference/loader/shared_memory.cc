@@ -92,17 +92,25 @@ Status SegmentWriter::Write(std::string_view bytes) {
   return OkStatus();
 }
 
+struct SegmentReader::Mapping {
+  const char* data = nullptr;
+  size_t size = 0;
+  Mapping(const char* d, size_t n) : data(d), size(n) {}
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() { munmap(const_cast<char*>(data), size); }
+};
+
 SegmentReader::~SegmentReader() {
-  if (map_ != nullptr) munmap(const_cast<char*>(map_), mapped_);
   if (fd_ >= 0) close(fd_);
 }
 
 Status SegmentReader::Read(const std::function<Status(std::string_view)>& read) {
-  FL_ASSIGN_OR_RETURN(std::string_view bytes, Map());
-  return read(bytes);
+  FL_ASSIGN_OR_RETURN(Message message, Map());
+  return read(message.bytes);
 }
 
-Result<std::string_view> SegmentReader::Map() {
+Result<SegmentReader::Message> SegmentReader::Map() {
   if (fd_ < 0) {
     fd_ = shm_open(name_.c_str(), O_RDONLY | O_CLOEXEC, 0);
     if (fd_ < 0) return ShmError("shm_open", name_);
@@ -110,27 +118,26 @@ Result<std::string_view> SegmentReader::Map() {
   }
   uint64_t length = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (mapped_ >= kHeaderBytes) {
-      std::memcpy(&length, map_, kHeaderBytes);
-      if (length <= mapped_ - kHeaderBytes) {
-        return std::string_view(map_ + kHeaderBytes, static_cast<size_t>(length));
+    const size_t mapped = mapping_ ? mapping_->size : 0;
+    if (mapped >= kHeaderBytes) {
+      std::memcpy(&length, mapping_->data, kHeaderBytes);
+      if (length <= mapped - kHeaderBytes) {
+        return Message{std::string_view(mapping_->data + kHeaderBytes, static_cast<size_t>(length)), mapping_};
       }
     }
-    // Not mapped yet, or the writer grew the segment: map all of it again.
+    // Not mapped yet, or the writer grew the segment: map all of it again
+    // (the old mapping stays while a message read from it is held).
     struct stat st {};
     if (fstat(fd_, &st) != 0) return ShmError("fstat", name_);
     const size_t size = static_cast<size_t>(st.st_size);
-    if (size <= mapped_) break;
-    if (map_ != nullptr) munmap(const_cast<char*>(map_), mapped_);
-    map_ = nullptr;
-    mapped_ = 0;
+    if (size <= mapped) break;
     void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, 0);
     if (map == MAP_FAILED) return ShmError("mmap", name_);
-    map_ = static_cast<const char*>(map);
-    mapped_ = size;
+    mapping_ = std::make_shared<const Mapping>(static_cast<const char*>(map), size);
   }
-  const std::string holds = "shared memory segment " + name_ + " holds " + std::to_string(mapped_) + " bytes";
-  if (mapped_ < kHeaderBytes) return DataLossError(holds + "; expected at least its 8-byte length field");
+  const size_t mapped = mapping_ ? mapping_->size : 0;
+  const std::string holds = "shared memory segment " + name_ + " holds " + std::to_string(mapped) + " bytes";
+  if (mapped < kHeaderBytes) return DataLossError(holds + "; expected at least its 8-byte length field");
   return DataLossError(holds + "; its length field says " + std::to_string(length) + " bytes follow the 8-byte field");
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -74,20 +75,26 @@ class SegmentReader {
   SegmentReader(const SegmentReader&) = delete;
   SegmentReader& operator=(const SegmentReader&) = delete;
 
-  // Returns the last message written, where it lies (no copy, 8-byte
-  // aligned), or DataLoss when the length in the segment exceeds what it
-  // holds. The bytes stay valid until the next Map or Read (which remaps a
-  // segment the writer grew) or the reader's end.
-  Result<std::string_view> Map();
-  // Calls `read` on what Map returns; the view is valid only during the
-  // call. Returns `read`'s status, or Map's error.
+  // The last message written, where it lies, and the mapping it lies in.
+  struct Message {
+    std::string_view bytes;  // no copy, 8-byte aligned
+    // Keeps `bytes` mapped for as long as it is held, past a later Map that
+    // remaps a segment the writer grew, and past the reader's end.
+    std::shared_ptr<const void> mapping;
+  };
+  // Returns the last message written, or DataLoss when the length in the
+  // segment exceeds what it holds.
+  Result<Message> Map();
+  // Calls `read` on the bytes Map returns; the view is valid only during
+  // the call. Returns `read`'s status, or Map's error.
   Status Read(const std::function<Status(std::string_view)>& read);
 
  private:
+  struct Mapping;  // an mmap of the segment, unmapped when the last holder drops it
+
   std::string name_;
   int fd_ = -1;
-  const char* map_ = nullptr;
-  size_t mapped_ = 0;
+  std::shared_ptr<const Mapping> mapping_;
 };
 
 // Unlinks `name` if it exists (cleanup of names no reader opened).
