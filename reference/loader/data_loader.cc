@@ -181,6 +181,7 @@ Status DataLoader::StartWorkers() {
 // Task t goes to the slot of minibatch t - kPrefetchPerWorker *
 // num_workers, free once that one was taken and its view dropped.
 void DataLoader::SendTasks() {
+  if (workers_.empty()) return;
   const int64_t window = kPrefetchPerWorker * static_cast<int64_t>(workers_.size());
   for (; next_task_ < num_batches(); ++next_task_) {
     const int64_t previous = next_task_ - window;

@@ -383,8 +383,9 @@ Result<const std::vector<int64_t>*> MiniBatchWriter::EndLayer(std::vector<int64_
 
 Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   const SampledSubgraph& s = layer.subgraph;
-  const std::string shape = ShapeProblem(layer);
-  if (!shape.empty()) return Fail(InvalidArgumentError(shape));
+  std::string problem = ShapeProblem(layer);
+  if (problem.empty()) problem = IndptrProblem(s.indptr.data(), s.indptr.size(), s.indices.size());
+  if (!problem.empty()) return Fail(InvalidArgumentError(problem));
   const uint64_t edges = s.indices.size();
   FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, edges));
   std::vector<int64_t> counts(s.seeds.size());

@@ -85,6 +85,14 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   EXPECT_EQ(EncodeMiniBatch(falling).status().message(),
             "layer 1: indptr decreases from " + std::to_string(indptr[1]) + " to " + std::to_string(indptr[2]) +
                 " at seed 1");
+  // The writer's AddLayer checks the indptr too (it takes one layer).
+  std::string out;
+  MiniBatchWriter writer(out);
+  ASSERT_TRUE(writer.Begin(falling.index, falling.layers[1].subgraph.seeds, 1).ok());
+  Status added = writer.AddLayer(falling.layers[1]);
+  EXPECT_EQ(added.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(added.message(), "indptr decreases from " + std::to_string(indptr[1]) + " to " +
+                                 std::to_string(indptr[2]) + " at seed 1");
 }
 
 TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
