@@ -306,13 +306,20 @@ LoaderOptions BenchLoaderOptions(int num_workers, StartMethod start_method) {
   return o;
 }
 
-// The CPU seconds this process (the loader's main process: workers are
-// other processes) has used.
-double MainProcessCpuSeconds() {
+// The CPU seconds process `pid` (0: this one) has used so far, from its
+// CPU-time clock (nanoseconds, where /proc's ticks are 10 ms).
+double ProcessCpuSeconds(pid_t pid) {
+  clockid_t clock = 0;
   timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &now) != 0) return std::nan("");
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
+
+// The CPU seconds the loader's processes used over the timed minibatches.
+struct EpochCpu {
+  double main = 0;     // the main process: taking minibatches
+  double workers = 0;  // all workers together: producing them
+};
 
 // How the benchmark's consumer takes minibatches: copied out (Next) or
 // viewed where they lie (NextView).
@@ -331,16 +338,22 @@ Result<bool> TakeNext(DataLoader& loader, Take take) {
 }
 
 // Creates a loader, takes kLoaderWarmup minibatches, then returns the
-// seconds the other kLoaderBatches take. Adds the main process's CPU seconds
-// over them to `*main_cpu_seconds` when set.
-Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, double* main_cpu_seconds = nullptr) {
+// seconds the other kLoaderBatches take. Adds the CPU seconds its processes
+// used over them to `*cpu` when set.
+Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, EpochCpu* cpu = nullptr) {
   FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(o));
   for (int64_t warmup = 0; warmup < kLoaderWarmup; ++warmup) {
     FL_ASSIGN_OR_RETURN(bool taken, TakeNext(*loader, take));
     if (!taken) return InternalError("the loader ended during the warm-up");
   }
+  const std::vector<pid_t> workers = loader->worker_pids();
+  auto workers_cpu = [&] {
+    double sum = 0;
+    for (pid_t pid : workers) sum += ProcessCpuSeconds(pid);
+    return sum;
+  };
   const auto start = std::chrono::steady_clock::now();
-  const double cpu_start = MainProcessCpuSeconds();
+  const double main_start = ProcessCpuSeconds(0), workers_start = workers_cpu();
   int64_t batches = 0;
   for (;;) {
     FL_ASSIGN_OR_RETURN(bool taken, TakeNext(*loader, take));
@@ -351,7 +364,10 @@ Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, double* main_c
     return InternalError("the loader gave " + std::to_string(batches) + " timed minibatches, expected " +
                          std::to_string(kLoaderBatches));
   }
-  if (main_cpu_seconds != nullptr) *main_cpu_seconds += MainProcessCpuSeconds() - cpu_start;
+  if (cpu != nullptr) {  // before the loader ends: its workers exit with it
+    cpu->main += ProcessCpuSeconds(0) - main_start;
+    cpu->workers += workers_cpu() - workers_start;
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -362,17 +378,25 @@ void BM_DataLoader(benchmark::State& state) {
                                              state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
   const Take take = state.range(2) == 0 ? Take::kCopy : Take::kView;
   int64_t batches = 0;
-  double main_cpu_seconds = 0;
+  EpochCpu cpu;
+  double seconds_total = 0;
   for (auto _ : state) {
-    Result<double> seconds = TimeLoaderEpoch(o, take, &main_cpu_seconds);
+    Result<double> seconds = TimeLoaderEpoch(o, take, &cpu);
     if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
     state.SetIterationTime(*seconds);
+    seconds_total += *seconds;
     batches += kLoaderBatches;
   }
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
   // What the main process spends per minibatch (with workers: taking it
   // from shared memory), on a core the workers share.
-  state.counters["main_cpu_ms_per_batch"] = 1e3 * main_cpu_seconds / static_cast<double>(batches);
+  state.counters["main_cpu_ms_per_batch"] = 1e3 * cpu.main / static_cast<double>(batches);
+  // With workers: what each costs per minibatch, and the share of the time
+  // they were on a core (below 1: they waited for a task or for a core).
+  if (o.num_workers > 0) {
+    state.counters["worker_cpu_ms_per_batch"] = 1e3 * cpu.workers / static_cast<double>(batches);
+    state.counters["workers_busy"] = cpu.workers / (seconds_total * o.num_workers);
+  }
 }
 // The loader configurations with workers: 1 and 2, forked and spawned, the
 // consumer copying minibatches out (Next) or viewing them (NextView).
