@@ -2,8 +2,9 @@
 """Prints the sampler/gather comparison table from pipeline_bench's JSON and
 the GraphBolt peer's JSON lines; the last line is sampler_vs_graphbolt=<ratio>
 (the smallest of the per-configuration ratios: the claim that holds for all).
+With --json it prints the same as one JSON object instead.
 
-usage: report.py OURS_JSON PEER_JSONL [--plot PNG] [--peer-error TEXT]
+usage: report.py OURS_JSON PEER_JSONL [--plot PNG] [--peer-error TEXT] [--json]
 """
 import argparse
 import json
@@ -52,33 +53,61 @@ def shown(value, form):
     return "-" if value is None else format(value, form)
 
 
+def rows(sampler, limit, peer):
+    """One dict per configuration that either side measured."""
+    out = []
+    for (threads, weighted) in sorted(set(sampler) | set(peer)):
+        edges = sampler.get((threads, weighted))
+        of_limit, reads = limit.get((threads, weighted), (None, None))
+        p = peer.get((threads, weighted))
+        peer_edges = p["edges_per_s"] if p else None
+        ratio = edges / peer_edges if edges is not None and peer_edges else None
+        out.append({"sampler": "weighted" if weighted else "uniform", "threads": threads,
+                    "ours_edges_per_s": edges, "graphbolt_edges_per_s": peer_edges, "ratio": ratio,
+                    "of_limit": of_limit, "limit_reads_per_s": reads})
+    return out
+
+
+def print_json(context, table, gather, memcpy, versions, peer_error):
+    ratios = [r["ratio"] for r in table if r["ratio"] is not None]
+    print(json.dumps({
+        "machine": {"num_cpus": context.get("num_cpus"), "mhz_per_cpu": context.get("mhz_per_cpu")},
+        "peer": {"dgl_version": versions.get("dgl_version"), "torch_version": versions.get("torch_version"),
+                 "error": peer_error or None},
+        "workload": {"fanouts": [15, 10, 5], "batch_size": 1024, "replace": False},
+        "configs": table,
+        "gather_bytes_per_s": gather, "memcpy_bytes_per_s": memcpy,
+        "gather_vs_memcpy": gather / memcpy if gather and memcpy else None,
+        "configs_with_both_sides": len(ratios),
+        "sampler_vs_graphbolt": min(ratios) if ratios else None,
+    }, indent=2))
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("ours")
-    ap.add_argument("peer")
-    ap.add_argument("--plot")
-    ap.add_argument("--peer-error", default="")
+    ap = argparse.ArgumentParser(description="faultline vs GraphBolt sampler table")
+    ap.add_argument("ours", help="pipeline_bench --benchmark_out JSON")
+    ap.add_argument("peer", help="graphbolt_sample.py --json lines")
+    ap.add_argument("--plot", help="write a PNG plot here (needs matplotlib)")
+    ap.add_argument("--peer-error", default="", help="why the peer did not run, if it did not")
+    ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = ap.parse_args()
     context, sampler, limit, gather, memcpy = ours_by_config(args.ours)
     peer = peer_by_config(args.peer)
     versions = next(iter(peer.values()), {})
+    if args.json:
+        print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, args.peer_error)
+        return 0
     print(f"machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           f"peer: DGL {versions.get('dgl_version', '-')} GraphBolt, torch {versions.get('torch_version', '-')}")
     print("fanouts [15, 10, 5], batch 1024, without replacement")
     print(f"{'sampler':<10} {'threads':>7} {'ours edges/s':>13} {'gb edges/s':>11} {'ratio':>6} "
           f"{'of limit':>8} {'limit reads/s':>14}")
-    ratios = []
-    configs = sorted(set(sampler) | set(peer))
-    for (threads, weighted) in configs:
-        edges = sampler.get((threads, weighted))
-        of_limit, reads = limit.get((threads, weighted), (None, None))
-        p = peer.get((threads, weighted))
-        ratio = edges / p["edges_per_s"] if edges is not None and p and p["edges_per_s"] > 0 else None
-        if ratio is not None:
-            ratios.append(ratio)
-        print(f"{'weighted' if weighted else 'uniform':<10} {threads:>7} {shown(edges, '.0f'):>13} "
-              f"{shown(p['edges_per_s'] if p else None, '.0f'):>11} {shown(ratio, '.2f'):>6} "
-              f"{shown(of_limit, '.0%'):>8} {shown(reads, '.0f'):>14}")
+    table = rows(sampler, limit, peer)
+    ratios = [r["ratio"] for r in table if r["ratio"] is not None]
+    for r in table:
+        print(f"{r['sampler']:<10} {r['threads']:>7} {shown(r['ours_edges_per_s'], '.0f'):>13} "
+              f"{shown(r['graphbolt_edges_per_s'], '.0f'):>11} {shown(r['ratio'], '.2f'):>6} "
+              f"{shown(r['of_limit'], '.0%'):>8} {shown(r['limit_reads_per_s'], '.0f'):>14}")
     print("of limit: the median over pairs of a sampling window and as many random 8-byte reads over the graph's "
           "indices as it sampled edges, with as many threads, timed back to back (sampled edges/s / those "
           "reads/s); limit reads/s: over all the pairs' reads")
@@ -113,8 +142,8 @@ def main():
     if not ratios:
         print("sampler_vs_graphbolt=unavailable")
         return 0
-    if len(ratios) < len(configs):
-        print(f"only {len(ratios)} of {len(configs)} configurations have both sides: the ratio below is over those")
+    if len(ratios) < len(table):
+        print(f"only {len(ratios)} of {len(table)} configurations have both sides: the ratio below is over those")
     print(f"sampler_vs_graphbolt={min(ratios):.2f}")
     return 0
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Tests bench/report.py (compare_graphbolt's table) on fixed inputs: the
+# ratio is ours / GraphBolt's edges/s, the last line is the smallest ratio,
+# --json carries the same numbers, and a missing peer is said, not hidden.
+set -uo pipefail
+REPORT="$1"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+check() {  # check <what> <wanted> <got>
+  if [ "$2" != "$3" ]; then
+    echo "FAIL: $1: got '$3', expected '$2'" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+cat >"$WORK/ours.json" <<'JSON'
+{"context": {"num_cpus": 2, "mhz_per_cpu": 2596},
+ "benchmarks": [
+  {"name": "BM_SamplerOfLimit/weighted:0/threads:1/real_time", "edges_per_s": 40e6, "of_limit": 0.5, "reads_per_s": 80e6},
+  {"name": "BM_SamplerOfLimit/weighted:1/threads:1/real_time", "edges_per_s": 1e6, "of_limit": 0.02, "reads_per_s": 50e6},
+  {"name": "BM_GatherRows/real_time", "bytes_per_second": 2e9},
+  {"name": "BM_MemcpySameBytes/real_time", "bytes_per_second": 4e9}]}
+JSON
+cat >"$WORK/peer.jsonl" <<'JSON'
+{"threads": 1, "weighted": false, "edges_per_s": 8e6, "dgl_version": "2.1.0", "torch_version": "2.2.1"}
+{"threads": 1, "weighted": true, "edges_per_s": 0.4e6, "dgl_version": "2.1.0", "torch_version": "2.2.1"}
+JSON
+
+text="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/peer.jsonl")"
+check "exit status" 0 $?
+check "last line: the smallest ratio (weighted 1 / 0.4)" "sampler_vs_graphbolt=2.50" "$(tail -1 <<<"$text")"
+check "uniform row" "uniform 1 40000000 8000000 5.00 50% 80000000" "$(grep '^uniform' <<<"$text" | tr -s ' ')"
+check "gather line" "gather 128 x float32 random rows: 2.00 GB/s; memcpy of the same bytes: 4.00 GB/s; gather/memcpy = 0.50" \
+  "$(grep '^gather' <<<"$text")"
+
+json="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/peer.jsonl" --json)"
+check "--json exit status" 0 $?
+got="$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["configs"]
+print(d["sampler_vs_graphbolt"], len(r), r[0]["sampler"], r[0]["ratio"], r[1]["of_limit"], d["gather_vs_memcpy"], d["peer"]["error"])' <<<"$json")"
+check "--json fields" "2.5 2 uniform 5.0 0.02 0.5 None" "$got"
+
+: >"$WORK/none.jsonl"
+text="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/none.jsonl" --peer-error "pip failed")"
+check "no peer: said" "GraphBolt peer not run: pip failed" "$(grep '^GraphBolt peer' <<<"$text")"
+check "no peer: no ratio" "sampler_vs_graphbolt=unavailable" "$(tail -1 <<<"$text")"
+json="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/none.jsonl" --peer-error "pip failed" --json)"
+check "no peer: --json" "None pip failed" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
+print(d["sampler_vs_graphbolt"], d["peer"]["error"])' <<<"$json")"
+
+[ "$failures" -eq 0 ] && echo "report_test: all checks passed"
+exit "$((failures > 0))"
