@@ -4,6 +4,7 @@
 # to the totals printed by print_totals.
 TOTAL_PASSED=0
 TOTAL_FAILED=0
+STAGES_JSON=()  # one JSON object per stage run, for print_json
 run_stage() {
   local name="$1"; shift
   local log
@@ -20,12 +21,21 @@ run_stage() {
   failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log" || true)
   TOTAL_PASSED=$((TOTAL_PASSED + passed))
   TOTAL_FAILED=$((TOTAL_FAILED + failed))
-  echo "=== ${name}: ${passed} passed, ${failed} failed in $((SECONDS - start))s (exit ${rc})"
+  local seconds=$((SECONDS - start))
+  echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc})"
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
   if [ "$rc" -eq 0 ] && [ "$failed" -ne 0 ]; then rc=1; fi  # a failed test fails the stage, whatever bazel said
+  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": \"${log}\"}")
   return "$rc"
 }
 
 print_totals() {
   echo "${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed"
+}
+
+# Prints the stages and totals as one JSON object (ci/test.sh --json).
+print_json() {
+  local stages
+  stages="$(IFS=,; echo "${STAGES_JSON[*]}")"
+  echo "{\"stages\": [${stages}], \"passed\": ${TOTAL_PASSED}, \"failed\": ${TOTAL_FAILED}, \"ok\": $([ "$TOTAL_FAILED" -eq 0 ] && echo true || echo false)}"
 }

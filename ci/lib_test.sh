@@ -34,8 +34,15 @@ run_stage quiet >/dev/null; expect "green stage printing nothing" 0 $?
 totals="$(print_totals)"
 [ "$totals" = "1 passed, 3 failed" ] || { echo "FAIL: totals '$totals', expected '1 passed, 3 failed'" >&2; failures=$((failures + 1)); }
 
+# ci/test.sh --json: one object whose stages and totals match the runs above.
+json="$(print_json)"
+got="$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
+print(d["passed"], d["failed"], d["ok"], [(s["stage"], s["passed"], s["failed"], s["ok"]) for s in d["stages"]])' <<<"$json")"
+want="1 3 False [('green', 1, 0, True), ('red', 0, 1, False), ('broken', 0, 0, False), ('lying', 0, 1, False), ('quiet', 0, 0, True)]"
+[ "$got" = "$want" ] || { echo "FAIL: print_json gave '$got', expected '$want' (from: $json)" >&2; failures=$((failures + 1)); }
+
 if [ "$failures" -ne 0 ]; then
   echo "lib_test: $failures failed" >&2
   exit 1
 fi
-echo "lib_test: run_stage passes green stages and fails red ones (6 checks)"
+echo "lib_test: run_stage passes green stages and fails red ones, print_json says so (7 checks)"

@@ -3,8 +3,20 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer, then the tests that start
 # threads under ThreadSanitizer. GPU tests are filtered out here
 # (ci/gpu.sh runs them on a machine with a GPU). Installs what is missing.
+# Usage: ci/test.sh [--json]   (--json: progress on stderr, then one JSON
+# object on stdout: each stage's passed / failed / seconds / log, totals)
+# Exit: 0 every stage green, 1 a stage failed or setup failed, 2 usage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+JSON=0
+for arg in "$@"; do
+  case "$arg" in
+    --json) JSON=1 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "ci/test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "$JSON" -eq 1 ]; then exec 3>&1 1>&2; fi  # fd 3: the JSON; progress to stderr
 ci/setup.sh || exit 1
 source ci/lib.sh
 
@@ -20,4 +32,5 @@ run_stage asan-ubsan --config=asan-ubsan --build_tests_only //... || status=1
 # threads are not instrumented).
 run_stage tsan --config=tsan --build_tests_only --test_tag_filters=threaded,-gpu,-benchmark,-mpi //... || status=1
 print_totals
+if [ "$JSON" -eq 1 ]; then print_json >&3; fi
 exit "$status"
