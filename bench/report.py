@@ -14,13 +14,14 @@ import sys
 def ours_by_config(path):
     with open(path) as f:
         data = json.load(f)
-    sampler, limit, gather, memcpy = {}, {}, None, None
+    sampler, limit, gather, memcpy, errors = {}, {}, None, None, []
     for b in data.get("benchmarks", []):
         name = b["name"]
         if b.get("run_type") == "aggregate":  # mean/median/stddev rows of --benchmark_repetitions
             continue
         if b.get("error_occurred"):
-            print(f"our benchmark {name} failed: {b.get('error_message')}", file=sys.stderr)
+            errors.append(f"our benchmark {name} failed: {b.get('error_message')}")
+            print(errors[-1], file=sys.stderr)
             continue
         if name.startswith("BM_SamplerOfLimit/"):
             parts = dict(p.split(":") for p in name.split("/")[1:] if ":" in p)
@@ -31,7 +32,9 @@ def ours_by_config(path):
             gather = b["bytes_per_second"]
         elif name.startswith("BM_MemcpySameBytes"):
             memcpy = b["bytes_per_second"]
-    return data.get("context", {}), sampler, limit, gather, memcpy
+    if not sampler:
+        errors.append("no sampler benchmark in " + path)
+    return data.get("context", {}), sampler, limit, gather, memcpy, errors
 
 
 def peer_by_config(path):
@@ -68,7 +71,7 @@ def rows(sampler, limit, peer):
     return out
 
 
-def print_json(context, table, gather, memcpy, versions, peer_error):
+def print_json(context, table, gather, memcpy, versions, peer_error, errors):
     ratios = [r["ratio"] for r in table if r["ratio"] is not None]
     print(json.dumps({
         "machine": {"num_cpus": context.get("num_cpus"), "mhz_per_cpu": context.get("mhz_per_cpu")},
@@ -79,8 +82,35 @@ def print_json(context, table, gather, memcpy, versions, peer_error):
         "gather_bytes_per_s": gather, "memcpy_bytes_per_s": memcpy,
         "gather_vs_memcpy": gather / memcpy if gather and memcpy else None,
         "configs_with_both_sides": len(ratios),
+        "errors": errors,
         "sampler_vs_graphbolt": min(ratios) if ratios else None,
     }, indent=2))
+
+
+def plot(path, sampler, peer, out):
+    """Writes the sampler curves of both sides to the PNG at `path`."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for weighted in (False, True):
+            label = "weighted" if weighted else "uniform"
+            ts = sorted(t for (t, w) in sampler if w == weighted)
+            ax.plot(ts, [sampler[(t, weighted)] / 1e6 for t in ts], marker="o", label=f"faultline {label}")
+            ts = sorted(t for (t, w) in peer if w == weighted)
+            ax.plot(ts, [peer[(t, weighted)]["edges_per_s"] / 1e6 for t in ts], marker="s", linestyle="--",
+                    label=f"GraphBolt {label}")
+        ax.set_xlabel("threads")
+        ax.set_ylabel("sampled edges / s (millions)")
+        ax.set_xticks(sorted({t for (t, _) in sampler}))
+        ax.set_title("sample_neighbors, fanouts [15,10,5], batch 1024")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        print(f"plot: {path}", file=out)
+    except ImportError:
+        print("plot skipped: matplotlib is not installed in the peer's environment", file=sys.stderr)
 
 
 def main():
@@ -91,12 +121,15 @@ def main():
     ap.add_argument("--peer-error", default="", help="why the peer did not run, if it did not")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = ap.parse_args()
-    context, sampler, limit, gather, memcpy = ours_by_config(args.ours)
+    context, sampler, limit, gather, memcpy, errors = ours_by_config(args.ours)
     peer = peer_by_config(args.peer)
     versions = next(iter(peer.values()), {})
+    status = 1 if errors else 0  # our side must have run; the peer may be missing
+    if args.plot and peer:
+        plot(args.plot, sampler, peer, sys.stderr if args.json else sys.stdout)
     if args.json:
-        print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, args.peer_error)
-        return 0
+        print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, args.peer_error, errors)
+        return status
     print(f"machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           f"peer: DGL {versions.get('dgl_version', '-')} GraphBolt, torch {versions.get('torch_version', '-')}")
     print("fanouts [15, 10, 5], batch 1024, without replacement")
@@ -114,38 +147,15 @@ def main():
     if gather and memcpy:
         print(f"gather 128 x float32 random rows: {gather / 1e9:.2f} GB/s; memcpy of the same bytes: "
               f"{memcpy / 1e9:.2f} GB/s; gather/memcpy = {gather / memcpy:.2f}")
-    if args.plot and peer:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            fig, ax = plt.subplots(figsize=(6, 4))
-            for weighted in (False, True):
-                label = "weighted" if weighted else "uniform"
-                ts = sorted(t for (t, w) in sampler if w == weighted)
-                ax.plot(ts, [sampler[(t, weighted)] / 1e6 for t in ts], marker="o", label=f"faultline {label}")
-                ts = sorted(t for (t, w) in peer if w == weighted)
-                ax.plot(ts, [peer[(t, weighted)]["edges_per_s"] / 1e6 for t in ts], marker="s", linestyle="--",
-                        label=f"GraphBolt {label}")
-            ax.set_xlabel("threads")
-            ax.set_ylabel("sampled edges / s (millions)")
-            ax.set_xticks(sorted({t for (t, _) in sampler}))
-            ax.set_title("sample_neighbors, fanouts [15,10,5], batch 1024")
-            ax.legend()
-            fig.tight_layout()
-            fig.savefig(args.plot, dpi=100)
-            print(f"plot: {args.plot}")
-        except ImportError:
-            print("plot skipped: matplotlib is not installed in the peer's environment", file=sys.stderr)
     if args.peer_error:
         print(f"GraphBolt peer not run: {args.peer_error}")
     if not ratios:
         print("sampler_vs_graphbolt=unavailable")
-        return 0
+        return status
     if len(ratios) < len(table):
         print(f"only {len(ratios)} of {len(table)} configurations have both sides: the ratio below is over those")
     print(f"sampler_vs_graphbolt={min(ratios):.2f}")
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -48,5 +48,21 @@ json="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/none.jsonl" --peer-error "pip
 check "no peer: --json" "None pip failed" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
 print(d["sampler_vs_graphbolt"], d["peer"]["error"])' <<<"$json")"
 
+# One of our benchmarks failed (SkipWithError): said, and exit 1, also with --json.
+python3 - "$WORK/ours.json" "$WORK/failed.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][1] = {"name": d["benchmarks"][1]["name"], "error_occurred": True, "error_message": "set FAULTLINE_BENCH_GRAPH"}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 "$REPORT" "$WORK/failed.json" "$WORK/peer.jsonl" >/dev/null 2>"$WORK/err"
+check "a failed benchmark: exit status" 1 $?
+check "a failed benchmark: said" "our benchmark BM_SamplerOfLimit/weighted:1/threads:1/real_time failed: set FAULTLINE_BENCH_GRAPH" \
+  "$(cat "$WORK/err")"
+json="$(python3 "$REPORT" "$WORK/failed.json" "$WORK/peer.jsonl" --json 2>/dev/null)"
+check "a failed benchmark: --json exit status" 1 $?
+check "a failed benchmark: --json errors" "1 5.0" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
+print(len(d["errors"]), d["sampler_vs_graphbolt"])' <<<"$json")"
+
 [ "$failures" -eq 0 ] && echo "report_test: all checks passed"
 exit "$((failures > 0))"

@@ -25,7 +25,9 @@ run_stage() {
   echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc})"
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
   if [ "$rc" -eq 0 ] && [ "$failed" -ne 0 ]; then rc=1; fi  # a failed test fails the stage, whatever bazel said
-  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": \"${log}\"}")
+  local log_json="${log//\\/\\\\}"  # the path as a JSON string: \ and " escaped
+  log_json="${log_json//\"/\\\"}"
+  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": \"${log_json}\"}")
   return "$rc"
 }
 

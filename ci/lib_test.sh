@@ -41,8 +41,19 @@ print(d["passed"], d["failed"], d["ok"], [(s["stage"], s["passed"], s["failed"],
 want="1 3 False [('green', 1, 0, True), ('red', 0, 1, False), ('broken', 0, 0, False), ('lying', 0, 1, False), ('quiet', 0, 0, True)]"
 [ "$got" = "$want" ] || { echo "FAIL: print_json gave '$got', expected '$want' (from: $json)" >&2; failures=$((failures + 1)); }
 
+# A log path with a quote and a backslash stays valid JSON (in a subshell:
+# the totals above stay as they are).
+odd="$(mktemp -d "${TEST_TMPDIR:-/tmp}/o\"d\\d.XXXX")"
+got="$(TMPDIR="$odd"; bazel() { return 0; }; run_stage odd >/dev/null
+  print_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["stages"][-1]["log"])' 2>&1)"
+case "$got" in
+  "$odd"/faultline-odd.*.log) ;;
+  *) echo "FAIL: a log path with a quote and a backslash: '$got'" >&2; failures=$((failures + 1)) ;;
+esac
+rm -rf "$odd"
+
 if [ "$failures" -ne 0 ]; then
   echo "lib_test: $failures failed" >&2
   exit 1
 fi
-echo "lib_test: run_stage passes green stages and fails red ones, print_json says so (7 checks)"
+echo "lib_test: run_stage passes green stages and fails red ones, print_json says so, even of odd log paths (8 checks)"

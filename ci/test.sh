@@ -17,7 +17,10 @@ for arg in "$@"; do
   esac
 done
 if [ "$JSON" -eq 1 ]; then exec 3>&1 1>&2; fi  # fd 3: the JSON; progress to stderr
-ci/setup.sh || exit 1
+if ! ci/setup.sh; then
+  if [ "$JSON" -eq 1 ]; then echo '{"stages": [], "passed": 0, "failed": 0, "ok": false, "error": "ci/setup.sh failed"}' >&3; fi
+  exit 1
+fi
 source ci/lib.sh
 
 status=0

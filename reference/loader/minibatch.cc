@@ -421,7 +421,11 @@ namespace {
 
 // Writes a whole minibatch with `w`.
 Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
-  // What a reader checks, so that a bad minibatch fails here, not there.
+  // Begin first: a refused minibatch leaves the segment empty (length 0),
+  // not holding the last one.
+  FL_RETURN_IF_ERROR(w.Begin(b.index, b.seeds, b.layers.size()));
+  // How the layers fit together, which a reader checks: a bad minibatch
+  // fails here, naming the layer, not in the process that reads it.
   for (size_t k = 0; k < b.layers.size(); ++k) {
     const SampledLayer& l = b.layers[k];
     std::string problem = ShapeProblem(l);
@@ -434,7 +438,6 @@ Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
     }
     if (!problem.empty()) return InvalidArgumentError("layer " + std::to_string(k) + ": " + problem);
   }
-  FL_RETURN_IF_ERROR(w.Begin(b.index, b.seeds, b.layers.size()));
   for (const SampledLayer& layer : b.layers) FL_RETURN_IF_ERROR(w.AddLayer(layer));
   FL_ASSIGN_OR_RETURN(float* features, w.Features(b.feature_dim, b.features.size()));
   if (!b.features.empty()) std::memcpy(features, b.features.data(), b.features.size() * sizeof(float));

@@ -85,6 +85,14 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   EXPECT_EQ(EncodeMiniBatch(falling).status().message(),
             "layer 1: indptr decreases from " + std::to_string(indptr[1]) + " to " + std::to_string(indptr[2]) +
                 " at seed 1");
+  // Refused into a segment: the segment then holds no minibatch, not the
+  // one written before.
+  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-refused";
+  SegmentWriter segment(name);
+  SegmentReader reader(name);
+  ASSERT_TRUE(WriteMiniBatch(batch, segment).ok());
+  EXPECT_EQ(WriteMiniBatch(unchained, segment).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadMiniBatch(reader).status().message(), "minibatch bytes are truncated");
   // The writer's AddLayer checks the indptr too (it takes one layer).
   std::string out;
   MiniBatchWriter writer(out);
