@@ -138,7 +138,38 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   EXPECT_EQ(loader.status().message(),
             "FAULTLINE_LOADER_INJECT is 'mid_write:explode'; expected STEP:ACTION[:WORKER] with STEP one of started, "
             "before_restore, after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-            "sigkill, sigsegv, exit3, hang");
+            "sigkill, sigsegv, exit3, hang, misindex (after_write only)");
+  ScopedInjection early("after_task:misindex");
+  EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// A slot that does not hold the minibatch asked for (a worker that wrote
+// another index) is DataLoss in step read_shared_memory, naming the worker
+// and slot, and nothing leaks.
+TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    ScopedInjection inject("after_write:misindex:1");
+    auto loader = DataLoader::Create(LoaderTestOptions(2, method));
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    const std::vector<pid_t> pids = (*loader)->worker_pids();
+    auto first = (*loader)->NextView();  // minibatch 0, from worker 0
+    ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
+    auto second = (*loader)->NextView();
+    EXPECT_EQ(second.status().code(), StatusCode::kDataLoss);
+    EXPECT_EQ(second.status().message(), "reading minibatch 1 from worker 1 (pid " + std::to_string(pids[1]) +
+                                             ")'s segment slot 0: the segment holds minibatch 1001");
+    ASSERT_TRUE((*loader)->failure().has_value());
+    EXPECT_EQ((*loader)->failure()->step, "read_shared_memory");
+    EXPECT_EQ((*loader)->failure()->worker, 1);
+    EXPECT_EQ((*loader)->failure()->minibatch, 1);
+    EXPECT_FALSE(Alive(pids[0]));
+    EXPECT_FALSE(Alive(pids[1]));
+    first->reset();
+    loader->reset();
+    EXPECT_TRUE(NoLeftoverSegments());
+  }
 }
 
 TEST(WorkerFaultTest, ANegativeTimeoutIsRefused) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "reference/loader/data_loader.h"
@@ -73,7 +74,7 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
                                 "'; expected STEP:ACTION[:WORKER] with STEP one of started, before_restore, "
                                 "after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-                                "sigkill, sigsegv, exit3, hang");
+                                "sigkill, sigsegv, exit3, hang, misindex (after_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();
@@ -92,6 +93,7 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return false;
   };
   if (!known(injection.step, kInjectSteps) || !known(injection.action, kInjectActions)) return bad();
+  if (injection.action == "misindex" && injection.step != "after_write") return bad();
   return injection;
 }
 
@@ -148,6 +150,10 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     const Status status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot],
                                                [&] { inject.At("mid_write", index); });
     if (status.ok()) inject.At("after_write", index);
+    if (status.ok() && inject.Misindexes("after_write", index)) {
+      const int64_t wrong = batch + 1000;  // the index field follows the 8-byte magic word
+      std::memcpy(segments[slot]->At(sizeof(uint64_t)), &wrong, sizeof(wrong));
+    }
     if (!reply(batch, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
     inject.At("after_answer", index);
   }

@@ -33,7 +33,10 @@ std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::st
 inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
 inline constexpr const char* kInjectSteps[] = {"started",     "before_restore", "after_restore", "after_task",
                                         "mid_write",   "after_write",    "after_answer"};
-inline constexpr const char* kInjectActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
+// misindex (after_write only): the worker writes another minibatch index
+// into its finished slot and answers as if nothing happened, so that the
+// main process reads a wrong slot (DataLoader's read_shared_memory check).
+inline constexpr const char* kInjectActions[] = {"sigkill", "sigsegv", "exit3", "hang", "misindex"};
 
 struct FaultInjection {
   std::string step;    // empty: nothing injected
@@ -42,6 +45,10 @@ struct FaultInjection {
 
   // Fails the calling worker `index` here when `here` is the injected step.
   void At(const char* here, int index) const;
+  // Whether the calling worker `index` is to misindex its slot at `here`.
+  bool Misindexes(const char* here, int index) const {
+    return action == "misindex" && step == here && (worker < 0 || worker == index);
+  }
 };
 
 // Parses FAULTLINE_LOADER_INJECT; an unset variable injects nothing, a
