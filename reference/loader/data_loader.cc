@@ -64,19 +64,18 @@ struct DataLoader::Released {
     std::lock_guard<std::mutex> lock(mutex);
     return batches[batch];
   }
+
+  // Held by a view of a worker's minibatch: keeps the slot mapped, and
+  // marks the minibatch released when the last copy of the view is dropped.
+  struct Lease {
+    std::shared_ptr<const void> mapping;
+    std::shared_ptr<Released> released;
+    int64_t batch = 0;
+    ~Lease() { released->Mark(batch); }
+  };
 };
 
 namespace {
-
-// Held by a view of a worker's minibatch: keeps the slot mapped, and marks
-// the minibatch released when the last copy of the view is dropped.
-template <typename Released>
-struct SlotLease {
-  std::shared_ptr<const void> mapping;
-  std::shared_ptr<Released> released;
-  int64_t batch = 0;
-  ~SlotLease() { released->Mark(batch); }
-};
 
 std::atomic<int> g_loader_serial{0};
 TaskWriteHook g_task_write_hook;
@@ -270,7 +269,8 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
     return view.status().WithContext("reading minibatch " + std::to_string(batch) + " from " +
                                      failure_->Process() + "'s segment slot " + std::to_string(slot));
   }
-  view->holds = std::shared_ptr<SlotLease<Released>>(new SlotLease<Released>{std::move(view->holds), released_, batch});
+  // Built in place (a moved-from Lease would mark on destruction).
+  view->holds = std::shared_ptr<Released::Lease>(new Released::Lease{std::move(view->holds), released_, batch});
   return view;
 }
 

@@ -424,21 +424,18 @@ Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
   // Begin first: a refused minibatch leaves the segment empty (length 0),
   // not holding the last one.
   FL_RETURN_IF_ERROR(w.Begin(b.index, b.seeds, b.layers.size()));
-  // How the layers fit together, which a reader checks: a bad minibatch
-  // fails here, naming the layer, not in the process that reads it.
+  // Each layer as AddLayer checks it (its sizes, its indptr), then how it
+  // chains to the one before, as a reader checks: a bad minibatch fails
+  // here, naming the layer, not in the process that reads it.
   for (size_t k = 0; k < b.layers.size(); ++k) {
     const SampledLayer& l = b.layers[k];
-    std::string problem = ShapeProblem(l);
-    if (problem.empty()) {
-      problem = ChainProblem(l.subgraph.seeds, k == 0 ? b.seeds : b.layers[k - 1].unique_nodes,
-                             k == 0 ? kMinibatchSeeds : kPreviousUnique, l.unique_nodes);
-    }
-    if (problem.empty()) {
-      problem = IndptrProblem(l.subgraph.indptr.data(), l.subgraph.indptr.size(), l.subgraph.indices.size());
-    }
-    if (!problem.empty()) return InvalidArgumentError("layer " + std::to_string(k) + ": " + problem);
+    const std::string layer = "layer " + std::to_string(k);
+    Status added = w.AddLayer(l);
+    if (!added.ok()) return added.WithContext(layer);
+    const std::string chain = ChainProblem(l.subgraph.seeds, k == 0 ? b.seeds : b.layers[k - 1].unique_nodes,
+                                           k == 0 ? kMinibatchSeeds : kPreviousUnique, l.unique_nodes);
+    if (!chain.empty()) return InvalidArgumentError(layer + ": " + chain);
   }
-  for (const SampledLayer& layer : b.layers) FL_RETURN_IF_ERROR(w.AddLayer(layer));
   FL_ASSIGN_OR_RETURN(float* features, w.Features(b.feature_dim, b.features.size()));
   if (!b.features.empty()) std::memcpy(features, b.features.data(), b.features.size() * sizeof(float));
   return w.Finish();
