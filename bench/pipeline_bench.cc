@@ -272,10 +272,15 @@ void BM_MemcpySameBytes(benchmark::State& state) {
 BENCHMARK(BM_MemcpySameBytes)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 constexpr int64_t kLoaderBatches = 96;
-// Minibatches delivered before the clock starts: one per worker (two
-// workers) so that every worker has started (a spawned worker loads its own
-// copy of the graph first, which is start-up, not throughput).
-constexpr int64_t kLoaderWarmup = 2;
+// Minibatches delivered before the clock starts: each worker's first
+// kPrefetchPerWorker (two workers), so that every worker has started (a
+// spawned worker loads its own copy of the graph first) and every segment
+// slot holds its first minibatch (a slot's first minibatch allocates its
+// shared memory, ~3,500 pages: 10-15 ms in each worker, once per loader).
+// Both are start-up, not throughput; BM_DataLoader's startup_ms reports it.
+// (Until stop 33: 2, one per worker, which left the second slots' start-up
+// inside the clock.)
+constexpr int64_t kLoaderWarmup = 2 * kPrefetchPerWorker;
 constexpr uint64_t kLoaderSeed = 3;
 
 // The loader benchmarks' minibatches: BM_DataLoader's items and shuffle.
@@ -315,11 +320,29 @@ double ProcessCpuSeconds(pid_t pid) {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-// The CPU seconds the loader's processes used over the timed minibatches.
-struct EpochCpu {
+// What an epoch's start-up took, and the CPU seconds the loader's processes
+// used over the timed minibatches.
+struct EpochCosts {
+  double startup = 0;  // seconds from Create to the end of the warm-up
   double main = 0;     // the main process: taking minibatches
   double workers = 0;  // all workers together: producing them
+  // Per worker, seconds over the timed minibatches that it was runnable but
+  // another process had its core, and that it slept (waiting for a task).
+  std::vector<double> waited_for_core, waited_for_task;
 };
+
+// Seconds process `pid` has run and has waited on a run queue so far, from
+// /proc/PID/schedstat; {NaN, NaN} where the kernel does not keep them.
+std::pair<double, double> RunAndQueueSeconds(pid_t pid) {
+  const double unknown = std::nan("");
+  FILE* file = std::fopen(("/proc/" + std::to_string(pid) + "/schedstat").c_str(), "r");
+  if (file == nullptr) return {unknown, unknown};
+  unsigned long long run_ns = 0, queued_ns = 0;
+  const bool read = std::fscanf(file, "%llu %llu", &run_ns, &queued_ns) == 2;
+  std::fclose(file);
+  if (!read) return {unknown, unknown};
+  return {1e-9 * static_cast<double>(run_ns), 1e-9 * static_cast<double>(queued_ns)};
+}
 
 // How the benchmark's consumer takes minibatches: copied out (Next) or
 // viewed where they lie (NextView).
@@ -338,9 +361,11 @@ Result<bool> TakeNext(DataLoader& loader, Take take) {
 }
 
 // Creates a loader, takes kLoaderWarmup minibatches, then returns the
-// seconds the other kLoaderBatches take. Adds the CPU seconds its processes
-// used over them to `*cpu` when set.
-Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, EpochCpu* cpu = nullptr) {
+// seconds the other kLoaderBatches take. Adds the start-up's seconds and the
+// CPU seconds its processes used over the timed minibatches to `*costs`
+// when set.
+Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, EpochCosts* costs = nullptr) {
+  const auto created = std::chrono::steady_clock::now();
   FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(o));
   for (int64_t warmup = 0; warmup < kLoaderWarmup; ++warmup) {
     FL_ASSIGN_OR_RETURN(bool taken, TakeNext(*loader, take));
@@ -352,8 +377,11 @@ Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, EpochCpu* cpu 
     for (pid_t pid : workers) sum += ProcessCpuSeconds(pid);
     return sum;
   };
+  std::vector<std::pair<double, double>> scheduled;
+  for (pid_t pid : workers) scheduled.push_back(RunAndQueueSeconds(pid));
   const auto start = std::chrono::steady_clock::now();
   const double main_start = ProcessCpuSeconds(0), workers_start = workers_cpu();
+  if (costs != nullptr) costs->startup += std::chrono::duration<double>(start - created).count();
   int64_t batches = 0;
   for (;;) {
     FL_ASSIGN_OR_RETURN(bool taken, TakeNext(*loader, take));
@@ -364,11 +392,19 @@ Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, EpochCpu* cpu 
     return InternalError("the loader gave " + std::to_string(batches) + " timed minibatches, expected " +
                          std::to_string(kLoaderBatches));
   }
-  if (cpu != nullptr) {  // before the loader ends: its workers exit with it
-    cpu->main += ProcessCpuSeconds(0) - main_start;
-    cpu->workers += workers_cpu() - workers_start;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (costs != nullptr) {  // before the loader ends: its workers exit with it
+    costs->main += ProcessCpuSeconds(0) - main_start;
+    costs->workers += workers_cpu() - workers_start;
+    costs->waited_for_core.resize(workers.size());
+    costs->waited_for_task.resize(workers.size());
+    for (size_t w = 0; w < workers.size(); ++w) {
+      const auto [run, queued] = RunAndQueueSeconds(workers[w]);
+      costs->waited_for_core[w] += queued - scheduled[w].second;
+      costs->waited_for_task[w] += seconds - (run - scheduled[w].first) - (queued - scheduled[w].second);
+    }
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds;
 }
 
 // Times the kLoaderBatches minibatches that follow the first kLoaderWarmup.
@@ -378,10 +414,10 @@ void BM_DataLoader(benchmark::State& state) {
                                              state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
   const Take take = state.range(2) == 0 ? Take::kCopy : Take::kView;
   int64_t batches = 0;
-  EpochCpu cpu;
+  EpochCosts costs;
   double seconds_total = 0;
   for (auto _ : state) {
-    Result<double> seconds = TimeLoaderEpoch(o, take, &cpu);
+    Result<double> seconds = TimeLoaderEpoch(o, take, &costs);
     if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
     state.SetIterationTime(*seconds);
     seconds_total += *seconds;
@@ -390,12 +426,22 @@ void BM_DataLoader(benchmark::State& state) {
   state.counters["minibatches_per_s"] = benchmark::Counter(static_cast<double>(batches), benchmark::Counter::kIsRate);
   // What the main process spends per minibatch (with workers: taking it
   // from shared memory), on a core the workers share.
-  state.counters["main_cpu_ms_per_batch"] = 1e3 * cpu.main / static_cast<double>(batches);
+  state.counters["main_cpu_ms_per_batch"] = 1e3 * costs.main / static_cast<double>(batches);
+  // Create and the kLoaderWarmup minibatches before the clock, per epoch.
+  state.counters["startup_ms"] = 1e3 * costs.startup / static_cast<double>(state.iterations());
   // With workers: what each costs per minibatch, and the share of the time
   // they were on a core (below 1: they waited for a task or for a core).
   if (o.num_workers > 0) {
-    state.counters["worker_cpu_ms_per_batch"] = 1e3 * cpu.workers / static_cast<double>(batches);
-    state.counters["workers_busy"] = cpu.workers / (seconds_total * o.num_workers);
+    state.counters["worker_cpu_ms_per_batch"] = 1e3 * costs.workers / static_cast<double>(batches);
+    state.counters["workers_busy"] = costs.workers / (seconds_total * o.num_workers);
+    // Where each worker's other time went, as shares of the wall time: an
+    // uneven split shows which worker the main process displaces, and that
+    // the other, dealt every num_workers-th minibatch, then waits for it.
+    for (int w = 0; w < o.num_workers; ++w) {
+      const std::string worker = "worker" + std::to_string(w);
+      state.counters[worker + "_waited_for_core"] = costs.waited_for_core[w] / seconds_total;
+      state.counters[worker + "_waited_for_task"] = costs.waited_for_task[w] / seconds_total;
+    }
   }
 }
 // The loader configurations with workers: 1 and 2, forked and spawned, the

@@ -20,11 +20,13 @@ Status ShmError(const char* what, const std::string& name, int error = errno) {
   return UnavailableError(std::string(what) + " of shared memory segment " + name + " failed: " + std::strerror(error));
 }
 
-// Rounds up to whole pages, growing by at least a quarter so that messages
-// of slowly rising size do not remap every time.
+// Rounds up to whole pages, with a quarter more than is needed (and at
+// least a quarter more than now), so that messages of varying or slowly
+// rising size do not remap every time: each growth maps the whole segment
+// again, in the writer and then in the reader.
 size_t GrownCapacity(size_t needed, size_t current) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t wanted = std::max(needed, current + current / 4);
+  const size_t wanted = std::max(needed + needed / 4, current + current / 4);
   return (wanted + page - 1) / page * page;
 }
 
@@ -59,6 +61,8 @@ Status SegmentWriter::Hold(size_t bytes) {
   capacity_ = grown;
   return OkStatus();
 }
+
+size_t SegmentWriter::reserved() const { return capacity_ > kHeaderBytes ? capacity_ - kHeaderBytes : 0; }
 
 Status SegmentWriter::Begin() {
   FL_RETURN_IF_ERROR(Hold(kHeaderBytes));

@@ -52,6 +52,8 @@ class SegmentWriter {
   char* At(size_t offset);
   // The size of the message so far.
   size_t size() const { return size_; }
+  // The largest message the segment holds without growing.
+  size_t reserved() const;
   // Publishes the message: writes its length.
   void Finish();
 

@@ -73,6 +73,27 @@ TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyW
   EXPECT_EQ(Message(reader), expected);
 }
 
+// Room reserved up front takes a streamed message without moving the
+// mapping, and a growth leaves a quarter more room than the message needed:
+// both spare the writer and the reader a remap of the whole segment.
+TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterMore) {
+  SegmentWriter reserved(TestSegmentName("reserved"));
+  ASSERT_TRUE(reserved.Reserve(1 << 20).ok());
+  EXPECT_GE(reserved.reserved(), 1u << 20);
+  ASSERT_TRUE(reserved.Begin().ok());
+  Result<char*> first = reserved.Extend(4096);
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (int piece = 1; piece < 256; ++piece) ASSERT_TRUE(reserved.Extend(4096).ok());
+  EXPECT_EQ(reserved.At(0), *first);  // 1 MiB in 256 pieces, never moved
+  UnlinkSharedMemory(TestSegmentName("reserved"));
+
+  SegmentWriter grown(TestSegmentName("grown"));
+  ASSERT_TRUE(grown.Begin().ok());
+  ASSERT_TRUE(grown.Extend(100000).ok());
+  EXPECT_GE(grown.reserved(), 125000u);
+  UnlinkSharedMemory(TestSegmentName("grown"));
+}
+
 TEST(SharedMemoryTest, TheNameIsGoneOnceTheReaderOpenedItAndTheSegmentStillWorks) {
   const std::string name = TestSegmentName("unlink");
   SegmentWriter writer(name);

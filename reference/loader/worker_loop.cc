@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -123,6 +124,10 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   inject.At("before_restore", index);
   // Its segment slots (data_loader.h), created with their first minibatch.
   std::unique_ptr<SegmentWriter> segments[kPrefetchPerWorker];
+  // The worker's largest minibatch so far: a new slot starts with room for
+  // it (and a quarter more), so that it is mapped once, by both processes,
+  // instead of growing layer by layer as the first slot did.
+  size_t largest_minibatch = 0;
   Result<std::shared_ptr<LoaderDataset>> data = PrepareWorkerDataset(o, std::move(inherited));
   inject.At("after_restore", index);
   if (data.ok()) batches = LoaderBatches(o, **data);
@@ -147,8 +152,14 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     std::string step;
     const int slot = SegmentSlotOf(batch, o.num_workers);
     if (!segments[slot]) segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot));
-    const Status status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot],
-                                               [&] { inject.At("mid_write", index); });
+    Status status = segments[slot]->Reserve(largest_minibatch);  // names the segment and the bytes
+    if (!status.ok()) {
+      step = "write_shared_memory";
+    } else {
+      status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot],
+                                    [&] { inject.At("mid_write", index); });
+    }
+    largest_minibatch = std::max(largest_minibatch, segments[slot]->size());
     if (status.ok()) inject.At("after_write", index);
     if (status.ok() && inject.Misindexes("after_write", index)) {
       const int64_t wrong = batch + 1000;  // the index field follows the 8-byte magic word
