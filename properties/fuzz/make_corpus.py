@@ -147,7 +147,7 @@ def wire_corpus():
 
 # --- minibatches ------------------------------------------------------------
 
-MAGIC = 0x66617574424d3033
+MAGIC = 0x66617574424d3034  # faultBM04
 
 
 def u64(v):
@@ -161,20 +161,26 @@ def array(values, fmt="<q"):
 def encoded_layer(layer, room=0):
     """A layer (seeds, indptr, indices, edge ids, unique nodes, compacted)
     with its edges' regions `room` values longer than its edges (filled with
-    what an earlier minibatch left there)."""
+    what an earlier minibatch left there). Its seeds and unique nodes are
+    not in it: the minibatch's nodes array holds them."""
     seeds, indptr, indices, edge_ids, unique, compacted = layer
     stale = [-7] * room
-    out = array(seeds) + u64(len(indices)) + u64(len(indices) + room) + ints("<q", indptr)
+    out = u64(len(unique)) + u64(len(indices)) + u64(len(indices) + room) + ints("<q", indptr)
     for region in (edge_ids, indices, compacted):
         out += ints("<q", list(region) + stale)
-    return out + array(unique)
+    return out
 
 
 def minibatch(index, seeds, layers, dim, features, room=0):
-    out = u64(MAGIC) + u64(index) + array(seeds) + u64(len(layers))
+    """The layers chain: each one's seeds are the unique nodes of the one
+    before (the first's are `seeds`), and its unique nodes start with them."""
+    out = u64(MAGIC) + u64(index) + u64(len(seeds)) + u64(len(layers))
+    nodes = seeds
     for k, layer in enumerate(layers):
+        assert layer[0] == nodes and layer[4][:len(nodes)] == nodes, "the layers must chain"
         out += encoded_layer(layer, room if k == len(layers) - 1 else 0)
-    return out + u64(dim) + array(features, "<f")
+        nodes = layer[4]
+    return out + array(nodes) + u64(dim) + array(features, "<f")
 
 
 def minibatch_corpus():

@@ -1,6 +1,6 @@
 // Implements the minibatch encoding: a magic word, then 8-byte counts and
-// arrays in a fixed order (each layer's edges in contiguous regions), and
-// views of it.
+// arrays in a fixed order (each layer's edges in contiguous regions, every
+// layer's nodes in one array), and views of it.
 #include "reference/loader/minibatch.h"
 
 #include <algorithm>
@@ -10,16 +10,23 @@
 namespace faultline {
 namespace {
 
-constexpr uint64_t kMagic = 0x66617574424d3033ull;  // "fautBM03"
+constexpr uint64_t kMagic = 0x66617574424d3034ull;  // "fautBM04"
 
 // The layout, in order (u64: 8 bytes; array: a u64 count, then the values;
 // every field starts 8-byte aligned, so a view can point at the values):
-//   magic, index, seeds array, number of layers;
-//   for each layer: seeds array; number of edges; capacity; indptr (one
-//     value more than the seeds, no count); three regions of `capacity`
-//     values each: original_edge_ids, indices, compacted_indices (the layer's
-//     edges first, then room left unused); unique_nodes array;
-//   feature_dim, features array (float).
+//   magic, index, number of seeds, number of layers;
+//   for each layer: number of unique nodes; number of edges; capacity;
+//     indptr (one value more than the layer's seeds, no count); three
+//     regions of `capacity` values each: original_edge_ids, indices,
+//     compacted_indices (the layer's edges first, then room left unused);
+//   nodes array; feature_dim, features array (float).
+// The layers chain (a layer's seeds are the unique nodes of the one before,
+// the first's the minibatch's seeds, and a layer's unique nodes start with
+// its seeds), so every node array is a prefix of the last layer's unique
+// nodes, and they are stored once, as `nodes`: the minibatch's seeds are its
+// first `number of seeds`, a layer's unique nodes its first `number of
+// unique nodes`, and a layer's seeds the unique nodes of the one before.
+// The chain needs no check on reading: it holds by construction.
 constexpr size_t kRegions = 3;
 
 Status Corrupt(const std::string& what) { return DataLossError("minibatch bytes are corrupt: " + what); }
@@ -78,22 +85,11 @@ std::string IndptrProblem(const int64_t* indptr, size_t n, uint64_t edges) {
   return "";
 }
 
-// What is wrong with how a layer chains to the one before ("" if nothing):
-// its seeds are `expected` (the minibatch's seeds for layer 0, the previous
-// layer's unique nodes after it), and its unique nodes start with its
-// seeds, so that a consumer can carry rows from layer to layer.
-template <typename Array>
-std::string ChainProblem(const Array& seeds, const Array& expected, const char* expected_name, const Array& unique) {
-  auto same = [](const int64_t* a, const int64_t* b, size_t n) { return n == 0 || std::memcmp(a, b, n * sizeof(int64_t)) == 0; };
-  if (seeds.size() != expected.size() || !same(seeds.data(), expected.data(), seeds.size())) {
-    return std::string("its ") + std::to_string(seeds.size()) + " seeds are not " + expected_name + " (" +
-           std::to_string(expected.size()) + ")";
-  }
-  if (unique.size() < seeds.size() || !same(unique.data(), seeds.data(), seeds.size())) {
-    return "its " + std::to_string(unique.size()) + " unique nodes do not start with its " +
-           std::to_string(seeds.size()) + " seeds";
-  }
-  return "";
+// Whether `a` and `b` hold the same values (a layer's seeds are often the
+// very vector that holds the unique nodes of the layer before).
+bool SameValues(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  return &a == &b ||
+         (a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(int64_t)) == 0));
 }
 // What is wrong with the sizes of a layer's arrays ("" if nothing).
 std::string ShapeProblem(const SampledLayer& layer) {
@@ -108,8 +104,6 @@ std::string ShapeProblem(const SampledLayer& layer) {
          std::to_string(layer.compacted_indices.size()) + " compacted indices";
 }
 
-constexpr const char* kMinibatchSeeds = "the minibatch's seeds";
-constexpr const char* kPreviousUnique = "the previous layer's unique nodes";
 
 // Every compacted index points into unique_nodes.
 Status CheckCompacted(ArrayView<int64_t> compacted, uint64_t unique) {
@@ -125,12 +119,19 @@ Status CheckCompacted(ArrayView<int64_t> compacted, uint64_t unique) {
   return OkStatus();
 }
 
-Status ViewLayer(Reader& r, LayerView& l) {
-  FL_ASSIGN_OR_RETURN(l.seeds, r.Array<int64_t>());
+// Views layer fields up to its regions; `seeds` is how many seeds it has,
+// and `*unique` is set to how many unique nodes (the nodes array comes
+// after the layers: the caller points seeds and unique_nodes into it).
+Status ViewLayer(Reader& r, uint64_t seeds, LayerView& l, uint64_t* unique) {
   uint64_t edges = 0, capacity = 0;
+  FL_RETURN_IF_ERROR(r.U64(unique));
   FL_RETURN_IF_ERROR(r.U64(&edges));
   FL_RETURN_IF_ERROR(r.U64(&capacity));
-  FL_ASSIGN_OR_RETURN(l.indptr, r.Take<int64_t>(l.seeds.size() + 1));  // seeds fit in the bytes: no overflow
+  if (*unique < seeds || *unique > r.left() / sizeof(int64_t)) {  // the nodes are still to come
+    return Corrupt("a layer of " + std::to_string(seeds) + " seeds claims " + std::to_string(*unique) +
+                   " unique nodes, with " + std::to_string(r.left()) + " bytes left");
+  }
+  FL_ASSIGN_OR_RETURN(l.indptr, r.Take<int64_t>(seeds + 1));  // seeds <= unique fit in the bytes: no overflow
   if (capacity > r.left() / (kRegions * sizeof(int64_t))) {
     return Corrupt("a layer claims room for " + std::to_string(capacity) + " edges but " + std::to_string(r.left()) +
                    " bytes are left");
@@ -145,8 +146,7 @@ Status ViewLayer(Reader& r, LayerView& l) {
     FL_ASSIGN_OR_RETURN(ArrayView<int64_t> room, r.Take<int64_t>(capacity));
     *region = ArrayView<int64_t>(room.data(), edges);
   }
-  FL_ASSIGN_OR_RETURN(l.unique_nodes, r.Array<int64_t>());
-  return CheckCompacted(l.compacted_indices, l.unique_nodes.size());
+  return CheckCompacted(l.compacted_indices, *unique);
 }
 
 }  // namespace
@@ -272,8 +272,10 @@ Status MiniBatchWriter::Begin(int64_t index, const std::vector<int64_t>& seeds, 
   if (!begun.ok()) return WriteFailed(begun);
   FL_RETURN_IF_ERROR(U64(kMagic));
   FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
-  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
+  FL_RETURN_IF_ERROR(U64(seeds.size()));
   FL_RETURN_IF_ERROR(U64(num_layers));
+  nodes().assign(seeds.begin(), seeds.end());  // the nodes so far; written once, after the last layer
+  layer_ = 0;
   state_ = State::kLayers;
   return OkStatus();
 }
@@ -283,15 +285,21 @@ Status MiniBatchWriter::BeginLayer(uint32_t, const std::vector<int64_t>& seeds, 
   if (in_layer_ || layers_left_ == 0) {
     return Fail(FailedPreconditionError("MiniBatchWriter: a layer began with no layer left to write"));
   }
-  // Room for the layer as expected (its seeds, indptr, regions and about as
-  // many unique nodes as seeds and edges), so that the segment does not
-  // grow chunk by chunk.
+  // The layers chain (the layout stores their nodes once).
+  if (!SameValues(seeds, nodes())) {
+    return Fail(InvalidArgumentError("its " + std::to_string(seeds.size()) + " seeds are not " +
+                                     (layer_ == 0 ? "the minibatch's seeds" : "the previous layer's unique nodes") +
+                                     " (" + std::to_string(nodes().size()) + ")"));
+  }
+  // Room for the layer as expected (its indptr, regions, and about as many
+  // new unique nodes as edges), so that the segment does not grow chunk by
+  // chunk.
   const uint64_t edges = expected_edges;
-  Status reserved = bytes_->Reserve(bytes_->size() + 8 * (3 * seeds.size() + (kRegions + 1) * edges) + 64);
+  Status reserved = bytes_->Reserve(bytes_->size() + 8 * (2 * seeds.size() + (kRegions + 1) * edges) + 64);
   if (!reserved.ok()) return WriteFailed(reserved);
-  FL_RETURN_IF_ERROR(Array(seeds.data(), seeds.size(), sizeof(int64_t)));
   layer_header_ = bytes_->size();
-  FL_RETURN_IF_ERROR(Extend(2 * sizeof(uint64_t)).status());  // edges and capacity: CloseLayer writes them
+  // unique nodes, edges and capacity: CloseLayer writes them
+  FL_RETURN_IF_ERROR(Extend(3 * sizeof(uint64_t)).status());
   indptr_at_ = bytes_->size();
   FL_ASSIGN_OR_RETURN(char* indptr, Extend((seeds.size() + 1) * sizeof(int64_t)));
   std::memset(indptr, 0, sizeof(int64_t));
@@ -361,11 +369,18 @@ Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
     return Fail(FailedPreconditionError("MiniBatchWriter: a layer of " + std::to_string(layer_seeds_) +
                                         " seeds ended with the counts of " + std::to_string(layer_counts_)));
   }
-  const uint64_t header[2] = {layer_edges_, capacity_};
+  const std::vector<int64_t>& seeds = nodes();
+  if (unique_nodes.size() < seeds.size() ||
+      (!seeds.empty() && std::memcmp(unique_nodes.data(), seeds.data(), seeds.size() * sizeof(int64_t)) != 0)) {
+    return Fail(InvalidArgumentError("its " + std::to_string(unique_nodes.size()) +
+                                     " unique nodes do not start with its " + std::to_string(seeds.size()) +
+                                     " seeds"));
+  }
+  const uint64_t header[3] = {unique_nodes.size(), layer_edges_, capacity_};
   std::memcpy(bytes_->At(layer_header_), header, sizeof(header));
-  FL_RETURN_IF_ERROR(Array(unique_nodes.data(), unique_nodes.size(), sizeof(int64_t)));
   in_layer_ = false;
   --layers_left_;
+  ++layer_;
   if (halfway_due_) {
     halfway_due_ = false;
     halfway_();
@@ -375,10 +390,11 @@ Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
 
 Result<const std::vector<int64_t>*> MiniBatchWriter::EndLayer(std::vector<int64_t> unique_nodes) {
   FL_RETURN_IF_ERROR(CloseLayer(unique_nodes));
-  // The other slot holds this layer's seeds (the last layer's unique nodes).
+  // The other vector holds this layer's seeds (the last layer's unique
+  // nodes), which the sampler may still read.
   last_unique_ = 1 - last_unique_;
-  unique_[last_unique_] = std::move(unique_nodes);
-  return &unique_[last_unique_];
+  nodes() = std::move(unique_nodes);
+  return &nodes();
 }
 
 Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
@@ -393,7 +409,9 @@ Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   FL_ASSIGN_OR_RETURN(int64_t* compacted,
                       WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
   if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
-  return CloseLayer(layer.unique_nodes);
+  FL_RETURN_IF_ERROR(CloseLayer(layer.unique_nodes));
+  nodes() = layer.unique_nodes;
+  return OkStatus();
 }
 
 Result<float*> MiniBatchWriter::Features(int64_t dim, size_t count) {
@@ -401,6 +419,7 @@ Result<float*> MiniBatchWriter::Features(int64_t dim, size_t count) {
   if (in_layer_ || layers_left_ != 0) {
     return Fail(FailedPreconditionError("MiniBatchWriter: features came before the last layer ended"));
   }
+  FL_RETURN_IF_ERROR(Array(nodes().data(), nodes().size(), sizeof(int64_t)));
   FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(dim)));
   FL_RETURN_IF_ERROR(U64(count));
   FL_ASSIGN_OR_RETURN(char* out, Extend(count * sizeof(float)));
@@ -416,6 +435,7 @@ Status MiniBatchWriter::Finish() {
 }
 
 const std::vector<int64_t>& MiniBatchWriter::unique_nodes() const { return unique_[last_unique_]; }
+std::vector<int64_t>& MiniBatchWriter::nodes() { return unique_[last_unique_]; }
 
 namespace {
 
@@ -424,17 +444,12 @@ Status Encode(const MiniBatch& b, MiniBatchWriter& w) {
   // Begin first: a refused minibatch leaves the segment empty (length 0),
   // not holding the last one.
   FL_RETURN_IF_ERROR(w.Begin(b.index, b.seeds, b.layers.size()));
-  // Each layer as AddLayer checks it (its sizes, its indptr), then how it
-  // chains to the one before, as a reader checks: a bad minibatch fails
-  // here, naming the layer, not in the process that reads it.
+  // Each layer as AddLayer checks it (its sizes, its indptr, how it chains
+  // to the one before): a bad minibatch fails here, naming the layer, not in
+  // the process that reads it.
   for (size_t k = 0; k < b.layers.size(); ++k) {
-    const SampledLayer& l = b.layers[k];
-    const std::string layer = "layer " + std::to_string(k);
-    Status added = w.AddLayer(l);
-    if (!added.ok()) return added.WithContext(layer);
-    const std::string chain = ChainProblem(l.subgraph.seeds, k == 0 ? b.seeds : b.layers[k - 1].unique_nodes,
-                                           k == 0 ? kMinibatchSeeds : kPreviousUnique, l.unique_nodes);
-    if (!chain.empty()) return InvalidArgumentError(layer + ": " + chain);
+    Status added = w.AddLayer(b.layers[k]);
+    if (!added.ok()) return added.WithContext("layer " + std::to_string(k));
   }
   FL_ASSIGN_OR_RETURN(float* features, w.Features(b.feature_dim, b.features.size()));
   if (!b.features.empty()) std::memcpy(features, b.features.data(), b.features.size() * sizeof(float));
@@ -461,17 +476,32 @@ Result<MiniBatchView> ViewMiniBatch(std::string_view bytes) {
   FL_RETURN_IF_ERROR(r.U64(&index));
   v.index = static_cast<int64_t>(index);
   if (v.index < 0) return Corrupt("index " + std::to_string(v.index) + " is negative");
-  FL_ASSIGN_OR_RETURN(v.seeds, r.Array<int64_t>());
+  uint64_t num_seeds = 0;
+  FL_RETURN_IF_ERROR(r.U64(&num_seeds));
   FL_RETURN_IF_ERROR(r.U64(&num_layers));
   if (num_layers > 1024) return DataLossError("minibatch claims " + std::to_string(num_layers) + " layers");
   v.layers.resize(num_layers);
+  // How many of the nodes each layer's unique nodes are; its seeds are the
+  // layer before's (the minibatch's seeds for layer 0).
+  std::vector<uint64_t> unique(num_layers);
+  uint64_t seeds = num_seeds;
   for (size_t k = 0; k < v.layers.size(); ++k) {
-    Status layer = ViewLayer(r, v.layers[k]);
+    Status layer = ViewLayer(r, seeds, v.layers[k], &unique[k]);
     if (!layer.ok()) return layer.WithContext("layer " + std::to_string(k));
-    const LayerView& l = v.layers[k];
-    const std::string chain = ChainProblem(l.seeds, k == 0 ? v.seeds : v.layers[k - 1].unique_nodes,
-                                           k == 0 ? kMinibatchSeeds : kPreviousUnique, l.unique_nodes);
-    if (!chain.empty()) return Corrupt("layer " + std::to_string(k) + ": " + chain);
+    seeds = unique[k];
+  }
+  FL_ASSIGN_OR_RETURN(ArrayView<int64_t> nodes, r.Array<int64_t>());
+  if (nodes.size() != seeds) {
+    return Corrupt("the nodes array holds " + std::to_string(nodes.size()) + " nodes; the " +
+                   (num_layers == 0 ? "minibatch's seeds are " : "last layer's unique nodes are ") +
+                   std::to_string(seeds));
+  }
+  v.seeds = ArrayView<int64_t>(nodes.data(), num_seeds);
+  seeds = num_seeds;
+  for (size_t k = 0; k < v.layers.size(); ++k) {
+    v.layers[k].seeds = ArrayView<int64_t>(nodes.data(), seeds);
+    v.layers[k].unique_nodes = ArrayView<int64_t>(nodes.data(), unique[k]);
+    seeds = unique[k];
   }
   FL_RETURN_IF_ERROR(r.U64(&dim));
   v.feature_dim = static_cast<int64_t>(dim);

@@ -78,23 +78,27 @@ struct MiniBatchView {
   MiniBatch ToMiniBatch() const;
 };
 
-// Encodes a minibatch as bytes (see MiniBatchWriter). What ViewMiniBatch
-// would reject is an InvalidArgument error that names the layer: an indptr
-// that does not cover its seeds, start at 0, rise and end at its edges;
-// arrays of edges of different lengths; a layer that does not chain (see
-// ViewMiniBatch).
+// Encodes a minibatch as bytes (see MiniBatchWriter). The layers must
+// chain: layer 0's seeds are the minibatch's, each later layer's the unique
+// nodes of the one before, and every layer's unique nodes start with its
+// seeds (the bytes hold the nodes once: every node array of a minibatch is
+// a prefix of its last layer's unique nodes). What the bytes cannot hold or
+// ViewMiniBatch would reject is an InvalidArgument error that names the
+// layer: layers that do not chain; an indptr that does not cover its seeds,
+// start at 0, rise and end at its edges; arrays of edges of different
+// lengths.
 Result<std::string> EncodeMiniBatch(const MiniBatch& batch);
 // Views bytes made by EncodeMiniBatch or a MiniBatchWriter where they lie
 // (the view's arrays point into `bytes`, which must start 8-byte aligned,
 // and its `holds` is empty). Truncated or corrupt input is a DataLoss error,
 // and so is a minibatch that is not consistent (an indptr that does not
 // start at 0, decreases or does not end at the layer's edges, a compacted
-// index outside unique_nodes, layers that do not chain: layer 0's seeds are
-// the minibatch's, each later layer's the unique nodes of the one before,
-// and every layer's unique nodes start with its seeds; features that are
-// not feature_dim values per unique node of the last layer): a consumer can
-// index every array with what the view holds. Node and edge ids are not
-// checked against a graph (the view has none).
+// index outside unique_nodes, node counts that do not fit the nodes array;
+// features that are not feature_dim values per unique node of the last
+// layer): a consumer can index every array with what the view holds. The
+// layers chain by construction (the view's node arrays are prefixes of one
+// array). Node and edge ids are not checked against a graph (the view has
+// none).
 Result<MiniBatchView> ViewMiniBatch(std::string_view bytes);
 // Decodes the same into a MiniBatch (a copy; any alignment).
 Result<MiniBatch> DecodeMiniBatch(std::string_view bytes);
@@ -113,7 +117,11 @@ Result<MiniBatchView> ReadMiniBatch(SegmentReader& segment);
 // layers (as the LayerSink of SampleMultiLayerInto, or AddLayer), then
 // Features, then Finish. Each layer's arrays of edges lie contiguous in
 // regions reserved for the edges BeginLayer expects; a layer with more
-// edges moves its regions apart once per doubling. After a failed call every call
+// edges moves its regions apart once per doubling. The nodes go in once,
+// before the features. A layer that does not chain (see EncodeMiniBatch) is
+// an InvalidArgument error (BeginLayer: its seeds; EndLayer and AddLayer:
+// its unique nodes); seeds that are the very vector the last EndLayer
+// returned are not compared. After a failed call every call
 // but Begin fails, and the segment holds no message (its length stays 0
 // until Finish); write_failed() says whether writing the bytes failed
 // (e.g. a full /dev/shm) rather than the order of the calls.
@@ -178,8 +186,13 @@ class MiniBatchWriter : public LayerSink {
   size_t layer_header_ = 0, indptr_at_ = 0, regions_at_ = 0;
   uint64_t capacity_ = 0, layer_edges_ = 0;
   uint64_t layer_seeds_ = 0, layer_counts_ = 0;  // its seeds, and the counts its chunks held
-  std::vector<int64_t> unique_[2];  // of the last two layers: one is the seeds of the layer being written
+  size_t layer_ = 0;  // the layer being written, or next
+  // The minibatch's seeds, then the unique nodes of the last two layers: the
+  // latest (nodes()) are the seeds of the layer being written, the other may
+  // still be read by the sampler.
+  std::vector<int64_t> unique_[2];
   int last_unique_ = 0;
+  std::vector<int64_t>& nodes();
 };
 
 }  // namespace faultline

@@ -62,8 +62,9 @@ TEST(MiniBatchTest, EncodingRoundTripsAndRejectsTruncation) {
   }
 }
 
-// What a reader would reject is refused when encoding, naming the layer:
-// layers that do not chain, an indptr that does not rise.
+// What the layout cannot hold, or a reader would reject, is refused when
+// encoding, naming the layer: layers that do not chain, an indptr that
+// does not rise.
 TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 1, 1);
   ASSERT_EQ(batch.layers.size(), 2u);
@@ -79,6 +80,11 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   other_seeds.seeds.back() += 1;
   EXPECT_EQ(EncodeMiniBatch(other_seeds).status().message(),
             "layer 0: its 300 seeds are not the minibatch's seeds (300)");
+  MiniBatch seeds_not_first = batch;
+  std::vector<int64_t>& unique = seeds_not_first.layers[0].unique_nodes;
+  std::swap(unique[0], unique.back());
+  EXPECT_EQ(EncodeMiniBatch(seeds_not_first).status().message(),
+            "layer 0: its " + std::to_string(unique.size()) + " unique nodes do not start with its 300 seeds");
   MiniBatch falling = batch;
   std::vector<int64_t>& indptr = falling.layers[1].subgraph.indptr;
   indptr[1] = indptr.back() + 1;  // seed 0's end past every edge: seed 1's end falls below it
@@ -260,25 +266,25 @@ struct Bytes {
   }
 };
 
-// One layer's fields, as the bytes hold them.
+// A one-layer minibatch's fields, as the bytes hold them.
 struct LayerFields {
-  std::vector<int64_t> minibatch_seeds = {5};
-  std::vector<int64_t> seeds = {5};
+  uint64_t seeds = 1;   // the minibatch's, which are the layer's
+  uint64_t unique = 3;  // how many of the nodes are the layer's unique nodes
   uint64_t edges = 1, capacity = 1;
   std::vector<int64_t> indptr = {0, 1};
   std::vector<int64_t> edge_ids = {70}, indices = {7}, compacted = {1};  // `capacity` values each
-  std::vector<int64_t> unique = {5, 7, 8};
+  std::vector<int64_t> nodes = {5, 7, 8};
 };
 
 // A minibatch of the one layer `l`, with `features` of dimension `dim`.
 std::string OneLayer(const LayerFields& l, uint64_t dim = 0, std::vector<float> features = {}) {
   Bytes b;
-  b.U64(0x66617574424d3033ull).U64(0).Array(l.minibatch_seeds).U64(1);
-  b.Array(l.seeds).U64(l.edges).U64(l.capacity);
+  b.U64(0x66617574424d3034ull).U64(0).U64(l.seeds).U64(1);
+  b.U64(l.unique).U64(l.edges).U64(l.capacity);
   for (const std::vector<int64_t>* values : {&l.indptr, &l.edge_ids, &l.indices, &l.compacted}) {
     b.out.append(reinterpret_cast<const char*>(values->data()), values->size() * sizeof(int64_t));
   }
-  b.Array(l.unique).U64(dim).U64(features.size());
+  b.Array(l.nodes).U64(dim).U64(features.size());
   b.out.append(reinterpret_cast<const char*>(features.data()), features.size() * sizeof(float));
   return b.out;
 }
@@ -307,7 +313,8 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
   l.indptr = {1, 1};
   EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: indptr starts at 1, not 0");
   l = LayerFields();
-  l.seeds = {5, 6};
+  l.seeds = 2;
+  l.nodes = {5, 6, 8};
   l.indptr = {0, 2, 1};
   EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: indptr decreases from 2 to 1 at seed 1");
   l = LayerFields();
@@ -327,17 +334,23 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
   EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index 3 is outside the 3 unique nodes");
   l.compacted = {-1};
   EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index -1 is outside the 3 unique nodes");
-  // Layers that do not chain: a consumer carries rows from layer to layer.
+  // Node counts that do not fit the nodes: fewer unique nodes than seeds,
+  // more than the bytes hold, a nodes array of another length.
   l = LayerFields();
-  l.minibatch_seeds = {6};
-  EXPECT_EQ(message(l),
-            "minibatch bytes are corrupt: layer 0: its 1 seeds are not the minibatch's seeds (1)");
+  l.unique = 0;
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer of 1 seeds claims 0 unique nodes, with 88 "
+                        "bytes left");
+  l.unique = uint64_t{1} << 40;
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer of 1 seeds claims 1099511627776 unique "
+                        "nodes, with 88 bytes left");
   l = LayerFields();
-  l.unique = {7, 5, 8};
-  EXPECT_EQ(message(l), "minibatch bytes are corrupt: layer 0: its 3 unique nodes do not start with its 1 seeds");
-  l.unique = {};
-  l.compacted = {0};
-  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: compacted index 0 is outside the 0 unique nodes");
+  l.seeds = 1ull << 62;
+  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer of 4611686018427387904 seeds claims 3 "
+                        "unique nodes, with 88 bytes left");
+  l = LayerFields();
+  l.nodes = {5, 7};
+  EXPECT_EQ(message(l), "minibatch bytes are corrupt: the nodes array holds 2 nodes; the last layer's unique nodes "
+                        "are 3");
   EXPECT_EQ(message(LayerFields(), 2, {1, 2, 3}),
             "minibatch bytes are corrupt: 3 feature values for 3 unique nodes of dimension 2");
   std::string wrong_magic = OneLayer(LayerFields());
