@@ -331,8 +331,10 @@ struct EpochCosts {
   std::vector<double> waited_for_core, waited_for_task;
 };
 
-// Seconds process `pid` has run and has waited on a run queue so far, from
-// /proc/PID/schedstat; {NaN, NaN} where the kernel does not keep them.
+// Seconds process `pid`'s main thread has run and has waited on a run queue
+// so far, from /proc/PID/schedstat; {NaN, NaN} where the kernel does not
+// keep them. A worker samples on its main thread at the loader's default
+// sampler_threads = 1 (with more, this counts the first thread only).
 std::pair<double, double> RunAndQueueSeconds(pid_t pid) {
   const double unknown = std::nan("");
   FILE* file = std::fopen(("/proc/" + std::to_string(pid) + "/schedstat").c_str(), "r");

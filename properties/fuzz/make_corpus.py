@@ -203,6 +203,16 @@ def minibatch_corpus():
     write(t, "regress-indptr-past-indices", minibatch(0, [3, 1], [(layer0[0], [0, 2, 4]) + layer0[2:]], 0, []))
     write(t, "regress-features-short", minibatch(0, [3, 1], [layer0], 2, [1, 2, 3]))
     write(t, "regress-negative-dim", minibatch(0, [3, 1], [layer0], -1, []))
+    # Node counts that the nodes array cannot back (faultBM04): a layer with
+    # fewer unique nodes than seeds, and a nodes array of another length.
+    seeds, indptr, indices, edge_ids, unique, compacted = layer0
+    def one_layer(unique_count, nodes):
+        body = u64(unique_count) + u64(len(indices)) + u64(len(indices)) + ints("<q", indptr)
+        for region in (edge_ids, indices, compacted):
+            body += ints("<q", region)
+        return u64(MAGIC) + u64(0) + u64(len(seeds)) + u64(1) + body + array(nodes) + u64(0) + array([], "<f")
+    write(t, "bad-unique-count", one_layer(1, unique))
+    write(t, "bad-nodes-length", one_layer(len(unique), unique[:-1]))
 
 
 # --- command lines ----------------------------------------------------------

@@ -11,7 +11,8 @@
 // a consistent minibatch (each layer's indptr covers its seeds and indices,
 // every compacted index points into unique_nodes, the layers chain (layer
 // 0's seeds are the minibatch's, each later layer's the unique nodes of the
-// one before, unique nodes start with the seeds), the features hold
+// one before, unique nodes start with the seeds; since faultBM04 the decoder
+// builds them so, and the check guards that construction), the features hold
 // feature_dim values per unique node of the last layer) that encodes,
 // decodes and encodes again to the same bytes, in memory and in a segment.
 #include <unistd.h>

@@ -274,7 +274,7 @@ Status MiniBatchWriter::Begin(int64_t index, const std::vector<int64_t>& seeds, 
   FL_RETURN_IF_ERROR(U64(static_cast<uint64_t>(index)));
   FL_RETURN_IF_ERROR(U64(seeds.size()));
   FL_RETURN_IF_ERROR(U64(num_layers));
-  nodes().assign(seeds.begin(), seeds.end());  // the nodes so far; written once, after the last layer
+  if (&seeds != &nodes()) nodes().assign(seeds.begin(), seeds.end());  // the nodes so far; written after the last layer
   layer_ = 0;
   state_ = State::kLayers;
   return OkStatus();
@@ -410,6 +410,7 @@ Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
                       WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
   if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
   FL_RETURN_IF_ERROR(CloseLayer(layer.unique_nodes));
+  last_unique_ = 1 - last_unique_;  // as EndLayer: the vector it returned last stays as it was
   nodes() = layer.unique_nodes;
   return OkStatus();
 }

@@ -148,7 +148,8 @@ class MiniBatchWriter : public LayerSink {
   // Ends the minibatch (after Features) and publishes it.
   Status Finish();
 
-  // The unique nodes the last EndLayer took.
+  // The nodes so far: the unique nodes of the last layer that ended (by
+  // EndLayer or AddLayer), or the minibatch's seeds before its first layer.
   const std::vector<int64_t>& unique_nodes() const;
   bool write_failed() const { return write_failed_; }
 
@@ -181,8 +182,9 @@ class MiniBatchWriter : public LayerSink {
   bool write_failed_ = false;
   size_t layers_left_ = 0;
   bool in_layer_ = false;
-  // The open layer: where its edge count and capacity, indptr and regions
-  // (edge ids, indices, compacted indices; `capacity_` edges each) lie.
+  // The open layer: where its header (unique nodes, edges, capacity),
+  // indptr and regions (edge ids, indices, compacted indices; `capacity_`
+  // edges each) lie.
   size_t layer_header_ = 0, indptr_at_ = 0, regions_at_ = 0;
   uint64_t capacity_ = 0, layer_edges_ = 0;
   uint64_t layer_seeds_ = 0, layer_counts_ = 0;  // its seeds, and the counts its chunks held

@@ -353,6 +353,10 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
                         "are 3");
   EXPECT_EQ(message(LayerFields(), 2, {1, 2, 3}),
             "minibatch bytes are corrupt: 3 feature values for 3 unique nodes of dimension 2");
+  Bytes no_layers;  // two seeds, no layer, one node
+  no_layers.U64(0x66617574424d3034ull).U64(0).U64(2).U64(0).Array({5}).U64(0).U64(0);
+  EXPECT_EQ(DecodeMiniBatch(no_layers.out).status().message(),
+            "minibatch bytes are corrupt: the nodes array holds 1 nodes; the minibatch's seeds are 2");
   std::string wrong_magic = OneLayer(LayerFields());
   wrong_magic[0] = 'x';
   EXPECT_EQ(DecodeMiniBatch(wrong_magic).status().message(),
@@ -361,6 +365,51 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
 
 // Calls out of order fail and name the order; after a failure every call
 // but Begin fails, and Begin starts over.
+// As a sink (a worker's path), the writer refuses layers that do not chain:
+// seeds that are not the nodes so far, unique nodes that do not start with
+// the seeds. Seeds that are the very vector EndLayer returned chain.
+TEST(MiniBatchTest, AStreamingWriterRefusesLayersThatDoNotChain) {
+  const MiniBatch whole = SampledMiniBatch(TestGraph(), 1, 1);
+  const SampledLayer& first = whole.layers[0];
+  std::string out;
+  MiniBatchWriter writer(out);
+  auto stream_first_layer = [&](const std::vector<int64_t>& seeds) -> Result<const std::vector<int64_t>*> {
+    FL_RETURN_IF_ERROR(writer.BeginLayer(0, seeds, first.subgraph.indices.size()));
+    SampledChunk chunk;
+    chunk.counts.resize(first.subgraph.seeds.size());
+    for (size_t i = 0; i < chunk.counts.size(); ++i) chunk.counts[i] = first.subgraph.indptr[i + 1] - first.subgraph.indptr[i];
+    const int64_t edges = static_cast<int64_t>(first.subgraph.indices.size());
+    chunk.indices.Resize(edges);
+    chunk.original_edge_ids.Resize(edges);
+    std::memcpy(chunk.indices.data(), first.subgraph.indices.data(), edges * sizeof(int64_t));
+    std::memcpy(chunk.original_edge_ids.data(), first.subgraph.original_edge_ids.data(), edges * sizeof(int64_t));
+    FL_ASSIGN_OR_RETURN(int64_t* compacted, writer.AddChunk(chunk));
+    std::memcpy(compacted, first.compacted_indices.data(), first.compacted_indices.size() * sizeof(int64_t));
+    return writer.EndLayer(first.unique_nodes);
+  };
+  ASSERT_TRUE(writer.Begin(1, whole.seeds, 2).ok());
+  std::vector<int64_t> other_seeds = whole.seeds;
+  other_seeds[0] += 1;
+  EXPECT_EQ(stream_first_layer(other_seeds).status().message(), "its 300 seeds are not the minibatch's seeds (300)");
+
+  ASSERT_TRUE(writer.Begin(1, whole.seeds, 2).ok());
+  Result<const std::vector<int64_t>*> nodes = stream_first_layer(whole.seeds);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(**nodes, first.unique_nodes);
+  // The next layer from the very vector (no comparison), with unique nodes
+  // that do not start with its seeds.
+  const SampledLayer& second = whole.layers[1];
+  ASSERT_TRUE(writer.BeginLayer(1, **nodes, 0).ok());
+  SampledChunk chunk;
+  chunk.counts.assign(second.subgraph.seeds.size(), 0);
+  ASSERT_TRUE(writer.AddChunk(chunk).ok());
+  std::vector<int64_t> unique = second.unique_nodes;
+  std::swap(unique[0], unique[1]);
+  EXPECT_EQ(writer.EndLayer(unique).status().message(),
+            "its " + std::to_string(unique.size()) + " unique nodes do not start with its " +
+                std::to_string(second.subgraph.seeds.size()) + " seeds");
+}
+
 TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   std::string out;
   MiniBatchWriter writer(out);

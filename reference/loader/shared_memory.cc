@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace faultline {
 namespace {
@@ -24,11 +25,16 @@ Status ShmError(const char* what, const std::string& name, int error = errno) {
 // least a quarter more than now), so that messages of varying or slowly
 // rising size do not remap every time: each growth maps the whole segment
 // again, in the writer and then in the reader.
+// Sizes past what size_t holds saturate (and then fail to be reserved).
 size_t GrownCapacity(size_t needed, size_t current) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t wanted = std::max(needed + needed / 4, current + current / 4);
-  return (wanted + page - 1) / page * page;
+  auto with_a_quarter = [](size_t n) { return n > SIZE_MAX - n / 4 ? SIZE_MAX : n + n / 4; };
+  const size_t wanted = std::max(with_a_quarter(needed), with_a_quarter(current));
+  return wanted > SIZE_MAX - (page - 1) ? wanted : (wanted + page - 1) / page * page;
 }
+
+// `a` + `b`, or SIZE_MAX when the sum does not fit (a size no segment can hold).
+size_t SaturatedSum(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
 }  // namespace
 
@@ -46,6 +52,9 @@ Status SegmentWriter::Hold(size_t bytes) {
   }
   if (bytes <= capacity_) return OkStatus();
   const size_t grown = GrownCapacity(bytes, capacity_);
+  if (grown > static_cast<size_t>(std::numeric_limits<off_t>::max())) {
+    return ShmError(("reserving " + std::to_string(bytes) + " bytes").c_str(), name_, EFBIG);
+  }
   // fallocate, not ftruncate: a full /dev/shm is this error now, not a
   // SIGBUS when the message touches a page tmpfs cannot back.
   const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
@@ -72,10 +81,10 @@ Status SegmentWriter::Begin() {
   return OkStatus();
 }
 
-Status SegmentWriter::Reserve(size_t size) { return Hold(kHeaderBytes + size); }
+Status SegmentWriter::Reserve(size_t size) { return Hold(SaturatedSum(kHeaderBytes, size)); }
 
 Result<char*> SegmentWriter::Extend(size_t n) {
-  FL_RETURN_IF_ERROR(Hold(kHeaderBytes + size_ + n));
+  FL_RETURN_IF_ERROR(Hold(SaturatedSum(kHeaderBytes + size_, n)));
   char* out = map_ + kHeaderBytes + size_;
   size_ += n;
   return out;

@@ -16,8 +16,12 @@
 namespace faultline {
 namespace {
 
+// A fresh name: one left by an earlier run that stopped mid-test (the same
+// pid in a fresh sandbox) is unlinked first.
 std::string TestSegmentName(const std::string& what) {
-  return "/faultline-shm-test-" + std::to_string(getpid()) + "-" + what;
+  const std::string name = "/faultline-shm-test-" + std::to_string(getpid()) + "-" + what;
+  UnlinkSharedMemory(name);
+  return name;
 }
 
 // Returns the reader's current message, or "error: " and the status text.
@@ -79,12 +83,14 @@ TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyW
 TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterMore) {
   SegmentWriter reserved(TestSegmentName("reserved"));
   ASSERT_TRUE(reserved.Reserve(1 << 20).ok());
-  EXPECT_GE(reserved.reserved(), 1u << 20);
+  const size_t room = reserved.reserved();
+  EXPECT_GE(room, 1u << 20);
   ASSERT_TRUE(reserved.Begin().ok());
   Result<char*> first = reserved.Extend(4096);
   ASSERT_TRUE(first.ok()) << first.status();
   for (int piece = 1; piece < 256; ++piece) ASSERT_TRUE(reserved.Extend(4096).ok());
-  EXPECT_EQ(reserved.At(0), *first);  // 1 MiB in 256 pieces, never moved
+  EXPECT_EQ(reserved.reserved(), room);  // 1 MiB in 256 pieces, never grown
+  EXPECT_EQ(reserved.At(0), *first);
   UnlinkSharedMemory(TestSegmentName("reserved"));
 
   SegmentWriter grown(TestSegmentName("grown"));
@@ -92,6 +98,22 @@ TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterM
   ASSERT_TRUE(grown.Extend(100000).ok());
   EXPECT_GE(grown.reserved(), 125000u);
   UnlinkSharedMemory(TestSegmentName("grown"));
+}
+
+// Sizes whose sum or quarter more wrap around size_t are refused as sizes
+// the segment cannot hold, not served from a smaller mapping.
+TEST(SharedMemoryTest, ASizePastWhatASegmentCanHoldIsRefused) {
+  const std::string name = TestSegmentName("huge");
+  SegmentWriter writer(name);
+  ASSERT_TRUE(writer.Begin().ok());
+  ASSERT_TRUE(writer.Extend(100).ok());
+  for (size_t n : {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX / 4 * 3}) {
+    Result<char*> out = writer.Extend(n);
+    ASSERT_FALSE(out.ok()) << n;
+    EXPECT_NE(out.status().message().find("reserving"), std::string::npos) << out.status();
+  }
+  EXPECT_FALSE(writer.Reserve(SIZE_MAX).ok());
+  UnlinkSharedMemory(name);
 }
 
 TEST(SharedMemoryTest, TheNameIsGoneOnceTheReaderOpenedItAndTheSegmentStillWorks) {
