@@ -41,8 +41,8 @@ struct DataLoader::Worker {
   bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
   std::optional<ChildExit> exit;  // how the process ended, once reaped
   std::string transport;          // the error that revealed the failure
-  // Its segment slots, opened at the first minibatch read from each (a
-  // view holds the mapping it lies in, which outlives the reader).
+  // Its segment slots, created (and their names unlinked) before it starts;
+  // a view holds the mapping it lies in, which outlives the reader.
   std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
   ~Worker() {
     if (task_fd >= 0) close(task_fd);
@@ -142,6 +142,17 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
 
 Status DataLoader::StartWorkers() {
   for (int w = 0; w < options_.num_workers; ++w) {
+    auto worker = std::make_unique<Worker>();
+    worker->index = w;
+    // Its slots' segments, with no name from the start: the worker inherits
+    // the descriptors, so nothing is left in /dev/shm however either ends.
+    std::vector<int> slot_fds;
+    for (int slot = 0; slot < kPrefetchPerWorker; ++slot) {
+      const std::string name = WorkerSegmentName(shm_prefix_, w, slot);
+      FL_ASSIGN_OR_RETURN(int fd, CreateUnlinkedSegment(name));
+      worker->segments[slot] = std::make_unique<SegmentReader>(name, fd);
+      slot_fds.push_back(fd);
+    }
     int task[2], result[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, task) != 0) return InternalError("socketpair failed");
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, result) != 0) {
@@ -149,8 +160,6 @@ Status DataLoader::StartWorkers() {
       close(task[1]);
       return InternalError("socketpair failed");
     }
-    auto worker = std::make_unique<Worker>();
-    worker->index = w;
     worker->task_fd = task[1];
     worker->result_fd = result[0];
     const int child_task = task[0], child_result = result[1];
@@ -159,12 +168,14 @@ Status DataLoader::StartWorkers() {
       InjectionInWorker().At("started", w);
       close(parent_task);
       close(parent_result);
-      return RunWorker(o, data, prefix, w, child_task, child_result);
+      return RunWorker(o, data, prefix, slot_fds, w, child_task, child_result);
     };
     SpawnOptions spawn;
     spawn.keep_fds = {child_task, child_result};
+    spawn.keep_fds.insert(spawn.keep_fds.end(), slot_fds.begin(), slot_fds.end());
     auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry,
-                                       SpawnedWorkerArgs(options_, shm_prefix_, w, child_task, child_result), spawn);
+                                       SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result),
+                                       spawn);
     close(child_task);
     close(child_result);
     if (!process.ok()) return process.status().WithContext("starting worker " + std::to_string(w));
@@ -258,9 +269,7 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
   }
   // Viewed where it lies in the worker's segment, which both keep mapped.
   const int slot = SegmentSlotOf(batch, options_.num_workers);
-  std::unique_ptr<SegmentReader>& segment = worker.segments[slot];
-  if (!segment) segment = std::make_unique<SegmentReader>(WorkerSegmentName(shm_prefix_, worker.index, slot));
-  Result<MiniBatchView> view = ReadMiniBatch(*segment);
+  Result<MiniBatchView> view = ReadMiniBatch(*worker.segments[slot]);
   if (view.ok() && view->index != batch) {
     view = DataLossError("the segment holds minibatch " + std::to_string(view->index));
   }
@@ -416,9 +425,8 @@ std::vector<pid_t> DataLoader::worker_pids() const {
 }
 
 // Stops the workers (a failed loader kills them: nothing they would produce
-// is wanted), reaps them, then unlinks every segment name the parent has
-// not opened yet: a prefetched minibatch, a half-written one, a slot whose
-// worker died before the parent read from it.
+// is wanted) and reaps them. The segments have no names to unlink; each
+// goes with its last descriptor and mapping (a held view keeps its own).
 void DataLoader::Shutdown() {
   for (auto& w : workers_) {
     if (!w->process || !w->process->running()) continue;
@@ -432,10 +440,7 @@ void DataLoader::Shutdown() {
   for (auto& w : workers_) {
     if (w->process && w->process->running()) (void)w->process->Wait(kCollectDeadline);  // kills past the deadline
   }
-  for (auto& w : workers_) {
-    for (int slot = 0; slot < kPrefetchPerWorker; ++slot) UnlinkSharedMemory(WorkerSegmentName(shm_prefix_, w->index, slot));
-  }
-  workers_.clear();  // and with them the parent's mappings
+  workers_.clear();  // and with them the parent's descriptors and mappings
 }
 
 DataLoader::~DataLoader() { Shutdown(); }

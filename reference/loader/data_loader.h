@@ -123,8 +123,9 @@ constexpr int kPrefetchPerWorker = 2;
 int SegmentSlotOf(int64_t batch, int num_workers);
 
 // Returns the shared-memory name of worker `worker`'s segment slot `slot`
-// under `prefix`. The worker creates it with its first minibatch there; the
-// parent unlinks the name once it has opened it, or at shutdown.
+// under `prefix`. The parent creates each slot's segment before it starts
+// the worker and unlinks the name at once (CreateUnlinkedSegment); the
+// worker inherits the descriptor. The name is for messages.
 std::string WorkerSegmentName(const std::string& prefix, int worker, int slot);
 
 }  // namespace faultline

@@ -11,6 +11,7 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,21 +57,20 @@ std::vector<MiniBatch> Drain(const LoaderOptions& options, Take take = Take::kNe
   return out;
 }
 
-// Blocks until a process creates a segment of this process's loaders other
-// than worker 0's slot 0, which minibatch 0 used (inotify on /dev/shm);
-// returns its name.
-Result<std::string> AwaitPrefetchedSegment(int inotify_fd) {
+// Returns the name of a segment of this process's loaders that was created
+// since `inotify_fd` began to watch /dev/shm, waiting for one if need be.
+Result<std::string> AwaitCreatedSegment(int inotify_fd) {
   const std::string prefix = LoaderSegmentPrefix().substr(1);
   alignas(inotify_event) char buffer[4096];
   for (;;) {
     pollfd pfd{inotify_fd, POLLIN, 0};
-    if (poll(&pfd, 1, 20000) <= 0) return UnavailableError("no prefetched segment was written within 20 s");
+    if (poll(&pfd, 1, 20000) <= 0) return UnavailableError("no segment was created within 20 s");
     const ssize_t n = read(inotify_fd, buffer, sizeof(buffer));
     if (n <= 0) return UnavailableError(std::string("reading inotify events failed: ") + std::strerror(errno));
     for (ssize_t at = 0; at < n;) {
       const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
       const std::string name = event->len > 0 ? event->name : "";
-      if (name.rfind(prefix, 0) == 0 && name.find("-w0-s0") == std::string::npos) return name;
+      if (name.rfind(prefix, 0) == 0) return name;
       at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
     }
   }
@@ -321,29 +321,86 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
   }
 }
 
-TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsWorkersAndFreesSegments) {
+// Destroying a loader mid-epoch stops its workers. Its slots' segments
+// have no names past their creation: the parent created each (inotify sees
+// it) and unlinked it at once, so /dev/shm holds none of them, even while
+// minibatches wait in slots the parent has not read.
+TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsItsWorkersAndNoSegmentKeepsAName) {
   const int inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   ASSERT_GE(inotify_fd, 0) << std::strerror(errno);
   ASSERT_GE(inotify_add_watch(inotify_fd, "/dev/shm", IN_CREATE), 0) << std::strerror(errno);
   std::vector<pid_t> pids;
-  std::string prefetched;
+  std::string created;
   {
     auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
     ASSERT_TRUE(loader.ok());
     pids = (*loader)->worker_pids();
-    ASSERT_TRUE((*loader)->Next().ok());
-    // A worker has created the segment of a prefetched minibatch nobody
-    // consumed yet (the parent unlinks a name when it first reads from it).
-    Result<std::string> name = AwaitPrefetchedSegment(inotify_fd);
+    ASSERT_TRUE((*loader)->Next().ok());  // minibatches 1-4 prefetched or on their way
+    Result<std::string> name = AwaitCreatedSegment(inotify_fd);
     ASSERT_TRUE(name.ok()) << name.status();
-    prefetched = *name;
-    Result<std::vector<std::string>> before = LeftoverSegments();
-    ASSERT_TRUE(before.ok()) << before.status();
-    EXPECT_NE(std::find(before->begin(), before->end(), prefetched), before->end()) << prefetched;
+    created = *name;
+    EXPECT_TRUE(NoLeftoverSegments()) << "mid-epoch; " << created << " was created";
   }
   close(inotify_fd);
   for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
-  EXPECT_TRUE(NoLeftoverSegments()) << "after destroying the loader; " << prefetched << " existed before";
+  EXPECT_TRUE(NoLeftoverSegments()) << "after destroying the loader";
+}
+
+// Blocks until process `pid` (not a child of this one) has ended; false if
+// it is still there after 20 s.
+bool AwaitEnd(pid_t pid) {
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;  // already gone and reaped
+  pollfd pfd{fd, POLLIN, 0};
+  const bool ended = poll(&pfd, 1, 20000) == 1;
+  close(fd);
+  return ended;
+}
+
+// The main process may die however it dies (here SIGKILL, mid-epoch, with
+// minibatches prefetched in slots it has not read yet): nothing is left in
+// /dev/shm and no worker lives on (PR_SET_PDEATHSIG).
+TEST(DataLoaderTest, AMainProcessKilledMidEpochLeavesNoSegmentAndNoWorker) {
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    LoaderTestDatasetDir();  // written by this process, before the child
+    int report[2];
+    ASSERT_EQ(pipe(report), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(report[0]);
+      auto loader = DataLoader::Create(Options(2, method));
+      if (!loader.ok() || !(*loader)->Next().ok()) _exit(1);
+      // Minibatch 0 taken; 1-3 prefetched, 4 on its way: the workers write
+      // slots the parent has not read. Then the parent dies at once.
+      std::string text = LoaderSegmentPrefix();
+      for (pid_t pid : (*loader)->worker_pids()) text += " " + std::to_string(pid);
+      text += "\n";
+      (void)!write(report[1], text.data(), text.size());
+      raise(SIGKILL);
+    }
+    close(report[1]);
+    std::string text;
+    char buffer[256];
+    for (ssize_t n; (n = read(report[0], buffer, sizeof(buffer))) > 0;) text.append(buffer, static_cast<size_t>(n));
+    close(report[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the child did not get to its SIGKILL: " << status;
+    const std::string prefix = text.substr(0, text.find(' '));
+    ASSERT_EQ(prefix.rfind("/faultline-" + std::to_string(child) + "-", 0), 0u) << text;
+    for (size_t at = text.find(' '); at != std::string::npos; at = text.find(' ', at + 1)) {
+      const pid_t worker = static_cast<pid_t>(std::atoi(text.c_str() + at + 1));
+      EXPECT_TRUE(AwaitEnd(worker)) << "worker " << worker << " outlived its main process";
+    }
+    Result<std::vector<std::string>> left = LeftoverSegments("/dev/shm", prefix);
+    ASSERT_TRUE(left.ok()) << left.status();
+    for (const std::string& name : *left) {
+      ADD_FAILURE() << "left in /dev/shm: " << name;
+      UnlinkSharedMemory("/" + name);
+    }
+  }
 }
 
 TEST(DataLoaderTest, TheLeakCheckFailsLoudlyWhenItCannotLook) {

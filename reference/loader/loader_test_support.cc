@@ -45,13 +45,13 @@ LoaderOptions LoaderTestOptions(int workers, StartMethod method) {
   return o;
 }
 
-Result<std::vector<std::string>> LeftoverSegments(const std::string& dir_path) {
+Result<std::vector<std::string>> LeftoverSegments(const std::string& dir_path, const std::string& segment_prefix) {
   DIR* dir = opendir(dir_path.c_str());
   if (dir == nullptr) {
     return UnavailableError("cannot list " + dir_path + " to look for leaked segments: " + std::strerror(errno));
   }
   std::vector<std::string> names;
-  const std::string prefix = LoaderSegmentPrefix().substr(1);  // the file name: no leading slash
+  const std::string prefix = segment_prefix.substr(1);  // the file name: no leading slash
   while (dirent* e = readdir(dir)) {
     if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.push_back(e->d_name);
   }

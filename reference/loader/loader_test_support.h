@@ -20,10 +20,11 @@ const std::string& LoaderTestDatasetDir();
 // Options over that dataset: fanouts {5, 3}, batches of 32, seed 11.
 LoaderOptions LoaderTestOptions(int workers, StartMethod method);
 
-// Returns the segments in `dir` whose names start with this process's loader
-// prefix (LoaderSegmentPrefix()); an error when `dir` cannot be read, so that a
-// leak check can never pass by seeing nothing.
-Result<std::vector<std::string>> LeftoverSegments(const std::string& dir = "/dev/shm");
+// Returns the segments in `dir` whose names start with `prefix` (by default
+// this process's loader prefix, LoaderSegmentPrefix()); an error when `dir`
+// cannot be read, so that a leak check can never pass by seeing nothing.
+Result<std::vector<std::string>> LeftoverSegments(const std::string& dir = "/dev/shm",
+                                                  const std::string& prefix = LoaderSegmentPrefix());
 
 // Succeeds when /dev/shm holds no segment of this process's loaders.
 ::testing::AssertionResult NoLeftoverSegments();

@@ -154,6 +154,13 @@ Result<SegmentReader::Message> SegmentReader::Map() {
   return DataLossError(holds + "; its length field says " + std::to_string(length) + " bytes follow the 8-byte field");
 }
 
+Result<int> CreateUnlinkedSegment(const std::string& name) {
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return ShmError("shm_open", name);
+  shm_unlink(name.c_str());
+  return fd;
+}
+
 void UnlinkSharedMemory(const std::string& name) { shm_unlink(name.c_str()); }
 
 bool SharedMemoryExists(const std::string& name) {

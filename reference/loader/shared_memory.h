@@ -25,6 +25,9 @@ namespace faultline {
 class SegmentWriter {
  public:
   explicit SegmentWriter(std::string name) : name_(std::move(name)) {}
+  // Writes the open segment `fd` (from CreateUnlinkedSegment; the writer
+  // closes it), called `name` in messages.
+  SegmentWriter(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
   ~SegmentWriter();
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
@@ -73,6 +76,9 @@ class SegmentWriter {
 class SegmentReader {
  public:
   explicit SegmentReader(std::string name) : name_(std::move(name)) {}
+  // Reads the open segment `fd` (from CreateUnlinkedSegment; the reader
+  // closes it), called `name` in messages.
+  SegmentReader(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
   ~SegmentReader();
   SegmentReader(const SegmentReader&) = delete;
   SegmentReader& operator=(const SegmentReader&) = delete;
@@ -99,6 +105,11 @@ class SegmentReader {
   std::shared_ptr<const Mapping> mapping_;
 };
 
+// Creates segment `name`, empty, and unlinks the name at once: returns its
+// descriptor (close-on-exec), which other processes get by inheriting it
+// (fork, or spawn's kept descriptors), so that no process's end, however it
+// comes, can leave the segment in /dev/shm.
+Result<int> CreateUnlinkedSegment(const std::string& name);
 // Unlinks `name` if it exists (cleanup of names no reader opened).
 void UnlinkSharedMemory(const std::string& name);
 // Returns whether a segment called `name` exists (for leak tests).

@@ -32,23 +32,33 @@ Result<int> ParseSmallInt(const std::string& text, const char* what) {
 // Spawned entry: args = SpawnedWorkerArgs'. Malformed arguments (which only a
 // broken parent could pass) end the worker with exit code 2.
 int SpawnedWorkerMain(const std::vector<std::string>& args) {
-  if (args.size() != 5) return 2;
-  Result<int> index = ParseSmallInt(args[2], "worker index");
-  Result<int> task_fd = ParseSmallInt(args[3], "task descriptor");
-  Result<int> result_fd = ParseSmallInt(args[4], "result descriptor");
-  if (!index.ok() || !task_fd.ok() || !result_fd.ok()) return 2;
+  if (args.size() != 6) return 2;
+  std::vector<int> slot_fds;
+  for (size_t start = 0; start <= args[2].size();) {
+    const size_t comma = std::min(args[2].find(',', start), args[2].size());
+    Result<int> fd = ParseSmallInt(args[2].substr(start, comma - start), "slot descriptor");
+    if (!fd.ok()) return 2;
+    slot_fds.push_back(*fd);
+    start = comma + 1;
+  }
+  Result<int> index = ParseSmallInt(args[3], "worker index");
+  Result<int> task_fd = ParseSmallInt(args[4], "task descriptor");
+  Result<int> result_fd = ParseSmallInt(args[5], "result descriptor");
+  if (!index.ok() || !task_fd.ok() || !result_fd.ok() || slot_fds.size() != kPrefetchPerWorker) return 2;
   InjectionInWorker().At("started", *index);
   Result<LoaderOptions> o = OptionsFromJson(args[0]);
   if (!o.ok() || o->num_workers < 1) return 2;  // it picks segment slots by num_workers
-  return RunWorker(*o, nullptr, args[1], *index, *task_fd, *result_fd);
+  return RunWorker(*o, nullptr, args[1], slot_fds, *index, *task_fd, *result_fd);
 }
 FL_REGISTER_CHILD(kSpawnedWorkerEntry, SpawnedWorkerMain);
 
 }  // namespace
 
-std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::string& shm_prefix, int index,
-                                           int task_fd, int result_fd) {
-  return {OptionsToJson(o), shm_prefix, std::to_string(index), std::to_string(task_fd), std::to_string(result_fd)};
+std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::string& shm_prefix,
+                                           const std::vector<int>& slot_fds, int index, int task_fd, int result_fd) {
+  std::string fds;
+  for (int fd : slot_fds) fds += (fds.empty() ? "" : ",") + std::to_string(fd);
+  return {OptionsToJson(o), shm_prefix, fds, std::to_string(index), std::to_string(task_fd), std::to_string(result_fd)};
 }
 
 void FaultInjection::At(const char* here, int index) const {
@@ -115,15 +125,18 @@ FaultInjection InjectionInWorker() {
   return injection.ok() ? *injection : FaultInjection{};
 }
 int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, const std::string& shm_prefix,
-              int index, int task_fd, int result_fd) {
+              const std::vector<int>& slot_fds, int index, int task_fd, int result_fd) {
   KeepFreedMemoryForTheNextMinibatch();
   const FaultInjection inject = InjectionInWorker();
   auto reply = [&](int64_t batch, const std::string& message) { return wire::WriteAnswer(result_fd, batch, message); };
   // A startup failure is reported as the answer to the first task.
   Result<std::vector<std::vector<int64_t>>> batches = InternalError("unset");
   inject.At("before_restore", index);
-  // Its segment slots (data_loader.h), created with their first minibatch.
+  // Its segment slots (data_loader.h), which the parent created.
   std::unique_ptr<SegmentWriter> segments[kPrefetchPerWorker];
+  for (int slot = 0; slot < kPrefetchPerWorker; ++slot) {
+    segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot), slot_fds[slot]);
+  }
   // The worker's largest minibatch so far: a new slot starts with room for
   // it (and a quarter more), so that it is mapped once, by both processes,
   // instead of growing layer by layer as the first slot did.
@@ -151,7 +164,6 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     }
     std::string step;
     const int slot = SegmentSlotOf(batch, o.num_workers);
-    if (!segments[slot]) segments[slot] = std::make_unique<SegmentWriter>(WorkerSegmentName(shm_prefix, index, slot));
     Status status = segments[slot]->Reserve(largest_minibatch);  // names the segment and the bytes
     if (!status.ok()) {
       step = "write_shared_memory";

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reference/base/status.h"
 #include "reference/loader/loader_dataset.h"
@@ -23,9 +24,10 @@ inline constexpr int64_t kStopTask = -1;
 inline constexpr char kSpawnedWorkerEntry[] = "faultline_loader_worker";
 
 // Returns the arguments of a spawned worker: the options JSON, the segment
-// prefix, the worker index and its two socket descriptors.
-std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::string& shm_prefix, int index,
-                                           int task_fd, int result_fd);
+// prefix, its slots' segment descriptors (comma-separated), the worker
+// index and its two socket descriptors.
+std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::string& shm_prefix,
+                                           const std::vector<int>& slot_fds, int index, int task_fd, int result_fd);
 
 // Test-only fault injection (docs/reliability.md): the environment variable
 // FAULTLINE_LOADER_INJECT = "STEP:ACTION[:WORKER]" makes a worker (every one,
@@ -58,10 +60,11 @@ Result<FaultInjection> FaultInjectionFromEnv();
 FaultInjection InjectionInWorker();
 
 // The worker loop, shared by forked and spawned workers: a forked worker
-// passes the parent's dataset as `inherited`, a spawned one nullptr. Returns
-// the worker's exit code.
+// passes the parent's dataset as `inherited`, a spawned one nullptr.
+// `slot_fds` are its kPrefetchPerWorker slots' segments (data_loader.h).
+// Returns the worker's exit code.
 int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, const std::string& shm_prefix,
-              int index, int task_fd, int result_fd);
+              const std::vector<int>& slot_fds, int index, int task_fd, int result_fd);
 
 }  // namespace faultline
 
