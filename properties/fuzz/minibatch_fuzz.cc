@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 
 #include "properties/fuzz/fuzz_support.h"
 #include "reference/loader/minibatch.h"
@@ -60,7 +61,9 @@ void CheckConsistent(const MiniBatch& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace faultline;
-  static const std::string segment = "/faultline-fuzz-" + std::to_string(getpid()) + "-minibatch";
+  // A random nonce: concurrent runs in sandboxes that share /dev/shm may have the same pid.
+  static const std::string segment = "/faultline-fuzz-" + std::to_string(getpid()) + "-" +
+                                     std::to_string(std::random_device()()) + "-minibatch";
   static SegmentWriter writer(segment);
   static SegmentReader reader(segment);
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ MiniBatch SampledMiniBatch(const CscGraph& graph, int64_t index, int threads) {
   b.feature_dim = kDim;
   b.features = FeatureRows(b.layers.back().unique_nodes);
   return b;
+}
+
+// A segment name no other run uses: Bazel's sandboxes share /dev/shm and
+// each has its own pid 12, so a random nonce per run keeps concurrent runs
+// (--runs_per_test) apart.
+std::string TestSegmentName(const std::string& what) {
+  static const std::string nonce = [] {
+    std::random_device device;
+    return std::to_string(device()) + std::to_string(device());
+  }();
+  return "/faultline-minibatch-test-" + std::to_string(getpid()) + "-" + nonce + "-" + what;
 }
 
 const CscGraph& TestGraph() {
@@ -93,7 +105,7 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
                 " at seed 1");
   // Refused into a segment: the segment then holds no minibatch, not the
   // one written before.
-  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-refused";
+  const std::string name = TestSegmentName("refused");
   SegmentWriter segment(name);
   SegmentReader reader(name);
   ASSERT_TRUE(WriteMiniBatch(batch, segment).ok());
@@ -145,7 +157,7 @@ class WithExpectedEdges : public LayerSink {
 // sampled whole, on 1 thread and on 3 (chunks of 37 and of 12 seeds in
 // layer 0), with the sampler's expected edges and with 1 (regions grown).
 TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
-  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-stream";
+  const std::string name = TestSegmentName("stream");
   SegmentWriter segment(name);
   SegmentReader reader(name);
   for (size_t expected_edges : {size_t{0}, size_t{1}}) {  // 0: the sampler's
@@ -182,7 +194,7 @@ TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
 TEST(MiniBatchTest, AViewKeepsItsBytes) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 8, 1);
   MiniBatchView of_built = MiniBatchView::Of(std::make_shared<const MiniBatch>(batch));
-  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-hold";
+  const std::string name = TestSegmentName("hold");
   SegmentWriter writer(name);
   ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
   auto reader = std::make_unique<SegmentReader>(name);
@@ -203,7 +215,7 @@ TEST(MiniBatchTest, AViewKeepsItsBytes) {
 // slot, so there it is the view's minibatch).
 TEST(MiniBatchTest, AViewKeepsItsMappingWhenTheReaderRemaps) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 9, 1);
-  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-remap";
+  const std::string name = TestSegmentName("remap");
   SegmentWriter writer(name);
   ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
   SegmentReader reader(name);
@@ -226,7 +238,7 @@ TEST(MiniBatchTest, AViewKeepsItsMappingWhenTheReaderRemaps) {
 // for a whole.
 TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
   const MiniBatch first = SampledMiniBatch(TestGraph(), 6, 1), second = SampledMiniBatch(TestGraph(), 7, 1);
-  const std::string name = "/faultline-minibatch-test-" + std::to_string(getpid()) + "-halfway";
+  const std::string name = TestSegmentName("halfway");
   SegmentWriter writer(name);
   SegmentReader reader(name);
   for (int round = 0; round < 2; ++round) {

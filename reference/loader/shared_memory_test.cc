@@ -11,17 +11,21 @@
 
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 
 namespace faultline {
 namespace {
 
-// A fresh name: one left by an earlier run that stopped mid-test (the same
-// pid in a fresh sandbox) is unlinked first.
+// A name no other run uses: Bazel's sandboxes share /dev/shm and each has
+// its own pid 12, so the pid alone let concurrent runs (--runs_per_test)
+// take each other's segments; a random nonce per run keeps them apart.
 std::string TestSegmentName(const std::string& what) {
-  const std::string name = "/faultline-shm-test-" + std::to_string(getpid()) + "-" + what;
-  UnlinkSharedMemory(name);
-  return name;
+  static const std::string nonce = [] {
+    std::random_device device;
+    return std::to_string(device()) + std::to_string(device());
+  }();
+  return "/faultline-shm-test-" + std::to_string(getpid()) + "-" + nonce + "-" + what;
 }
 
 // Returns the reader's current message, or "error: " and the status text.
