@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -240,6 +241,37 @@ TEST(DataLoaderTest, ADatasetWithoutFeaturesGivesTheSameMinibatchesThroughWorker
   EXPECT_TRUE(NoLeftoverSegments());
 }
 
+// What a child process reported, and how it ended.
+struct ChildReport {
+  std::string text;
+  int status = 0;  // waitpid's
+};
+
+// Forks a child that runs `body` (the child's side, which reports by
+// Report(); the child then exits 0, unless it ended itself first) and
+// returns what it reported and how it ended.
+void Report(int fd, const std::string& text) { (void)!write(fd, text.data(), text.size()); }
+ChildReport RunInChild(const std::function<void(int report_fd)>& body) {
+  int pipe_fds[2];
+  ChildReport out;
+  if (pipe(pipe_fds) != 0) {
+    ADD_FAILURE() << "pipe: " << std::strerror(errno);
+    return out;
+  }
+  const pid_t child = fork();
+  if (child == 0) {
+    close(pipe_fds[0]);
+    body(pipe_fds[1]);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) out.text.append(buffer, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  if (child < 0 || waitpid(child, &out.status, 0) != child) ADD_FAILURE() << "fork or waitpid failed";
+  return out;
+}
+
 // A worker that cannot grow its segment (here a file size limit, as a full
 // /dev/shm would) fails in write_shared_memory with the system's reason,
 // although the write failed while it was sampling. Run in a child process:
@@ -255,12 +287,7 @@ TEST(DataLoaderTest, AWorkerThatCannotGrowItsSegmentFailsInTheWrite) {
   for (StartMethod method : kMethodsUnderAFileSizeLimit) {
     SCOPED_TRACE(StartMethodName(method));
     LoaderTestDatasetDir();  // written before the limit
-    int pipe_fds[2];
-    ASSERT_EQ(pipe(pipe_fds), 0);
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(pipe_fds[0]);
+    const ChildReport child = RunInChild([method](int report_fd) {
       signal(SIGXFSZ, SIG_IGN);  // past the limit, fallocate fails with EFBIG instead
       // One page: a segment's first size, but below a minibatch's first layer.
       const rlimit limit{4096, 4096};
@@ -276,17 +303,10 @@ TEST(DataLoaderTest, AWorkerThatCannotGrowItsSegmentFailsInTheWrite) {
         loader->reset();
         if (!NoLeftoverSegments()) report += "|leaked segments";
       }
-      (void)!write(pipe_fds[1], report.data(), report.size());
-      _exit(0);
-    }
-    close(pipe_fds[1]);
-    std::string report;
-    char buffer[4096];
-    for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) report.append(buffer, static_cast<size_t>(n));
-    close(pipe_fds[0]);
-    int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+      Report(report_fd, report);
+    });
+    const std::string& report = child.text;
+    EXPECT_TRUE(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0) << child.status;
     EXPECT_EQ(report.substr(0, report.find('|')), "write_shared_memory") << report;
     EXPECT_NE(report.find("failed in write_shared_memory on minibatch 0"), std::string::npos) << report;
     EXPECT_NE(report.find("of shared memory segment"), std::string::npos) << report;
@@ -364,32 +384,21 @@ TEST(DataLoaderTest, AMainProcessKilledMidEpochLeavesNoSegmentAndNoWorker) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
     LoaderTestDatasetDir();  // written by this process, before the child
-    int report[2];
-    ASSERT_EQ(pipe(report), 0);
-    const pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(report[0]);
+    const ChildReport child = RunInChild([method](int report_fd) {
       auto loader = DataLoader::Create(Options(2, method));
-      if (!loader.ok() || !(*loader)->Next().ok()) _exit(1);
+      if (!loader.ok() || !(*loader)->Next().ok()) return Report(report_fd, "no loader");
       // Minibatch 0 taken; 1-3 prefetched, 4 on its way: the workers write
       // slots the parent has not read. Then the parent dies at once.
       std::string text = LoaderSegmentPrefix();
       for (pid_t pid : (*loader)->worker_pids()) text += " " + std::to_string(pid);
-      text += "\n";
-      (void)!write(report[1], text.data(), text.size());
+      Report(report_fd, text);
       raise(SIGKILL);
-    }
-    close(report[1]);
-    std::string text;
-    char buffer[256];
-    for (ssize_t n; (n = read(report[0], buffer, sizeof(buffer))) > 0;) text.append(buffer, static_cast<size_t>(n));
-    close(report[0]);
-    int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the child did not get to its SIGKILL: " << status;
+    });
+    const std::string& text = child.text;
+    ASSERT_TRUE(WIFSIGNALED(child.status) && WTERMSIG(child.status) == SIGKILL)
+        << "the child did not get to its SIGKILL: " << child.status << " " << text;
     const std::string prefix = text.substr(0, text.find(' '));
-    ASSERT_EQ(prefix.rfind("/faultline-" + std::to_string(child) + "-", 0), 0u) << text;
+    ASSERT_EQ(prefix.rfind("/faultline-", 0), 0u) << text;
     for (size_t at = text.find(' '); at != std::string::npos; at = text.find(' ', at + 1)) {
       const pid_t worker = static_cast<pid_t>(std::atoi(text.c_str() + at + 1));
       EXPECT_TRUE(AwaitEnd(worker)) << "worker " << worker << " outlived its main process";
