@@ -169,7 +169,7 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
       ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
       if (i + 1 < baseline.size()) continue;
       MiniBatchView last = std::move(**view);
-      loader->reset();  // the workers end, the segments' names go
+      loader->reset();  // the workers end, and the parent's mappings go
       EXPECT_TRUE(NoLeftoverSegments());
       EXPECT_TRUE(last.ToMiniBatch() == baseline[i]);  // still mapped
     }

@@ -104,7 +104,6 @@ std::string ShapeProblem(const SampledLayer& layer) {
          std::to_string(layer.compacted_indices.size()) + " compacted indices";
 }
 
-
 // Every compacted index points into unique_nodes.
 Status CheckCompacted(ArrayView<int64_t> compacted, uint64_t unique) {
   bool outside = false;  // as in IndptrProblem

@@ -1,7 +1,8 @@
 // Provides POSIX shared-memory segments for passing bytes between processes,
-// reused for message after message: a producer writes a named segment
+// reused for message after message: a producer writes a segment
 // (SegmentWriter) and a consumer reads the bytes where they lie
-// (SegmentReader). Both keep their mapping, so after the first message no
+// (SegmentReader), both by name or by a descriptor of a segment whose name
+// went at its creation (CreateUnlinkedSegment). Both keep their mapping, so after the first message no
 // pages are allocated, zeroed, mapped or freed: a minibatch of ~30 MB in a
 // fresh segment each time cost more than copying it.
 #ifndef FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
