@@ -4,10 +4,11 @@
 //
 // - DirectTable, when the ids are non-negative, below 2^32 - 1, and either
 //   all below 2^22 or dense (the largest below 16 times the number of ids
-//   expected): one 8-byte entry per possible id, indexed by the id itself
-//   (no hashing, no probing), stamped with the compactor's generation so
-//   that it is cleared only when the 32-bit generation wraps; a large table
-//   is advised onto 2 MiB pages (best effort: fewer TLB misses per lookup).
+//   expected): one entry per possible id (4 bytes for ids below 2^24,
+//   else 8), indexed by the id itself (no hashing, no probing), stamped
+//   with the compactor's generation so that it is cleared only when the
+//   generation wraps (8 or 32 bits); a large table is advised onto 2 MiB
+//   pages (best effort: fewer TLB misses per lookup).
 //   Graph generators and partitioners put the hubs at nearby (low) ids, so
 //   the entries read most often share cache lines; a hash spreads them out.
 // - PositionTable otherwise: open addressing (linear probing over a
@@ -23,6 +24,7 @@
 #include "reference/sampling/unique_and_compact.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -142,22 +144,49 @@ class PositionTable {
 // indptr.
 constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
-// This thread's DirectTable memory and the generation of its last compactor.
-thread_local std::vector<uint64_t> t_direct_entries;
-thread_local uint32_t t_direct_generation = 0;
+// A DirectTable entry: generation << kPositionBits | position. 4-byte
+// entries (an 8-bit generation, 24-bit positions) when every id is below
+// 2^24, which halves the table that every sampled edge looks up at random
+// (a graph of 2 M nodes: 8 MiB instead of 16 MiB, which two samplers share
+// the L3 cache with the graph); 8-byte entries (32 and 32 bits) otherwise.
+template <typename Entry>
+struct DirectEntry {
+  static constexpr int kPositionBits = sizeof(Entry) == 4 ? 24 : 32;
+  static constexpr Entry kPositionMask = (Entry{1} << kPositionBits) - 1;
+  static constexpr uint32_t kLastGeneration = static_cast<uint32_t>(~Entry{0} >> kPositionBits);
+  // Ids in [0, kIdLimit) have positions below 2^kPositionBits.
+  static constexpr uint64_t kIdLimit = uint64_t{1} << kPositionBits;
+  // This thread's table memory and the generation of its last compactor.
+  static thread_local std::vector<Entry> t_entries;
+  static thread_local uint32_t t_generation;
+};
+template <typename Entry>
+thread_local std::vector<Entry> DirectEntry<Entry>::t_entries;
+template <typename Entry>
+thread_local uint32_t DirectEntry<Entry>::t_generation = 0;
+using NarrowEntry = DirectEntry<uint32_t>;
+using WideEntry = DirectEntry<uint64_t>;
 
-// Maps ids in [0, ids) to positions through entry[id] = generation << 32 |
-// position. An entry of an older compactor (another generation) reads as absent,
-// so the memory is cleared only when the 32-bit generation wraps.
+std::atomic<bool> g_wide_direct_entries_only{false};  // tests: the 8-byte form for every id
+
+// Maps ids in [0, ids) to positions through entry[id] = generation <<
+// kPositionBits | position. An entry of an older compactor (another
+// generation) reads as absent, so the memory is cleared only when the
+// generation wraps (every 255 calls with 4-byte entries: a few
+// milliseconds per 255 layers for a table of millions of ids).
+template <typename Entry>
 class DirectTable {
+  using Form = DirectEntry<Entry>;
+
  public:
-  explicit DirectTable(size_t ids) : entries_(t_direct_entries) {
-    if (++t_direct_generation == 0) {  // wrapped: stamps of 2^32 calls ago would match again
-      std::fill(entries_.begin(), entries_.end(), 0);
-      t_direct_generation = 1;
+  explicit DirectTable(size_t ids) : entries_(Form::t_entries) {
+    if (Form::t_generation >= Form::kLastGeneration) {  // the next stamp would repeat an old one
+      std::fill(entries_.begin(), entries_.end(), Entry{0});
+      Form::t_generation = 0;
     }
+    ++Form::t_generation;
     if (entries_.size() < ids) Grow(ids);
-    stamp_ = static_cast<uint64_t>(t_direct_generation) << 32;
+    stamp_ = static_cast<Entry>(Form::t_generation) << Form::kPositionBits;
   }
 
   // Looks up ids[0, count) in order without a branch on whether an id is
@@ -170,19 +199,19 @@ class DirectTable {
   // back into a branch.
   template <bool kCompact>
   void Compact(const int64_t* ids, size_t count, int64_t* unique, int64_t* compacted) {
-    uint64_t* const entries = entries_.data();
-    const uint64_t stamp = stamp_;
-    uint64_t size = static_cast<uint64_t>(size_);
+    Entry* const entries = entries_.data();
+    const Entry stamp = stamp_;
+    Entry size = static_cast<Entry>(size_);
     constexpr size_t kAhead = 32;  // lookups prefetched ahead: a miss to DRAM spans ~10 of them
     for (size_t i = 0; i < count; ++i) {
       if (i + kAhead < count) __builtin_prefetch(entries + ids[i + kAhead]);
       const int64_t id = ids[i];
       assert(id >= 0 && static_cast<size_t>(id) < entries_.size() && "an id outside the compactor's range");
       unique[size] = id;
-      const uint64_t seen = entries[id];
-      const uint64_t is_new = static_cast<uint64_t>((seen & ~uint64_t{0xffffffff}) != stamp);
-      const uint64_t take_size = 0 - is_new;  // all ones when new
-      const uint64_t position = (size & take_size) | (seen & 0xffffffff & ~take_size);
+      const Entry seen = entries[id];
+      const Entry is_new = static_cast<Entry>((seen & ~Form::kPositionMask) != stamp);
+      const Entry take_size = static_cast<Entry>(0 - is_new);  // all ones when new
+      const Entry position = (size & take_size) | (seen & Form::kPositionMask & ~take_size);
       entries[id] = stamp | position;
       size += is_new;
       if (kCompact) compacted[i] = static_cast<int64_t>(position);
@@ -200,12 +229,12 @@ class DirectTable {
   void Grow(size_t ids) {
     size_t size = 1;
     while (size < ids) size *= 2;
-    std::vector<uint64_t>().swap(entries_);
-    entries_ = VectorOnHugePages<uint64_t>(size);
+    std::vector<Entry>().swap(entries_);
+    entries_ = VectorOnHugePages<Entry>(size);
   }
 
-  std::vector<uint64_t>& entries_;
-  uint64_t stamp_ = 0;
+  std::vector<Entry>& entries_;
+  Entry stamp_ = 0;
   int64_t size_ = 0;
 };
 
@@ -214,16 +243,21 @@ class DirectTable {
 // dense-id table's next stamp would make the first one's entries absent).
 thread_local bool t_tables_in_use = false;
 
+// The unique nodes' buffer of this thread's DirectTable compactors (either
+// form: one of them is alive at a time).
+thread_local std::vector<int64_t> t_direct_unique;
+
 // The DirectTable form (DirectTable::Compact), with the unique nodes in a
 // buffer this thread reuses.
+template <typename Entry>
 class DirectCompactor : public LayerCompactor::Impl {
  public:
   explicit DirectCompactor(uint64_t max_id) : position_(static_cast<size_t>(max_id) + 1), max_id_(max_id) {}
 
   void Add(const int64_t* ids, size_t count, int64_t* compacted) override {
     Reserve(count);
-    if (compacted == nullptr) return position_.Compact<false>(ids, count, unique_.data(), nullptr);
-    position_.Compact<true>(ids, count, unique_.data(), compacted);
+    if (compacted == nullptr) return position_.template Compact<false>(ids, count, unique_.data(), nullptr);
+    position_.template Compact<true>(ids, count, unique_.data(), compacted);
   }
 
   std::vector<int64_t> TakeUniqueNodes() override {
@@ -242,12 +276,10 @@ class DirectCompactor : public LayerCompactor::Impl {
     }
   }
 
-  static thread_local std::vector<int64_t> t_unique;
-  DirectTable position_;
-  std::vector<int64_t>& unique_ = t_unique;
+  DirectTable<Entry> position_;
+  std::vector<int64_t>& unique_ = t_direct_unique;
   const uint64_t max_id_;
 };
-thread_local std::vector<int64_t> DirectCompactor::t_unique;
 
 // The PositionTable form, in `memory` (this thread's reused memory, or the
 // compactor's own).
@@ -294,7 +326,12 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 
 }  // namespace
 
-void SetUniqueAndCompactGenerationForTesting(uint32_t generation) { t_direct_generation = generation; }
+void SetUniqueAndCompactGenerationForTesting(uint32_t generation) {
+  NarrowEntry::t_generation = std::min(generation, NarrowEntry::kLastGeneration);
+  WideEntry::t_generation = std::min(generation, WideEntry::kLastGeneration);
+}
+
+void UseWideDirectEntriesOnlyForTesting(bool wide_only) { g_wide_direct_entries_only = wide_only; }
 
 LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id, int64_t max_id,
                                size_t expected_indices)
@@ -303,8 +340,13 @@ LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id
   // Positions stay below 2^32 - 1 when there are fewer distinct ids than that.
   const bool non_negative = min_id >= 0, positions_fit = non_negative && uint64_t(max_id) < (uint64_t{1} << 32) - 1;
   const uint64_t dense_limit = std::max(kDirectAlways, kDirectIdsPerInput * inputs);
+  const bool narrow = non_negative && uint64_t(max_id) < NarrowEntry::kIdLimit && !g_wide_direct_entries_only;
   if (owns_thread_tables_ && positions_fit && static_cast<uint64_t>(max_id) < dense_limit) {
-    impl_ = std::make_unique<DirectCompactor>(static_cast<uint64_t>(max_id));
+    if (narrow) {
+      impl_ = std::make_unique<DirectCompactor<uint32_t>>(static_cast<uint64_t>(max_id));
+    } else {
+      impl_ = std::make_unique<DirectCompactor<uint64_t>>(static_cast<uint64_t>(max_id));
+    }
   } else if (positions_fit) {
     impl_ = std::make_unique<HashedCompactor<NarrowSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
   } else {

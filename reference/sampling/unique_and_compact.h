@@ -22,11 +22,12 @@ struct UniqueAndCompactResult {
 // Lists the distinct seeds in order of first occurrence, then every node of
 // `indices` not seen yet, in order of first appearance, and maps `indices`
 // to positions in that list. Each calling thread keeps its lookup table for
-// the next call: for non-negative ids below 2^22, or dense ones, 8 bytes per
-// id up to the largest it has seen, rounded up to a power of two (at most
-// 32 MiB, or 256 bytes per id of its largest call), advised onto 2 MiB
-// pages, and a buffer of up to 16 bytes per input of its largest such call
-// (at most 8 per id); else a hash table of 8 or 16 bytes per slot.
+// the next call: for non-negative ids below 2^22, or dense ones, 4 bytes per
+// id (ids below 2^24) or 8 up to the largest it has seen, rounded up to a
+// power of two (at most 32 MiB, or 256 bytes per id of its largest call),
+// advised onto 2 MiB pages, and a buffer of up to 16 bytes per input of its
+// largest such call (at most 8 per id); else a hash table of 8 or 16 bytes
+// per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
 // UniqueAndCompact piece by piece: the seeds when it is made, then the
@@ -57,11 +58,17 @@ class LayerCompactor {
   std::unique_ptr<Impl> impl_;
 };
 
-// Sets the calling thread's call counter of the dense-id table (tests: its
-// wrap after 2^32 calls, which must forget every earlier entry). Setting it
-// backwards makes entries of earlier calls with the reused stamps read as
-// present: only for reaching the wrap.
+// Sets the calling thread's call counters of the dense-id tables, each
+// capped at its form's last (tests: the wrap after 255 calls with 4-byte
+// entries and 2^32 - 1 with 8-byte ones, which must forget every earlier
+// entry). Setting them backwards makes entries of earlier calls with the
+// reused stamps read as present: only for reaching the wrap.
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation);
+
+// Tests: the dense-id table takes 8-byte entries for every id while set
+// (ids below 2^24 take 4-byte ones by default), so that both forms run on
+// small inputs.
+void UseWideDirectEntriesOnlyForTesting(bool wide_only);
 
 }  // namespace faultline
 

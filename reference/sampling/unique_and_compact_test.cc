@@ -35,11 +35,23 @@ TEST(UniqueAndCompactTest, HandlesEmptyInputs) {
   EXPECT_THAT(no_seeds.compacted_indices, ElementsAre(0, 0, 1));
 }
 
+// Runs the test's body once with the dense-id table's default entries
+// (4 bytes for these ids) and once with 8-byte entries for every id.
+class BothDirectEntryWidths : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { UseWideDirectEntriesOnlyForTesting(GetParam()); }
+  void TearDown() override { UseWideDirectEntriesOnlyForTesting(false); }
+};
+INSTANTIATE_TEST_SUITE_P(UniqueAndCompact, BothDirectEntryWidths, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "WideEntriesOnly" : "DefaultEntries";
+                         });
+
 // Dense ids go through a table indexed by id whose entries are stamped with
 // the call: a node of an earlier call is new again, also in the call where
-// the 32-bit stamp wraps (the table must be cleared then, or the stamps of
-// 2^32 calls ago would match).
-TEST(UniqueAndCompactTest, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWraps) {
+// the stamp wraps (the table must be cleared then, or the stamps of 255 or
+// 2^32 - 1 calls ago would match).
+TEST_P(BothDirectEntryWidths, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWraps) {
   UniqueAndCompactResult first = UniqueAndCompact({}, {3, 4});
   EXPECT_THAT(first.unique_nodes, ElementsAre(3, 4));
   UniqueAndCompactResult second = UniqueAndCompact({9}, {4, 3});
@@ -48,7 +60,7 @@ TEST(UniqueAndCompactTest, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWraps) 
 
   SetUniqueAndCompactGenerationForTesting(0);  // the next call stamps 1
   UniqueAndCompact({}, {3, 4});
-  SetUniqueAndCompactGenerationForTesting(0xffffffff);  // the next call wraps to 0, then stamps 1 again
+  SetUniqueAndCompactGenerationForTesting(0xffffffff);  // the last: the next call clears, then stamps 1 again
   UniqueAndCompactResult wrapped = UniqueAndCompact({}, {4, 3});
   EXPECT_THAT(wrapped.unique_nodes, ElementsAre(4, 3));
   EXPECT_THAT(wrapped.compacted_indices, ElementsAre(0, 1));
@@ -59,7 +71,7 @@ TEST(UniqueAndCompactTest, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWraps) 
 // that differ only in their high bits (id = low + k * stride), more new nodes
 // than the table is first sized for (so it grows mid-call), and across calls
 // that reuse the table's memory.
-TEST(UniqueAndCompactTest, MatchesAMapOracleForNarrowAndWideIdsAndGrowingTables) {
+TEST_P(BothDirectEntryWidths, MatchesAMapOracleForNarrowAndWideIdsAndGrowingTables) {
   std::mt19937_64 rng(11);
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   struct Ids {
@@ -100,7 +112,7 @@ TEST(UniqueAndCompactTest, MatchesAMapOracleForNarrowAndWideIdsAndGrowingTables)
 // Dense ids above 2^22 take the dense-id table too (sized to the next power
 // of two): a call whose largest id is above 2^22, then one whose largest id
 // is above the first table's size (it grows), both as the oracle says.
-TEST(UniqueAndCompactTest, DenseIdsAboveTwoToTheTwentyTwoGrowTheTable) {
+TEST_P(BothDirectEntryWidths, DenseIdsAboveTwoToTheTwentyTwoGrowTheTable) {
   std::mt19937_64 rng(5);
   for (int64_t largest : {(int64_t{1} << 22) + 1000, (int64_t{1} << 23) + 7}) {
     std::uniform_int_distribution<int64_t> id(0, largest - 1);
@@ -152,7 +164,7 @@ void ExpectPiecesGiveWhatOneCallGives() {
 // A LayerCompactor fed the indices in pieces of any size gives what one
 // UniqueAndCompact call gives, for the dense-id table and both hash tables;
 // on a fresh thread, whose reused buffers grow while the layer is under way.
-TEST(LayerCompactorTest, PiecesGiveWhatOneCallGives) {
+TEST_P(BothDirectEntryWidths, PiecesGiveWhatOneCallGives) {
   std::thread fresh([] { ExpectPiecesGiveWhatOneCallGives(); });
   fresh.join();
   ExpectPiecesGiveWhatOneCallGives();
