@@ -1,4 +1,4 @@
-// Implements Fill over LaunchKernel.
+// Implements Fill and FillWords over LaunchKernel.
 #include "kernels/fill.h"
 
 #include "kernels/fill.cuh"
@@ -12,6 +12,13 @@ Status Fill(DeviceRuntime& runtime, float* out, uint64_t n, float value, StreamH
   const uint64_t touched = n == 0 ? 1 : n;
   return LaunchKernel(runtime, "FillKernel", LaunchFor(touched, 256, stream), FillKernel{out, n, value},
                       {BufferUse{out, touched * sizeof(float)}}, &LaunchFillOnCuda, loc);
+}
+
+Status FillWords(DeviceRuntime& runtime, int64_t* out, uint64_t n, int64_t value, StreamHandle stream,
+                 SourceLocation loc) {
+  if (n == 0) return OkStatus();
+  return LaunchKernel(runtime, "FillWordsKernel", LaunchFor(n, 256, stream), FillWordsKernel{out, n, value},
+                      {BufferUse{out, n * sizeof(int64_t)}}, &LaunchFillWordsOnCuda, loc);
 }
 
 }  // namespace kernels

@@ -1,9 +1,11 @@
-// Checks Fill on the runtime under test and its refusal on the cpu runtime.
+// Checks Fill and FillWords on the runtime under test and the refusal on the
+// cpu runtime.
 #include "kernels/fill.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "reference/runtime/test_runtime.h"
@@ -25,6 +27,28 @@ TEST(FillTest, FillsDeviceMemoryOnTheRuntimeUnderTest) {
   std::vector<float> host(n, 0.0f);
   ASSERT_TRUE(rt.Memcpy(host.data(), *dev, n * sizeof(float), MemcpyKind::kDeviceToHost).ok());
   for (float v : host) ASSERT_EQ(v, 2.5f);
+  EXPECT_TRUE(rt.Free(*dev).ok());
+}
+
+// Every word, past a grid's reach, and nothing around the range: the fill
+// starts one word in and stops one word short.
+TEST(FillTest, FillsInt64WordsOnTheRuntimeUnderTest) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime& rt = **runtime;
+  const uint64_t n = 100002;
+  std::vector<int64_t> host(n, 7);
+  auto dev = rt.Malloc(n * sizeof(int64_t));
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  int64_t* words = static_cast<int64_t*>(*dev);
+  ASSERT_TRUE(rt.Memcpy(words, host.data(), n * sizeof(int64_t), MemcpyKind::kHostToDevice).ok());
+  ASSERT_TRUE(FillWords(rt, words + 1, n - 2, -1).ok());
+  ASSERT_TRUE(FillWords(rt, words, 0, 5).ok());  // nothing
+  ASSERT_TRUE(rt.DeviceSynchronize().ok());
+  ASSERT_TRUE(rt.Memcpy(host.data(), words, n * sizeof(int64_t), MemcpyKind::kDeviceToHost).ok());
+  EXPECT_EQ(host.front(), 7);
+  EXPECT_EQ(host.back(), 7);
+  for (uint64_t i = 1; i + 1 < n; ++i) ASSERT_EQ(host[i], -1) << "word " << i;
   EXPECT_TRUE(rt.Free(*dev).ok());
 }
 

@@ -14,22 +14,6 @@
 namespace faultline {
 namespace {
 
-// Runs `one_layer` for every fanout, hop k + 1 starting from the unique
-// nodes of hop k (one_layer returns where they are kept); an error names
-// the hop.
-using OneLayer = std::function<Result<const std::vector<int64_t>*>(const std::vector<int64_t>& seeds, int64_t fanout,
-                                                                   uint32_t layer)>;
-Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, const OneLayer& one_layer) {
-  if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
-  const std::vector<int64_t>* layer_seeds = &seeds;
-  for (size_t k = 0; k < fanouts.size(); ++k) {
-    Result<const std::vector<int64_t>*> unique = one_layer(*layer_seeds, fanouts[k], static_cast<uint32_t>(k));
-    if (!unique.ok()) return unique.status().WithContext("layer " + std::to_string(k));
-    layer_seeds = *unique;
-  }
-  return OkStatus();
-}
-
 // One hop on the CPU into `sink`: this thread compacts each chunk of
 // sampled edges as it comes, while the other threads sample the next ones.
 // The compactor starts with the first chunk: the seeds are checked by then.
@@ -84,6 +68,17 @@ class LayersBuilder : public LayerSink {
 };
 
 }  // namespace
+
+Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, const OneLayer& one_layer) {
+  if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
+  const std::vector<int64_t>* layer_seeds = &seeds;
+  for (size_t k = 0; k < fanouts.size(); ++k) {
+    Result<const std::vector<int64_t>*> unique = one_layer(*layer_seeds, fanouts[k], static_cast<uint32_t>(k));
+    if (!unique.ok()) return unique.status().WithContext("layer " + std::to_string(k));
+    layer_seeds = *unique;
+  }
+  return OkStatus();
+}
 
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
                                                const SampleOneLayer& sample_one, const CompactLayer& compact) {

@@ -33,6 +33,17 @@ using SampleOneLayer =
 using CompactLayer = std::function<Result<UniqueAndCompactResult>(const std::vector<int64_t>& seeds,
                                                                   const std::vector<int64_t>& indices)>;
 
+// One hop of ChainLayers: samples and compacts from `seeds` with `fanout`
+// as layer `layer`, and returns where the hop's unique nodes are kept
+// (valid until the chain ends).
+using OneLayer = std::function<Result<const std::vector<int64_t>*>(const std::vector<int64_t>& seeds, int64_t fanout,
+                                                                   uint32_t layer)>;
+
+// Runs `one_layer` for every fanout, hop k + 1 starting from the unique
+// nodes of hop k. Fails when fanouts is empty or a hop fails (the error
+// names the hop).
+Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, const OneLayer& one_layer);
+
 // Runs `sample_one` then `compact` for every fanout, hop k + 1 starting from
 // the unique nodes of hop k; any backend (CPU, simcuda, cuda) supplies them.
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
