@@ -19,7 +19,7 @@ TEST(FillTest, FillsDeviceMemoryOnTheRuntimeUnderTest) {
   auto runtime = DeviceRuntimeUnderTest();
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   DeviceRuntime& rt = **runtime;
-  const uint64_t n = 100000;  // more than one grid of 256-thread blocks covers at once
+  const uint64_t n = 100000;  // 391 blocks of 256 threads
   auto dev = rt.Malloc(n * sizeof(float));
   ASSERT_TRUE(dev.ok()) << dev.status();
   ASSERT_TRUE(Fill(rt, static_cast<float*>(*dev), n, 2.5f).ok());
@@ -30,8 +30,8 @@ TEST(FillTest, FillsDeviceMemoryOnTheRuntimeUnderTest) {
   EXPECT_TRUE(rt.Free(*dev).ok());
 }
 
-// Every word, past a grid's reach, and nothing around the range: the fill
-// starts one word in and stops one word short.
+// Every word, over hundreds of blocks, and nothing around the range: the
+// fill starts one word in and stops one word short.
 TEST(FillTest, FillsInt64WordsOnTheRuntimeUnderTest) {
   auto runtime = DeviceRuntimeUnderTest();
   ASSERT_TRUE(runtime.ok()) << runtime.status();

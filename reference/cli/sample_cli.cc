@@ -178,9 +178,11 @@ Result<std::vector<SampledLayer>> RunCommand(const SampleCommand& c, const Progr
     }
     device_graph = std::move(placed).value();
   }
-  // The hops of SampleMultiLayer / SampleMultiLayerOnDevice (the same
-  // sample and compact steps, pinned by a test), with progress lines around
-  // each hop.
+  // The hops of SampleMultiLayer, or on a device each hop through the host
+  // (SampleNeighborsOnDevice, then UniqueAndCompactOnDevice), with progress
+  // lines around each hop. The results equal SampleMultiLayer's and
+  // SampleMultiLayerOnDevice's (pinned by a test); SampleMultiLayerOnDevice
+  // keeps every hop's inputs on the device, so its timings are not these.
   const auto sample_one = [&](const std::vector<int64_t>& seeds, int64_t fanout,
                               uint32_t layer) -> Result<SampledSubgraph> {
     const auto start = std::chrono::steady_clock::now();

@@ -70,8 +70,8 @@ struct DeviceHop {
 // An empty int64 tensor on `device`, for arrays of no elements.
 Result<Tensor> NoWords(DeviceRuntime& rt, Device device) { return Tensor::Empty(DType::kInt64, {0}, device, &rt); }
 
-// Samples the `n` seeds at `seeds_dev` (on the graph's device, checked by
-// the caller) into device memory: per-seed counts, their exclusive sum on
+// Samples the `n` seeds at `seeds_dev` (n >= 1, on the graph's device,
+// checked by the caller) into device memory: per-seed counts, their exclusive sum on
 // the device (only the total comes back, to size the output), then the
 // picks. The caller holds the device guard.
 Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const Tensor& seeds_dev, int64_t n, int64_t fanout,
@@ -84,9 +84,6 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const Tensor& seed
   FL_ASSIGN_OR_RETURN(hop.indptr, Tensor::Empty(DType::kInt64, {n + 1}, device, &rt));
   auto* indptr_data = static_cast<int64_t*>(hop.indptr.raw_data());
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, indptr_data + n, 1, 0, stream));
-  FL_ASSIGN_OR_RETURN(hop.edges, NoWords(rt, device));
-  FL_ASSIGN_OR_RETURN(hop.indices, NoWords(rt, device));
-  if (n == 0) return hop;
 
   kernels::sampling::SamplingParams params;
   params.indptr = Data<int64_t>(graph.indptr());
@@ -106,7 +103,11 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const Tensor& seed
                                            &kernels::LaunchSampleCountOnCuda));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, indptr_data, indptr_data, n + 1, stream));
   FL_RETURN_IF_ERROR(rt.Memcpy(&hop.num_edges, indptr_data + n, sizeof(hop.num_edges), MemcpyKind::kDeviceToHost));
-  if (hop.num_edges == 0) return hop;
+  if (hop.num_edges == 0) {
+    FL_ASSIGN_OR_RETURN(hop.edges, NoWords(rt, device));
+    FL_ASSIGN_OR_RETURN(hop.indices, NoWords(rt, device));
+    return hop;
+  }
 
   FL_ASSIGN_OR_RETURN(hop.edges, Tensor::Empty(DType::kInt64, {hop.num_edges}, device, &rt));
   FL_ASSIGN_OR_RETURN(hop.indices, Tensor::Empty(DType::kInt64, {hop.num_edges}, device, &rt));
@@ -155,7 +156,7 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
   const int64_t cap = static_cast<int64_t>(capacity);
   // Free slots and "no position yet" are both all-ones words, filled on the
-  // device (copied from the host before: 16 bytes per slot over the bus).
+  // device rather than copied from the host (16 bytes per slot).
   FL_ASSIGN_OR_RETURN(Tensor keys, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
   FL_ASSIGN_OR_RETURN(Tensor first, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, static_cast<int64_t*>(keys.raw_data()), capacity, -1, stream));
@@ -205,13 +206,13 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   return out;
 }
 
-// What is wrong with `ids` for the device compactor ("" if nothing): a
-// negative id, named by its array and position.
-std::string NegativeId(const std::vector<int64_t>& ids, const char* name) {
+// The device compactor's ids are non-negative: an error naming the first
+// negative one of `ids` by its array and position.
+Status CheckNonNegative(const std::vector<int64_t>& ids, const char* name) {
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0) return std::string(name) + "[" + std::to_string(i) + "] is negative";
+    if (ids[i] < 0) return InvalidArgumentError(std::string(name) + "[" + std::to_string(i) + "] is negative");
   }
-  return "";
+  return OkStatus();
 }
 
 }  // namespace
@@ -241,9 +242,8 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
 Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int device_index,
                                                         const std::vector<int64_t>& seeds,
                                                         const std::vector<int64_t>& indices, StreamHandle stream) {
-  for (const std::string& negative : {NegativeId(seeds, "seeds"), NegativeId(indices, "indices")}) {
-    if (!negative.empty()) return InvalidArgumentError(negative);
-  }
+  FL_RETURN_IF_ERROR(CheckNonNegative(seeds, "seeds"));
+  FL_RETURN_IF_ERROR(CheckNonNegative(indices, "indices"));
   UniqueAndCompactResult out;
   if (seeds.empty() && indices.empty()) return out;
   const Device device = Device::Cuda(device_index);
@@ -263,7 +263,8 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
 // nodes where the compactor left them, and the compactor reads the sampled
 // indices where the sampler left them. Each layer's arrays are copied back
 // once, for the result (and the next hop's seeds are checked on that copy,
-// as a hop sampled alone checks them).
+// as a hop sampled alone checks them). With no seeds nothing touches the
+// device, as before.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
@@ -279,7 +280,11 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
                                      uint32_t layer) -> Result<const std::vector<int64_t>*> {
     FL_RETURN_IF_ERROR(
         ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options.weighted));
-    if (!guard) {
+    SampledLayer& out = layers.emplace_back();
+    out.subgraph.seeds = layer_seeds;
+    out.subgraph.indptr.assign(1, 0);
+    if (layer_seeds.empty()) return &out.unique_nodes;  // and so is every later hop
+    if (layer == 0) {
       guard.emplace(rt, graph.device());
       FL_RETURN_IF_ERROR(guard->status());
       FL_ASSIGN_OR_RETURN(seeds_dev, Tensor::FromVectorOn(layer_seeds, device, &rt));
@@ -288,8 +293,6 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, n, fanout, layer, options, stream));
     FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
                         CompactOnDevice(rt, device, seeds_dev, n, hop.indices, hop.num_edges, stream));
-    SampledLayer& out = layers.emplace_back();
-    out.subgraph.seeds = layer_seeds;
     FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost<int64_t>(hop.indptr));
     FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost<int64_t>(hop.edges));
     FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost<int64_t>(hop.indices));

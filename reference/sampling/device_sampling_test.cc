@@ -56,19 +56,47 @@ TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
   }
 }
 
+// Every array of every hop, for hops with edges, a hop with none (fanout
+// 0: the next hop starts from its seeds alone) and no seeds at all.
 TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   ASSERT_TRUE(device_graph.ok());
-  std::vector<int64_t> seeds = {0, 5, 17, 5, 1999};
-  auto cpu = SampleMultiLayer(graph(), seeds, {10, 5, 3}, SamplingOptions{false, false, 9, 1});
-  auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {10, 5, 3}, SamplingOptions{false, false, 9});
-  ASSERT_TRUE(cpu.ok() && dev.ok());
-  ASSERT_EQ(cpu->size(), dev->size());
-  for (size_t k = 0; k < cpu->size(); ++k) {
-    EXPECT_EQ((*dev)[k].subgraph.original_edge_ids, (*cpu)[k].subgraph.original_edge_ids) << "layer " << k;
-    EXPECT_EQ((*dev)[k].unique_nodes, (*cpu)[k].unique_nodes) << "layer " << k;
-    EXPECT_EQ((*dev)[k].compacted_indices, (*cpu)[k].compacted_indices) << "layer " << k;
+  struct Case {
+    std::vector<int64_t> seeds, fanouts;
+  };
+  for (const Case& c : {Case{{0, 5, 17, 5, 1999}, {10, 5, 3}}, Case{{3, 8, 3}, {4, 0, 2}}, Case{{}, {3, 2}}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.seeds) + " fanouts " + ::testing::PrintToString(c.fanouts));
+    auto cpu = SampleMultiLayer(graph(), c.seeds, c.fanouts, SamplingOptions{false, false, 9, 1});
+    auto dev = SampleMultiLayerOnDevice(*device_graph, c.seeds, c.fanouts, SamplingOptions{false, false, 9});
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    ASSERT_EQ(cpu->size(), dev->size());
+    for (size_t k = 0; k < cpu->size(); ++k) {
+      const SampledLayer &d = (*dev)[k], &h = (*cpu)[k];
+      EXPECT_EQ(d.subgraph.seeds, h.subgraph.seeds) << "layer " << k;
+      EXPECT_EQ(d.subgraph.indptr, h.subgraph.indptr) << "layer " << k;
+      EXPECT_EQ(d.subgraph.indices, h.subgraph.indices) << "layer " << k;
+      EXPECT_EQ(d.subgraph.original_edge_ids, h.subgraph.original_edge_ids) << "layer " << k;
+      EXPECT_EQ(d.unique_nodes, h.unique_nodes) << "layer " << k;
+      EXPECT_EQ(d.compacted_indices, h.compacted_indices) << "layer " << k;
+    }
   }
+}
+
+// The multi-hop loop checks every hop's request as a single hop does, and
+// names the hop.
+TEST_P(DeviceSamplingTest, MultiLayerBadArgumentsNameTheLayerAndNothingIsLaunched) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok());
+  auto out_of_range = SampleMultiLayerOnDevice(*device_graph, {1, 2000}, {3, 2}, SamplingOptions{false, false, 1});
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_EQ(out_of_range.status().message(), "layer 0: seeds[1]=2000 is out of range [0, 2000)");
+  auto bad_fanout = SampleMultiLayerOnDevice(*device_graph, {1}, {3, -2}, SamplingOptions{false, false, 1});
+  ASSERT_FALSE(bad_fanout.ok());
+  EXPECT_EQ(bad_fanout.status().message(), "layer 1: fanout=-2; expected -1 (all neighbours) or 0..2147483647");
+  auto no_fanouts = SampleMultiLayerOnDevice(*device_graph, {1}, {}, SamplingOptions{false, false, 1});
+  EXPECT_EQ(no_fanouts.status().message(), "fanouts is empty; expected one fanout per layer");
+  EXPECT_TRUE(rt_->PeekAtLastError().ok());
 }
 
 TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {

@@ -139,16 +139,17 @@ class PositionTable {
 // Direct when the ids are dense (at most kDirectIdsPerInput entries per
 // expected input: the seeds and the expected indices) or all below
 // kDirectAlways, whatever the layer's size (the table, rounded up to a
-// power of two, is then at most 32 MiB). A sampled layer's
-// ids are node ids of its graph, so the table is at most twice the graph's
-// indptr.
+// power of two, is then at most 16 MiB of 4-byte entries). A sampled
+// layer's ids are node ids of its graph, so the table is at most twice the
+// graph's indptr with 8-byte entries, and at most its indptr with 4-byte ones.
 constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
 // A DirectTable entry: generation << kPositionBits | position. 4-byte
 // entries (an 8-bit generation, 24-bit positions) when every id is below
 // 2^24, which halves the table that every sampled edge looks up at random
-// (a graph of 2 M nodes: 8 MiB instead of 16 MiB, which two samplers share
-// the L3 cache with the graph); 8-byte entries (32 and 32 bits) otherwise.
+// (a graph of 2 M nodes: 8 MiB instead of 16 MiB of the L3 cache, which
+// the table shares with the graph and, with two samplers, with the other
+// sampler's table); 8-byte entries (32 and 32 bits) otherwise.
 template <typename Entry>
 struct DirectEntry {
   static constexpr int kPositionBits = sizeof(Entry) == 4 ? 24 : 32;
@@ -164,8 +165,14 @@ template <typename Entry>
 thread_local std::vector<Entry> DirectEntry<Entry>::t_entries;
 template <typename Entry>
 thread_local uint32_t DirectEntry<Entry>::t_generation = 0;
-using NarrowEntry = DirectEntry<uint32_t>;
-using WideEntry = DirectEntry<uint64_t>;
+using DirectEntry32 = DirectEntry<uint32_t>;
+using DirectEntry64 = DirectEntry<uint64_t>;
+static_assert(DirectEntry32::kPositionMask == 0xffffff && DirectEntry32::kLastGeneration == 255 &&
+                  DirectEntry32::kIdLimit == uint64_t{1} << 24,
+              "4-byte entries: 24-bit positions, generations 1..255");
+static_assert(DirectEntry64::kPositionMask == 0xffffffff && DirectEntry64::kLastGeneration == 0xffffffff &&
+                  DirectEntry64::kIdLimit == uint64_t{1} << 32,
+              "8-byte entries: 32-bit positions, generations 1..2^32 - 1");
 
 std::atomic<bool> g_wide_direct_entries_only{false};  // tests: the 8-byte form for every id
 
@@ -327,8 +334,8 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 }  // namespace
 
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation) {
-  NarrowEntry::t_generation = std::min(generation, NarrowEntry::kLastGeneration);
-  WideEntry::t_generation = std::min(generation, WideEntry::kLastGeneration);
+  DirectEntry32::t_generation = std::min(generation, DirectEntry32::kLastGeneration);
+  DirectEntry64::t_generation = std::min(generation, DirectEntry64::kLastGeneration);
 }
 
 void UseWideDirectEntriesOnlyForTesting(bool wide_only) { g_wide_direct_entries_only = wide_only; }
@@ -340,7 +347,7 @@ LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id
   // Positions stay below 2^32 - 1 when there are fewer distinct ids than that.
   const bool non_negative = min_id >= 0, positions_fit = non_negative && uint64_t(max_id) < (uint64_t{1} << 32) - 1;
   const uint64_t dense_limit = std::max(kDirectAlways, kDirectIdsPerInput * inputs);
-  const bool narrow = non_negative && uint64_t(max_id) < NarrowEntry::kIdLimit && !g_wide_direct_entries_only;
+  const bool narrow = non_negative && uint64_t(max_id) < DirectEntry32::kIdLimit && !g_wide_direct_entries_only;
   if (owns_thread_tables_ && positions_fit && static_cast<uint64_t>(max_id) < dense_limit) {
     if (narrow) {
       impl_ = std::make_unique<DirectCompactor<uint32_t>>(static_cast<uint64_t>(max_id));

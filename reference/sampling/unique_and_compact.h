@@ -21,11 +21,12 @@ struct UniqueAndCompactResult {
 
 // Lists the distinct seeds in order of first occurrence, then every node of
 // `indices` not seen yet, in order of first appearance, and maps `indices`
-// to positions in that list. Each calling thread keeps its lookup table for
-// the next call: for non-negative ids below 2^22, or dense ones, 4 bytes per
-// id (ids below 2^24) or 8 up to the largest it has seen, rounded up to a
-// power of two (at most 32 MiB, or 256 bytes per id of its largest call),
-// advised onto 2 MiB pages, and a buffer of up to 16 bytes per input of its
+// to positions in that list. Each calling thread keeps its lookup tables
+// for the next call: for non-negative ids below 2^22, or dense ones, a
+// table with an entry per id up to the largest it has seen, rounded up to a
+// power of two and advised onto 2 MiB pages (4-byte entries while every id
+// is below 2^24: at most 16 MiB; 8-byte ones above: at most 256 bytes per
+// id of its largest call), and a buffer of up to 16 bytes per input of its
 // largest such call (at most 8 per id); else a hash table of 8 or 16 bytes
 // per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);

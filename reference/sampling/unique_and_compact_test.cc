@@ -66,8 +66,19 @@ TEST_P(BothDirectEntryWidths, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWrap
   EXPECT_THAT(wrapped.compacted_indices, ElementsAre(0, 1));
 }
 
-// The same lists as a std::map oracle builds, for ids that fit the compact
-// 8-byte slots and for ids that need the wide ones (negative, >= 2^32), ids
+// Each call's nodes are new to the next, through more calls than the 4-byte
+// entries have generations (255): the wraps come from counting, not from
+// the testing hook, and every stamp (1 to 255) is used.
+TEST_P(BothDirectEntryWidths, NodesAreNewToEveryLaterCallThroughSeveralWraps) {
+  for (int call = 0; call < 600; ++call) {
+    UniqueAndCompactResult r = UniqueAndCompact({7}, {3, 7, 3, 9});
+    ASSERT_THAT(r.unique_nodes, ElementsAre(7, 3, 9)) << "call " << call;
+    ASSERT_THAT(r.compacted_indices, ElementsAre(1, 0, 1, 2)) << "call " << call;
+  }
+}
+
+// The same lists as a std::map oracle builds, for ids that fit the 8-byte
+// hash slots and for ids that need the 16-byte ones (negative, >= 2^32), ids
 // that differ only in their high bits (id = low + k * stride), more new nodes
 // than the table is first sized for (so it grows mid-call), and across calls
 // that reuse the table's memory.
