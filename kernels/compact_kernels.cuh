@@ -5,7 +5,8 @@
 // 1. InsertNodes: an open-addressing table keyed by node keeps each node's
 //    smallest position (atomic CAS to claim a slot, atomic min on position).
 // 2. MarkFirst: is_first[p] = whether p is its node's smallest position.
-// 3. (host) rank = exclusive prefix sum of is_first.
+// 3. rank = exclusive prefix sum of is_first (kernels/scan, on the device;
+//    only the total is read back, to size the unique nodes).
 // 4. EmitUnique: unique_nodes[rank[p]] = node for first positions, and the
 //    table slot records the node's new id.
 // 5. Relabel: compacted[i] = new id of indices[i].

@@ -1,7 +1,7 @@
 // Provides FillKernel and FillWordsKernel: write one value to every element
 // of a float or an int64 buffer.
-// The smallest real kernel; the conformance test also aims it at an illegal
-// address to raise the sticky cudaErrorIllegalAddress.
+// The smallest real kernels; the conformance test also aims FillKernel at an
+// illegal address to raise the sticky cudaErrorIllegalAddress.
 #ifndef FAULTLINE_KERNELS_FILL_CUH_
 #define FAULTLINE_KERNELS_FILL_CUH_
 

@@ -70,10 +70,10 @@ struct DeviceHop {
 // An empty int64 tensor on `device`, for arrays of no elements.
 Result<Tensor> NoWords(DeviceRuntime& rt, Device device) { return Tensor::Empty(DType::kInt64, {0}, device, &rt); }
 
-// Samples the `n` seeds at `seeds_dev` (n >= 1, on the graph's device,
-// checked by the caller) into device memory: per-seed counts, their exclusive sum on
-// the device (only the total comes back, to size the output), then the
-// picks. The caller holds the device guard.
+// Samples the `n` seeds at `seeds_dev` (n >= 1, on the graph's device, in
+// range: the caller checked them) into device memory: per-seed counts,
+// their exclusive sum on the device (only the total comes back, to size the
+// output), then the picks. The caller holds the device guard.
 Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const Tensor& seeds_dev, int64_t n, int64_t fanout,
                                     uint32_t layer, const SamplingOptions& options, StreamHandle stream) {
   DeviceRuntime& rt = graph.runtime();

@@ -83,9 +83,9 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
   }
 }
 
-// The multi-hop loop checks every hop's request as a single hop does, and
-// names the hop.
-TEST_P(DeviceSamplingTest, MultiLayerBadArgumentsNameTheLayerAndNothingIsLaunched) {
+// The multi-hop loop checks every hop's request as a single hop does, names
+// the hop, and leaves no sticky error behind.
+TEST_P(DeviceSamplingTest, MultiLayerBadArgumentsNameTheLayer) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   ASSERT_TRUE(device_graph.ok());
   auto out_of_range = SampleMultiLayerOnDevice(*device_graph, {1, 2000}, {3, 2}, SamplingOptions{false, false, 1});

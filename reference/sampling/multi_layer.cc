@@ -1,6 +1,7 @@
 // Implements ChainLayers (the hop loop), SampleLayers (a loop of a
-// backend's sampling and compaction) and SampleMultiLayerInto (on the CPU: each hop's chunks compacted as they
-// are sampled, into a LayerSink), with SampleMultiLayer built on it.
+// backend's sampling and compaction) and SampleMultiLayerInto (on the CPU:
+// each hop's chunks compacted as they are sampled, into a LayerSink), with
+// SampleMultiLayer built on it.
 #include "reference/sampling/multi_layer.h"
 
 #include <algorithm>
@@ -69,7 +70,8 @@ class LayersBuilder : public LayerSink {
 
 }  // namespace
 
-Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, const ChainedHop& one_layer) {
+Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+                   const ChainedHop& one_layer) {
   if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
   const std::vector<int64_t>* layer_seeds = &seeds;
   for (size_t k = 0; k < fanouts.size(); ++k) {
@@ -81,7 +83,7 @@ Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>
 }
 
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
-                                               const SampleChainedHop& sample_one, const CompactLayer& compact) {
+                                               const SampleOneLayer& sample_one, const CompactLayer& compact) {
   std::vector<SampledLayer> layers;
   layers.reserve(fanouts.size());  // the unique nodes returned stay where they are
   FL_RETURN_IF_ERROR(ChainLayers(seeds, fanouts,

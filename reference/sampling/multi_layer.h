@@ -26,7 +26,7 @@ struct SampledLayer {
 };
 
 // Samples one hop: the seeds, the hop's fanout and its layer index.
-using SampleChainedHop =
+using SampleOneLayer =
     std::function<Result<SampledSubgraph>(const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer)>;
 
 // Computes a hop's unique nodes and compacted indices from its seeds and
@@ -38,17 +38,18 @@ using CompactLayer = std::function<Result<UniqueAndCompactResult>(const std::vec
 // as layer `layer`, and returns where the hop's unique nodes are kept
 // (valid until the chain ends).
 using ChainedHop = std::function<Result<const std::vector<int64_t>*>(const std::vector<int64_t>& seeds, int64_t fanout,
-                                                                   uint32_t layer)>;
+                                                                     uint32_t layer)>;
 
 // Runs `one_layer` for every fanout, hop k + 1 starting from the unique
 // nodes of hop k. Fails when fanouts is empty or a hop fails (the error
 // names the hop).
-Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, const ChainedHop& one_layer);
+Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+                   const ChainedHop& one_layer);
 
 // Runs `sample_one` then `compact` for every fanout, hop k + 1 starting from
 // the unique nodes of hop k; any backend (CPU, simcuda, cuda) supplies them.
 Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
-                                               const SampleChainedHop& sample_one, const CompactLayer& compact);
+                                               const SampleOneLayer& sample_one, const CompactLayer& compact);
 
 // Samples fanouts.size() hops on the CPU: hop k uses fanouts[k] and layer
 // index k in the random counter; hop 0 starts from `seeds`, hop k + 1 from

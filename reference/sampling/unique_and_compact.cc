@@ -141,7 +141,8 @@ class PositionTable {
 // kDirectAlways, whatever the layer's size (the table, rounded up to a
 // power of two, is then at most 16 MiB of 4-byte entries). A sampled
 // layer's ids are node ids of its graph, so the table is at most twice the
-// graph's indptr with 8-byte entries, and at most its indptr with 4-byte ones.
+// graph's indptr with 8-byte entries, and at most its indptr with 4-byte
+// ones (graphs of fewer than 2^24 nodes).
 constexpr uint64_t kDirectIdsPerInput = 16, kDirectAlways = uint64_t{1} << 22;
 
 // A DirectTable entry: generation << kPositionBits | position. 4-byte
@@ -175,6 +176,7 @@ static_assert(DirectEntry64::kPositionMask == 0xffffffff && DirectEntry64::kLast
               "8-byte entries: 32-bit positions, generations 1..2^32 - 1");
 
 std::atomic<bool> g_wide_direct_entries_only{false};  // tests: the 8-byte form for every id
+thread_local int t_last_direct_entry_bytes = 0;         // tests: LastDirectEntryBytesForTesting
 
 // Maps ids in [0, ids) to positions through entry[id] = generation <<
 // kPositionBits | position. An entry of an older compactor (another
@@ -259,7 +261,9 @@ thread_local std::vector<int64_t> t_direct_unique;
 template <typename Entry>
 class DirectCompactor : public LayerCompactor::Impl {
  public:
-  explicit DirectCompactor(uint64_t max_id) : position_(static_cast<size_t>(max_id) + 1), max_id_(max_id) {}
+  explicit DirectCompactor(uint64_t max_id) : position_(static_cast<size_t>(max_id) + 1), max_id_(max_id) {
+    t_last_direct_entry_bytes = sizeof(Entry);
+  }
 
   void Add(const int64_t* ids, size_t count, int64_t* compacted) override {
     Reserve(count);
@@ -340,6 +344,8 @@ void SetUniqueAndCompactGenerationForTesting(uint32_t generation) {
 
 void UseWideDirectEntriesOnlyForTesting(bool wide_only) { g_wide_direct_entries_only = wide_only; }
 
+int LastDirectEntryBytesForTesting() { return t_last_direct_entry_bytes; }
+
 LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id, int64_t max_id,
                                size_t expected_indices)
     : owns_thread_tables_(!t_tables_in_use) {
@@ -355,8 +361,10 @@ LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id
       impl_ = std::make_unique<DirectCompactor<uint64_t>>(static_cast<uint64_t>(max_id));
     }
   } else if (positions_fit) {
+    t_last_direct_entry_bytes = 0;
     impl_ = std::make_unique<HashedCompactor<NarrowSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
   } else {
+    t_last_direct_entry_bytes = 0;
     impl_ = std::make_unique<HashedCompactor<WideSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
   }
   impl_->Add(seeds.data(), seeds.size(), nullptr);

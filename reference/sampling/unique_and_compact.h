@@ -22,13 +22,13 @@ struct UniqueAndCompactResult {
 // Lists the distinct seeds in order of first occurrence, then every node of
 // `indices` not seen yet, in order of first appearance, and maps `indices`
 // to positions in that list. Each calling thread keeps its lookup tables
-// for the next call: for non-negative ids below 2^22, or dense ones, a
-// table with an entry per id up to the largest it has seen, rounded up to a
-// power of two and advised onto 2 MiB pages (4-byte entries while every id
-// is below 2^24: at most 16 MiB; 8-byte ones above: at most 256 bytes per
-// id of its largest call), and a buffer of up to 16 bytes per input of its
-// largest such call (at most 8 per id); else a hash table of 8 or 16 bytes
-// per slot.
+// for the next call (one of each entry size it has used): for non-negative
+// ids below 2^22, or dense ones, a table with an entry per id up to the
+// largest it has seen, rounded up to a power of two and advised onto 2 MiB
+// pages (4-byte entries while every id is below 2^24, else 8: at most 16
+// MiB for ids below 2^22, else at most 128 or 256 bytes per input of its
+// largest call), and a buffer of up to 16 bytes per input of its largest
+// such call (at most 8 per id); else a hash table of 8 or 16 bytes per slot.
 UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
 // UniqueAndCompact piece by piece: the seeds when it is made, then the
@@ -65,6 +65,10 @@ class LayerCompactor {
 // entry). Setting them backwards makes entries of earlier calls with the
 // reused stamps read as present: only for reaching the wrap.
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation);
+
+// Tests: the entry size in bytes (4 or 8) of the dense-id table of the
+// calling thread's last compactor, or 0 when it used a hash table.
+int LastDirectEntryBytesForTesting();
 
 // Tests: the dense-id table takes 8-byte entries for every id while set
 // (ids below 2^24 take 4-byte ones by default), so that both forms run on

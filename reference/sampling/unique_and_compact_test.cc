@@ -68,7 +68,8 @@ TEST_P(BothDirectEntryWidths, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWrap
 
 // Each call's nodes are new to the next, through more calls than the 4-byte
 // entries have generations (255): the wraps come from counting, not from
-// the testing hook, and every stamp (1 to 255) is used.
+// the testing hook, and every stamp (1 to 255) is used. (With 8-byte
+// entries nothing wraps here: the same calls, one generation each.)
 TEST_P(BothDirectEntryWidths, NodesAreNewToEveryLaterCallThroughSeveralWraps) {
   for (int call = 0; call < 600; ++call) {
     UniqueAndCompactResult r = UniqueAndCompact({7}, {3, 7, 3, 9});
@@ -142,6 +143,28 @@ TEST_P(BothDirectEntryWidths, DenseIdsAboveTwoToTheTwentyTwoGrowTheTable) {
     ASSERT_EQ(r.unique_nodes, expected_unique) << "largest id " << largest;
     ASSERT_EQ(r.compacted_indices, expected_compacted) << "largest id " << largest;
   }
+}
+
+// The entry size follows the largest id: 4 bytes up to 2^24 - 1, 8 from
+// 2^24 (each with enough expected inputs to count as dense), and a hash
+// table for sparse ids. The tables are allocated, not filled by inputs.
+TEST(UniqueAndCompactTest, EntriesAreFourBytesBelowTwoToTheTwentyFourAndEightFromIt) {
+  const int64_t boundary = int64_t{1} << 24;
+  const size_t dense = static_cast<size_t>(boundary / 16) + 1;  // largest < 16 * inputs
+  {
+    LayerCompactor below({0}, 0, boundary - 1, dense);
+    EXPECT_EQ(LastDirectEntryBytesForTesting(), 4);
+  }
+  {
+    LayerCompactor at({0}, 0, boundary, dense);
+    EXPECT_EQ(LastDirectEntryBytesForTesting(), 8);
+  }
+  {
+    LayerCompactor sparse({0}, 0, boundary, 10);
+    EXPECT_EQ(LastDirectEntryBytesForTesting(), 0);
+  }
+  UniqueAndCompact({}, {1, 2});
+  EXPECT_EQ(LastDirectEntryBytesForTesting(), 4);
 }
 
 // UniqueAndCompact comes second: the table and buffers are the compactor's
