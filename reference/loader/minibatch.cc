@@ -85,11 +85,15 @@ std::string IndptrProblem(const int64_t* indptr, size_t n, uint64_t edges) {
   return "";
 }
 
+// Whether `values` starts with the values of `prefix`.
+bool StartsWith(const std::vector<int64_t>& values, const std::vector<int64_t>& prefix) {
+  return values.size() >= prefix.size() &&
+         (prefix.empty() || std::memcmp(values.data(), prefix.data(), prefix.size() * sizeof(int64_t)) == 0);
+}
 // Whether `a` and `b` hold the same values (a layer's seeds are often the
 // very vector that holds the unique nodes of the layer before).
 bool SameValues(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  return &a == &b ||
-         (a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(int64_t)) == 0));
+  return &a == &b || (a.size() == b.size() && StartsWith(a, b));
 }
 // What is wrong with the sizes of a layer's arrays ("" if nothing).
 std::string ShapeProblem(const SampledLayer& layer) {
@@ -369,8 +373,7 @@ Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
                                         " seeds ended with the counts of " + std::to_string(layer_counts_)));
   }
   const std::vector<int64_t>& seeds = nodes();
-  if (unique_nodes.size() < seeds.size() ||
-      (!seeds.empty() && std::memcmp(unique_nodes.data(), seeds.data(), seeds.size() * sizeof(int64_t)) != 0)) {
+  if (!StartsWith(unique_nodes, seeds)) {
     return Fail(InvalidArgumentError("its " + std::to_string(unique_nodes.size()) +
                                      " unique nodes do not start with its " + std::to_string(seeds.size()) +
                                      " seeds"));

@@ -62,7 +62,7 @@ std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::st
 }
 
 void FaultInjection::At(const char* here, int index) const {
-  if (step != here || (worker >= 0 && worker != index)) return;
+  if (!Targets(here, index)) return;
   if (action == "sigkill") raise(SIGKILL);
   if (action == "exit3") _exit(3);
   if (action == "sigsegv") {

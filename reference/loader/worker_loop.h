@@ -45,12 +45,12 @@ struct FaultInjection {
   std::string action;
   int worker = -1;     // -1: every worker
 
+  // Whether the injection is for worker `index` at step `here`.
+  bool Targets(const char* here, int index) const { return step == here && (worker < 0 || worker == index); }
   // Fails the calling worker `index` here when `here` is the injected step.
   void At(const char* here, int index) const;
   // Whether the calling worker `index` is to misindex its slot at `here`.
-  bool Misindexes(const char* here, int index) const {
-    return action == "misindex" && step == here && (worker < 0 || worker == index);
-  }
+  bool Misindexes(const char* here, int index) const { return action == "misindex" && Targets(here, index); }
 };
 
 // Parses FAULTLINE_LOADER_INJECT; an unset variable injects nothing, a

@@ -351,20 +351,18 @@ LayerCompactor::LayerCompactor(const std::vector<int64_t>& seeds, int64_t min_id
     : owns_thread_tables_(!t_tables_in_use) {
   const uint64_t inputs = seeds.size() + expected_indices;
   // Positions stay below 2^32 - 1 when there are fewer distinct ids than that.
-  const bool non_negative = min_id >= 0, positions_fit = non_negative && uint64_t(max_id) < (uint64_t{1} << 32) - 1;
+  const bool positions_fit = min_id >= 0 && uint64_t(max_id) < (uint64_t{1} << 32) - 1;
   const uint64_t dense_limit = std::max(kDirectAlways, kDirectIdsPerInput * inputs);
-  const bool narrow = non_negative && uint64_t(max_id) < DirectEntry32::kIdLimit && !g_wide_direct_entries_only;
+  t_last_direct_entry_bytes = 0;  // a DirectCompactor sets its entry size
   if (owns_thread_tables_ && positions_fit && static_cast<uint64_t>(max_id) < dense_limit) {
-    if (narrow) {
+    if (static_cast<uint64_t>(max_id) < DirectEntry32::kIdLimit && !g_wide_direct_entries_only) {
       impl_ = std::make_unique<DirectCompactor<uint32_t>>(static_cast<uint64_t>(max_id));
     } else {
       impl_ = std::make_unique<DirectCompactor<uint64_t>>(static_cast<uint64_t>(max_id));
     }
   } else if (positions_fit) {
-    t_last_direct_entry_bytes = 0;
     impl_ = std::make_unique<HashedCompactor<NarrowSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
   } else {
-    t_last_direct_entry_bytes = 0;
     impl_ = std::make_unique<HashedCompactor<WideSlots>>(owns_thread_tables_, seeds.size() + expected_indices / 2);
   }
   impl_->Add(seeds.data(), seeds.size(), nullptr);
