@@ -75,32 +75,41 @@ const DeviceGraph& PlacedGraph(GraphPlacement placement) {
 }
 
 // where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads
-// = every core of this machine).
+// = every core of this machine). workspace (device only): 1 keeps one
+// DeviceSamplingWorkspace from minibatch to minibatch (what the loader
+// does), 0 lets every call allocate and free its own buffers.
 void BM_SampleMultiLayer(benchmark::State& state) {
   const int where = static_cast<int>(state.range(0));
   const bool weighted = state.range(1) != 0;
+  const bool keep_workspace = state.range(2) != 0;
   const auto batches = BenchSeedBatches(Graph().num_nodes());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const DeviceGraph* placed =
       where == 2 ? nullptr : &PlacedGraph(where == 0 ? GraphPlacement::kDevice : GraphPlacement::kPinnedHost);
+  DeviceSamplingWorkspace workspace;
   int64_t edges = 0, i = 0;
   for (auto _ : state) {
     const auto& batch = batches[i % kBenchBatchesInPool];
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
-    auto layers = placed != nullptr ? SampleMultiLayerOnDevice(*placed, batch, kBenchFanouts, options)
+    auto layers = placed != nullptr ? SampleMultiLayerOnDevice(*placed, batch, kBenchFanouts, options, nullptr,
+                                                               keep_workspace ? &workspace : nullptr)
                                     : SampleMultiLayer(Graph(), batch, kBenchFanouts, options);
     if (!layers.ok()) Die("sampling", layers.status());
     for (const SampledLayer& layer : *layers) edges += static_cast<int64_t>(layer.subgraph.indices.size());
     ++i;
     benchmark::DoNotOptimize(layers);
   }
-  state.SetLabel(where == 0 ? "graph in device memory" : where == 1 ? "graph pinned, read through UVA"
-                                                                      : "CPU sampler, " + std::to_string(cores) + " threads");
+  const std::string buffers = keep_workspace ? ", one workspace" : ", buffers per call";
+  state.SetLabel(where == 0   ? "graph in device memory" + buffers
+                 : where == 1 ? "graph pinned, read through UVA" + buffers
+                              : "CPU sampler, " + std::to_string(cores) + " threads");
+  if (keep_workspace) state.counters["workspace_allocations"] = static_cast<double>(workspace.allocations());
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SampleMultiLayer)
-    ->ArgNames({"where", "weighted"})
-    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->ArgNames({"where", "weighted", "workspace"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {1, 0}})
+    ->ArgsProduct({{2}, {0, 1}, {0}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(2.0);

@@ -38,6 +38,7 @@ Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
   FL_ASSIGN_OR_RETURN(data.device_graph, DeviceGraph::Create(*data.graph, rt,
                                                              pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice,
                                                              o.device));
+  data.device_workspace = std::make_unique<DeviceSamplingWorkspace>();
   if (data.feature_dim > 0) {
     FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(data.features, {data.graph->num_nodes(), data.feature_dim}));
     if (pinned) {
@@ -88,7 +89,8 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   *step = "sample_neighbors";
   FL_ASSIGN_OR_RETURN(bool on_device, SamplesMiniBatchOnDevice(data, o));
   if (on_device) {
-    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling));
+    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling,
+                                                                /*stream=*/nullptr, data.device_workspace.get()));
   } else {
     FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
   }

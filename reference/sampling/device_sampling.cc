@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "kernels/compact_kernels.cuh"
 #include "kernels/fill.h"
@@ -24,12 +25,6 @@ Result<Tensor> Place(const std::vector<T>& values, DeviceRuntime& runtime, Graph
   if (placement == GraphPlacement::kDevice) return host.To(Device::Cuda(device), &runtime);
   if (host.nbytes() > 0) FL_RETURN_IF_ERROR(host.Pin(runtime));
   return host;
-}
-
-template <typename T>
-Result<std::vector<T>> CopyToHost(const Tensor& t) {
-  FL_ASSIGN_OR_RETURN(Tensor host, t.Cpu());
-  return host.ToVector<T>();
 }
 
 template <typename T>
@@ -58,32 +53,83 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
   return g;
 }
 
+Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, DeviceRuntime& runtime,
+                                                   Device device) {
+  if (which < 0 || which >= kNumBuffers || size < 0) {
+    return InvalidArgumentError("DeviceSamplingWorkspace::Words: buffer " + std::to_string(which) + ", size " +
+                                std::to_string(size) + "; expected a buffer below " + std::to_string(kNumBuffers) +
+                                " and a size >= 0");
+  }
+  for (const Tensor& held : buffers_) {
+    if (held.numel() > 0 && (held.device() != device || held.runtime() != &runtime)) {
+      return InvalidArgumentError("DeviceSamplingWorkspace: holds buffers on " + held.device().ToString() + " of " +
+                                  held.runtime()->name() + "; asked for " + device.ToString() + " of " +
+                                  runtime.name());
+    }
+  }
+  Tensor& buffer = buffers_[which];
+  if (buffer.numel() < size) {
+    buffer = Tensor();  // free the old one first: the device holds one of the two at a time
+    FL_ASSIGN_OR_RETURN(buffer, Tensor::Empty(DType::kInt64, {size + size / 4}, device, &runtime));
+    ++allocations_;
+  }
+  return DeviceWords{size == 0 ? nullptr : static_cast<int64_t*>(buffer.raw_data()), size};
+}
+
+size_t DeviceSamplingWorkspace::bytes() const {
+  size_t total = 0;
+  for (const Tensor& held : buffers_) total += held.nbytes();
+  return total;
+}
+
 namespace {
 
-// A hop sampled on the device, left there: its indptr (one entry per seed
-// and a trailing total), the picked edges' ids and their source nodes.
+using Buffer = DeviceSamplingWorkspace::Buffer;
+
+// A hop sampled on the device, left in the workspace: its indptr (one entry
+// per seed and a trailing total), the picked edges' ids and their source
+// nodes.
 struct DeviceHop {
-  Tensor indptr, edges, indices;
-  int64_t num_edges = 0;
+  DeviceWords indptr, edges, indices;
 };
 
-// An empty int64 tensor on `device`, for arrays of no elements.
-Result<Tensor> NoWords(DeviceRuntime& rt, Device device) { return Tensor::Empty(DType::kInt64, {0}, device, &rt); }
+// Copies `words` into a host vector.
+Result<std::vector<int64_t>> CopyToHost(DeviceRuntime& rt, const DeviceWords& words) {
+  std::vector<int64_t> out(static_cast<size_t>(words.size));
+  FL_RETURN_IF_ERROR(rt.Memcpy(out.data(), words.data, out.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost));
+  return out;
+}
 
-// Samples the `n` seeds at `seeds_dev` (n >= 1, on the graph's device, in
-// range: the caller checked them) into device memory: per-seed counts,
-// their exclusive sum on the device (only the total comes back, to size the
+// Copies `values` into buffer `which` of `ws`.
+Result<DeviceWords> CopyToDevice(DeviceSamplingWorkspace& ws, Buffer which, const std::vector<int64_t>& values,
+                                 DeviceRuntime& rt, Device device) {
+  FL_ASSIGN_OR_RETURN(DeviceWords out, ws.Words(which, static_cast<int64_t>(values.size()), rt, device));
+  FL_RETURN_IF_ERROR(rt.Memcpy(out.data, values.data(), values.size() * sizeof(int64_t), MemcpyKind::kHostToDevice));
+  return out;
+}
+
+// The total an exclusive sum left at words[n], read back to size what follows.
+Result<int64_t> TotalAt(DeviceRuntime& rt, const DeviceWords& words, int64_t n) {
+  int64_t total = 0;
+  FL_RETURN_IF_ERROR(rt.Memcpy(&total, words.data + n, sizeof(total), MemcpyKind::kDeviceToHost));
+  return total;
+}
+
+// Samples the seeds `seeds` (at least one, on the graph's device, in range:
+// the caller checked them) into the workspace: per-seed counts, their
+// exclusive sum on the device (only the total comes back, to size the
 // output), then the picks. The caller holds the device guard.
-Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const Tensor& seeds_dev, int64_t n, int64_t fanout,
-                                    uint32_t layer, const SamplingOptions& options, StreamHandle stream) {
+Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout,
+                                    uint32_t layer, const SamplingOptions& options, StreamHandle stream,
+                                    DeviceSamplingWorkspace& ws) {
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   const bool weighted = options.weighted;
+  const int64_t n = seeds.size;
   DeviceHop hop;
   // n counts and a trailing 0: their exclusive sum is the output's indptr.
-  FL_ASSIGN_OR_RETURN(hop.indptr, Tensor::Empty(DType::kInt64, {n + 1}, device, &rt));
-  auto* indptr_data = static_cast<int64_t*>(hop.indptr.raw_data());
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, indptr_data + n, 1, 0, stream));
+  FL_ASSIGN_OR_RETURN(hop.indptr, ws.Words(Buffer::kIndptr, n + 1, rt, device));
+  FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.indptr.data + n, 1, 0, stream));
 
   kernels::sampling::SamplingParams params;
   params.indptr = Data<int64_t>(graph.indptr());
@@ -97,113 +143,89 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const Tensor& seed
   const BufferUse weights_use = weighted ? graph.weights().buffer() : BufferUse{nullptr, 0};
 
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
-  kernels::SampleCountKernel count_kernel{params, Data<int64_t>(seeds_dev), n, indptr_data};
+  kernels::SampleCountKernel count_kernel{params, seeds.data, n, hop.indptr.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
-                                           {indptr_use, weights_use, seeds_dev.buffer(), hop.indptr.buffer()},
+                                           {indptr_use, weights_use, seeds.use(), hop.indptr.use()},
                                            &kernels::LaunchSampleCountOnCuda));
-  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, indptr_data, indptr_data, n + 1, stream));
-  FL_RETURN_IF_ERROR(rt.Memcpy(&hop.num_edges, indptr_data + n, sizeof(hop.num_edges), MemcpyKind::kDeviceToHost));
-  if (hop.num_edges == 0) {
-    FL_ASSIGN_OR_RETURN(hop.edges, NoWords(rt, device));
-    FL_ASSIGN_OR_RETURN(hop.indices, NoWords(rt, device));
-    return hop;
-  }
+  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream));
+  FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n));
+  if (num_edges == 0) return hop;
 
-  FL_ASSIGN_OR_RETURN(hop.edges, Tensor::Empty(DType::kInt64, {hop.num_edges}, device, &rt));
-  FL_ASSIGN_OR_RETURN(hop.indices, Tensor::Empty(DType::kInt64, {hop.num_edges}, device, &rt));
+  FL_ASSIGN_OR_RETURN(hop.edges, ws.Words(Buffer::kEdges, num_edges, rt, device));
+  FL_ASSIGN_OR_RETURN(hop.indices, ws.Words(Buffer::kIndices, num_edges, rt, device));
   // One 16-byte SampleKey per output slot, held as two int64 words.
   static_assert(sizeof(kernels::sampling::SampleKey) == 2 * sizeof(int64_t), "SampleKey layout");
-  FL_ASSIGN_OR_RETURN(Tensor scratch, Tensor::Empty(DType::kInt64, {2 * hop.num_edges}, device, &rt));
+  FL_ASSIGN_OR_RETURN(DeviceWords keys, ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device));
   kernels::SampleSeedsKernel sample_kernel{params,
                                            Data<int64_t>(graph.indices()),
-                                           Data<int64_t>(seeds_dev),
+                                           seeds.data,
                                            n,
-                                           Data<int64_t>(hop.indptr),
-                                           static_cast<int64_t*>(hop.edges.raw_data()),
-                                           static_cast<int64_t*>(hop.indices.raw_data()),
-                                           static_cast<kernels::sampling::SampleKey*>(scratch.raw_data())};
+                                           hop.indptr.data,
+                                           hop.edges.data,
+                                           hop.indices.data,
+                                           reinterpret_cast<kernels::sampling::SampleKey*>(keys.data)};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "SampleSeedsKernel", launch, sample_kernel,
-      {indptr_use, weights_use, graph.indices().buffer(),
-       seeds_dev.buffer(), hop.indptr.buffer(),
-       hop.edges.buffer(), hop.indices.buffer(),
-       scratch.buffer()},
+      {indptr_use, weights_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(), hop.edges.use(),
+       hop.indices.use(), keys.use()},
       &kernels::LaunchSampleSeedsOnCuda));
   return hop;
 }
 
-// A hop compacted on the device, left there: its unique nodes and the
-// positions of its indices among them.
-struct DeviceCompaction {
-  Tensor unique_nodes, compacted;
-};
-
-// UniqueAndCompact of the seeds and indices at `seeds_dev` and
-// `indices_dev` (non-negative, checked by the caller), on the device: a hash
-// table of first positions, the first occurrences ranked by an exclusive
-// sum (only the count comes back, to size the output), then the unique
-// nodes and the relabelled indices. The caller holds the device guard.
-Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const Tensor& seeds_dev, int64_t num_seeds,
-                                         const Tensor& indices_dev, int64_t num_indices, StreamHandle stream) {
-  DeviceCompaction out;
-  const int64_t n = num_seeds + num_indices;
-  if (n == 0) {
-    FL_ASSIGN_OR_RETURN(out.unique_nodes, NoWords(rt, device));
-    FL_ASSIGN_OR_RETURN(out.compacted, NoWords(rt, device));
-    return out;
-  }
+// UniqueAndCompact of `seeds` and `indices` (non-negative, checked by the
+// caller), on the device, into the workspace (the unique nodes into buffer
+// `unique_into`): a hash table of first positions, the first occurrences
+// ranked by an exclusive sum (only the count comes back, to size the
+// output), then the unique nodes and the relabelled indices, returned as
+// {unique nodes, compacted indices}. The caller holds the device guard.
+Result<std::pair<DeviceWords, DeviceWords>> CompactOnDevice(DeviceRuntime& rt, Device device,
+                                                            const DeviceWords& seeds, const DeviceWords& indices,
+                                                            Buffer unique_into, StreamHandle stream,
+                                                            DeviceSamplingWorkspace& ws) {
+  const int64_t n = seeds.size + indices.size;
+  if (n == 0) return std::pair<DeviceWords, DeviceWords>{};
   uint64_t capacity = 1;
   while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
   const int64_t cap = static_cast<int64_t>(capacity);
   // Free slots and "no position yet" are both all-ones words, filled on the
   // device rather than copied from the host (16 bytes per slot).
-  FL_ASSIGN_OR_RETURN(Tensor keys, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
-  FL_ASSIGN_OR_RETURN(Tensor first, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, static_cast<int64_t*>(keys.raw_data()), capacity, -1, stream));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, static_cast<int64_t*>(first.raw_data()), capacity, -1, stream));
-  FL_ASSIGN_OR_RETURN(Tensor new_id, Tensor::Empty(DType::kInt64, {cap}, device, &rt));
+  FL_ASSIGN_OR_RETURN(DeviceWords keys, ws.Words(Buffer::kTableKeys, cap, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords first, ws.Words(Buffer::kTableFirst, cap, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords new_id, ws.Words(Buffer::kTableNewId, cap, rt, device));
+  FL_RETURN_IF_ERROR(kernels::FillWords(rt, keys.data, capacity, -1, stream));
+  FL_RETURN_IF_ERROR(kernels::FillWords(rt, first.data, capacity, -1, stream));
   // n marks and a trailing 0: their exclusive sum ranks the unique nodes.
-  FL_ASSIGN_OR_RETURN(Tensor is_first, Tensor::Empty(DType::kInt64, {n + 1}, device, &rt));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, static_cast<int64_t*>(is_first.raw_data()) + n, 1, 0, stream));
+  FL_ASSIGN_OR_RETURN(DeviceWords is_first, ws.Words(Buffer::kIsFirst, n + 1, rt, device));
+  FL_RETURN_IF_ERROR(kernels::FillWords(rt, is_first.data + n, 1, 0, stream));
 
-  const kernels::Positions positions{Data<int64_t>(seeds_dev), num_seeds, Data<int64_t>(indices_dev), num_indices};
-  const kernels::NodeTable table{static_cast<unsigned long long*>(keys.raw_data()),
-                                 static_cast<unsigned long long*>(first.raw_data()),
-                                 static_cast<int64_t*>(new_id.raw_data()), capacity};
-  const BufferUse inputs[] = {seeds_dev.buffer(), indices_dev.buffer()};
-  const BufferUse table_use[] = {keys.buffer(), first.buffer(), new_id.buffer()};
+  const kernels::Positions positions{seeds.data, seeds.size, indices.data, indices.size};
+  const kernels::NodeTable table{reinterpret_cast<unsigned long long*>(keys.data),
+                                 reinterpret_cast<unsigned long long*>(first.data), new_id.data, capacity};
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 256, stream);
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
-                                           {inputs[0], inputs[1], table_use[0], table_use[1]},
+                                           {seeds.use(), indices.use(), keys.use(), first.use()},
                                            &kernels::LaunchInsertNodesOnCuda));
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "MarkFirstKernel", launch,
-      kernels::MarkFirstKernel{positions, table, static_cast<int64_t*>(is_first.raw_data())},
-      {inputs[0], inputs[1], table_use[0], table_use[1], is_first.buffer()},
-      &kernels::LaunchMarkFirstOnCuda));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "MarkFirstKernel", launch,
+                                           kernels::MarkFirstKernel{positions, table, is_first.data},
+                                           {seeds.use(), indices.use(), keys.use(), first.use(), is_first.use()},
+                                           &kernels::LaunchMarkFirstOnCuda));
 
-  FL_ASSIGN_OR_RETURN(Tensor rank_dev, Tensor::Empty(DType::kInt64, {n + 1}, device, &rt));
-  auto* rank_data = static_cast<int64_t*>(rank_dev.raw_data());
-  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, Data<int64_t>(is_first), rank_data, n + 1, stream));
-  int64_t num_unique = 0;
-  FL_RETURN_IF_ERROR(rt.Memcpy(&num_unique, rank_data + n, sizeof(num_unique), MemcpyKind::kDeviceToHost));
-  FL_ASSIGN_OR_RETURN(out.unique_nodes, Tensor::Empty(DType::kInt64, {num_unique}, device, &rt));
+  FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
+  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream));
+  FL_ASSIGN_OR_RETURN(const int64_t num_unique, TotalAt(rt, rank, n));
+  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, num_unique, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
-      kernels::EmitUniqueKernel{positions, table, Data<int64_t>(is_first), Data<int64_t>(rank_dev),
-                                static_cast<int64_t*>(out.unique_nodes.raw_data())},
-      {inputs[0], inputs[1], table_use[0], table_use[1], table_use[2], is_first.buffer(),
-       rank_dev.buffer(), out.unique_nodes.buffer()},
+      kernels::EmitUniqueKernel{positions, table, is_first.data, rank.data, unique.data},
+      {seeds.use(), indices.use(), keys.use(), first.use(), new_id.use(), is_first.use(), rank.use(), unique.use()},
       &kernels::LaunchEmitUniqueOnCuda));
-  FL_ASSIGN_OR_RETURN(out.compacted, Tensor::Empty(DType::kInt64, {num_indices}, device, &rt));
-  if (num_indices == 0) return out;
+  FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.Words(Buffer::kCompacted, indices.size, rt, device));
+  if (indices.size == 0) return std::pair{unique, compacted};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(num_indices), 256, stream),
-      kernels::RelabelKernel{table, Data<int64_t>(indices_dev), num_indices,
-                             static_cast<int64_t*>(out.compacted.raw_data())},
-      {inputs[1], table_use[0], table_use[2], out.compacted.buffer()},
-      &kernels::LaunchRelabelOnCuda));
-  return out;
+      rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
+      kernels::RelabelKernel{table, indices.data, indices.size, compacted.data},
+      {indices.use(), keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
+  return std::pair{unique, compacted};
 }
 
 // The device compactor's ids are non-negative: an error naming the first
@@ -227,15 +249,16 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   out.indptr.assign(seeds.size() + 1, 0);
   if (seeds.empty()) return out;
   DeviceRuntime& rt = graph.runtime();
+  const Device device = Device::Cuda(graph.device());
   DeviceGuard guard(rt, graph.device());
   FL_RETURN_IF_ERROR(guard.status());
-  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVectorOn(seeds, Device::Cuda(graph.device()), &rt));
-  FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, static_cast<int64_t>(seeds.size()), fanout,
-                                                       layer, options, stream));
-  if (hop.num_edges == 0) return out;
-  FL_ASSIGN_OR_RETURN(out.indptr, CopyToHost<int64_t>(hop.indptr));
-  FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost<int64_t>(hop.edges));
-  FL_ASSIGN_OR_RETURN(out.indices, CopyToHost<int64_t>(hop.indices));
+  DeviceSamplingWorkspace ws;
+  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
+  if (hop.edges.size == 0) return out;
+  FL_ASSIGN_OR_RETURN(out.indptr, CopyToHost(rt, hop.indptr));
+  FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost(rt, hop.edges));
+  FL_ASSIGN_OR_RETURN(out.indices, CopyToHost(rt, hop.indices));
   return out;
 }
 
@@ -249,32 +272,34 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   const Device device = Device::Cuda(device_index);
   DeviceGuard guard(rt, device_index);
   FL_RETURN_IF_ERROR(guard.status());
-  FL_ASSIGN_OR_RETURN(Tensor seeds_dev, Tensor::FromVectorOn(seeds, device, &rt));
-  FL_ASSIGN_OR_RETURN(Tensor indices_dev, Tensor::FromVectorOn(indices, device, &rt));
-  FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                      CompactOnDevice(rt, device, seeds_dev, static_cast<int64_t>(seeds.size()), indices_dev,
-                                      static_cast<int64_t>(indices.size()), stream));
-  FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost<int64_t>(compacted.unique_nodes));
-  FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost<int64_t>(compacted.compacted));
+  DeviceSamplingWorkspace ws;
+  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device));
+  FL_ASSIGN_OR_RETURN(auto compacted, CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
+  FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.first));
+  FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.second));
   return out;
 }
 
 // Every hop stays on the device: hop k + 1 samples from hop k's unique
-// nodes where the compactor left them, and the compactor reads the sampled
-// indices where the sampler left them. Each layer's arrays are copied back
-// once, for the result (and the next hop's seeds are checked on that copy,
-// as a hop sampled alone checks them). With no seeds nothing touches the
-// device, as before.
+// nodes where the compactor left them (the two node buffers take turns), and
+// the compactor reads the sampled indices where the sampler left them. Each
+// layer's arrays are copied back once, for the result (and the next hop's
+// seeds are checked on that copy, as a hop sampled alone checks them). With
+// no seeds nothing touches the device, as before.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
-                                                           const SamplingOptions& options, StreamHandle stream) {
+                                                           const SamplingOptions& options, StreamHandle stream,
+                                                           DeviceSamplingWorkspace* workspace) {
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
+  std::optional<DeviceSamplingWorkspace> own;
+  DeviceSamplingWorkspace& ws = workspace != nullptr ? *workspace : own.emplace();
   std::vector<SampledLayer> layers;
   layers.reserve(fanouts.size());  // the unique nodes returned stay where they are
   std::optional<DeviceGuard> guard;
-  Tensor seeds_dev;  // the hop's seeds on the device: the last hop's unique nodes
+  DeviceWords seeds_dev;  // the hop's seeds on the device: the last hop's unique nodes
   FL_RETURN_IF_ERROR(ChainLayers(seeds, fanouts,
                                  [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
                                      uint32_t layer) -> Result<const std::vector<int64_t>*> {
@@ -287,18 +312,17 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     if (layer == 0) {
       guard.emplace(rt, graph.device());
       FL_RETURN_IF_ERROR(guard->status());
-      FL_ASSIGN_OR_RETURN(seeds_dev, Tensor::FromVectorOn(layer_seeds, device, &rt));
+      FL_ASSIGN_OR_RETURN(seeds_dev, CopyToDevice(ws, Buffer::kNodes0, layer_seeds, rt, device));
     }
-    const int64_t n = static_cast<int64_t>(layer_seeds.size());
-    FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, n, fanout, layer, options, stream));
-    FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                        CompactOnDevice(rt, device, seeds_dev, n, hop.indices, hop.num_edges, stream));
-    FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost<int64_t>(hop.indptr));
-    FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost<int64_t>(hop.edges));
-    FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost<int64_t>(hop.indices));
-    FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost<int64_t>(compacted.unique_nodes));
-    FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost<int64_t>(compacted.compacted));
-    seeds_dev = std::move(compacted.unique_nodes);
+    const Buffer unique_into = layer % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
+    FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
+    FL_ASSIGN_OR_RETURN(auto compacted, CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
+    FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost(rt, hop.indptr));
+    FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost(rt, hop.edges));
+    FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost(rt, hop.indices));
+    FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.first));
+    FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.second));
+    seeds_dev = compacted.first;
     return &out.unique_nodes;
   }));
   return layers;

@@ -49,6 +49,43 @@ class DeviceGraph {
   Tensor indptr_, indices_, weights_;
 };
 
+// `size` int64 words of device memory: the first words of a workspace buffer.
+struct DeviceWords {
+  int64_t* data = nullptr;
+  int64_t size = 0;
+  BufferUse use() const { return BufferUse{data, static_cast<size_t>(size) * sizeof(int64_t)}; }
+};
+
+// The device buffers of the multi-hop sampler, kept from hop to hop and from
+// call to call: once a workspace has held a minibatch as large, a call makes
+// no device allocation (cudaMalloc) and frees nothing (cudaFree, which waits
+// for the device). One call at a time may use a workspace; its buffers stay
+// on the device of their first use until it is destroyed.
+class DeviceSamplingWorkspace {
+ public:
+  // A hop's arrays (sampling, then compaction). kNodes0/kNodes1 take turns
+  // holding a hop's seeds and the unique nodes the next hop samples from.
+  enum Buffer {
+    kIndptr, kEdges, kIndices, kSampleKeys,             // sampling
+    kTableKeys, kTableFirst, kTableNewId, kIsFirst, kRank, kCompacted,  // compaction
+    kNodes0, kNodes1,
+    kNumBuffers
+  };
+
+  // Returns the first `size` words of buffer `which` (size >= 0), on
+  // `device` of `runtime`. A smaller buffer is replaced by one a quarter
+  // larger than asked (its contents are not kept). Buffers on another
+  // device or runtime are an InvalidArgument error naming both.
+  Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
+  // The device allocations it has made, and the bytes it holds.
+  int64_t allocations() const { return allocations_; }
+  size_t bytes() const;
+
+ private:
+  Tensor buffers_[kNumBuffers];
+  int64_t allocations_ = 0;
+};
+
 // Samples like SampleNeighbors, on the graph's device, in `stream`
 // (options.num_threads is not used). Seeds are validated on the host (the
 // error names the position and value) before any launch.
@@ -65,12 +102,14 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
                                                         StreamHandle stream = nullptr);
 
 // Samples like SampleMultiLayer, every hop (sampling and compaction) on the
-// graph's device, in `stream`.
+// graph's device, in `stream`, in the buffers of `workspace` (a workspace
+// of its own when null: the call then allocates its buffers and frees them).
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options,
-                                                           StreamHandle stream = nullptr);
+                                                           StreamHandle stream = nullptr,
+                                                           DeviceSamplingWorkspace* workspace = nullptr);
 
 }  // namespace faultline
 

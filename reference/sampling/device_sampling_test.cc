@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <optional>
+#include <string>
 
 #include "reference/graph/generators.h"
 #include "reference/runtime/test_runtime.h"
@@ -19,6 +21,19 @@ struct Mode {
   bool replace;
   bool weighted;
 };
+
+void ExpectSameLayers(const std::vector<SampledLayer>& dev, const std::vector<SampledLayer>& cpu) {
+  ASSERT_EQ(cpu.size(), dev.size());
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    const SampledLayer &d = dev[k], &h = cpu[k];
+    EXPECT_EQ(d.subgraph.seeds, h.subgraph.seeds) << "layer " << k;
+    EXPECT_EQ(d.subgraph.indptr, h.subgraph.indptr) << "layer " << k;
+    EXPECT_EQ(d.subgraph.indices, h.subgraph.indices) << "layer " << k;
+    EXPECT_EQ(d.subgraph.original_edge_ids, h.subgraph.original_edge_ids) << "layer " << k;
+    EXPECT_EQ(d.unique_nodes, h.unique_nodes) << "layer " << k;
+    EXPECT_EQ(d.compacted_indices, h.compacted_indices) << "layer " << k;
+  }
+}
 
 class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
  protected:
@@ -70,17 +85,46 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
     auto dev = SampleMultiLayerOnDevice(*device_graph, c.seeds, c.fanouts, SamplingOptions{false, false, 9});
     ASSERT_TRUE(cpu.ok()) << cpu.status();
     ASSERT_TRUE(dev.ok()) << dev.status();
-    ASSERT_EQ(cpu->size(), dev->size());
-    for (size_t k = 0; k < cpu->size(); ++k) {
-      const SampledLayer &d = (*dev)[k], &h = (*cpu)[k];
-      EXPECT_EQ(d.subgraph.seeds, h.subgraph.seeds) << "layer " << k;
-      EXPECT_EQ(d.subgraph.indptr, h.subgraph.indptr) << "layer " << k;
-      EXPECT_EQ(d.subgraph.indices, h.subgraph.indices) << "layer " << k;
-      EXPECT_EQ(d.subgraph.original_edge_ids, h.subgraph.original_edge_ids) << "layer " << k;
-      EXPECT_EQ(d.unique_nodes, h.unique_nodes) << "layer " << k;
-      EXPECT_EQ(d.compacted_indices, h.compacted_indices) << "layer " << k;
-    }
+    ExpectSameLayers(*dev, *cpu);
   }
+}
+
+// A workspace kept from call to call: the same call again makes no device
+// allocation, and calls of other sizes and modes in between still match the
+// CPU reference, whatever earlier calls left in its buffers.
+TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExact) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok());
+  std::vector<int64_t> many;
+  for (int64_t s = 0; s < 2000; s += 2) many.push_back((s * 7919) % 2000);
+  const std::vector<int64_t> few = {5, 17, 5};
+  struct Call {
+    const std::vector<int64_t>& seeds;
+    std::vector<int64_t> fanouts;
+    bool weighted;
+  };
+  const Call calls[] = {{many, {10, 5, 3}, false}, {few, {4, 0, 2}, false}, {many, {6, 4}, true},
+                        {few, {3}, true},          {many, {10, 5, 3}, false}};
+  DeviceSamplingWorkspace ws;
+  int64_t warm = 0;
+  for (size_t i = 0; i < std::size(calls); ++i) {
+    const Call& c = calls[i];
+    SCOPED_TRACE("call " + std::to_string(i));
+    const SamplingOptions options{false, c.weighted, 11 + i};
+    auto cpu = SampleMultiLayer(graph(), c.seeds, c.fanouts, options);
+    auto dev = SampleMultiLayerOnDevice(*device_graph, c.seeds, c.fanouts, options, nullptr, &ws);
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    ExpectSameLayers(*dev, *cpu);
+    if (i == 0) warm = ws.allocations();
+  }
+  EXPECT_GT(warm, 0);
+  // Call 4 is call 0 again with another seed: no allocation.
+  const int64_t before_repeat = ws.allocations();
+  auto again = SampleMultiLayerOnDevice(*device_graph, many, {10, 5, 3}, SamplingOptions{false, false, 11}, nullptr, &ws);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(ws.allocations(), before_repeat);
+  EXPECT_GT(ws.bytes(), 0u);
 }
 
 // The multi-hop loop checks every hop's request as a single hop does, names
@@ -144,6 +188,40 @@ TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) 
   EXPECT_TRUE(empty->unique_nodes.empty());
   auto negative = UniqueAndCompactOnDevice(*rt, 0, {1}, {2, -4});
   EXPECT_EQ(negative.status().message(), "indices[1] is negative");
+}
+
+// A buffer grows to a quarter more than asked and is reused below that;
+// buffers stay on one device of one runtime.
+TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime& rt = **runtime;
+  using W = DeviceSamplingWorkspace;
+  W ws;
+  auto none = ws.Words(W::kEdges, 0, rt, Device::Cuda(0));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->size, 0);
+  EXPECT_EQ(ws.allocations(), 0);
+  auto first = ws.Words(W::kEdges, 8, rt, Device::Cuda(0));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->size, 8);
+  EXPECT_EQ(ws.bytes(), 10 * sizeof(int64_t));  // 8 and a quarter more
+  auto within = ws.Words(W::kEdges, 10, rt, Device::Cuda(0));
+  ASSERT_TRUE(within.ok());
+  EXPECT_EQ(within->data, first->data);
+  EXPECT_EQ(ws.allocations(), 1);
+  auto grown = ws.Words(W::kEdges, 11, rt, Device::Cuda(0));
+  ASSERT_TRUE(grown.ok());
+  EXPECT_EQ(ws.allocations(), 2);
+  EXPECT_EQ(ws.bytes(), 13 * sizeof(int64_t));
+  auto elsewhere = ws.Words(W::kIndptr, 4, rt, Device::Cuda(1));
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.status().message(), std::string("DeviceSamplingWorkspace: holds buffers on cuda:0 of ") +
+                                              rt.name() + "; asked for cuda:1 of " + rt.name());
+  auto negative = ws.Words(W::kIndptr, -1, rt, Device::Cuda(0));
+  EXPECT_EQ(negative.status().message(),
+            "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 12 and a size >= 0");
+  EXPECT_EQ(ws.allocations(), 2);
 }
 
 TEST(DeviceGraphTest, CpuRuntimeIsRejected) {
