@@ -28,8 +28,8 @@ struct LoaderDataset {
   // pinned-cuda / cuda-cuda: the graph and features where the device reads them.
   std::optional<DeviceGraph> device_graph;
   Tensor device_features;
-  // The device sampler's buffers, kept from minibatch to minibatch by the
-  // process that placed the data (one minibatch at a time).
+  // The device sampler's buffers, kept from minibatch to minibatch (the
+  // device modes sample in the main process only, one minibatch at a time).
   std::unique_ptr<DeviceSamplingWorkspace> device_workspace;
 };
 
