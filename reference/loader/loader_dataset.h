@@ -28,8 +28,11 @@ struct LoaderDataset {
   // pinned-cuda / cuda-cuda: the graph and features where the device reads them.
   std::optional<DeviceGraph> device_graph;
   Tensor device_features;
-  // The device sampler's buffers, kept from minibatch to minibatch (the
-  // device modes sample in the main process only, one minibatch at a time).
+  // The device sampler's buffers, kept from minibatch to minibatch by the
+  // process that samples, one minibatch at a time: the main process, or
+  // (with pin_handling buggy, to reproduce F2) each worker its own copy,
+  // empty when it starts (the main process does not sample on the device
+  // when it has workers).
   std::unique_ptr<DeviceSamplingWorkspace> device_workspace;
 };
 
@@ -46,6 +49,8 @@ Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions&
                                                             std::shared_ptr<LoaderDataset> inherited);
 // Produces minibatch `index` from `seeds`; the same code runs inline and in
 // workers. `step` names the stage that is running, for the error report.
+// The device modes sample in data.device_workspace's buffers (the pointer
+// is const, the buffers are not): one call at a time per dataset.
 Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
                                    const std::vector<int64_t>& seeds, std::string* step);
 // Produces minibatch `index` as ProduceMiniBatch does, straight into

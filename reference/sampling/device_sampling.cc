@@ -69,8 +69,10 @@ Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, D
   }
   Tensor& buffer = buffers_[which];
   if (buffer.numel() < size) {
+    const bool table = which == kTableKeys || which == kTableFirst || which == kTableNewId;
+    const int64_t words = growth_ == Growth::kExact || table ? size : size + size / 4;
     buffer = Tensor();  // free the old one first: the device holds one of the two at a time
-    FL_ASSIGN_OR_RETURN(buffer, Tensor::Empty(DType::kInt64, {size + size / 4}, device, &runtime));
+    FL_ASSIGN_OR_RETURN(buffer, Tensor::Empty(DType::kInt64, {words}, device, &runtime));
     ++allocations_;
   }
   return DeviceWords{size == 0 ? nullptr : static_cast<int64_t*>(buffer.raw_data()), size};
@@ -108,8 +110,17 @@ Result<DeviceWords> CopyToDevice(DeviceSamplingWorkspace& ws, Buffer which, cons
   return out;
 }
 
-// The total an exclusive sum left at words[n], read back to size what follows.
-Result<int64_t> TotalAt(DeviceRuntime& rt, const DeviceWords& words, int64_t n) {
+// Waits for `stream` before the host reads what its kernels wrote: a
+// synchronous copy waits for the default stream only (and for streams that
+// synchronize with it).
+Status WaitFor(DeviceRuntime& rt, StreamHandle stream) {
+  return stream == nullptr ? OkStatus() : rt.StreamSynchronize(stream);
+}
+
+// The total an exclusive sum in `stream` left at words[n], read back to size
+// what follows.
+Result<int64_t> TotalAt(DeviceRuntime& rt, const DeviceWords& words, int64_t n, StreamHandle stream) {
+  FL_RETURN_IF_ERROR(WaitFor(rt, stream));
   int64_t total = 0;
   FL_RETURN_IF_ERROR(rt.Memcpy(&total, words.data + n, sizeof(total), MemcpyKind::kDeviceToHost));
   return total;
@@ -127,7 +138,9 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   const bool weighted = options.weighted;
   const int64_t n = seeds.size;
   DeviceHop hop;
-  // n counts and a trailing 0: their exclusive sum is the output's indptr.
+  // n counts, then their exclusive sum in place: the output's indptr. The
+  // scan reads word n but its result does not depend on it: it is zeroed
+  // so that no uninitialised word is read (compute-sanitizer's initcheck).
   FL_ASSIGN_OR_RETURN(hop.indptr, ws.Words(Buffer::kIndptr, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.indptr.data + n, 1, 0, stream));
 
@@ -148,7 +161,7 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                            {indptr_use, weights_use, seeds.use(), hop.indptr.use()},
                                            &kernels::LaunchSampleCountOnCuda));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream));
-  FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n));
+  FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
   if (num_edges == 0) return hop;
 
   FL_ASSIGN_OR_RETURN(hop.edges, ws.Words(Buffer::kEdges, num_edges, rt, device));
@@ -194,7 +207,8 @@ Result<std::pair<DeviceWords, DeviceWords>> CompactOnDevice(DeviceRuntime& rt, D
   FL_ASSIGN_OR_RETURN(DeviceWords new_id, ws.Words(Buffer::kTableNewId, cap, rt, device));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, keys.data, capacity, -1, stream));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, first.data, capacity, -1, stream));
-  // n marks and a trailing 0: their exclusive sum ranks the unique nodes.
+  // n marks, whose exclusive sum ranks the unique nodes (word n zeroed as
+  // the indptr's is).
   FL_ASSIGN_OR_RETURN(DeviceWords is_first, ws.Words(Buffer::kIsFirst, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, is_first.data + n, 1, 0, stream));
 
@@ -212,7 +226,7 @@ Result<std::pair<DeviceWords, DeviceWords>> CompactOnDevice(DeviceRuntime& rt, D
 
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream));
-  FL_ASSIGN_OR_RETURN(const int64_t num_unique, TotalAt(rt, rank, n));
+  FL_ASSIGN_OR_RETURN(const int64_t num_unique, TotalAt(rt, rank, n, stream));
   FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, num_unique, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
@@ -252,10 +266,11 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   const Device device = Device::Cuda(graph.device());
   DeviceGuard guard(rt, graph.device());
   FL_RETURN_IF_ERROR(guard.status());
-  DeviceSamplingWorkspace ws;
+  DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
   FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device));
   FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
   if (hop.edges.size == 0) return out;
+  FL_RETURN_IF_ERROR(WaitFor(rt, stream));
   FL_ASSIGN_OR_RETURN(out.indptr, CopyToHost(rt, hop.indptr));
   FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost(rt, hop.edges));
   FL_ASSIGN_OR_RETURN(out.indices, CopyToHost(rt, hop.indices));
@@ -272,10 +287,11 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   const Device device = Device::Cuda(device_index);
   DeviceGuard guard(rt, device_index);
   FL_RETURN_IF_ERROR(guard.status());
-  DeviceSamplingWorkspace ws;
+  DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
   FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device));
   FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device));
   FL_ASSIGN_OR_RETURN(auto compacted, CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
+  FL_RETURN_IF_ERROR(WaitFor(rt, stream));
   FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.first));
   FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.second));
   return out;
@@ -295,7 +311,8 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   std::optional<DeviceSamplingWorkspace> own;
-  DeviceSamplingWorkspace& ws = workspace != nullptr ? *workspace : own.emplace();
+  DeviceSamplingWorkspace& ws =
+      workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
   std::vector<SampledLayer> layers;
   layers.reserve(fanouts.size());  // the unique nodes returned stay where they are
   std::optional<DeviceGuard> guard;
@@ -317,6 +334,7 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     const Buffer unique_into = layer % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
     FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
     FL_ASSIGN_OR_RETURN(auto compacted, CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
+    FL_RETURN_IF_ERROR(WaitFor(rt, stream));
     FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost(rt, hop.indptr));
     FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost(rt, hop.edges));
     FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost(rt, hop.indices));

@@ -57,31 +57,43 @@ struct DeviceWords {
 };
 
 // The device buffers of the multi-hop sampler, kept from hop to hop and from
-// call to call: once a workspace has held a minibatch as large, a call makes
-// no device allocation (cudaMalloc) and frees nothing (cudaFree, which waits
-// for the device). One call at a time may use a workspace; its buffers stay
-// on the device of their first use until it is destroyed.
+// call to call: once a workspace has held a minibatch as large, a call
+// allocates no device memory for its arrays (cudaMalloc) and frees none
+// (cudaFree, which waits for the device); the prefix sums' scratch still
+// comes from CUDA's stream-ordered pool (cudaMallocAsync), which does not.
+// One call at a time may use a workspace; its buffers stay on the device
+// of their first use until it is destroyed, so it holds each buffer's
+// largest size so far.
 class DeviceSamplingWorkspace {
  public:
   // A hop's arrays (sampling, then compaction). kNodes0/kNodes1 take turns
   // holding a hop's seeds and the unique nodes the next hop samples from.
-  enum Buffer {
+  enum Buffer : int {
     kIndptr, kEdges, kIndices, kSampleKeys,             // sampling
     kTableKeys, kTableFirst, kTableNewId, kIsFirst, kRank, kCompacted,  // compaction
     kNodes0, kNodes1,
     kNumBuffers
   };
+  // How a buffer that is too small is replaced. kQuarterMore leaves room
+  // for somewhat larger calls (a workspace kept from call to call). kExact
+  // allocates what is asked (a workspace for one call: compute-sanitizer
+  // then sees a write past an array's end). The hash tables' sizes are
+  // powers of two and always exact: the next size up doubles anyway.
+  enum class Growth { kQuarterMore, kExact };
+
+  explicit DeviceSamplingWorkspace(Growth growth = Growth::kQuarterMore) : growth_(growth) {}
 
   // Returns the first `size` words of buffer `which` (size >= 0), on
-  // `device` of `runtime`. A smaller buffer is replaced by one a quarter
-  // larger than asked (its contents are not kept). Buffers on another
-  // device or runtime are an InvalidArgument error naming both.
+  // `device` of `runtime`, replacing a smaller buffer as `Growth` says (its
+  // contents are not kept). Buffers on another device or runtime are an
+  // InvalidArgument error naming both.
   Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
   // The device allocations it has made, and the bytes it holds.
   int64_t allocations() const { return allocations_; }
   size_t bytes() const;
 
  private:
+  Growth growth_;
   Tensor buffers_[kNumBuffers];
   int64_t allocations_ = 0;
 };
@@ -103,7 +115,8 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 
 // Samples like SampleMultiLayer, every hop (sampling and compaction) on the
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
-// of its own when null: the call then allocates its buffers and frees them).
+// of its own when null: the call then allocates its buffers, exactly, and
+// frees them).
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,

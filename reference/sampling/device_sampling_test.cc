@@ -119,12 +119,37 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
     if (i == 0) warm = ws.allocations();
   }
   EXPECT_GT(warm, 0);
-  // Call 4 is call 0 again with another seed: no allocation.
+  // Call 0 exactly, after the others: no allocation, and the same layers.
   const int64_t before_repeat = ws.allocations();
-  auto again = SampleMultiLayerOnDevice(*device_graph, many, {10, 5, 3}, SamplingOptions{false, false, 11}, nullptr, &ws);
+  const SamplingOptions first{false, false, 11};
+  auto again = SampleMultiLayerOnDevice(*device_graph, many, {10, 5, 3}, first, nullptr, &ws);
+  auto cpu = SampleMultiLayer(graph(), many, {10, 5, 3}, first);
   ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ExpectSameLayers(*again, *cpu);
   EXPECT_EQ(ws.allocations(), before_repeat);
   EXPECT_GT(ws.bytes(), 0u);
+}
+
+// On a caller's stream, in a warm workspace: the same layers as without one.
+// (Both runtimes' streams synchronize with the default stream, so this
+// checks the wiring, not the wait before each read of the host.)
+TEST_P(DeviceSamplingTest, MultiLayerOnAStreamMatchesTheCpuReference) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok());
+  auto stream = rt_->StreamCreate();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  const std::vector<int64_t> seeds = {0, 5, 17, 5, 1999};
+  DeviceSamplingWorkspace ws;
+  for (uint64_t rng_seed : {3u, 4u}) {
+    const SamplingOptions options{false, true, rng_seed};
+    auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {8, 4}, options, *stream, &ws);
+    auto cpu = SampleMultiLayer(graph(), seeds, {8, 4}, options);
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    ExpectSameLayers(*dev, *cpu);
+  }
+  EXPECT_TRUE(rt_->StreamDestroy(*stream).ok());
 }
 
 // The multi-hop loop checks every hop's request as a single hop does, names
@@ -221,6 +246,23 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
   auto negative = ws.Words(W::kIndptr, -1, rt, Device::Cuda(0));
   EXPECT_EQ(negative.status().message(),
             "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 12 and a size >= 0");
+  EXPECT_EQ(ws.allocations(), 2);
+  // The hash tables, whose sizes are powers of two, are exact.
+  auto table = ws.Words(W::kTableKeys, 16, rt, Device::Cuda(0));
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(ws.bytes(), (13 + 16) * sizeof(int64_t));
+}
+
+// A workspace for one call sizes every buffer exactly.
+TEST(DeviceSamplingWorkspaceTest, AnExactWorkspaceAllocatesWhatIsAsked) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  using W = DeviceSamplingWorkspace;
+  W ws(W::Growth::kExact);
+  ASSERT_TRUE(ws.Words(W::kEdges, 8, **runtime, Device::Cuda(0)).ok());
+  EXPECT_EQ(ws.bytes(), 8 * sizeof(int64_t));
+  ASSERT_TRUE(ws.Words(W::kEdges, 9, **runtime, Device::Cuda(0)).ok());
+  EXPECT_EQ(ws.bytes(), 9 * sizeof(int64_t));
   EXPECT_EQ(ws.allocations(), 2);
 }
 
