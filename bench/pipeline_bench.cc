@@ -504,8 +504,10 @@ void BM_LoaderVsInline(benchmark::State& state) {
   state.counters["vs_inline"] = Median(ratios);
   // The spread of the pairs: on this shared VM one pair in five or ten can
   // stall (docs/benchmarks.md, stop 35).
-  state.counters["vs_inline_min"] = *std::min_element(ratios.begin(), ratios.end());
-  state.counters["vs_inline_max"] = *std::max_element(ratios.begin(), ratios.end());
+  if (!ratios.empty()) {
+    state.counters["vs_inline_min"] = *std::min_element(ratios.begin(), ratios.end());
+    state.counters["vs_inline_max"] = *std::max_element(ratios.begin(), ratios.end());
+  }
 }
 BENCHMARK(BM_LoaderVsInline)->Apply(WithWorkers)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
@@ -595,8 +597,10 @@ void BM_TwoSamplersVsOne(benchmark::State& state) {
     state.SetIterationTime(seconds->first + seconds->second);
   }
   state.counters["vs_one"] = Median(ratios);
-  state.counters["vs_one_min"] = *std::min_element(ratios.begin(), ratios.end());
-  state.counters["vs_one_max"] = *std::max_element(ratios.begin(), ratios.end());
+  if (!ratios.empty()) {
+    state.counters["vs_one_min"] = *std::min_element(ratios.begin(), ratios.end());
+    state.counters["vs_one_max"] = *std::max_element(ratios.begin(), ratios.end());
+  }
 }
 BENCHMARK(BM_TwoSamplersVsOne)->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 

@@ -70,8 +70,9 @@ using ProgressFn = std::function<void(const std::string& line)>;
 
 // Runs the command: the hops of SampleMultiLayer with `threads` on cpu
 // (each hop sampled, then compacted, for the progress lines; the same
-// layers), or the device hops of SampleMultiLayerOnDevice on a DeviceGraph
-// placed as asked.
+// layers), or on a DeviceGraph placed as asked each hop sampled
+// (SampleNeighborsOnDevice), then compacted (UniqueAndCompactOnDevice): the
+// same layers as SampleMultiLayerOnDevice.
 // `progress`, when set, gets a line before and after each hop.
 Result<std::vector<SampledLayer>> RunCommand(const SampleCommand& command, const ProgressFn& progress = nullptr);
 

@@ -1,12 +1,11 @@
 // Implements device sampling: per hop, per-seed pick counts, their prefix
 // sum on the device for the output offsets, then the picks; the compactor's
 // hash table and ranks on the device; and the multi-hop loop with every
-// hop's inputs left on the device.
+// hop's inputs left on the device, in the buffers of a workspace.
 #include "reference/sampling/device_sampling.h"
 
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "kernels/compact_kernels.cuh"
 #include "kernels/fill.h"
@@ -55,10 +54,10 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
 
 Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, DeviceRuntime& runtime,
                                                    Device device) {
-  if (which < 0 || which >= kNumBuffers || size < 0) {
+  if (which < 0 || which >= kNumBuffers || size < 0 || size > kMaxWords) {
     return InvalidArgumentError("DeviceSamplingWorkspace::Words: buffer " + std::to_string(which) + ", size " +
                                 std::to_string(size) + "; expected a buffer below " + std::to_string(kNumBuffers) +
-                                " and a size >= 0");
+                                " and a size in [0, 2^58]");
   }
   for (const Tensor& held : buffers_) {
     if (held.numel() > 0 && (held.device() != device || held.runtime() != &runtime)) {
@@ -70,7 +69,7 @@ Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, D
   Tensor& buffer = buffers_[which];
   if (buffer.numel() < size) {
     const bool table = which == kTableKeys || which == kTableFirst || which == kTableNewId;
-    const int64_t words = growth_ == Growth::kExact || table ? size : size + size / 4;
+    const int64_t words = (growth_ == Growth::kExact || table) ? size : size + size / 4;
     buffer = Tensor();  // free the old one first: the device holds one of the two at a time
     FL_ASSIGN_OR_RETURN(buffer, Tensor::Empty(DType::kInt64, {words}, device, &runtime));
     ++allocations_;
@@ -102,11 +101,15 @@ Result<std::vector<int64_t>> CopyToHost(DeviceRuntime& rt, const DeviceWords& wo
   return out;
 }
 
-// Copies `values` into buffer `which` of `ws`.
+// Copies `values` into buffer `which` of `ws`, in `stream` (the kernels
+// that read them run there).
 Result<DeviceWords> CopyToDevice(DeviceSamplingWorkspace& ws, Buffer which, const std::vector<int64_t>& values,
-                                 DeviceRuntime& rt, Device device) {
+                                 DeviceRuntime& rt, Device device, StreamHandle stream) {
   FL_ASSIGN_OR_RETURN(DeviceWords out, ws.Words(which, static_cast<int64_t>(values.size()), rt, device));
-  FL_RETURN_IF_ERROR(rt.Memcpy(out.data, values.data(), values.size() * sizeof(int64_t), MemcpyKind::kHostToDevice));
+  const size_t bytes = values.size() * sizeof(int64_t);
+  FL_RETURN_IF_ERROR(stream == nullptr
+                         ? rt.Memcpy(out.data, values.data(), bytes, MemcpyKind::kHostToDevice)
+                         : rt.MemcpyAsync(out.data, values.data(), bytes, MemcpyKind::kHostToDevice, stream));
   return out;
 }
 
@@ -185,18 +188,24 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   return hop;
 }
 
+// A hop compacted on the device, left in the workspace: its unique nodes
+// and the positions of its indices among them.
+struct DeviceCompaction {
+  DeviceWords unique_nodes, compacted;
+};
+
 // UniqueAndCompact of `seeds` and `indices` (non-negative, checked by the
 // caller), on the device, into the workspace (the unique nodes into buffer
 // `unique_into`): a hash table of first positions, the first occurrences
 // ranked by an exclusive sum (only the count comes back, to size the
-// output), then the unique nodes and the relabelled indices, returned as
-// {unique nodes, compacted indices}. The caller holds the device guard.
-Result<std::pair<DeviceWords, DeviceWords>> CompactOnDevice(DeviceRuntime& rt, Device device,
+// output), then the unique nodes and the relabelled indices. The caller
+// holds the device guard.
+Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device,
                                                             const DeviceWords& seeds, const DeviceWords& indices,
                                                             Buffer unique_into, StreamHandle stream,
                                                             DeviceSamplingWorkspace& ws) {
   const int64_t n = seeds.size + indices.size;
-  if (n == 0) return std::pair<DeviceWords, DeviceWords>{};
+  if (n == 0) return DeviceCompaction{};
   uint64_t capacity = 1;
   while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
   const int64_t cap = static_cast<int64_t>(capacity);
@@ -234,12 +243,12 @@ Result<std::pair<DeviceWords, DeviceWords>> CompactOnDevice(DeviceRuntime& rt, D
       {seeds.use(), indices.use(), keys.use(), first.use(), new_id.use(), is_first.use(), rank.use(), unique.use()},
       &kernels::LaunchEmitUniqueOnCuda));
   FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.Words(Buffer::kCompacted, indices.size, rt, device));
-  if (indices.size == 0) return std::pair{unique, compacted};
+  if (indices.size == 0) return DeviceCompaction{unique, compacted};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
       kernels::RelabelKernel{table, indices.data, indices.size, compacted.data},
       {indices.use(), keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
-  return std::pair{unique, compacted};
+  return DeviceCompaction{unique, compacted};
 }
 
 // The device compactor's ids are non-negative: an error naming the first
@@ -267,7 +276,7 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   DeviceGuard guard(rt, graph.device());
   FL_RETURN_IF_ERROR(guard.status());
   DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
-  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
   FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
   if (hop.edges.size == 0) return out;
   FL_RETURN_IF_ERROR(WaitFor(rt, stream));
@@ -288,12 +297,13 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   DeviceGuard guard(rt, device_index);
   FL_RETURN_IF_ERROR(guard.status());
   DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
-  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device));
-  FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device));
-  FL_ASSIGN_OR_RETURN(auto compacted, CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
+  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
+  FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device, stream));
+  FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
+                      CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
   FL_RETURN_IF_ERROR(WaitFor(rt, stream));
-  FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.first));
-  FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.second));
+  FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.unique_nodes));
+  FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
   return out;
 }
 
@@ -329,18 +339,19 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     if (layer == 0) {
       guard.emplace(rt, graph.device());
       FL_RETURN_IF_ERROR(guard->status());
-      FL_ASSIGN_OR_RETURN(seeds_dev, CopyToDevice(ws, Buffer::kNodes0, layer_seeds, rt, device));
+      FL_ASSIGN_OR_RETURN(seeds_dev, CopyToDevice(ws, Buffer::kNodes0, layer_seeds, rt, device, stream));
     }
     const Buffer unique_into = layer % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
     FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
-    FL_ASSIGN_OR_RETURN(auto compacted, CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
+    FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
+                        CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
     FL_RETURN_IF_ERROR(WaitFor(rt, stream));
     FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost(rt, hop.indptr));
     FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost(rt, hop.edges));
     FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost(rt, hop.indices));
-    FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.first));
-    FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.second));
-    seeds_dev = compacted.first;
+    FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.unique_nodes));
+    FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
+    seeds_dev = compacted.unique_nodes;
     return &out.unique_nodes;
   }));
   return layers;

@@ -77,13 +77,24 @@ class DeviceSamplingWorkspace {
   // How a buffer that is too small is replaced. kQuarterMore leaves room
   // for somewhat larger calls (a workspace kept from call to call). kExact
   // allocates what is asked (a workspace for one call: compute-sanitizer
-  // then sees a write past an array's end). The hash tables' sizes are
-  // powers of two and always exact: the next size up doubles anyway.
+  // then sees a write past the end of the array that sized the buffer; a
+  // later hop that needs less uses its first words). The hash tables'
+  // sizes are powers of two and always exact: the next size up doubles
+  // anyway.
   enum class Growth { kQuarterMore, kExact };
 
   explicit DeviceSamplingWorkspace(Growth growth = Growth::kQuarterMore) : growth_(growth) {}
+  // A copy would share the buffers (tensors share their storage).
+  DeviceSamplingWorkspace(const DeviceSamplingWorkspace&) = delete;
+  DeviceSamplingWorkspace& operator=(const DeviceSamplingWorkspace&) = delete;
+  DeviceSamplingWorkspace(DeviceSamplingWorkspace&&) = default;
+  DeviceSamplingWorkspace& operator=(DeviceSamplingWorkspace&&) = default;
 
-  // Returns the first `size` words of buffer `which` (size >= 0), on
+  // The largest buffer, in words: a quarter more of it, in bytes, still
+  // fits an int64.
+  static constexpr int64_t kMaxWords = int64_t{1} << 58;
+
+  // Returns the first `size` words of buffer `which` (0 <= size <= kMaxWords), on
   // `device` of `runtime`, replacing a smaller buffer as `Growth` says (its
   // contents are not kept). Buffers on another device or runtime are an
   // InvalidArgument error naming both.
@@ -115,7 +126,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 
 // Samples like SampleMultiLayer, every hop (sampling and compaction) on the
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
-// of its own when null: the call then allocates its buffers, exactly, and
+// of its own when null, kExact: the call then allocates its buffers and
 // frees them).
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
                                                            const std::vector<int64_t>& seeds,

@@ -119,6 +119,8 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
     if (i == 0) warm = ws.allocations();
   }
   EXPECT_GT(warm, 0);
+  // No later call needed a buffer larger than call 0's and its quarter more.
+  EXPECT_EQ(ws.allocations(), warm);
   // Call 0 exactly, after the others: no allocation, and the same layers.
   const int64_t before_repeat = ws.allocations();
   const SamplingOptions first{false, false, 11};
@@ -245,7 +247,14 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
                                               rt.name() + "; asked for cuda:1 of " + rt.name());
   auto negative = ws.Words(W::kIndptr, -1, rt, Device::Cuda(0));
   EXPECT_EQ(negative.status().message(),
-            "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 12 and a size >= 0");
+            "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 12 and a size in [0, 2^58]");
+  auto huge = ws.Words(W::kIndptr, W::kMaxWords + 1, rt, Device::Cuda(0));
+  EXPECT_EQ(huge.status().message(), "DeviceSamplingWorkspace::Words: buffer 0, size " +
+                                         std::to_string(W::kMaxWords + 1) +
+                                         "; expected a buffer below 12 and a size in [0, 2^58]");
+  auto no_such = ws.Words(W::kNumBuffers, 1, rt, Device::Cuda(0));
+  EXPECT_EQ(no_such.status().message(),
+            "DeviceSamplingWorkspace::Words: buffer 12, size 1; expected a buffer below 12 and a size in [0, 2^58]");
   EXPECT_EQ(ws.allocations(), 2);
   // The hash tables, whose sizes are powers of two, are exact.
   auto table = ws.Words(W::kTableKeys, 16, rt, Device::Cuda(0));
