@@ -403,7 +403,7 @@ std::string LivenessMonitor::DiagnoseLocked(bool timed_out, Clock::time_point no
     why = op_.target >= 0 ? Name(op_.target) + " is running and reachable but has not answered"
                           : "every rank is running and reachable: one of them has not reached this call";
   }
-  return op_.what + " did not complete within " + Seconds(options_.timeout) + " s: " + why;
+  return op_.what + " did not complete within " + Seconds(op_.limit) + " s: " + why;
 }
 
 Status LivenessMonitor::ErrorLocked(const std::string& message) const {
@@ -420,9 +420,10 @@ void LivenessMonitor::WaitForTheWatchdog() {
   for (;;) pause();  // the watchdog is reporting and ends the process
 }
 
-void LivenessMonitor::BeginOp(std::string what, std::string context, int target, Clock::time_point deadline) {
+void LivenessMonitor::BeginOp(std::string what, std::string context, int target, std::chrono::milliseconds limit) {
+  const Clock::time_point deadline = Clock::now() + limit;
   std::lock_guard<std::mutex> lock(mu_);
-  op_ = Op{true, std::move(what), std::move(context), target, deadline};
+  op_ = Op{true, std::move(what), std::move(context), target, limit, deadline};
   deadline_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
 }
 

@@ -94,10 +94,11 @@ class LivenessMonitor {
   std::string Name(int peer) const;
 
   // One logical operation (a transfer to `target`, or a collective when
-  // target is -1) that must complete by `deadline`. `what` describes it
-  // ("reading 16 rows of rank 3"); `context` is what the caller prepends to
-  // the error ("DistTensor('t').pull"), used when the watchdog reports it.
-  void BeginOp(std::string what, std::string context, int target, std::chrono::steady_clock::time_point deadline);
+  // target is -1) that must complete within `limit` from now. `what`
+  // describes it ("reading 16 rows of rank 3"); `context` is what the caller
+  // prepends to the error ("DistTensor('t').pull"), used when the watchdog
+  // reports it.
+  void BeginOp(std::string what, std::string context, int target, std::chrono::milliseconds limit);
   void EndOp();
   // Between MPI calls of the current operation: the error if its target
   // (any peer for a collective) died, or the deadline passed; OK otherwise.
@@ -137,6 +138,7 @@ class LivenessMonitor {
     std::string what;
     std::string context;
     int target = -1;
+    std::chrono::milliseconds limit{0};
     std::chrono::steady_clock::time_point deadline;
   };
 

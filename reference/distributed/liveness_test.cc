@@ -67,7 +67,7 @@ void ExpectRank0NamesRank2(bool death_arrives_first) {
   for (int round = 0; round < 20; ++round) {
     std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(3, std::chrono::seconds(20));
     ASSERT_EQ(ranks.size(), 3u);
-    ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(20));
+    ranks[0]->BeginOp("barrier", "", -1, std::chrono::seconds(20));
     const std::string rank2 = ranks[0]->Name(2);
     if (death_arrives_first) {
       Die(ranks[2]);
@@ -97,7 +97,7 @@ TEST(LivenessMonitorTest, NamesTheRankThatDiedWhenItsDeathArrivesSecond) { Expec
 TEST(LivenessMonitorTest, NamesARankThatFailedOnItsOwn) {
   std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(3, std::chrono::seconds(20));
   ASSERT_EQ(ranks.size(), 3u);
-  ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(20));
+  ranks[0]->BeginOp("barrier", "", -1, std::chrono::seconds(20));
   const std::string rank1 = ranks[0]->Name(1);
   FailAndLeave(ranks[1]);
   EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
@@ -110,7 +110,7 @@ TEST(LivenessMonitorTest, AGoodbyeIsNotAFailure) {
   std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(2, std::chrono::seconds(1));
   ASSERT_EQ(ranks.size(), 2u);
   ranks[1].reset();
-  ranks[0]->BeginOp("barrier", "", -1, Clock::now() + std::chrono::seconds(1));
+  ranks[0]->BeginOp("barrier", "", -1, std::chrono::seconds(1));
   EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
             "unavailable: mpi rank 0: barrier did not complete within 1 s: every rank is running and reachable: "
             "one of them has not reached this call");

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include <rapidcheck.h>
 
@@ -162,6 +163,25 @@ int HammerRank(const std::vector<std::string>& args) {
   });
 }
 FL_REGISTER_CHILD("mpi_hammer", HammerRank);
+
+// Rank 1 reaches DistTensor::Create SECONDS after the others (as a rank
+// still loading its data would); then every rank pulls a row of every
+// partition. Creating a tensor is setup: the wait is bounded by the join
+// limit, not by the operation timeout.
+int LateSetupRank(const std::vector<std::string>& args) {
+  const double seconds = std::stod(args.at(0));
+  return RunRank([seconds](MpiTransport& transport, std::string*) -> Status {
+    if (transport.rank() == 1) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    const int size = transport.world_size();
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(2 * size, size));
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", book, 4));
+    std::vector<int64_t> ids;
+    for (int r = 0; r < size; ++r) ids.push_back(2 * r);
+    FL_RETURN_IF_ERROR(tensor.PullHost(ids).status());
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_late_setup", LateSetupRank);
 
 // Large batches from every rank at once, as dist_bench makes them: 12,000
 // rows per partition, so every call moves more rows than kRowsPerCall to

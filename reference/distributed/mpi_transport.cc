@@ -143,7 +143,7 @@ MpiTransport::~MpiTransport() {
     if (monitor_ != nullptr) monitor_->LeaveWithoutGoodbye();
     return;
   }
-  monitor_->BeginOp("freeing the windows", "", -1, std::chrono::steady_clock::now() + options_.timeout);
+  monitor_->BeginOp("freeing the windows", "", -1, options_.timeout);
   LivenessMonitor::CallGuard guard(monitor_.get());
   for (MPI_Win& window : windows_) {
     MPI_Win_unlock_all(window);
@@ -178,6 +178,10 @@ Status MpiTransport::Usable() const {
 }
 
 Status MpiTransport::Wait(MPI_Request* request, const std::string& what) {
+  return Wait(request, what, options_.timeout);
+}
+
+Status MpiTransport::Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit) {
   int done = 0;
   if (monitor_ == nullptr) {  // joining: nobody to ask yet
     const auto deadline = std::chrono::steady_clock::now() + options_.join_timeout;
@@ -193,8 +197,7 @@ Status MpiTransport::Wait(MPI_Request* request, const std::string& what) {
     return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": " + what + " did not complete within " +
                                  limit + " s: not every rank has joined"));
   }
-  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  monitor_->BeginOp(what, "", -1, deadline);
+  monitor_->BeginOp(what, "", -1, limit);
   OpScope scope(monitor_.get());
   while (true) {
     int code;
@@ -211,23 +214,28 @@ Status MpiTransport::Wait(MPI_Request* request, const std::string& what) {
   }
 }
 
-Status MpiTransport::Barrier() {
+Status MpiTransport::Barrier() { return BarrierWithin(options_.timeout); }
+
+Status MpiTransport::BarrierWithin(std::chrono::milliseconds limit) {
   FL_RETURN_IF_ERROR(Usable());
   MPI_Request request;
   FL_RETURN_IF_ERROR(Check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier"));
-  FL_RETURN_IF_ERROR(Wait(&request, "barrier"));
+  FL_RETURN_IF_ERROR(Wait(&request, "barrier", limit));
   for (MPI_Win window : windows_) MPI_Win_sync(window);  // see the rows peers wrote before the barrier
   return OkStatus();
 }
 
+// Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
+// ranks reach it at different times, and MPI_Win_allocate spins inside
+// MPI, which on a loaded machine took over 6 s once (stop 35).
 Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
-  FL_RETURN_IF_ERROR(Barrier());  // MPI_Win_allocate cannot time out: first make sure every rank is here
+  // MPI_Win_allocate cannot time out: first make sure every rank is here.
+  FL_RETURN_IF_ERROR(BarrierWithin(options_.join_timeout));
   const MPI_Aint bytes = static_cast<MPI_Aint>(spec.book.size(rank_) * spec.dim * sizeof(float));
   float* base = nullptr;
   MPI_Win window;
   {
-    monitor_->BeginOp("allocating the window of '" + spec.name + "'", "", -1,
-                      std::chrono::steady_clock::now() + options_.timeout);
+    monitor_->BeginOp("allocating the window of '" + spec.name + "'", "", -1, options_.join_timeout);
     OpScope scope(monitor_.get());
     int code;
     {
@@ -244,7 +252,7 @@ Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
     if (code != MPI_SUCCESS) return Fail(monitor_->FailOp(MpiErrorText(code, "MPI_Win_lock_all")));
   }
   windows_.push_back(window);
-  return Barrier();  // every partition is zero before anyone writes
+  return BarrierWithin(options_.join_timeout);  // every partition is zero before anyone writes
 }
 
 Status MpiTransport::TransferRows(int handle, int part, const std::vector<int64_t>& local_ids, float* buffer,
@@ -257,7 +265,7 @@ Status MpiTransport::TransferRows(int handle, int part, const std::vector<int64_
   monitor_->BeginOp(write ? (add ? "adding " : "writing ") + rows + "to rank " + std::to_string(part)
                           : "reading " + rows + "of rank " + std::to_string(part),
                     "DistTensor('" + spec(handle).name + "')." + (write ? (add ? "push_add" : "push") : "pull"), part,
-                    std::chrono::steady_clock::now() + options_.timeout);
+                    options_.timeout);
   OpScope scope(monitor_.get());
   Status checked = monitor_->CheckOp();  // a target known to be dead: fail without entering MPI
   if (!checked.ok()) return Fail(checked);

@@ -36,9 +36,11 @@ namespace faultline {
 struct MpiOptions {
   // How long any call waits for the other ranks before it fails.
   std::chrono::milliseconds timeout{30000};
-  // How long Create waits for every rank to start and join: ranks start at
+  // How long Create waits for every rank to start and join, and how long
+  // creating a tensor may take (every rank reaching it, then
+  // MPI_Win_allocate, which spins inside MPI): ranks start and set up at
   // different times (more so on other hosts and on a loaded machine), so
-  // joining gets its own, longer limit.
+  // setting up gets its own, longer limit.
   std::chrono::milliseconds join_timeout{120000};
 };
 
@@ -75,8 +77,12 @@ class MpiTransport : public Transport {
   MpiTransport() = default;
   // Connects every pair of ranks once, the lower rank first (see the .cc).
   Status WireUp();
-  // Polls `request` until it completes, a peer dies, or the timeout passes.
+  // Polls `request` until it completes, a peer dies, or the timeout (or
+  // `limit`) passes.
   Status Wait(MPI_Request* request, const std::string& what);
+  Status Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit);
+  // Barrier, within `limit`.
+  Status BarrierWithin(std::chrono::milliseconds limit);
   // Records the first failure: the transport is unusable after it.
   Status Fail(Status status);
   std::string MpiErrorText(int mpi_code, const char* call) const;

@@ -144,5 +144,18 @@ TEST(MpiTransportTest, DeadRankMakesSurvivorsFailWithinTheTimeout) {
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
 }
 
+// A rank that reaches DistTensor::Create 3 s after the others, with a 1 s
+// operation timeout: creating a tensor is setup, bounded by the join limit
+// (FAULTLINE_MPI_JOIN_TIMEOUT_S), so every rank succeeds. Before stop 35
+// the others failed after 1 s ("barrier did not complete within 1 s").
+TEST(MpiTransportTest, ALateRankAtTensorCreationIsWithinTheSetupLimit) {
+  MpiJobOptions options = Ranks(4);
+  options.timeout = std::chrono::seconds(90);
+  options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "1"}, {"FAULTLINE_MPI_JOIN_TIMEOUT_S", "60"}};
+  Result<MpiJob> job = RunMpiJob("mpi_late_setup", {"3"}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ExpectEveryRankOk(*job);
+}
+
 }  // namespace
 }  // namespace faultline
