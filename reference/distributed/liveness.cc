@@ -444,6 +444,9 @@ Status LivenessMonitor::CheckOp() {
 
 Status LivenessMonitor::FailOp(const std::string& mpi_error) {
   std::unique_lock<std::mutex> lock(mu_);
+  // A dead peer shows at once, an unreachable one after `silence`: past
+  // that (or the operation's deadline) no peer is to blame.
+  const Clock::time_point give_up = std::min(op_.deadline, Clock::now() + options_.silence + options_.heartbeat);
   for (;;) {
     const Clock::time_point now = Clock::now();
     std::vector<std::string> causes = CausesLocked(op_.target, true, now);
@@ -451,14 +454,13 @@ Status LivenessMonitor::FailOp(const std::string& mpi_error) {
     std::string why;
     if (!causes.empty()) {
       why = op_.what + " failed: " + Join(causes, "; ");
-    } else if (now >= op_.deadline) {
+    } else if (now >= give_up) {
       why = op_.what + " failed: " + mpi_error;  // no peer to blame
     }
     if (!why.empty()) {
       if (!ClaimLocked()) WaitForTheWatchdog();
       return ErrorLocked(why);
     }
-    // A dead peer shows at once; an unreachable one after `silence`.
     changed_.wait_for(lock, options_.heartbeat);
   }
 }

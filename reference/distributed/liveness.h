@@ -104,8 +104,9 @@ class LivenessMonitor {
   // (any peer for a collective) died, or the deadline passed; OK otherwise.
   Status CheckOp();
   // After an MPI call of the current operation returned an error: waits
-  // until the monitor can name a dead or unreachable peer, or the deadline
-  // passes, and returns the error (`mpi_error` when no peer is to blame).
+  // until the monitor can name a dead or unreachable peer, or `silence` (and
+  // a heartbeat) or the deadline passes, and returns the error (`mpi_error`
+  // when no peer is to blame).
   Status FailOp(const std::string& mpi_error);
 
   // Marks this thread as inside an MPI call of the current operation.

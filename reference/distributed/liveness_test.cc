@@ -117,5 +117,22 @@ TEST(LivenessMonitorTest, AGoodbyeIsNotAFailure) {
   ranks[0]->EndOp();
 }
 
+// An MPI call that returns an error with every peer alive and heard from:
+// after `silence` (and a heartbeat) no peer can be to blame, so the error is
+// MPI's own, long before a setup-length deadline.
+TEST(LivenessMonitorTest, AnMpiErrorWithNobodyToBlameComesAfterSilenceNotAtTheDeadline) {
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ConnectedRanks(2, std::chrono::seconds(2));  // silence 1 s
+  ASSERT_EQ(ranks.size(), 2u);
+  ranks[0]->BeginOp("allocating the window of 'feat'", "", -1, std::chrono::seconds(120));
+  const Clock::time_point start = Clock::now();
+  const Status failure = ranks[0]->FailOp("MPI_Win_allocate: out of memory");
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_EQ(failure.ToString(),
+            "unavailable: mpi rank 0: allocating the window of 'feat' failed: MPI_Win_allocate: out of memory");
+  EXPECT_GE(seconds, 1.0);   // it waited for a silent peer to show
+  EXPECT_LT(seconds, 60.0);  // and not for the deadline
+  ranks[0]->EndOp();
+}
+
 }  // namespace
 }  // namespace faultline

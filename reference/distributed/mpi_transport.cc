@@ -192,10 +192,10 @@ Status MpiTransport::Wait(MPI_Request* request, const std::string& what, std::ch
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
     const double seconds = std::chrono::duration<double>(options_.join_timeout).count();
-    char limit[32];
-    std::snprintf(limit, sizeof(limit), "%g", seconds);
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", seconds);
     return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": " + what + " did not complete within " +
-                                 limit + " s: not every rank has joined"));
+                                 text + " s: not every rank has joined"));
   }
   monitor_->BeginOp(what, "", -1, limit);
   OpScope scope(monitor_.get());

@@ -4,7 +4,8 @@
 // writes remote rows without the owner's help, on one machine or many. The
 // optimizer's gradient routing is an MPI_Ialltoallv.
 //
-// Every call is bounded by the timeout, also when a peer dies or its host
+// Every call is bounded by the timeout (creating a tensor, setup, by the
+// join limit: see MpiOptions), also when a peer dies or its host
 // becomes unreachable in the middle of it, and the error names the peer and
 // its host (liveness.h): "mpi rank 0: reading 16 rows of rank 3 failed:
 // rank 3 (pid 4242 on host fl-host1) is no longer running", or "... did not
@@ -34,7 +35,7 @@
 namespace faultline {
 
 struct MpiOptions {
-  // How long any call waits for the other ranks before it fails.
+  // How long any other call waits for the other ranks before it fails.
   std::chrono::milliseconds timeout{30000};
   // How long Create waits for every rank to start and join, and how long
   // creating a tensor may take (every rank reaching it, then
@@ -77,8 +78,9 @@ class MpiTransport : public Transport {
   MpiTransport() = default;
   // Connects every pair of ranks once, the lower rank first (see the .cc).
   Status WireUp();
-  // Polls `request` until it completes, a peer dies, or the timeout (or
-  // `limit`) passes.
+  // Polls `request` until it completes, a peer dies, or `limit` (the
+  // timeout in the two-argument form) passes; before every rank joined (no
+  // monitor yet), join_timeout applies instead.
   Status Wait(MPI_Request* request, const std::string& what);
   Status Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit);
   // Barrier, within `limit`.

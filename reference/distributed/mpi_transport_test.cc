@@ -144,15 +144,17 @@ TEST(MpiTransportTest, DeadRankMakesSurvivorsFailWithinTheTimeout) {
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
 }
 
-// A rank that reaches DistTensor::Create 3 s after the others, with a 1 s
-// operation timeout: creating a tensor is setup, bounded by the join limit
-// (FAULTLINE_MPI_JOIN_TIMEOUT_S), so every rank succeeds. Before stop 35
-// the others failed after 1 s ("barrier did not complete within 1 s").
+// A rank that reaches DistTensor::Create 10 s after the others, with a 6 s
+// operation timeout (as the fault tests use: the calls after the setup
+// must not run out of it on a loaded machine): creating a tensor is setup,
+// bounded by the join limit (FAULTLINE_MPI_JOIN_TIMEOUT_S), so every rank
+// succeeds. Before stop 35 the others failed after 6 s ("barrier did not
+// complete within 6 s").
 TEST(MpiTransportTest, ALateRankAtTensorCreationIsWithinTheSetupLimit) {
   MpiJobOptions options = Ranks(4);
   options.timeout = std::chrono::seconds(90);
-  options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "1"}, {"FAULTLINE_MPI_JOIN_TIMEOUT_S", "60"}};
-  Result<MpiJob> job = RunMpiJob("mpi_late_setup", {"3"}, options);
+  options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "6"}, {"FAULTLINE_MPI_JOIN_TIMEOUT_S", "60"}};
+  Result<MpiJob> job = RunMpiJob("mpi_late_setup", {"10"}, options);
   ASSERT_TRUE(job.ok()) << job.status();
   ExpectEveryRankOk(*job);
 }
