@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
-#include <random>
 
 #include "reference/loader/loader_dataset.h"
 #include "reference/loader/shared_memory.h"
@@ -82,16 +81,7 @@ TaskWriteHook g_task_write_hook;
 
 }  // namespace
 
-std::string LoaderSegmentPrefix() {
-  static const uint64_t nonce = [] {
-    std::random_device device;
-    return (static_cast<uint64_t>(device()) << 32) ^ device();
-  }();
-  char text[64];
-  std::snprintf(text, sizeof(text), "/faultline-%d-%016llx-", static_cast<int>(getpid()),
-                static_cast<unsigned long long>(nonce));
-  return text;
-}
+std::string LoaderSegmentPrefix() { return ProcessSegmentPrefix(); }
 
 int SegmentSlotOf(int64_t batch, int num_workers) {
   return static_cast<int>((batch / num_workers) % kPrefetchPerWorker);

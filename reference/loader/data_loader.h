@@ -108,9 +108,7 @@ using TaskWriteHook = std::function<void(int worker, pid_t pid, int64_t batch)>;
 void SetTaskWriteHookForTesting(TaskWriteHook hook);
 
 // Returns the prefix of the shared-memory segments this process's loaders
-// create, "/faultline-<pid>-<nonce>-": the random nonce keeps apart
-// processes with the same pid in different pid namespaces (sandboxes that
-// share /dev/shm).
+// create, "/faultline-<pid>-<nonce>-" (ProcessSegmentPrefix).
 std::string LoaderSegmentPrefix();
 
 // Each worker is kept this many tasks ahead. Worker w gets minibatches w,

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -46,16 +45,9 @@ MiniBatch SampledMiniBatch(const CscGraph& graph, int64_t index, int threads) {
   return b;
 }
 
-// A segment name no other run uses: Bazel's sandboxes share /dev/shm and
-// each has its own pid 12, so a random nonce per run keeps concurrent runs
-// (--runs_per_test) apart.
-std::string TestSegmentName(const std::string& what) {
-  static const std::string nonce = [] {
-    std::random_device device;
-    return std::to_string(device()) + std::to_string(device());
-  }();
-  return "/faultline-minibatch-test-" + std::to_string(getpid()) + "-" + nonce + "-" + what;
-}
+// A name no other run uses (Bazel's sandboxes share /dev/shm and each has
+// its own pid 12).
+std::string TestSegmentName(const std::string& what) { return ProcessSegmentPrefix("minibatch-test-") + what; }
 
 const CscGraph& TestGraph() {
   static const CscGraph graph = *GeneratePowerLaw(2000, 30000, 4, false);

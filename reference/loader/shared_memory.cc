@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <random>
 
 namespace faultline {
 namespace {
@@ -168,6 +170,16 @@ bool SharedMemoryExists(const std::string& name) {
   if (fd < 0) return false;
   close(fd);
   return true;
+}
+
+std::string ProcessSegmentPrefix(const std::string& tag) {
+  static const uint64_t nonce = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  char text[64];
+  std::snprintf(text, sizeof(text), "%d-%016llx-", static_cast<int>(getpid()), static_cast<unsigned long long>(nonce));
+  return "/faultline-" + tag + text;
 }
 
 }  // namespace faultline

@@ -113,6 +113,12 @@ class SegmentReader {
 Result<int> CreateUnlinkedSegment(const std::string& name);
 // Unlinks `name` if it exists (cleanup of names no reader opened).
 void UnlinkSharedMemory(const std::string& name);
+
+// Returns "/faultline-<tag><pid>-<nonce>-", the start of shared-memory names
+// that no other process uses: the random nonce (one per process) keeps
+// apart processes with the same pid in different pid namespaces (sandboxes
+// that share /dev/shm, such as Bazel's test runs).
+std::string ProcessSegmentPrefix(const std::string& tag = "");
 // Returns whether a segment called `name` exists (for leak tests).
 bool SharedMemoryExists(const std::string& name);
 

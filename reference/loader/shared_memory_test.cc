@@ -11,22 +11,14 @@
 
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <string>
 
 namespace faultline {
 namespace {
 
-// A name no other run uses: Bazel's sandboxes share /dev/shm and each has
-// its own pid 12, so the pid alone let concurrent runs (--runs_per_test)
-// take each other's segments; a random nonce per run keeps them apart.
-std::string TestSegmentName(const std::string& what) {
-  static const std::string nonce = [] {
-    std::random_device device;
-    return std::to_string(device()) + std::to_string(device());
-  }();
-  return "/faultline-shm-test-" + std::to_string(getpid()) + "-" + nonce + "-" + what;
-}
+// A name no other run uses (Bazel's sandboxes share /dev/shm and each has
+// its own pid 12).
+std::string TestSegmentName(const std::string& what) { return ProcessSegmentPrefix("shm-test-") + what; }
 
 // Returns the reader's current message, or "error: " and the status text.
 std::string Message(SegmentReader& reader) {

@@ -200,10 +200,9 @@ struct DeviceCompaction {
 // ranked by an exclusive sum (only the count comes back, to size the
 // output), then the unique nodes and the relabelled indices. The caller
 // holds the device guard.
-Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device,
-                                                            const DeviceWords& seeds, const DeviceWords& indices,
-                                                            Buffer unique_into, StreamHandle stream,
-                                                            DeviceSamplingWorkspace& ws) {
+Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const DeviceWords& seeds,
+                                         const DeviceWords& indices, Buffer unique_into, StreamHandle stream,
+                                         DeviceSamplingWorkspace& ws) {
   const int64_t n = seeds.size + indices.size;
   if (n == 0) return DeviceCompaction{};
   uint64_t capacity = 1;
