@@ -13,6 +13,7 @@ PACKAGES=(
   libbenchmark-dev         # Google Benchmark
   libcli11-dev nlohmann-json3-dev
   libbackward-cpp-dev libdw-dev  # where-CUDA-was-initialized backtraces
+  libc6-dbg                # glibc's frames in them (F4, F6: CUDA initialized inside dlopen)
   libclang-rt-14-dev       # sanitizer runtimes
 )
 

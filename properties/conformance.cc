@@ -50,8 +50,6 @@ std::string InForkedChild(DeviceRuntime& rt, const Observe& observe) {
   return exit.ok() ? exit->transcript : "wait failed";
 }
 
-std::string CountInChild(DeviceRuntime& rt) { return Show(rt.GetDeviceCount()); }
-
 // Counts, then allocates: in a poisoned child the count still answers (from
 // the runtime's inherited cache) while the allocation fails.
 std::string CountAndMallocInChild(DeviceRuntime& rt) {
@@ -114,7 +112,8 @@ const std::map<std::string, Observe>& Observations() {
                   std::string text = "count " + Show(child.GetDeviceCount());
                   text += " | malloc " + Show(child.Malloc(64));
                   text += " | get " + Show(child.GetLastError());
-                  return text + " | get again " + Show(child.GetLastError());
+                  text += " | get again " + Show(child.GetLastError());
+                  return text + " | cuInit " + Show(child.DriverInit());  // F6's legacy path
                 });
        }},
       {"spawned_child_after_init",
@@ -319,7 +318,34 @@ const std::map<std::string, Observe>& Observations() {
        [](DeviceRuntime& rt) {
          auto count = rt.NvmlDeviceCount();
          std::string text = count.ok() ? (*count > 0 ? "nvml count ok (> 0)" : "nvml count 0") : Show(count);
-         return text + "; fork after: " + InForkedChild(rt, CountInChild);
+         return text + "; fork after: " + InForkedChild(rt, CountAndMallocInChild);
+       }},
+      {"nvml_count_reads_visible_devices_per_call",
+       [](DeviceRuntime& rt) {
+         auto shown = [](const Result<int>& count) {
+           return count.ok() ? (*count > 0 ? std::string("ok (> 0)") : "ok " + std::to_string(*count)) : Show(count);
+         };
+         std::string first = shown(rt.NvmlDeviceCount());
+         setenv("CUDA_VISIBLE_DEVICES", "", 1);
+         std::string hidden = shown(rt.NvmlDeviceCount());
+         unsetenv("CUDA_VISIBLE_DEVICES");
+         return "nvml count " + first + "; hidden: " + hidden + "; unset again: " + shown(rt.NvmlDeviceCount());
+       }},
+      {"current_device_is_per_thread",
+       [](DeviceRuntime& rt) {
+         std::string set = Show(rt.SetDevice(1));
+         std::string other;
+         std::thread([&] {
+           auto device = rt.GetDevice();
+           other = device.ok() ? "device " + std::to_string(*device) : Show(device);
+           other += ", " + Context(rt);
+           auto p = rt.MallocHost(64);  // F8: pins through the thread's own device, 0
+           other += " -> malloc host " + Show(p) + " -> " + Context(rt);
+           if (p.ok()) (void)rt.FreeHost(*p);
+         }).join();
+         auto mine = rt.GetDevice();
+         return "set device 1 " + set + "; other thread: " + other +
+                "; this thread: " + (mine.ok() ? "device " + std::to_string(*mine) : Show(mine));
        }},
       {"visible_devices_read_at_initialization",
        [](DeviceRuntime& rt) {
@@ -428,10 +454,11 @@ const std::vector<Scenario>& Scenarios() {
            " | DeviceCount() as in the parent"},
       {"driver_init_only_then_fork",
        "after only cuInit in the parent the runtime has no cache: in a forked child even cudaGetDeviceCount "
-       "fails with 3, and the failed initialization stays in the last error",
+       "fails with 3, the failed initialization stays in the last error, and the child's own cuInit fails with "
+       "CUDA_ERROR_NOT_INITIALIZED (3)",
        kForkFaq,
        std::string("cuInit ok; child: count ") + kInit3 + " | malloc " + kInit3 + " | get " + kInit3 +
-           " | get again " + kInit3},
+           " | get again " + kInit3 + " | cuInit " + kCuInit3},
       {"spawned_child_after_init", "an exec'd (spawned) child initializes CUDA normally", kForkFaq, "spawned: ok"},
       {"fork_from_another_thread",
        "the poisoning belongs to the process: a fork from a thread that never touched CUDA is poisoned too",
@@ -490,7 +517,20 @@ const std::vector<Scenario>& Scenarios() {
        "counting devices through NVML does not initialize CUDA: a child forked afterwards works (PyTorch "
        "PYTORCH_NVML_BASED_CUDA_CHECK, PR 84879 / 85951)",
        "NVML API Reference, nvmlDeviceGetCount_v2: docs.nvidia.com/deploy/nvml-api/; PyTorch issue 83973",
-       "nvml count ok (> 0); fork after: ok"},
+       "nvml count ok (> 0); fork after: count ok, malloc ok"},
+      {"nvml_count_reads_visible_devices_per_call",
+       "the NVML count applies CUDA_VISIBLE_DEVICES as it is at each call (CUDA is not initialized, so nothing "
+       "has read it yet), the way PyTorch's NVML-based device count does",
+       "PyTorch torch/cuda/__init__.py: _device_count_nvml parses CUDA_VISIBLE_DEVICES on every call, and "
+       "device_count() caches its answer only once CUDA is initialized",
+       "nvml count ok (> 0); hidden: ok 0; unset again: ok (> 0)"},
+      {"current_device_is_per_thread",
+       "the current device belongs to the host thread (default 0): a thread that never set one allocates "
+       "pinned memory through device 0, creating device 0's primary context (F8)",
+       "CUDA Runtime API, Device Management (cudaSetDevice: 'Sets device as the current device for the calling "
+       "host thread'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DEVICE.html",
+       "set device 1 ok; other thread: device 0, no-context -> malloc host ok -> context; this thread: device 1",
+       Driver::kPresent, {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}, 2},
       {"invalid_device", "cudaSetDevice with an ordinal past the device count fails with 101", kDeviceDoc,
        "cudaErrorInvalidDevice(101) invalid device ordinal"},
       {"illegal_address_is_sticky",
@@ -541,10 +581,14 @@ const std::vector<Scenario>& Scenarios() {
   return *scenarios;
 }
 
-std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine) {
+std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine, int machine_devices) {
   std::vector<Scenario> chosen;
   for (const Scenario& s : Scenarios()) {
-    if (runtime != RuntimeKind::kCuda || s.driver == Driver::kStub || s.driver == machine) chosen.push_back(s);
+    if (runtime != RuntimeKind::kCuda) {
+      chosen.push_back(s);
+    } else if (s.driver == Driver::kStub || (s.driver == machine && s.devices <= machine_devices)) {
+      chosen.push_back(s);
+    }
   }
   return chosen;
 }

@@ -36,6 +36,7 @@ struct Scenario {
   std::string expected;  // the observation both backends must produce
   Driver driver = Driver::kPresent;
   Env env = {};              // extra environment for the scenario's process
+  int devices = 1;           // the GPUs it needs on real CUDA (simcuda: say so in env)
 };
 
 // Prints a scenario by name (gtest parameter output).
@@ -45,10 +46,11 @@ void PrintTo(const Scenario& scenario, std::ostream* os);
 const std::vector<Scenario>& Scenarios();
 
 // Returns the scenarios that can run on `runtime` on a machine whose real
-// driver situation is `machine` (simcuda runs every scenario; real CUDA runs
-// the stub scenarios anywhere, the no-driver ones only where there is no
-// driver, the rest only where there is one).
-std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine);
+// driver situation is `machine`, with `machine_devices` GPUs (simcuda runs
+// every scenario; real CUDA runs the stub scenarios anywhere, the no-driver
+// ones only where there is no driver, the rest only where there is one and
+// it has the GPUs they need).
+std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine, int machine_devices);
 
 // Runs `scenario` on `runtime` in a fresh spawned process and returns its
 // observation (or the reason it could not run).

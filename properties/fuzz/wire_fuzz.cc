@@ -46,10 +46,10 @@ void ReadFrames(std::string_view bytes) {
   size_t consumed = 0;
   for (;;) {
     std::string transport;
-    Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(sockets.fds[0], 1, &transport);
+    Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(sockets.fds[0], &transport);
     if (!answer.ok()) {
       FUZZ_CHECK(answer.status().code() == StatusCode::kInternal, answer.status().ToString());
-      FUZZ_CHECK(answer.status().message().rfind("worker 1 sent a malformed answer", 0) == 0, answer.status().ToString());
+      FUZZ_CHECK(answer.status().message().rfind("a malformed answer header", 0) == 0, answer.status().ToString());
       int64_t length;
       FUZZ_CHECK(bytes.size() - consumed >= 16, "malformed-length error without a whole header");
       std::memcpy(&length, bytes.data() + consumed + 8, 8);
@@ -94,7 +94,7 @@ void RoundTrip(std::string_view bytes) {
   SocketPair sockets;
   FUZZ_CHECK(wire::WriteAnswer(sockets.fds[1], 7, wire::ErrorToWire(sent, step)), "WriteAnswer");
   std::string transport;
-  Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(sockets.fds[0], 0, &transport);
+  Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(sockets.fds[0], &transport);
   FUZZ_CHECK(answer.ok() && answer->has_value(), answer.ok() ? transport : answer.status().ToString());
   FUZZ_CHECK((*answer)->batch == 7, "batch");
   std::string received_step;

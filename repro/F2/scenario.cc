@@ -2,7 +2,12 @@
 // pinned-cuda loader (graph pinned by the parent, sampled by the device) with
 // two workers: the legacy pipeline state carries the parent's unpinner, which
 // the worker calls on what it received. docs/failures/F2.md.
+#include <chrono>
+#include <vector>
+
 #include "reference/loader/data_loader.h"
+#include "reference/loader/dispatch.h"
+#include "reference/process/process.h"
 #include "repro/F2/signature.h"
 #include "repro/registry.h"
 #include "repro/scenario_support.h"
@@ -29,6 +34,40 @@ Outcome RunLegacy(RuntimeKind runtime, StartMethod method, const Signature& sign
   return RunLoaderScenario(o, &signature, kHeader);
 }
 
+// The fix's other half, owner-only unpin: a worker that receives the
+// parent's pinned graph leaves it pinned for its owner. The fixed loader
+// refuses such workers, so this runs the worker's restore step
+// (RestorePinnedGraphInWorker) itself, in a child forked after the pin, and
+// says what went wrong ("" if nothing).
+std::string OwnerOnlyUnpinProblem(RuntimeKind runtime) {
+  DeviceRuntime& rt = GetRuntime(runtime);
+  std::vector<int64_t> graph(4096, 1);
+  const size_t bytes = graph.size() * sizeof(int64_t);
+  if (Status pinned = rt.HostRegister(graph.data(), bytes); !pinned.ok()) {
+    return "the parent could not pin: " + pinned.ToString();
+  }
+  std::string problem;
+  Result<ChildProcess> worker = ChildProcess::Fork([&] {
+    Status restored = RestorePinnedGraphInWorker(Behaviour::kFixed, rt, graph.data());
+    ReportToParent(restored.ok() ? "ok" : restored.ToString());
+    return 0;
+  });
+  Result<ChildExit> exit = worker.ok() ? worker->Wait(std::chrono::seconds(60)) : Result<ChildExit>(worker.status());
+  if (!exit.ok()) {
+    problem = "the forked worker: " + exit.status().ToString();
+  } else if (!exit->succeeded() || exit->transcript != "ok") {
+    problem = "the forked worker's restore: " + (exit->transcript.empty() ? exit->Describe() : exit->transcript);
+  }
+  Result<bool> still_pinned = rt.IsPinned(graph.data());
+  if (problem.empty() && !(still_pinned.ok() && *still_pinned)) {
+    problem = "the parent's graph is no longer pinned after the worker's restore";
+  }
+  if (Status unpinned = rt.HostUnregister(graph.data()); problem.empty() && !unpinned.ok()) {
+    problem = "the owner could not unpin: " + unpinned.ToString();
+  }
+  return problem;
+}
+
 // The fixed loader refuses workers for device sampling and says what to
 // use; following its advice (num_workers = 0) gives the baseline.
 Outcome RunFixed(RuntimeKind runtime) {
@@ -43,6 +82,11 @@ Outcome RunFixed(RuntimeKind runtime) {
                     transcript);
   }
   transcript += "fixed loader refused num_workers = 2: " + refused.status().message() + "\n";
+  if (std::string problem = OwnerOnlyUnpinProblem(runtime); !problem.empty()) {
+    return PassedIf(false, "owner-only unpin (a forked worker leaves the parent's pinned graph pinned); " + problem,
+                    transcript);
+  }
+  transcript += "owner-only unpin: a worker forked after the pin restored the graph and left it pinned\n";
   o.num_workers = 0;
   return RunLoaderScenario(o, nullptr, transcript + "following the advice:");
 }
