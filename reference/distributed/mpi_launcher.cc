@@ -251,12 +251,16 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
 
   MpiJob job;
   job.joined_pids.assign(options.ranks, 0);
-  // Reads the "joined" marks; returns whether every rank joined and has ended since.
+  // Reads the "joined" marks; returns whether every rank has ended: one that
+  // joined, or one that reported without joining (it failed before).
   auto every_rank_ended = [&] {
     bool all = true;
     for (int r = 0; r < options.ranks; ++r) {
-      if (job.joined_pids[r] == 0) ReadPidFile(dir + "/rank-" + std::to_string(r) + ".mark-joined", &job.joined_pids[r], nullptr);
-      if (job.joined_pids[r] == 0 || ProcessRunning(job.joined_pids[r])) all = false;
+      const std::string rank_file = dir + "/rank-" + std::to_string(r);
+      if (job.joined_pids[r] == 0) ReadPidFile(rank_file + ".mark-joined", &job.joined_pids[r], nullptr);
+      pid_t pid = job.joined_pids[r];
+      if (pid == 0) ReadPidFile(rank_file, &pid, nullptr);
+      if (pid == 0 || ProcessRunning(pid)) all = false;
     }
     return all;
   };

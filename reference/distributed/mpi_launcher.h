@@ -37,8 +37,9 @@ struct MpiJobOptions {
   // Keeps the other ranks running when one dies (mpirun --enable-recovery),
   // so that they meet the failure themselves instead of being killed.
   // Across hosts, OpenMPI 4.1's mpirun then never exits after a rank
-  // failed (nor do its daemons): once every rank that marked "joined" has
-  // ended, RunMpiJob gives mpirun 250 ms and then kills it (SIGKILL; each
+  // failed (nor do its daemons): once every rank has ended (each one that
+  // marked "joined", and each that reported without joining), RunMpiJob
+  // gives mpirun 250 ms and then kills it (SIGKILL; each
   // remote daemon sees its connection to mpirun close and exits by itself),
   // and says so in MpiJob::mpirun_terminated.
   bool keep_survivors = false;

@@ -124,6 +124,52 @@ int BadInputRank(const std::vector<std::string>&) {
 }
 FL_REGISTER_CHILD("mpi_bad_input", BadInputRank);
 
+// Ranks that create different tensors (another dim, book, split or name)
+// all fail alike, naming the first rank that differs from rank 0, and keep
+// a working transport: the same tensor created after works.
+int MismatchedTensorsRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    const int r = transport.rank(), size = transport.world_size();
+    FL_ASSIGN_OR_RETURN(RangePartitionBook even, RangePartitionBook::Even(8 * size, size));
+    FL_ASSIGN_OR_RETURN(RangePartitionBook more, RangePartitionBook::Even(8 * size + 4, size));
+    std::vector<int64_t> skewed_ends = even.ends();
+    skewed_ends[0] -= 1;  // the same ids, split otherwise
+    FL_ASSIGN_OR_RETURN(RangePartitionBook skewed, RangePartitionBook::Create(skewed_ends));
+    struct Case {
+      std::string name;
+      const RangePartitionBook* book;
+      int64_t dim;
+      std::string difference;
+    };
+    const Case cases[] = {
+        {"feat", &even, r == 1 ? 3 : 4, "rank 1 gives it dim 3; rank 0 gives dim 4"},
+        {"feat", r == 3 ? &more : &even, 4,
+         "rank 3's partition book covers " + std::to_string(8 * size + 4) + " ids; rank 0's covers " +
+             std::to_string(8 * size)},
+        {"feat", r == 2 ? &skewed : &even, 4, "rank 2's partition book splits the ids otherwise than rank 0's"},
+        {r >= 2 ? "labels" : "feat", &even, 4, "rank 2 creates a tensor of another name at this point than rank 0"},
+    };
+    for (const Case& c : cases) {
+      const std::string expected = "invalid_argument: tensor '" + c.name + "': mpi rank " + std::to_string(r) +
+                                   ": the ranks create different tensors: " + c.difference +
+                                   " (every rank must create the same tensors, in the same order)";
+      const Status created = DistTensor::Create(transport, c.name, *c.book, c.dim).status();
+      if (created.ToString() != expected) {
+        return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" +
+                             created.ToString() + "'");
+      }
+    }
+    FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", even, 4));
+    const int64_t row = ((r + 1) % size) * 8;  // a row of the next rank's partition
+    FL_RETURN_IF_ERROR(tensor.PushHost({row}, {1.0f * r, 2, 3, 4}, WriteMode::kOverwrite));
+    FL_RETURN_IF_ERROR(transport.Barrier());
+    FL_ASSIGN_OR_RETURN(std::vector<float> got, tensor.PullHost({row}));
+    if (got != std::vector<float>{1.0f * r, 2, 3, 4}) return InternalError("the tensor created after lost a row");
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_mismatched_tensors", MismatchedTensorsRank);
+
 // Rank 2 dies (SIGKILL) while the others wait for it in a collective. It
 // dies straight after joining, so that the barrier is the only collective
 // the others can be in (after a DistTensor::Create, a slower rank was

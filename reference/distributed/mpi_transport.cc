@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,38 @@ Status InitializeMpiOnce() {
   std::atexit(FinalizeAtExit);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   return OkStatus();
+}
+
+// FNV-1a over `bytes`: a fingerprint of what ranks must agree on.
+uint64_t Fingerprint(const void* bytes, size_t n) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) hash = (hash ^ static_cast<const unsigned char*>(bytes)[i]) * 0x100000001b3ull;
+  return hash;
+}
+
+// What a rank says of the tensor it creates, for AgreeOnTensor. (The
+// tensors created before agree by induction: every creation is agreed.)
+enum TensorField { kName, kDim, kNumIds, kBook, kTensorFields };
+
+std::array<int64_t, kTensorFields> Summarize(const TensorSpec& spec) {
+  const std::vector<int64_t>& ends = spec.book.ends();
+  return {static_cast<int64_t>(Fingerprint(spec.name.data(), spec.name.size())), spec.dim, spec.book.num_ids(),
+          static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t)))};
+}
+
+// How rank `r`'s tensor differs from rank 0's ("" if it does not).
+std::string TensorDifference(int r, const int64_t* mine, const int64_t* first) {
+  const std::string rank = "rank " + std::to_string(r);
+  if (mine[kName] != first[kName]) return rank + " creates a tensor of another name at this point than rank 0";
+  if (mine[kDim] != first[kDim]) {
+    return rank + " gives it dim " + std::to_string(mine[kDim]) + "; rank 0 gives dim " + std::to_string(first[kDim]);
+  }
+  if (mine[kNumIds] != first[kNumIds]) {
+    return rank + "'s partition book covers " + std::to_string(mine[kNumIds]) + " ids; rank 0's covers " +
+           std::to_string(first[kNumIds]);
+  }
+  if (mine[kBook] != first[kBook]) return rank + "'s partition book splits the ids otherwise than rank 0's";
+  return "";
 }
 
 }  // namespace
@@ -228,9 +261,33 @@ Status MpiTransport::BarrierWithin(std::chrono::milliseconds limit) {
 // Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
 // ranks reach it at different times, and MPI_Win_allocate spins inside
 // MPI, which on a loaded machine took over 6 s once (stop 35).
+// MPI pairs the ranks' windows by the order of the calls alone, and sizes
+// each rank's part from that rank's own book: ranks that created different
+// tensors would read and write each other's rows unchecked. So every rank
+// says what it creates (also the proof that every rank is here, as
+// MPI_Win_allocate cannot time out), and all fail alike, naming the first
+// rank that differs from rank 0, with nothing allocated.
+Status MpiTransport::AgreeOnTensor(const TensorSpec& spec) {
+  FL_RETURN_IF_ERROR(Usable());
+  const std::array<int64_t, kTensorFields> mine = Summarize(spec);
+  std::vector<int64_t> all(static_cast<size_t>(kTensorFields) * size_);
+  MPI_Request request;
+  FL_RETURN_IF_ERROR(Check(MPI_Iallgather(mine.data(), kTensorFields, MPI_INT64_T, all.data(), kTensorFields,
+                                          MPI_INT64_T, MPI_COMM_WORLD, &request),
+                           "MPI_Iallgather"));
+  FL_RETURN_IF_ERROR(Wait(&request, "agreeing on the tensor '" + spec.name + "'", options_.join_timeout));
+  for (int r = 1; r < size_; ++r) {
+    const std::string difference = TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data());
+    if (!difference.empty()) {
+      return InvalidArgumentError("mpi rank " + std::to_string(rank_) + ": the ranks create different tensors: " +
+                                  difference + " (every rank must create the same tensors, in the same order)");
+    }
+  }
+  return OkStatus();
+}
+
 Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
-  // MPI_Win_allocate cannot time out: first make sure every rank is here.
-  FL_RETURN_IF_ERROR(BarrierWithin(options_.join_timeout));
+  FL_RETURN_IF_ERROR(AgreeOnTensor(spec));
   const MPI_Aint bytes = static_cast<MPI_Aint>(spec.book.size(rank_) * spec.dim * sizeof(float));
   float* base = nullptr;
   MPI_Win window;

@@ -85,6 +85,8 @@ class MpiTransport : public Transport {
   Status Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit);
   // Barrier, within `limit`.
   Status BarrierWithin(std::chrono::milliseconds limit);
+  // Checks, with every rank, that all create the same tensor (see .cc).
+  Status AgreeOnTensor(const TensorSpec& spec);
   // Records the first failure: the transport is unusable after it.
   Status Fail(Status status);
   std::string MpiErrorText(int mpi_code, const char* call) const;

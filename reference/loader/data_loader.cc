@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <mutex>
 
 #include "reference/loader/loader_dataset.h"
@@ -76,6 +77,10 @@ struct DataLoader::Released {
 
 namespace {
 
+// The longest timeout: what poll(2) can wait in one call, about 24.8 days
+// (and far from overflowing a steady_clock deadline).
+constexpr int64_t kMaxTimeoutMs = std::numeric_limits<int>::max();
+
 std::atomic<int> g_loader_serial{0};
 TaskWriteHook g_task_write_hook;
 
@@ -103,9 +108,9 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
   if (options.sampler_threads < 1) {
     return InvalidArgumentError("sampler_threads is " + std::to_string(options.sampler_threads) + "; expected >= 1");
   }
-  if (options.timeout.count() < 0) {
-    return InvalidArgumentError("timeout is " + std::to_string(options.timeout.count()) +
-                                " ms; expected >= 0 (0 = no timeout)");
+  if (options.timeout.count() < 0 || options.timeout.count() > kMaxTimeoutMs) {
+    return InvalidArgumentError("timeout is " + std::to_string(options.timeout.count()) + " ms; expected 0.." +
+                                std::to_string(kMaxTimeoutMs) + " (0 = no timeout)");
   }
   if (options.mode != LoaderMode::kCpuCpu && options.runtime == RuntimeKind::kCpu) {
     return InvalidArgumentError(std::string("mode is ") + LoaderModeName(options.mode) +
@@ -118,6 +123,9 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
         "CUDA context, and pinned memory can only be unpinned by the process that pinned it). Use num_workers = 0 "
         "with " + LoaderModeName(options.mode) + ", or mode cpu-cuda to sample in workers and copy minibatches "
         "to the device in the main process");
+  }
+  if (options.num_workers > 0 && options.start_method == StartMethod::kSpawn) {
+    FL_RETURN_IF_ERROR(CheckOptionsFitJson(options));  // what a spawned worker receives
   }
   FL_RETURN_IF_ERROR(FaultInjectionFromEnv().status());
   std::unique_ptr<DataLoader> loader(new DataLoader());
@@ -163,9 +171,11 @@ Status DataLoader::StartWorkers() {
     SpawnOptions spawn;
     spawn.keep_fds = {child_task, child_result};
     spawn.keep_fds.insert(spawn.keep_fds.end(), slot_fds.begin(), slot_fds.end());
-    auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry,
-                                       SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result),
-                                       spawn);
+    const std::vector<std::string> args =
+        options_.start_method == StartMethod::kSpawn
+            ? SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result)
+            : std::vector<std::string>();
+    auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry, args, spawn);
     close(child_task);
     close(child_result);
     if (!process.ok()) return process.status().WithContext("starting worker " + std::to_string(w));
@@ -231,7 +241,7 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
     std::string ignored;
-    Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(worker.result_fd, worker.index, &ignored);
+    Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(worker.result_fd, &ignored);
     if (!answer.ok() || !answer->has_value()) break;
     worker.answers.push_back(std::move(**answer));
   }
@@ -249,13 +259,13 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
   if (!answer.message.empty()) {
     LoaderFailure where{worker.index, worker.process->pid(), "", answer.batch};
     Status error = wire::ErrorFromWire(answer.message, &where.step);
+    if (where.step.empty()) where.step = "an unnamed step";
     failure_ = where;
     return error.WithContext(where.Process() + " failed in " + where.step + " on minibatch " +
                              std::to_string(answer.batch));
   }
   if (answer.batch != batch) {
-    return InternalError("worker " + std::to_string(worker.index) + " answered minibatch " +
-                         std::to_string(answer.batch) + ", expected " + std::to_string(batch));
+    return BrokeProtocol(worker, batch, "it answered minibatch " + std::to_string(answer.batch));
   }
   // Viewed where it lies in the worker's segment, which both keep mapped.
   const int slot = SegmentSlotOf(batch, options_.num_workers);
@@ -271,6 +281,14 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
   // Built in place (a moved-from Lease would mark on destruction).
   view->holds = std::shared_ptr<Released::Lease>(new Released::Lease{std::move(view->holds), released_, batch});
   return view;
+}
+
+// The error for a worker whose answer to minibatch `batch` broke the
+// protocol (`what`): nothing after it on its connection can be trusted.
+Status DataLoader::BrokeProtocol(Worker& worker, int64_t batch, const std::string& what) {
+  failure_ = LoaderFailure{worker.index, worker.process->pid(), "answer", batch};
+  return Status(StatusCode::kChildFailed, failure_->Process() + " broke the loader's protocol while producing minibatch " +
+                                              std::to_string(batch) + ": " + what);
 }
 
 // The error for a collected worker that did not answer minibatch `batch`:
@@ -291,7 +309,11 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
   const std::string how = worker.exit->exited ? "exited with code " + std::to_string(worker.exit->exit_code)
                                               : "was killed by signal " + std::to_string(worker.exit->signal) + " (" +
                                                     strsignal(worker.exit->signal) + ")";
-  return Status(StatusCode::kChildFailed, who + " " + how + while_producing);
+  // What it printed for its parent before it could answer (a spawned
+  // worker that could not start says why there).
+  std::string said = worker.exit->transcript;
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  return Status(StatusCode::kChildFailed, who + " " + how + while_producing + (said.empty() ? "" : ": " + said));
 }
 
 // Kills a worker that answered nothing within the timeout.
@@ -316,7 +338,9 @@ Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
     const int ready = poll(&pfd, 1, has_timeout ? std::min(50, MillisecondsUntil(deadline)) : 50);
     if (ready > 0) {
       std::string transport;
-      FL_ASSIGN_OR_RETURN(std::optional<wire::Answer> answer, wire::ReadAnswer(worker.result_fd, worker.index, &transport));
+      Result<std::optional<wire::Answer>> read = wire::ReadAnswer(worker.result_fd, &transport);
+      if (!read.ok()) return BrokeProtocol(worker, batch, read.status().message());
+      std::optional<wire::Answer> answer = std::move(read).value();
       if (answer) {
         worker.answers.push_back(std::move(*answer));
       } else {

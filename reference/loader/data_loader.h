@@ -41,7 +41,11 @@ struct LoaderFailure {
 
 class DataLoader {
  public:
-  // Validates the options, loads the dataset and starts the workers.
+  // Validates the options, loads the dataset and starts the workers. The
+  // workers die with the thread that calls Create (PR_SET_PDEATHSIG follows
+  // the forking thread, so that no worker outlives a killed parent): call it
+  // on a thread that outlives the loader. With start_method spawn, the
+  // binary's main must call MaybeRunRegisteredChild first (child_registry.h).
   static Result<std::unique_ptr<DataLoader>> Create(const LoaderOptions& options);
   ~DataLoader();
 
@@ -81,6 +85,7 @@ class DataLoader {
   Result<MiniBatchView> Receive(Worker& worker, int64_t batch);
   Result<MiniBatchView> Accept(Worker& worker, int64_t batch);
   void Collect(Worker& worker, const std::string& transport);
+  Status BrokeProtocol(Worker& worker, int64_t batch, const std::string& what);
   Status WorkerEnded(Worker& worker, int64_t batch);
   Status TimedOut(Worker& worker, int64_t batch);
   // cpu-cuda: copies the features to the device.

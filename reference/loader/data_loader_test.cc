@@ -15,16 +15,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-
-#include <cstdlib>
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <thread>
 
 #include "reference/graph/generators.h"
+#include "reference/graph/csc_graph.h"
 #include "reference/loader/loader_test_support.h"
 #include "reference/loader/minibatch.h"
 #include "reference/runtime/test_runtime.h"
@@ -425,6 +426,31 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
   o = Options(0, StartMethod::kFork);
   o.graph_dir = "/nonexistent/graph";
   EXPECT_FALSE(DataLoader::Create(o).ok());
+  // Items are node ids: -1 (every node) or at most one per node.
+  auto graph = CscGraph::Load(LoaderTestDatasetDir());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const int64_t nodes = graph->num_nodes();
+  for (int64_t items : {int64_t{-2}, nodes + 1, std::numeric_limits<int64_t>::max()}) {
+    o = Options(2, StartMethod::kFork);
+    o.num_items = items;
+    EXPECT_EQ(DataLoader::Create(o).status().message(), "num_items is " + std::to_string(items) +
+                                                            "; expected -1 (every node) or 0.." +
+                                                            std::to_string(nodes) + " (the graph's nodes)");
+  }
+  o.num_items = nodes;
+  EXPECT_TRUE(DataLoader::Create(o).ok());
+  // A path that is not UTF-8 cannot reach a spawned worker (its options go
+  // as JSON); a forked one needs no encoding, so its error is the load's.
+  o = Options(2, StartMethod::kSpawn);
+  o.graph_dir = LoaderTestDatasetDir() + "/gr\xe4ph";
+  EXPECT_EQ(DataLoader::Create(o).status().message(),
+            "graph_dir is not valid UTF-8 ('" + o.graph_dir +
+                "'); spawned workers receive the options as JSON, which cannot carry it: use start_method fork, or "
+                "a UTF-8 path");
+  o.start_method = StartMethod::kFork;
+  auto unreadable = DataLoader::Create(o);
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_NE(unreadable.status().message().find(o.graph_dir), std::string::npos) << unreadable.status();
   o = Options(0, StartMethod::kFork);
   o.fanouts = {-3};
   auto loader = DataLoader::Create(o);

@@ -141,8 +141,12 @@ Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, i
 }
 
 Result<std::vector<std::vector<int64_t>>> LoaderBatches(const LoaderOptions& o, const LoaderDataset& data) {
-  ItemSamplerOptions items{o.num_items < 0 ? data.graph->num_nodes() : o.num_items, o.batch_size, o.shuffle,
-                           o.drop_last, o.seed};
+  const int64_t num_nodes = data.graph->num_nodes();
+  if (o.num_items < -1 || o.num_items > num_nodes) {  // items are node ids, so at most one per node
+    return InvalidArgumentError("num_items is " + std::to_string(o.num_items) + "; expected -1 (every node) or 0.." +
+                                std::to_string(num_nodes) + " (the graph's nodes)");
+  }
+  ItemSamplerOptions items{o.num_items < 0 ? num_nodes : o.num_items, o.batch_size, o.shuffle, o.drop_last, o.seed};
   return MakeBatches(items);
 }
 

@@ -88,7 +88,18 @@ std::string OptionsToJson(const LoaderOptions& o) {
               {"device", o.device},
               {"dispatch", BehaviourName(o.dispatch)},
               {"pin_handling", BehaviourName(o.pin_handling)}}
-      .dump();
+      .dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);  // never throws
+}
+
+Status CheckOptionsFitJson(const LoaderOptions& o) {
+  try {
+    (void)Json(o.graph_dir).dump();  // strict: throws on bytes that are not UTF-8
+  } catch (const Json::type_error&) {
+    return InvalidArgumentError("graph_dir is not valid UTF-8 ('" + o.graph_dir +
+                                "'); spawned workers receive the options as JSON, which cannot carry it: use "
+                                "start_method fork, or a UTF-8 path");
+  }
+  return OkStatus();
 }
 
 Result<LoaderOptions> OptionsFromJson(std::string_view json) {

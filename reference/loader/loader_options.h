@@ -61,8 +61,12 @@ struct LoaderOptions {
 uint64_t LoaderRngSeed(uint64_t seed, int64_t index);
 
 // Returns the options as JSON (every field but `timeout`, which only the
-// parent uses).
+// parent uses). Bytes of graph_dir that are not UTF-8 become U+FFFD (see
+// CheckOptionsFitJson).
 std::string OptionsToJson(const LoaderOptions& options);
+// OK when OptionsToJson keeps the options as they are; else an
+// InvalidArgument error naming graph_dir (a Linux path need not be UTF-8).
+Status CheckOptionsFitJson(const LoaderOptions& options);
 // Parses OptionsToJson's output. Anything else — not JSON, a missing field,
 // a field of the wrong type, an unknown mode or runtime — is an
 // InvalidArgument error naming the field; it never throws.

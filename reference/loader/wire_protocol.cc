@@ -44,7 +44,7 @@ bool WriteAnswer(int fd, int64_t batch, const std::string& message) {
   return WriteAll(fd, header, sizeof(header)).ok() && WriteAll(fd, message.data(), message.size()).ok();
 }
 
-Result<std::optional<Answer>> ReadAnswer(int fd, int worker, std::string* transport) {
+Result<std::optional<Answer>> ReadAnswer(int fd, std::string* transport) {
   int64_t header[2];
   Result<bool> got = ReadAll(fd, header, sizeof(header));
   if (!got.ok() || !*got) {
@@ -52,9 +52,9 @@ Result<std::optional<Answer>> ReadAnswer(int fd, int worker, std::string* transp
     return std::optional<Answer>();
   }
   if (header[1] < 0 || header[1] > kMaxAnswerBytes) {
-    return InternalError("worker " + std::to_string(worker) + " sent a malformed answer for minibatch " +
-                         std::to_string(header[0]) + ": message length " + std::to_string(header[1]) +
-                         "; expected 0.." + std::to_string(kMaxAnswerBytes));
+    return InternalError("a malformed answer header (minibatch " + std::to_string(header[0]) + ", message length " +
+                         std::to_string(header[1]) + "; expected a length of 0.." + std::to_string(kMaxAnswerBytes) +
+                         ")");
   }
   Answer answer{header[0], std::string(static_cast<size_t>(header[1]), '\0')};
   Result<bool> complete = ReadAll(fd, answer.message.data(), answer.message.size());

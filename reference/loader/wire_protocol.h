@@ -37,11 +37,12 @@ Result<bool> ReadAll(int fd, void* data, size_t n);
 // Writes one answer frame; returns false when the connection failed.
 bool WriteAnswer(int fd, int64_t batch, const std::string& message);
 
-// Reads one answer frame from worker `worker`'s result socket. Returns
+// Reads one answer frame from a worker's result socket. Returns
 // std::nullopt, with `transport` saying why, when the connection closed or
 // broke before a whole answer arrived; a frame whose length is negative or
-// above kMaxAnswerBytes is an Internal error naming the worker.
-Result<std::optional<Answer>> ReadAnswer(int fd, int worker, std::string* transport);
+// above kMaxAnswerBytes is an Internal error that gives the header (the
+// caller names the worker).
+Result<std::optional<Answer>> ReadAnswer(int fd, std::string* transport);
 
 // A worker's error on the wire: the status with its CUDA detail, and the step.
 std::string ErrorToWire(const Status& status, const std::string& step);

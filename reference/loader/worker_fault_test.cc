@@ -138,7 +138,7 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   EXPECT_EQ(loader.status().message(),
             "FAULTLINE_LOADER_INJECT is 'mid_write:explode'; expected STEP:ACTION[:WORKER] with STEP one of started, "
             "before_restore, after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-            "sigkill, sigsegv, exit3, hang, misindex (after_write only)");
+            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer (the last three after_write only)");
   ScopedInjection early("after_task:misindex");
   EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
             StatusCode::kInvalidArgument);
@@ -172,10 +172,55 @@ TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
   }
 }
 
-TEST(WorkerFaultTest, ANegativeTimeoutIsRefused) {
+// A worker whose answer breaks the protocol (a frame header no worker
+// writes, or an answer for another minibatch) is a ChildFailed error in step
+// "answer" that names it and the minibatch; the loader ends, killing its
+// workers, and nothing leaks.
+TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"after_write:badframe:1",
+       "a malformed answer header (minibatch 1, message length -1; expected a length of 0..16777216)"},
+      {"after_write:misanswer:1", "it answered minibatch 1001"},
+  };
+  for (const auto& [injection, what] : cases) {
+    for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+      SCOPED_TRACE(std::string(injection) + " " + StartMethodName(method));
+      ScopedInjection inject(injection);
+      auto loader = DataLoader::Create(LoaderTestOptions(2, method));
+      ASSERT_TRUE(loader.ok()) << loader.status();
+      const std::vector<pid_t> pids = (*loader)->worker_pids();
+      auto first = (*loader)->NextView();  // minibatch 0, from worker 0
+      ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
+      auto second = (*loader)->NextView();
+      EXPECT_EQ(second.status().code(), StatusCode::kChildFailed);
+      EXPECT_EQ(second.status().message(), "worker 1 (pid " + std::to_string(pids[1]) +
+                                               ") broke the loader's protocol while producing minibatch 1: " + what);
+      ASSERT_TRUE((*loader)->failure().has_value());
+      EXPECT_EQ((*loader)->failure()->step, "answer");
+      EXPECT_EQ((*loader)->failure()->worker, 1);
+      EXPECT_EQ((*loader)->failure()->minibatch, 1);
+      EXPECT_FALSE(Alive(pids[0]));
+      EXPECT_FALSE(Alive(pids[1]));
+      first->reset();
+      loader->reset();
+      EXPECT_TRUE(NoLeftoverSegments());
+    }
+  }
+}
+
+TEST(WorkerFaultTest, ATimeoutOutsideWhatPollCanWaitIsRefused) {
   LoaderOptions o = LoaderTestOptions(1, StartMethod::kFork);
   o.timeout = std::chrono::milliseconds(-5);
-  EXPECT_EQ(DataLoader::Create(o).status().message(), "timeout is -5 ms; expected >= 0 (0 = no timeout)");
+  EXPECT_EQ(DataLoader::Create(o).status().message(), "timeout is -5 ms; expected 0..2147483647 (0 = no timeout)");
+  // Past poll(2)'s int milliseconds (a deadline this far would also overflow
+  // the clock at milliseconds::max()).
+  for (int64_t ms : {int64_t{2147483648}, std::chrono::milliseconds::max().count()}) {
+    o.timeout = std::chrono::milliseconds(ms);
+    EXPECT_EQ(DataLoader::Create(o).status().message(),
+              "timeout is " + std::to_string(ms) + " ms; expected 0..2147483647 (0 = no timeout)");
+  }
+  o.timeout = std::chrono::milliseconds(2147483647);  // the longest is accepted
+  EXPECT_TRUE(DataLoader::Create(o).ok());
 }
 
 TEST(WorkerFaultTest, AHealthyLoaderWithATimeoutRunsToTheEnd) {

@@ -85,7 +85,8 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
                                 "'; expected STEP:ACTION[:WORKER] with STEP one of started, before_restore, "
                                 "after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-                                "sigkill, sigsegv, exit3, hang, misindex (after_write only)");
+                                "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer (the last three "
+                                "after_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();
@@ -104,7 +105,9 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return false;
   };
   if (!known(injection.step, kInjectSteps) || !known(injection.action, kInjectActions)) return bad();
-  if (injection.action == "misindex" && injection.step != "after_write") return bad();
+  const bool breaks_protocol =
+      injection.action == "misindex" || injection.action == "badframe" || injection.action == "misanswer";
+  if (breaks_protocol && injection.step != "after_write") return bad();
   return injection;
 }
 
@@ -173,11 +176,17 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     }
     largest_minibatch = std::max(largest_minibatch, segments[slot]->size());
     if (status.ok()) inject.At("after_write", index);
-    if (status.ok() && inject.Misindexes("after_write", index)) {
+    if (status.ok() && inject.Breaks("misindex", "after_write", index)) {
       const int64_t wrong = batch + 1000;  // the index field follows the 8-byte magic word
       std::memcpy(segments[slot]->At(sizeof(uint64_t)), &wrong, sizeof(wrong));
     }
-    if (!reply(batch, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
+    if (status.ok() && inject.Breaks("badframe", "after_write", index)) {
+      const int64_t header[2] = {batch, -1};  // a frame no worker writes: a negative message length
+      (void)wire::WriteAll(result_fd, header, sizeof(header));
+      continue;
+    }
+    const int64_t answered = inject.Breaks("misanswer", "after_write", index) ? batch + 1000 : batch;
+    if (!reply(answered, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
     inject.At("after_answer", index);
   }
 }

@@ -35,10 +35,13 @@ std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::st
 inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
 inline constexpr const char* kInjectSteps[] = {"started",     "before_restore", "after_restore", "after_task",
                                         "mid_write",   "after_write",    "after_answer"};
-// misindex (after_write only): the worker writes another minibatch index
-// into its finished slot and answers as if nothing happened, so that the
-// main process reads a wrong slot (DataLoader's read_shared_memory check).
-inline constexpr const char* kInjectActions[] = {"sigkill", "sigsegv", "exit3", "hang", "misindex"};
+// The actions that break the protocol instead of the process, at
+// after_write only: misindex writes another minibatch index into the
+// finished slot and answers as if nothing happened (DataLoader's
+// read_shared_memory check); badframe answers with a frame header whose
+// length is -1; misanswer answers for another minibatch (its own + 1000).
+inline constexpr const char* kInjectActions[] = {"sigkill", "sigsegv", "exit3",   "hang",
+                                                 "misindex", "badframe", "misanswer"};
 
 struct FaultInjection {
   std::string step;    // empty: nothing injected
@@ -49,8 +52,9 @@ struct FaultInjection {
   bool Targets(const char* here, int index) const { return step == here && (worker < 0 || worker == index); }
   // Fails the calling worker `index` here when `here` is the injected step.
   void At(const char* here, int index) const;
-  // Whether the calling worker `index` is to misindex its slot at `here`.
-  bool Misindexes(const char* here, int index) const { return action == "misindex" && Targets(here, index); }
+  // Whether the calling worker `index` is to break the protocol by `how`
+  // (misindex, badframe, misanswer) at `here`.
+  bool Breaks(const char* how, const char* here, int index) const { return action == how && Targets(here, index); }
 };
 
 // Parses FAULTLINE_LOADER_INJECT; an unset variable injects nothing, a

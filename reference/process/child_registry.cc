@@ -20,6 +20,8 @@ bool RegisterChildMain(const std::string& name, ChildMain main) {
   return true;
 }
 
+bool HasChildEntry(const std::string& name) { return Registry().count(name) > 0; }
+
 bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code) {
   if (argc < 2 || std::strncmp(argv[1], kChildFlag, std::strlen(kChildFlag)) != 0) return false;
   std::string name = argv[1] + std::strlen(kChildFlag);

@@ -20,8 +20,14 @@ inline constexpr const char kChildFlag[] = "--faultline-child=";
 // Registers `main` under `name`; returns true so it can run at static init.
 bool RegisterChildMain(const std::string& name, ChildMain main);
 
+// Whether this binary has an entry point named `name`.
+bool HasChildEntry(const std::string& name);
+
 // Runs the entry point named by argv[1] ("--faultline-child=NAME") if there is
-// one and stores its exit code; returns false when argv names no child.
+// one and stores its exit code; returns false when argv names no child. A
+// binary that spawns children (ChildProcess::Spawn, a data loader with
+// start_method spawn) must call it first thing in main: its spawned copy
+// runs main, and only this call turns it into the child.
 bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code);
 
 }  // namespace faultline

@@ -118,6 +118,10 @@ Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
 
 Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::vector<std::string>& args,
                                          const SpawnOptions& options) {
+  if (!HasChildEntry(entry)) {
+    return InvalidArgumentError("cannot spawn a child at entry point '" + entry +
+                                "': this binary registers none of that name (FL_REGISTER_CHILD)");
+  }
   FL_ASSIGN_OR_RETURN(std::string exe, SelfExecutable());
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
@@ -148,8 +152,15 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   return ForkWithReportPipe(fds, [&] {
     fcntl(fds[1], F_SETFD, 0);  // the report pipe survives exec
     for (int fd : options.keep_fds) fcntl(fd, F_SETFD, 0);
-    execve(argv[0], argv.data(), envp.data());
-    const char msg[] = "faultline: execve of the spawned child failed\n";
+    // Through /proc/self/exe, the running file, which stays executable when
+    // a rebuild replaces or deletes its path mid-run (argv[0] keeps the path).
+    execve("/proc/self/exe", argv.data(), envp.data());
+    // Only async-signal-safe calls here: errno by hand, no strerror.
+    char msg[] = "faultline: execve of the spawned child failed with errno 000\n";
+    const int code = errno;
+    msg[sizeof(msg) - 5] = static_cast<char>('0' + code / 100 % 10);
+    msg[sizeof(msg) - 4] = static_cast<char>('0' + code / 10 % 10);
+    msg[sizeof(msg) - 3] = static_cast<char>('0' + code % 10);
     (void)!write(fds[1], msg, sizeof(msg) - 1);
     _exit(127);
   });

@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <fstream>
 
 #include "reference/process/child_registry.h"
 
@@ -58,12 +61,47 @@ TEST(ProcessTest, SpawnedChildRunsRegisteredEntryWithArgsAndEnv) {
   EXPECT_EQ(exit->transcript, "args: a b c; env: spawned");
 }
 
-TEST(ProcessTest, UnknownEntryExitsWith127) {
+TEST(ProcessTest, AnUnknownEntryIsRefusedBeforeAnyChildStarts) {
   auto child = ChildProcess::Spawn("no_such_entry", {});
-  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_EQ(child.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(child.status().message(),
+            "cannot spawn a child at entry point 'no_such_entry': this binary registers none of that name "
+            "(FL_REGISTER_CHILD)");
+}
+
+// Run from a copy of this binary: deletes the copy (as a rebuild replaces a
+// binary under a long run), then spawns; 0 when the spawned child ran.
+int SpawnAfterTheBinaryIsDeleted(const std::vector<std::string>&) {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return 10;
+  path[n] = '\0';
+  if (unlink(path) != 0) return 11;
+  auto child = ChildProcess::Spawn("echo_args_and_env", {"x"});
+  if (!child.ok()) return 12;
   auto exit = child->Wait(milliseconds(20000));
-  ASSERT_TRUE(exit.ok());
-  EXPECT_EQ(exit->exit_code, 127);
+  return exit.ok() && exit->exited && exit->exit_code == 1 && exit->transcript.rfind("args: x;", 0) == 0 ? 0 : 13;
+}
+FL_REGISTER_CHILD("spawn_after_the_binary_is_deleted", SpawnAfterTheBinaryIsDeleted);
+
+TEST(ProcessTest, SpawningStillWorksAfterTheBinaryIsDeleted) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string copy = std::string(tmp ? tmp : "/tmp") + "/process_test_copy_" + std::to_string(getpid());
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::ofstream(copy, std::ios::binary) << in.rdbuf();
+  ASSERT_EQ(chmod(copy.c_str(), 0755), 0) << copy;
+  auto child = ChildProcess::Fork([&] {
+    std::string flag = std::string(kChildFlag) + "spawn_after_the_binary_is_deleted";
+    char* argv[] = {const_cast<char*>(copy.c_str()), flag.data(), nullptr};
+    execv(copy.c_str(), argv);
+    return 20;
+  });
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(milliseconds(60000));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_TRUE(exit->succeeded()) << exit->Describe() << " (10-13: see SpawnAfterTheBinaryIsDeleted)";
+  EXPECT_NE(access(copy.c_str(), F_OK), 0) << "the copy was not deleted";
+  unlink(copy.c_str());
 }
 
 TEST(ProcessTest, KilledChildReportsTheSignal) {
