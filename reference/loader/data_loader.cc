@@ -18,12 +18,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <set>
 
 #include "reference/loader/loader_dataset.h"
 #include "reference/loader/shared_memory.h"
@@ -31,6 +33,41 @@
 #include "reference/loader/worker_loop.h"
 
 namespace faultline {
+namespace {
+
+// The descriptors the loaders of this process hold for their workers (each
+// worker's two sockets and its slots' segments). A forked child inherits
+// them all; a forked worker closes those that are not its own, so that it
+// does not keep another loader's slots allocated (their names are gone, so
+// nothing else could free them) or another worker's sockets open for as long
+// as it lives.
+class LoaderDescriptors {
+ public:
+  static void Add(int fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fds_.insert(fd);
+  }
+  static void Remove(int fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fds_.erase(fd);
+  }
+  // The registered descriptors but `own` (taken before a fork: the child
+  // must not lock).
+  static std::vector<int> Except(const std::vector<int>& own) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<int> others;
+    for (int fd : fds_) {
+      if (std::find(own.begin(), own.end(), fd) == own.end()) others.push_back(fd);
+    }
+    return others;
+  }
+
+ private:
+  static inline std::mutex mutex_;
+  static inline std::set<int> fds_;
+};
+
+}  // namespace
 
 struct DataLoader::Worker {
   int index = 0;
@@ -44,9 +81,14 @@ struct DataLoader::Worker {
   // Its segment slots, created (and their names unlinked) before it starts;
   // a view holds the mapping it lies in, which outlives the reader.
   std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
+  std::vector<int> segment_fds;  // the segments' descriptors, which their readers close
   ~Worker() {
-    if (task_fd >= 0) close(task_fd);
-    if (result_fd >= 0) close(result_fd);
+    for (int fd : segment_fds) LoaderDescriptors::Remove(fd);  // before the readers close them
+    for (int fd : {task_fd, result_fd}) {
+      if (fd < 0) continue;
+      LoaderDescriptors::Remove(fd);
+      close(fd);
+    }
   }
 };
 
@@ -149,6 +191,8 @@ Status DataLoader::StartWorkers() {
       const std::string name = WorkerSegmentName(shm_prefix_, w, slot);
       FL_ASSIGN_OR_RETURN(int fd, CreateUnlinkedSegment(name));
       worker->segments[slot] = std::make_unique<SegmentReader>(name, fd);
+      worker->segment_fds.push_back(fd);
+      LoaderDescriptors::Add(fd);
       slot_fds.push_back(fd);
     }
     int task[2], result[2];
@@ -160,12 +204,15 @@ Status DataLoader::StartWorkers() {
     }
     worker->task_fd = task[1];
     worker->result_fd = result[0];
+    LoaderDescriptors::Add(task[1]);
+    LoaderDescriptors::Add(result[0]);
     const int child_task = task[0], child_result = result[1];
-    const int parent_task = task[1], parent_result = result[0];
+    // Every loader descriptor but its slots (this worker's own sockets'
+    // parent ends included): what a forked worker closes first.
+    const std::vector<int> not_its_own = LoaderDescriptors::Except(slot_fds);
     auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
       InjectionInWorker().At("started", w);
-      close(parent_task);
-      close(parent_result);
+      for (int fd : not_its_own) close(fd);
       return RunWorker(o, data, prefix, slot_fds, w, child_task, child_result);
     };
     SpawnOptions spawn;

@@ -5,6 +5,7 @@
 #include "reference/loader/data_loader.h"
 #include "reference/loader/item_sampler.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -339,6 +340,65 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
     EXPECT_FALSE(Alive(pids[1]));
     EXPECT_TRUE(NoLeftoverSegments());
     EXPECT_EQ((*loader)->Next().status().code(), StatusCode::kFailedPrecondition);
+  }
+}
+
+// What /proc/PID/fd links to, one entry per descriptor ("socket:[123]",
+// "/dev/shm/NAME (deleted)", ...).
+std::vector<std::string> DescriptorTargets(pid_t pid) {
+  std::vector<std::string> targets;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return targets;
+  while (dirent* entry = readdir(d)) {
+    char target[512];
+    const ssize_t n = readlink((dir + "/" + entry->d_name).c_str(), target, sizeof(target) - 1);
+    if (n > 0) targets.emplace_back(target, static_cast<size_t>(n));
+  }
+  closedir(d);
+  return targets;
+}
+
+// Two loaders with forked workers at once (a training and a validation
+// loader): each worker holds its own slots' segments and its own two
+// sockets, and none of another worker's or another loader's, which would
+// keep that loader's unlinked slots allocated for as long as it lives.
+TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
+  std::vector<std::string> before;  // the test process's own sockets, which every fork inherits
+  for (const std::string& target : DescriptorTargets(getpid())) {
+    if (target.rfind("socket:", 0) == 0) before.push_back(target);
+  }
+  auto first = DataLoader::Create(Options(2, StartMethod::kFork));
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = DataLoader::Create(Options(2, StartMethod::kFork));
+  ASSERT_TRUE(second.ok()) << second.status();
+  for (DataLoader* loader : {first->get(), second->get()}) {
+    // Minibatches 0 and 1, one from each worker: both have started (and
+    // closed what was not theirs) before they answered.
+    for (int batch = 0; batch < 2; ++batch) ASSERT_TRUE(loader->Next().ok());
+    const std::vector<pid_t> pids = loader->worker_pids();
+    for (size_t w = 0; w < pids.size(); ++w) {
+      SCOPED_TRACE("worker " + std::to_string(w) + " (pid " + std::to_string(pids[w]) + ")");
+      int segments = 0, sockets = 0;
+      for (const std::string& target : DescriptorTargets(pids[w])) {
+        if (target.rfind("/dev/shm/", 0) == 0) {
+          ++segments;
+          EXPECT_NE(target.find("-w" + std::to_string(w) + "-s"), std::string::npos) << target;
+        }
+        if (target.rfind("socket:", 0) == 0 && std::find(before.begin(), before.end(), target) == before.end()) {
+          ++sockets;
+        }
+      }
+      EXPECT_EQ(segments, kPrefetchPerWorker);
+      EXPECT_EQ(sockets, 2);  // its task and result sockets
+    }
+  }
+  for (auto* loader : {&first, &second}) {
+    while (true) {  // both loaders run to the end
+      auto next = (**loader)->Next();
+      ASSERT_TRUE(next.ok()) << next.status();
+      if (!next->has_value()) break;
+    }
   }
 }
 
