@@ -229,6 +229,20 @@ int LateSetupRank(const std::vector<std::string>& args) {
 }
 FL_REGISTER_CHILD("mpi_late_setup", LateSetupRank);
 
+// Rank 0 starts joining (MpiTransport::Create) SECONDS after MPI_Init, which
+// every rank passes together: with a shorter join limit, every other rank
+// gives up naming rank 0, the one it has no connection from.
+int LateJoinRank(const std::vector<std::string>& args) {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::this_thread::sleep_for(std::chrono::duration<double>(std::stod(args.at(0))));  // late on purpose
+  return RunRank([](MpiTransport& transport, std::string*) -> Status { return transport.Barrier(); });
+}
+FL_REGISTER_CHILD("mpi_late_join", LateJoinRank);
+
 // Large batches from every rank at once, as dist_bench makes them: 12,000
 // rows per partition, so every call moves more rows than kRowsPerCall to
 // every rank. Rank r overwrites the rows i with i % size == r (value i + r),

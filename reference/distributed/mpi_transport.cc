@@ -109,6 +109,8 @@ Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &transport->rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &transport->size_);
   const int size = transport->size_;
+  // Joining, every step of it, is bounded by one join_timeout.
+  transport->join_deadline_ = std::chrono::steady_clock::now() + options.join_timeout;
 
   FL_RETURN_IF_ERROR(transport->WireUp());
 
@@ -140,7 +142,7 @@ Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
                         PeerAddress::Parse(r, std::string(addresses.data() + static_cast<size_t>(r) * kAddressBytes)));
     peers.push_back(std::move(peer));
   }
-  FL_RETURN_IF_ERROR(monitor->Connect(peers, std::chrono::steady_clock::now() + options.join_timeout));
+  FL_RETURN_IF_ERROR(monitor->Connect(peers, transport->join_deadline_));
   transport->monitor_ = std::move(monitor);
   MarkFromRank("joined");
   return transport;
@@ -156,6 +158,7 @@ Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
 // costs one tiny message per pair.
 Status MpiTransport::WireUp() {
   std::vector<MPI_Request> requests;
+  std::vector<int> peers;  // requests[i] connects to peers[i]
   std::vector<char> received(size_, 0);
   const char token = 1;
   for (int peer = 0; peer < size_; ++peer) {
@@ -165,8 +168,32 @@ Status MpiTransport::WireUp() {
                                   : MPI_Isend(&token, 1, MPI_CHAR, peer, kWireUpTag, MPI_COMM_WORLD, &request);
     FL_RETURN_IF_ERROR(Check(code, peer < rank_ ? "MPI_Irecv" : "MPI_Isend"));
     requests.push_back(request);
+    peers.push_back(peer);
   }
-  for (MPI_Request& request : requests) FL_RETURN_IF_ERROR(Wait(&request, "connecting to every rank"));
+  // Polled together, so that a timeout names every rank that has not connected.
+  std::vector<bool> done(requests.size(), false);
+  for (size_t left = requests.size(); left > 0;) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (done[i]) continue;
+      int completed = 0;
+      FL_RETURN_IF_ERROR(Check(MPI_Test(&requests[i], &completed, MPI_STATUS_IGNORE), "MPI_Test"));
+      if (completed) {
+        done[i] = true;
+        --left;
+      }
+    }
+    if (left == 0) break;
+    if (std::chrono::steady_clock::now() > join_deadline_) {
+      std::string missing;
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (!done[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(peers[i]);
+      }
+      return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": connecting to every rank did not complete "
+                                   "within " + JoinSeconds() + " s: not every rank has joined (no connection from "
+                                   "rank" + (left > 1 ? "s " : " ") + missing + ")"));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
   return OkStatus();
 }
 
@@ -217,18 +244,14 @@ Status MpiTransport::Wait(MPI_Request* request, const std::string& what) {
 Status MpiTransport::Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit) {
   int done = 0;
   if (monitor_ == nullptr) {  // joining: nobody to ask yet
-    const auto deadline = std::chrono::steady_clock::now() + options_.join_timeout;
     while (true) {
       FL_RETURN_IF_ERROR(Check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test"));
       if (done) return OkStatus();
-      if (std::chrono::steady_clock::now() > deadline) break;
+      if (std::chrono::steady_clock::now() > join_deadline_) break;
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
-    const double seconds = std::chrono::duration<double>(options_.join_timeout).count();
-    char text[32];
-    std::snprintf(text, sizeof(text), "%g", seconds);
     return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": " + what + " did not complete within " +
-                                 text + " s: not every rank has joined"));
+                                 JoinSeconds() + " s: not every rank has joined"));
   }
   monitor_->BeginOp(what, "", -1, limit);
   OpScope scope(monitor_.get());
@@ -248,6 +271,12 @@ Status MpiTransport::Wait(MPI_Request* request, const std::string& what, std::ch
 }
 
 Status MpiTransport::Barrier() { return BarrierWithin(options_.timeout); }
+
+std::string MpiTransport::JoinSeconds() const {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", std::chrono::duration<double>(options_.join_timeout).count());
+  return text;
+}
 
 Status MpiTransport::BarrierWithin(std::chrono::milliseconds limit) {
   FL_RETURN_IF_ERROR(Usable());

@@ -80,13 +80,15 @@ class MpiTransport : public Transport {
   Status WireUp();
   // Polls `request` until it completes, a peer dies, or `limit` (the
   // timeout in the two-argument form) passes; before every rank joined (no
-  // monitor yet), join_timeout applies instead.
+  // monitor yet), the join's deadline applies instead.
   Status Wait(MPI_Request* request, const std::string& what);
   Status Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit);
   // Barrier, within `limit`.
   Status BarrierWithin(std::chrono::milliseconds limit);
   // Checks, with every rank, that all create the same tensor (see .cc).
   Status AgreeOnTensor(const TensorSpec& spec);
+  // join_timeout in seconds, as messages print it ("120", "0.5").
+  std::string JoinSeconds() const;
   // Records the first failure: the transport is unusable after it.
   Status Fail(Status status);
   std::string MpiErrorText(int mpi_code, const char* call) const;
@@ -98,6 +100,7 @@ class MpiTransport : public Transport {
 
   int rank_ = 0;
   int size_ = 1;
+  std::chrono::steady_clock::time_point join_deadline_;  // one join_timeout from Create
   MpiOptions options_;
   std::unique_ptr<LivenessMonitor> monitor_;  // null until every rank joined
   std::vector<MPI_Win> windows_;              // by tensor handle

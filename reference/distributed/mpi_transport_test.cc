@@ -180,6 +180,25 @@ TEST(MpiTransportTest, DeadRankMakesSurvivorsFailWithinTheTimeout) {
 // bounded by the join limit (FAULTLINE_MPI_JOIN_TIMEOUT_S), so every rank
 // succeeds. Before stop 35 the others failed after 6 s ("barrier did not
 // complete within 6 s").
+// Joining has one limit for all its steps, and a rank that gives up names
+// the ranks it has no connection from.
+TEST(MpiTransportTest, ARankThatNeverJoinsIsNamedByTheOthersAtTheJoinLimit) {
+  MpiJobOptions options = Ranks(4);
+  options.keep_survivors = true;
+  options.timeout = std::chrono::seconds(60);
+  options.env = {{"FAULTLINE_MPI_JOIN_TIMEOUT_S", "2"}};
+  Result<MpiJob> job = RunMpiJob("mpi_late_join", {"8"}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_FALSE(job->timed_out) << job->Describe();
+  for (int r : {1, 2, 3}) {
+    EXPECT_EQ(job->reports[r].text, "unavailable: mpi rank " + std::to_string(r) +
+                                        ": connecting to every rank did not complete within 2 s: not every rank has "
+                                        "joined (no connection from rank 0)")
+        << job->Describe();
+  }
+  EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
+}
+
 TEST(MpiTransportTest, ALateRankAtTensorCreationIsWithinTheSetupLimit) {
   MpiJobOptions options = Ranks(4);
   options.timeout = std::chrono::seconds(90);
