@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reference/graph/csc_graph.h"
+#include "reference/base/caller_path.h"
 #include "reference/graph/generators.h"
 
 int main(int argc, char** argv) {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  out = faultline::CallerPath(out);  // the user's folder, also under `bazel run`
   auto summary = [&](bool reused) {
     if (json) {
       std::cout << nlohmann::json{{"dir", out}, {"nodes", nodes}, {"edges", edges}, {"seed", seed}, {"reused", reused}}

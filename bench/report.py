@@ -127,6 +127,8 @@ def main():
     status = 1 if errors else 0  # our side must have run; the peer may be missing
     if args.plot and peer:
         plot(args.plot, sampler, peer, sys.stderr if args.json else sys.stdout)
+    elif args.plot:
+        print(f"no plot written to {args.plot}: the peer did not run", file=sys.stderr)
     if args.json:
         print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, args.peer_error, errors)
         return status

@@ -4,6 +4,18 @@
 # machine that has no Bazel. Installs what is missing. Prints the size.
 # Usage: ci/gpu_bundle.sh [--out PATH] [--json]
 set -euo pipefail
+# --out is the caller's path: made absolute before the cd to the repository.
+args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --out ] && [ $# -ge 2 ]; then
+    case "$2" in /*) args+=(--out "$2") ;; *) args+=(--out "$PWD/$2") ;; esac
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+set -- ${args[@]+"${args[@]}"}
 cd "$(dirname "$0")/.."
 case "${1:-}" in -h|--help) python3 ci/gpu_bundle.py --help; exit 0 ;; esac
 ci/setup.sh >&2

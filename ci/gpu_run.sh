@@ -3,7 +3,9 @@
 # ci/gpu_bundle.sh): tests, repro all --runtime cuda, compute-sanitizer, the
 # PyTorch cross-check. Writes report.json, summary.txt and logs.txt to OUTDIR.
 # Usage: ci/gpu_run.sh OUTDIR [--bundle PATH] [--only STEP]... [--budget-s S]
-# Exit: 0 all passed, 1 something failed, 2 usage, 3 no usable CUDA device.
+# Exit: 0 all passed, 1 something failed, 2 usage, 3 no usable CUDA device,
+# 4 all that ran passed but some tests need more GPUs than the machine has.
+# Relative paths are the caller's (no cd: gpu_run.py finds the repository
+# from its own path).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-exec python3 ci/gpu_run.py "$@"
+exec python3 "$(dirname "$0")/gpu_run.py" "$@"

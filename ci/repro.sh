@@ -2,7 +2,20 @@
 # The main job: reproduces every documented failure and validates each fix,
 # on real CUDA when a GPU is present and on simcuda otherwise. Installs what
 # is missing. Extra arguments go to `repro all` (e.g. --json, --runtime simcuda).
-set -euo pipefail
+# Exit: as `repro all` (0 every outcome matched, 1 one did not, 2 usage,
+# 3 all that ran matched but some need 2 GPUs), or 5 when the setup or the
+# build failed (with --json, stdout then holds {"error": "..."}).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-ci/setup.sh >&2
-bazel run --config=ci //repro -- all "$@"
+json=0
+for arg in "$@"; do [ "$arg" = --json ] && json=1; done
+could_not_run() {
+  echo "ci/repro.sh: $1" >&2
+  if [ "$json" -eq 1 ]; then printf '{"error": "%s"}\n' "$1"; fi
+  exit 5
+}
+ci/setup.sh >&2 || could_not_run "ci/setup.sh failed (see above)"
+bazel build --config=ci //repro >&2 || could_not_run "building //repro failed (see above)"
+# This configuration's output folder (the bazel-bin link follows whatever build ran last).
+bin="$(bazel info --config=ci bazel-bin 2>/dev/null)" || could_not_run "bazel info failed"
+exec "$bin/repro/repro" all "$@"

@@ -6,10 +6,12 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap          # Bazel 4.2.3, WORKSPACE mode
   g++ git python3
-  googletest libgtest-dev  # GoogleTest / GoogleMock
+  googletest libgtest-dev libgmock-dev  # GoogleTest / GoogleMock (libgmock.a, gmock/ headers)
   librapidcheck-dev        # property tests
   librandom123-dev         # Philox counter-based RNG
   libopenmpi-dev openmpi-bin
+  iproute2                 # ip(8): the multi-host tests' network namespaces
+  python3-venv             # bench/graphbolt/setup_venv.sh (the GraphBolt peer)
   libbenchmark-dev         # Google Benchmark
   libcli11-dev nlohmann-json3-dev
   libbackward-cpp-dev libdw-dev  # where-CUDA-was-initialized backtraces

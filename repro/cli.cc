@@ -1,6 +1,8 @@
 // Implements the repro command line's parsing and variant selection.
 #include "repro/cli.h"
 
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 
 namespace faultline {
@@ -13,7 +15,10 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
              "matched but some could not run on this machine (they need 2 GPUs)");
   app.require_subcommand(1);
   Command command;
-  std::string runtime_text = "auto";
+  // --runtime's default: FAULTLINE_RUNTIME, as every faultline binary reads it.
+  const char* runtime_env = std::getenv("FAULTLINE_RUNTIME");
+  const bool runtime_from_env = runtime_env != nullptr && *runtime_env != '\0';
+  std::string runtime_text = runtime_from_env ? runtime_env : "auto";
   const std::string repeat_help = "Run each variant N times, each in a fresh process; exit 1 if any run did not match";
 
   CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
@@ -23,12 +28,12 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   run->add_option("--variant", command.variant,
                   "legacy, fixed, workaround or a listed variant name; a family selects its members "
                   "(legacy runs legacy-spawn too). Default: all");
-  run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
+  run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present); default FAULTLINE_RUNTIME, else auto")
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", command.json, "Print JSON for machines");
   run->add_option("--repeat", command.repeat, repeat_help);
   CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
-  all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present)")
+  all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present); default FAULTLINE_RUNTIME, else auto")
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   all->add_flag("--json", command.json, "Print JSON for machines");
   all->add_option("--repeat", command.repeat, repeat_help);
@@ -49,7 +54,13 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
     *exit_code = kExitUsage;
     return std::nullopt;
   }
-  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
+  const bool given = run->count("--runtime") + all->count("--runtime") > 0;
+  if (!given && runtime_from_env && runtime_text != "simcuda" && runtime_text != "cuda" && runtime_text != "auto") {
+    err << "repro: FAULTLINE_RUNTIME is '" << runtime_text << "'; expected simcuda, cuda or auto\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text, given ? "--runtime" : "FAULTLINE_RUNTIME");
   if (!runtime.ok()) {
     err << "repro: " << runtime.status().message() << "\n";
     *exit_code = kExitUsage;

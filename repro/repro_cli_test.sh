@@ -30,4 +30,13 @@ PY
 "$REPRO" run F3 --variant fixed --json >"$out" 2>"$err"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert (r['runs'], r['matched_runs']) == (1, 1), r" "$out" \
   || fail "json without --repeat: $(cat "$out")"
+# FAULTLINE_RUNTIME is --runtime's default; a bad value is a usage error that names it.
+FAULTLINE_RUNTIME=simcuda "$REPRO" run F3 --variant fixed --json >"$out" 2>"$err"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert r['runtime'] == 'simcuda', r" "$out" \
+  || fail "FAULTLINE_RUNTIME=simcuda: $(cat "$out" "$err")"
+FAULTLINE_RUNTIME=gpu "$REPRO" run F3 --variant fixed >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "FAULTLINE_RUNTIME=gpu: expected exit 2"
+grep -q "repro: FAULTLINE_RUNTIME is 'gpu'; expected simcuda, cuda or auto" "$err" || fail "FAULTLINE_RUNTIME=gpu: $(cat "$err")"
+FAULTLINE_RUNTIME=gpu "$REPRO" run F3 --variant fixed --runtime simcuda >"$out" 2>"$err"
+[ $? -eq 0 ] || fail "--runtime wins over FAULTLINE_RUNTIME: $(cat "$err")"
 echo PASS

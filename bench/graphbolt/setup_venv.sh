@@ -73,9 +73,14 @@ command -v "$BASE_PYTHON" >/dev/null 2>&1 || die "base interpreter '$BASE_PYTHON
 [[ "$(uname -s)-$(uname -m)" == "Linux-x86_64" ]] || die "only Linux x86_64 is supported (PyPI has Linux x86_64 wheels of dgl $DGL_VERSION)"
 
 mkdir -p "$(dirname "$VENV")" 2>/dev/null || die "cannot create $(dirname "$VENV") (set FAULTLINE_GRAPHBOLT_VENV)"
-if [[ ! -x "$PY" ]]; then
+# A venv without a working pip (one whose creation failed half-way, e.g.
+# without Debian's python3-venv) is made again, not trusted.
+if [[ ! -x "$PY" ]] || ! "$PY" -m pip --version >/dev/null 2>&1; then
   rm -rf "$VENV"
-  "$BASE_PYTHON" -m venv "$VENV" >/dev/null 2>&1 || die "'$BASE_PYTHON -m venv $VENV' failed (is the venv module installed?)"
+  venv_err="$("$BASE_PYTHON" -m venv "$VENV" 2>&1 >/dev/null)" || {
+    rm -rf "$VENV"
+    die "'$BASE_PYTHON -m venv $VENV' failed (is python3-venv installed?): $venv_err"
+  }
 fi
 : >"$LOG"
 echo "setup_venv.sh: installing dgl $DGL_VERSION + torch $TORCH_VERSION into $VENV (log: $LOG)"

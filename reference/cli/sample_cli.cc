@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <new>
 #include <sstream>
 #include <utility>
 
+#include "reference/base/caller_path.h"
 #include "reference/graph/npy.h"
 #include "reference/sampling/sample_neighbors.h"
 #include "reference/sampling/unique_and_compact.h"
@@ -126,8 +128,9 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
   }
   c.rng_seed = *rng_seed;
   const std::optional<int> threads = ParseWhole<int>(Trim(flags.threads));
-  if (!threads || *threads < 1) {
-    return InvalidArgumentError("--threads " + Quoted(flags.threads) + " is invalid; expected an integer >= 1");
+  if (!threads || *threads < 1 || *threads > kMaxSamplingThreads) {
+    return InvalidArgumentError("--threads " + Quoted(flags.threads) + " is invalid; expected an integer in 1.." +
+                                std::to_string(kMaxSamplingThreads));
   }
   c.threads = *threads;
   FL_ASSIGN_OR_RETURN(c.runtime, ParseRuntimeKind(flags.runtime, "--runtime"));
@@ -294,7 +297,7 @@ std::optional<int> ParseSampleArgs(int argc, const char* const* argv, std::ostre
   app.add_option("--runtime", flags.runtime,
                  "cpu (default), simcuda, cuda, or auto (cuda when a GPU is usable, else simcuda)")
       ->type_name("KIND");
-  app.add_option("--threads", flags.threads, "CPU worker threads, >= 1 (default 1; runtime cpu only)")->type_name("T");
+  app.add_option("--threads", flags.threads, "CPU worker threads, 1..1024 (default 1; runtime cpu only)")->type_name("T");
   app.add_option("--placement", flags.placement,
                  "Where a device runtime keeps the graph: device (default) or pinned (pinned host memory)")
       ->type_name("PLACE");
@@ -313,7 +316,8 @@ std::optional<int> ParseSampleArgs(int argc, const char* const* argv, std::ostre
     return kExitUsage;
   }
   if (seeds_opt->count() > 0) flags.seeds = seeds_text;
-  if (seeds_file_opt->count() > 0) flags.seeds_file = seeds_file;
+  if (seeds_file_opt->count() > 0) flags.seeds_file = CallerPath(seeds_file);
+  flags.graph = CallerPath(flags.graph);  // the user's folder, also under `bazel run`
   return std::nullopt;
 }
 
@@ -332,7 +336,12 @@ int SampleMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
   if (verbose || err_is_tty) {
     progress = [&err](const std::string& line) { err << "sample: " << line << std::endl; };
   }
-  Result<std::vector<SampledLayer>> layers = RunCommand(*command, progress);
+  Result<std::vector<SampledLayer>> layers = InternalError("not run");
+  try {
+    layers = RunCommand(*command, progress);
+  } catch (const std::bad_alloc&) {  // a request whose layers do not fit in memory
+    layers = UnavailableError("out of memory: the layers of this request do not fit");
+  }
   if (!layers.ok()) {
     err << "sample: sampling failed on runtime " << RuntimeKindName(command->runtime) << ": "
         << layers.status().ToString() << "\n";

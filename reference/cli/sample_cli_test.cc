@@ -100,6 +100,7 @@ TEST_F(SampleCliTest, RejectsBadArgumentsNamingTheFlag) {
       {[](SampleFlags& f) { f.fanouts = ""; }, "--fanouts is empty"},
       {[](SampleFlags& f) { f.rng_seed = "18446744073709551616"; }, "--rng-seed '18446744073709551616' is invalid"},
       {[](SampleFlags& f) { f.threads = "two"; }, "--threads 'two' is invalid"},
+      {[](SampleFlags& f) { f.threads = "100000"; }, "--threads '100000' is invalid; expected an integer in 1..1024"},
       {[](SampleFlags& f) { f.seeds.reset(); }, "one of --seeds or --seeds-file is required"},
       {[](SampleFlags& f) { f.seeds_file = "x.npy"; }, "--seeds and --seeds-file were both given"},
       {[](SampleFlags& f) { f.seeds.reset(), f.seeds_file = "/nonexistent/x.npy"; }, "--seeds-file: cannot open"},
@@ -184,6 +185,21 @@ TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
       }
     }
   }
+}
+
+// Under `bazel run` the binary starts in its runfiles folder: relative
+// paths are the user's, from BUILD_WORKING_DIRECTORY.
+TEST_F(SampleCliTest, RelativePathsAreTheCallersUnderBazelRun) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  std::vector<std::string> args = {"--graph", "graph", "--seeds", "0,29,3", "--fanouts", "3", "--rng-seed", "9", "--json"};
+  std::string out, err, expected;
+  ASSERT_EQ(setenv("BUILD_WORKING_DIRECTORY", tmp.c_str(), 1), 0);
+  const int code = Main(args, &out, &err);
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  ASSERT_EQ(code, kExitOk) << err;
+  args[1] = dir_;
+  ASSERT_EQ(Main(args, &expected, &err), kExitOk) << err;
+  EXPECT_EQ(out, expected);
 }
 
 TEST_F(SampleCliTest, FlagParserErrorsAreOneLineUsageErrors) {

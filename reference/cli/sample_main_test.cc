@@ -219,7 +219,7 @@ TEST_F(SampleMainTest, BadInputExitsTwoWithAOneLineMessage) {
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "-3"}, {"--rng-seed '-3' is invalid"}},
       {{"--graph", g, "--seeds", "1", "--fanouts", "2"}, {"--rng-seed is required"}},
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--threads", "0"},
-       {"--threads '0' is invalid", ">= 1"}},
+       {"--threads '0' is invalid", "expected an integer in 1..1024"}},
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--runtime", "tpu"}, {"--runtime", "tpu"}},
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--placement", "host"},
        {"--placement 'host' is invalid"}},

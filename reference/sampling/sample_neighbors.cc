@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "kernels/sampling_core.h"
@@ -30,7 +33,10 @@ int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
 // `floyd` is flushed.
 void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t first_edge, int64_t eligible, int64_t count,
                     int64_t* picks, std::vector<core::SampleKey>& scratch, UniformFloydBatch& floyd) {
-  if (static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
+  // Only the top-k modes keep keys (one per pick): fanout -1 over a hub, say,
+  // must not cost 16 bytes per edge of it.
+  const bool top_k = !p.replace && p.fanout > 0 && eligible > p.fanout;
+  if (top_k && static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
     floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
   } else if (core::UsesWeightedTopK(p, eligible)) {
@@ -106,8 +112,9 @@ thread_local bool t_chunks_in_use = false;
 // The validated sampling parameters of a call.
 Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                            uint32_t layer, const SamplingOptions& options) {
-  if (options.num_threads < 1) {
-    return InvalidArgumentError("num_threads=" + std::to_string(options.num_threads) + "; expected >= 1");
+  if (options.num_threads < 1 || options.num_threads > kMaxSamplingThreads) {
+    return InvalidArgumentError("num_threads=" + std::to_string(options.num_threads) + "; expected 1.." +
+                                std::to_string(kMaxSamplingThreads));
   }
   FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, options.weighted));
   core::SamplingParams params;
@@ -191,6 +198,11 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     done[c].store(true, std::memory_order_release);
     return true;
   };
+  // A helper that throws (e.g. std::bad_alloc) leaves its chunk undone: it
+  // stops the others' claims, and this thread rethrows what it threw, as it
+  // would have thrown sampling the chunk itself.
+  std::atomic<bool> helper_failed{false};
+  std::exception_ptr helper_failure;  // written before helper_failed is set
   std::vector<std::thread> helpers;
   // Joins the helpers however this function returns (stopping their claims first).
   struct Joiner {
@@ -203,16 +215,29 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     }
   } joiner{helpers, next, num_chunks};
   const int64_t num_helpers = std::min<int64_t>(options.num_threads, num_chunks) - 1;
+  std::mutex failure_mutex;
   for (int64_t t = 0; t < num_helpers; ++t) {
-    helpers.emplace_back([&] {
-      ChunkScratch scratch;
-      while (sample_next(scratch)) {
-      }
-    });
+    try {
+      helpers.emplace_back([&] {
+        try {
+          ChunkScratch scratch;
+          while (sample_next(scratch)) {
+          }
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!helper_failure) helper_failure = std::current_exception();
+          next.store(num_chunks, std::memory_order_relaxed);
+          helper_failed.store(true, std::memory_order_release);
+        }
+      });
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones started, and this one, sample it all
+    }
   }
   ChunkScratch scratch;
   for (int64_t c = 0; c < num_chunks; ++c) {
     while (!done[c].load(std::memory_order_acquire)) {
+      if (helper_failed.load(std::memory_order_acquire)) std::rethrow_exception(helper_failure);
       if (!sample_next(scratch)) std::this_thread::yield();  // every chunk is taken: c is being sampled
     }
     FL_RETURN_IF_ERROR(sink(chunks[c]));

@@ -27,13 +27,17 @@ struct SampledSubgraph {
   std::vector<int64_t> original_edge_ids;
 };
 
+// The most CPU threads one sampling call takes (far above any core count;
+// thread counts near the system's limit would fail to start).
+inline constexpr int kMaxSamplingThreads = 1024;
+
 // How to sample: what every sampling entry point (CPU, simcuda, cuda; one
 // hop or several) takes besides the graph, the seeds and the fanouts.
 struct SamplingOptions {
   bool replace = false;   // with replacement: exactly `fanout` draws per seed
   bool weighted = false;  // picks follow the graph's weights
   uint64_t rng_seed = 0;  // the Philox key (docs/sampling.md)
-  int num_threads = 1;    // CPU reference only; results never depend on it
+  int num_threads = 1;    // CPU reference only, 1..kMaxSamplingThreads; results never depend on it
 };
 
 // Checks the arguments every sampling backend shares: fanout in

@@ -304,7 +304,10 @@ TEST(SampleNeighborsTest, RejectsBadArguments) {
   EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, 0, SamplingOptions{false, true, 1, 1}).status().message(),
             "weighted sampling was requested but the graph has no edge weights");
   EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, 0, SamplingOptions{false, false, 1, 0}).status().message(),
-            "num_threads=0; expected >= 1");
+            "num_threads=0; expected 1..1024");
+  // Past what a process can start (a thread per seed chunk): refused, not a crash.
+  EXPECT_EQ(SampleNeighbors(*chain, {0}, 2, 0, SamplingOptions{false, false, 1, 100000}).status().message(),
+            "num_threads=100000; expected 1..1024");
 }
 
 }  // namespace
