@@ -356,6 +356,8 @@ def main():
                         help="check this runner without a GPU: tests and repro on simcuda (sanitizer and "
                              "cross-check need a GPU and are left out); never a GPU validation")
     args = parser.parse_args()
+    # The steps run in folders of their own: paths must not depend on the cwd.
+    args.out_dir, args.bundle = os.path.abspath(args.out_dir), os.path.abspath(args.bundle)
     if not os.path.exists(args.bundle):
         print(f"gpu_run: no bundle at {args.bundle}; build it with ci/gpu_bundle.sh", file=sys.stderr)
         return 2
