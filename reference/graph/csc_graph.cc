@@ -69,6 +69,13 @@ Status ValidateWeights(const std::vector<float>& weights, int64_t num_edges) {
       return InvalidArgumentError("weights[" + Num(e) + "]=" + FloatText(weights[e]) +
                                   " is negative; expected a finite value >= 0");
     }
+    // A CPU in flush-to-zero mode (-ffast-math code, torch.set_flush_denormal)
+    // reads a subnormal as 0 and a GPU does not: the devices would differ.
+    if (std::fpclassify(weights[e]) == FP_SUBNORMAL) {
+      return InvalidArgumentError("weights[" + Num(e) + "]=" + FloatText(weights[e]) +
+                                  " is subnormal; expected 0 or a normal float (>= 2^-126), which every device "
+                                  "reads alike");
+    }
   }
   return OkStatus();
 }

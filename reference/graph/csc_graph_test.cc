@@ -79,6 +79,12 @@ TEST(CscGraphTest, RejectsBadWeights) {
             "weights[0]=nan is not finite; expected a finite value >= 0");
   EXPECT_EQ(CreateError(indptr, indices, std::vector<float>{1, std::numeric_limits<float>::infinity()}),
             "weights[1]=inf is not finite; expected a finite value >= 0");
+  const float subnormal = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(CreateError(indptr, indices, std::vector<float>{subnormal, 1}),
+            "weights[0]=1.40129846e-45 is subnormal; expected 0 or a normal float (>= 2^-126), which every device "
+            "reads alike");
+  // The smallest normal float and 0 are both fine.
+  EXPECT_TRUE(CscGraph::Create(indptr, indices, std::vector<float>{std::numeric_limits<float>::min(), 0}).ok());
 }
 
 TEST(CscGraphTest, RejectsBadEdgeTypes) {
