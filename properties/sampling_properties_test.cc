@@ -401,15 +401,21 @@ RC_GTEST_PROP(SamplingProperties, ZeroWeightEdgesAreNeverPicked, ()) {
   }
 }
 
-RC_GTEST_PROP(SamplingProperties, TopKMatchesANaiveOracle, ()) {
-  Case c = GenCase();
-  c.request.replace = false;
+// Asserts every backend's picks of every seed of `c` equal `oracle`'s.
+void AssertEveryBackendMatches(const Case& c,
+                               std::vector<int64_t> (*oracle)(const CscGraph&, int64_t, const SampleRequest&)) {
   for (const std::string& backend : BackendNames()) {
     const SampledSubgraph s = Run(backend, c.request);
     for (size_t i = 0; i < c.request.seeds.size(); ++i) {
-      RC_ASSERT(PicksOf(s, i) == NaiveWithoutReplacement(*c.graph, c.request.seeds[i], c.request));
+      RC_ASSERT(PicksOf(s, i) == oracle(*c.graph, c.request.seeds[i], c.request));
     }
   }
+}
+
+RC_GTEST_PROP(SamplingProperties, TopKMatchesANaiveOracle, ()) {
+  Case c = GenCase();
+  c.request.replace = false;
+  AssertEveryBackendMatches(c, NaiveWithoutReplacement);
 }
 
 // The with-replacement modes against the specification itself: the CPU
@@ -418,12 +424,7 @@ RC_GTEST_PROP(SamplingProperties, TopKMatchesANaiveOracle, ()) {
 RC_GTEST_PROP(SamplingProperties, WithReplacementMatchesANaiveOracle, ()) {
   Case c = GenCase();
   c.request.replace = true;
-  for (const std::string& backend : BackendNames()) {
-    const SampledSubgraph s = Run(backend, c.request);
-    for (size_t i = 0; i < c.request.seeds.size(); ++i) {
-      RC_ASSERT(PicksOf(s, i) == NaiveWithReplacement(*c.graph, c.request.seeds[i], c.request));
-    }
-  }
+  AssertEveryBackendMatches(c, NaiveWithReplacement);
 }
 
 RC_GTEST_PROP(SamplingProperties, UniqueAndCompactMapsBack, ()) {

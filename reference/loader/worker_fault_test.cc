@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -144,24 +145,25 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
             StatusCode::kInvalidArgument);
 }
 
-// A slot that does not hold the minibatch asked for (a worker that wrote
-// another index) is DataLoss in step read_shared_memory, naming the worker
-// and slot, and nothing leaks.
-TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
+// Worker 1 of 2 breaks the protocol by `injection` on minibatch 1, for
+// both start methods: taking minibatch 1 fails with `code` and the message
+// `message(worker 1's pid)`, failure() names worker 1, `step` and the
+// minibatch, the loader ends (both workers reaped), and nothing leaks.
+void ExpectWorker1FailsMinibatch1(const std::string& injection, StatusCode code, const std::string& step,
+                                  const std::function<std::string(pid_t)>& message) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
-    SCOPED_TRACE(StartMethodName(method));
-    ScopedInjection inject("after_write:misindex:1");
+    SCOPED_TRACE(injection + " " + StartMethodName(method));
+    ScopedInjection inject(injection);
     auto loader = DataLoader::Create(LoaderTestOptions(2, method));
     ASSERT_TRUE(loader.ok()) << loader.status();
     const std::vector<pid_t> pids = (*loader)->worker_pids();
     auto first = (*loader)->NextView();  // minibatch 0, from worker 0
     ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
     auto second = (*loader)->NextView();
-    EXPECT_EQ(second.status().code(), StatusCode::kDataLoss);
-    EXPECT_EQ(second.status().message(), "reading minibatch 1 from worker 1 (pid " + std::to_string(pids[1]) +
-                                             ")'s segment slot 0: the segment holds minibatch 1001");
+    EXPECT_EQ(second.status().code(), code);
+    EXPECT_EQ(second.status().message(), message(pids[1]));
     ASSERT_TRUE((*loader)->failure().has_value());
-    EXPECT_EQ((*loader)->failure()->step, "read_shared_memory");
+    EXPECT_EQ((*loader)->failure()->step, step);
     EXPECT_EQ((*loader)->failure()->worker, 1);
     EXPECT_EQ((*loader)->failure()->minibatch, 1);
     EXPECT_FALSE(Alive(pids[0]));
@@ -172,10 +174,19 @@ TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
   }
 }
 
-// A worker whose answer breaks the protocol (a frame header no worker
-// writes, or an answer for another minibatch) is a ChildFailed error in step
-// "answer" that names it and the minibatch; the loader ends, killing its
-// workers, and nothing leaks.
+// A slot that does not hold the minibatch asked for (a worker that wrote
+// another index) is DataLoss in step read_shared_memory, naming the worker
+// and slot.
+TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
+  ExpectWorker1FailsMinibatch1("after_write:misindex:1", StatusCode::kDataLoss, "read_shared_memory", [](pid_t pid) {
+    return "reading minibatch 1 from worker 1 (pid " + std::to_string(pid) +
+           ")'s segment slot 0: the segment holds minibatch 1001";
+  });
+}
+
+// An answer that breaks the protocol (a frame header no worker writes, or
+// an answer for another minibatch) is ChildFailed in step "answer", naming
+// the worker and the minibatch.
 TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
   const std::pair<const char*, const char*> cases[] = {
       {"after_write:badframe:1",
@@ -183,28 +194,10 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
       {"after_write:misanswer:1", "it answered minibatch 1001"},
   };
   for (const auto& [injection, what] : cases) {
-    for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
-      SCOPED_TRACE(std::string(injection) + " " + StartMethodName(method));
-      ScopedInjection inject(injection);
-      auto loader = DataLoader::Create(LoaderTestOptions(2, method));
-      ASSERT_TRUE(loader.ok()) << loader.status();
-      const std::vector<pid_t> pids = (*loader)->worker_pids();
-      auto first = (*loader)->NextView();  // minibatch 0, from worker 0
-      ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
-      auto second = (*loader)->NextView();
-      EXPECT_EQ(second.status().code(), StatusCode::kChildFailed);
-      EXPECT_EQ(second.status().message(), "worker 1 (pid " + std::to_string(pids[1]) +
-                                               ") broke the loader's protocol while producing minibatch 1: " + what);
-      ASSERT_TRUE((*loader)->failure().has_value());
-      EXPECT_EQ((*loader)->failure()->step, "answer");
-      EXPECT_EQ((*loader)->failure()->worker, 1);
-      EXPECT_EQ((*loader)->failure()->minibatch, 1);
-      EXPECT_FALSE(Alive(pids[0]));
-      EXPECT_FALSE(Alive(pids[1]));
-      first->reset();
-      loader->reset();
-      EXPECT_TRUE(NoLeftoverSegments());
-    }
+    ExpectWorker1FailsMinibatch1(injection, StatusCode::kChildFailed, "answer", [what = std::string(what)](pid_t pid) {
+      return "worker 1 (pid " + std::to_string(pid) + ") broke the loader's protocol while producing minibatch 1: " +
+             what;
+    });
   }
 }
 
