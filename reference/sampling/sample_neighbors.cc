@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -103,6 +103,8 @@ int64_t ChunkSeeds(int64_t n, int num_threads) {
   return std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 1024);
 }
 
+std::function<void()> g_chunk_hook;  // SetChunkHookForTesting
+
 // Each calling thread's chunks, reused from call to call (no allocation
 // once they have grown to a layer's size), unless a call is under way on the
 // thread already (a sink that samples): that one's chunks are its own.
@@ -194,6 +196,7 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     if (c >= num_chunks) return false;
     const int64_t first = c * chunk_seeds, count = std::min(n, first + chunk_seeds) - first;
     chunks[c].first_seed = first;
+    if (g_chunk_hook) g_chunk_hook();
     SampleChunk(params, seeds.data() + first, count, graph.indices().data(), scratch, chunks[c]);
     done[c].store(true, std::memory_order_release);
     return true;
@@ -201,8 +204,9 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
   // A helper that throws (e.g. std::bad_alloc) leaves its chunk undone: it
   // stops the others' claims, and this thread rethrows what it threw, as it
   // would have thrown sampling the chunk itself.
+  std::atomic<bool> failure_claimed{false};  // the first helper to fail writes helper_failure
+  std::exception_ptr helper_failure;         // written before helper_failed is set
   std::atomic<bool> helper_failed{false};
-  std::exception_ptr helper_failure;  // written before helper_failed is set
   std::vector<std::thread> helpers;
   // Joins the helpers however this function returns (stopping their claims first).
   struct Joiner {
@@ -215,7 +219,6 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     }
   } joiner{helpers, next, num_chunks};
   const int64_t num_helpers = std::min<int64_t>(options.num_threads, num_chunks) - 1;
-  std::mutex failure_mutex;
   for (int64_t t = 0; t < num_helpers; ++t) {
     try {
       helpers.emplace_back([&] {
@@ -224,10 +227,11 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
           while (sample_next(scratch)) {
           }
         } catch (...) {
-          std::lock_guard<std::mutex> lock(failure_mutex);
-          if (!helper_failure) helper_failure = std::current_exception();
-          next.store(num_chunks, std::memory_order_relaxed);
-          helper_failed.store(true, std::memory_order_release);
+          if (!failure_claimed.exchange(true)) {
+            helper_failure = std::current_exception();
+            next.store(num_chunks, std::memory_order_relaxed);
+            helper_failed.store(true, std::memory_order_release);
+          }
         }
       });
     } catch (const std::system_error&) {
@@ -244,6 +248,8 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
   }
   return OkStatus();
 }
+
+void SetChunkHookForTesting(std::function<void()> hook) { g_chunk_hook = std::move(hook); }
 
 Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
                              bool weighted) {

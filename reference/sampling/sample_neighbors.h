@@ -109,6 +109,10 @@ using SampledChunkSink = std::function<Status(const SampledChunk&)>;
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
 
+// Tests: runs `hook` before each chunk is sampled, on whichever thread
+// samples it (so a test can make a helper thread throw); empty: none.
+void SetChunkHookForTesting(std::function<void()> hook);
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_SAMPLING_SAMPLE_NEIGHBORS_H_

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <new>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -289,6 +291,31 @@ TEST(SampleNeighborsTest, ASinkThatFailsOrThrowsLeavesTheThreadReadyForTheNextCa
   const SampledSubgraph again = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   EXPECT_EQ(again.original_edge_ids, expected.original_edge_ids);
   EXPECT_EQ(again.indices, expected.indices);
+}
+
+// A helper thread that throws (out of memory, say) neither hangs the call
+// nor ends the process: the calling thread throws what it threw, and the
+// next call on the thread samples as before.
+TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
+  Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 8, false);
+  ASSERT_TRUE(graph.ok());
+  const std::vector<int64_t> seeds = StridedSeeds(1500, 13, 2000);
+  const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> helper_chunks{0};
+  SetChunkHookForTesting([&] {
+    if (std::this_thread::get_id() == caller) {
+      while (helper_chunks.load() == 0) std::this_thread::yield();  // a helper takes a chunk first
+    } else if (++helper_chunks == 1) {
+      throw std::bad_alloc();  // the first chunk a helper takes
+    }
+  });
+  EXPECT_THROW((void)SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
+                                             [](const SampledChunk&) { return OkStatus(); }),
+               std::bad_alloc);
+  SetChunkHookForTesting(nullptr);
+  const SampledSubgraph again = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
+  EXPECT_EQ(again.original_edge_ids, expected.original_edge_ids);
 }
 
 TEST(SampleNeighborsTest, RejectsBadArguments) {
