@@ -21,8 +21,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <fstream>
 #include <limits>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "reference/graph/generators.h"
@@ -343,6 +345,18 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
   }
 }
 
+// The shared memory segments process `pid` maps ("/dev/shm/NAME (deleted)"),
+// from /proc/PID/maps.
+std::set<std::string> MappedSegments(pid_t pid) {
+  std::set<std::string> segments;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const size_t at = line.find("/dev/shm/");
+    if (at != std::string::npos) segments.insert(line.substr(at));
+  }
+  return segments;
+}
+
 // What /proc/PID/fd links to, one entry per descriptor ("socket:[123]",
 // "/dev/shm/NAME (deleted)", ...).
 std::vector<std::string> DescriptorTargets(pid_t pid) {
@@ -370,29 +384,38 @@ TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
   }
   auto first = DataLoader::Create(Options(2, StartMethod::kFork));
   ASSERT_TRUE(first.ok()) << first.status();
+  // A view of the first loader held while the second starts: its slot is
+  // mapped in this process when the second loader's workers are forked.
+  auto held = (*first)->NextView();
+  ASSERT_TRUE(held.ok() && held->has_value()) << held.status();
   auto second = DataLoader::Create(Options(2, StartMethod::kFork));
   ASSERT_TRUE(second.ok()) << second.status();
   for (DataLoader* loader : {first->get(), second->get()}) {
-    // Minibatches 0 and 1, one from each worker: both have started (and
-    // closed what was not theirs) before they answered.
+    // One minibatch from each worker: both have started (and closed what
+    // was not theirs) before they answered.
     for (int batch = 0; batch < 2; ++batch) ASSERT_TRUE(loader->Next().ok());
     const std::vector<pid_t> pids = loader->worker_pids();
     for (size_t w = 0; w < pids.size(); ++w) {
       SCOPED_TRACE("worker " + std::to_string(w) + " (pid " + std::to_string(pids[w]) + ")");
-      int segments = 0, sockets = 0;
+      std::set<std::string> own;  // its slots, as its descriptors name them
+      int sockets = 0;
       for (const std::string& target : DescriptorTargets(pids[w])) {
         if (target.rfind("/dev/shm/", 0) == 0) {
-          ++segments;
+          own.insert(target);
           EXPECT_NE(target.find("-w" + std::to_string(w) + "-s"), std::string::npos) << target;
         }
         if (target.rfind("socket:", 0) == 0 && std::find(before.begin(), before.end(), target) == before.end()) {
           ++sockets;
         }
       }
-      EXPECT_EQ(segments, kPrefetchPerWorker);
+      EXPECT_EQ(own.size(), static_cast<size_t>(kPrefetchPerWorker));
       EXPECT_EQ(sockets, 2);  // its task and result sockets
+      for (const std::string& mapped : MappedSegments(pids[w])) {
+        EXPECT_EQ(own.count(mapped), 1u) << "it maps a segment that is not its own: " << mapped;
+      }
     }
   }
+  held->reset();
   for (auto* loader : {&first, &second}) {
     while (true) {  // both loaders run to the end
       auto next = (**loader)->Next();

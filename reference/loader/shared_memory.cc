@@ -148,6 +148,9 @@ Result<SegmentReader::Message> SegmentReader::Map() {
     if (size <= mapped) break;
     void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, 0);
     if (map == MAP_FAILED) return ShmError("mmap", name_);
+    // Not inherited by a later fork: a forked worker of another loader would
+    // otherwise keep this (unlinked) segment allocated for as long as it lives.
+    madvise(map, size, MADV_DONTFORK);
     mapping_ = std::make_shared<const Mapping>(static_cast<const char*>(map), size);
   }
   const size_t mapped = mapping_ ? mapping_->size : 0;

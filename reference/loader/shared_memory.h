@@ -73,7 +73,9 @@ class SegmentWriter {
 
 // The consumer's end of segment `name`: opens it on the first Read and then
 // unlinks the name (both ends keep the segment through their descriptors,
-// so nothing is left in /dev/shm if either process dies afterwards).
+// so nothing is left in /dev/shm if either process dies afterwards). Its
+// mappings, and so the bytes of the messages it hands out, are not
+// inherited by a process forked afterwards (MADV_DONTFORK).
 class SegmentReader {
  public:
   explicit SegmentReader(std::string name) : name_(std::move(name)) {}
