@@ -15,10 +15,9 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
              "matched but some could not run on this machine (they need 2 GPUs)");
   app.require_subcommand(1);
   Command command;
-  // --runtime's default: FAULTLINE_RUNTIME, as every faultline binary reads it.
+  // --runtime's default: FAULTLINE_RUNTIME (as device_bench reads it), else auto.
   const char* runtime_env = std::getenv("FAULTLINE_RUNTIME");
-  const bool runtime_from_env = runtime_env != nullptr && *runtime_env != '\0';
-  std::string runtime_text = runtime_from_env ? runtime_env : "auto";
+  std::string runtime_text = runtime_env != nullptr && *runtime_env != '\0' ? runtime_env : "auto";
   const std::string repeat_help = "Run each variant N times, each in a fresh process; exit 1 if any run did not match";
 
   CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
@@ -54,15 +53,12 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
     *exit_code = kExitUsage;
     return std::nullopt;
   }
+  // A --runtime given was checked by CLI11; a default from the environment is checked here.
   const bool given = run->count("--runtime") + all->count("--runtime") > 0;
-  if (!given && runtime_from_env && runtime_text != "simcuda" && runtime_text != "cuda" && runtime_text != "auto") {
-    err << "repro: FAULTLINE_RUNTIME is '" << runtime_text << "'; expected simcuda, cuda or auto\n";
-    *exit_code = kExitUsage;
-    return std::nullopt;
-  }
   Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text, given ? "--runtime" : "FAULTLINE_RUNTIME");
-  if (!runtime.ok()) {
-    err << "repro: " << runtime.status().message() << "\n";
+  if (!runtime.ok() || *runtime == RuntimeKind::kCpu) {
+    err << "repro: " << (given ? "--runtime" : "FAULTLINE_RUNTIME") << " is '" << runtime_text
+        << "'; expected simcuda, cuda or auto\n";
     *exit_code = kExitUsage;
     return std::nullopt;
   }

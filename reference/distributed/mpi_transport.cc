@@ -170,7 +170,10 @@ Status MpiTransport::WireUp() {
     requests.push_back(request);
     peers.push_back(peer);
   }
-  // Polled together, so that a timeout names every rank that has not connected.
+  // Polled together, so that a timeout names every rank that has not
+  // connected. A 1-byte send completes without its receiver, so in practice
+  // the ranks named are lower-numbered ones; a rank waiting for a late
+  // higher one passes here and times out in the address exchange instead.
   std::vector<bool> done(requests.size(), false);
   for (size_t left = requests.size(); left > 0;) {
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -189,8 +192,9 @@ Status MpiTransport::WireUp() {
         if (!done[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(peers[i]);
       }
       return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": connecting to every rank did not complete "
-                                   "within " + JoinSeconds() + " s: not every rank has joined (no connection from "
-                                   "rank" + (left > 1 ? "s " : " ") + missing + ")"));
+                                   "within " + JoinSeconds() + " s: not every rank has joined (rank" +
+                                   (left > 1 ? "s " : " ") + missing + (left > 1 ? " have" : " has") +
+                                   " not connected)"));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }

@@ -51,10 +51,13 @@ class LoaderDescriptors {
     std::lock_guard<std::mutex> lock(mutex_);
     fds_.erase(fd);
   }
-  // The registered descriptors but `own` (taken before a fork: the child
-  // must not lock).
+  // Held from listing the descriptors a forked worker closes until the
+  // fork is done, so that no other thread closes one of them (and its number
+  // goes to an unrelated file) or adds one in between.
+  static std::unique_lock<std::mutex> Hold() { return std::unique_lock<std::mutex>(mutex_); }
+  // The registered descriptors but `own`; the caller holds Hold()'s lock
+  // (the forked child never locks).
   static std::vector<int> Except(const std::vector<int>& own) {
-    std::lock_guard<std::mutex> lock(mutex_);
     std::vector<int> others;
     for (int fd : fds_) {
       if (std::find(own.begin(), own.end(), fd) == own.end()) others.push_back(fd);
@@ -209,6 +212,7 @@ Status DataLoader::StartWorkers() {
     const int child_task = task[0], child_result = result[1];
     // Every loader descriptor but its slots (this worker's own sockets'
     // parent ends included): what a forked worker closes first.
+    std::unique_lock<std::mutex> descriptors = LoaderDescriptors::Hold();
     const std::vector<int> not_its_own = LoaderDescriptors::Except(slot_fds);
     auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
       InjectionInWorker().At("started", w);
@@ -223,6 +227,7 @@ Status DataLoader::StartWorkers() {
             ? SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result)
             : std::vector<std::string>();
     auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry, args, spawn);
+    descriptors.unlock();
     close(child_task);
     close(child_result);
     if (!process.ok()) return process.status().WithContext("starting worker " + std::to_string(w));

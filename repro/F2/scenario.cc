@@ -35,10 +35,12 @@ Outcome RunLegacy(RuntimeKind runtime, StartMethod method, const Signature& sign
 }
 
 // The fix's other half, owner-only unpin: a worker that receives the
-// parent's pinned graph leaves it pinned for its owner. The fixed loader
-// refuses such workers, so this runs the worker's restore step
+// parent's pinned graph leaves it to its owner, and its restore step
+// succeeds. The fixed loader refuses such workers, so this runs that step
 // (RestorePinnedGraphInWorker) itself, in a child forked after the pin, and
-// says what went wrong ("" if nothing).
+// says what went wrong ("" if nothing). (Whatever the child did, the
+// parent's pin would stand: CUDA refuses a forked child's unpin. What a
+// wrong fix changes is the step's own result.)
 std::string OwnerOnlyUnpinProblem(RuntimeKind runtime) {
   DeviceRuntime& rt = GetRuntime(runtime);
   std::vector<int64_t> graph(4096, 1);
@@ -57,10 +59,6 @@ std::string OwnerOnlyUnpinProblem(RuntimeKind runtime) {
     problem = "the forked worker: " + exit.status().ToString();
   } else if (!exit->succeeded() || exit->transcript != "ok") {
     problem = "the forked worker's restore: " + (exit->transcript.empty() ? exit->Describe() : exit->transcript);
-  }
-  Result<bool> still_pinned = rt.IsPinned(graph.data());
-  if (problem.empty() && !(still_pinned.ok() && *still_pinned)) {
-    problem = "the parent's graph is no longer pinned after the worker's restore";
   }
   if (Status unpinned = rt.HostUnregister(graph.data()); problem.empty() && !unpinned.ok()) {
     problem = "the owner could not unpin: " + unpinned.ToString();
@@ -83,10 +81,10 @@ Outcome RunFixed(RuntimeKind runtime) {
   }
   transcript += "fixed loader refused num_workers = 2: " + refused.status().message() + "\n";
   if (std::string problem = OwnerOnlyUnpinProblem(runtime); !problem.empty()) {
-    return PassedIf(false, "owner-only unpin (a forked worker leaves the parent's pinned graph pinned); " + problem,
+    return PassedIf(false, "owner-only unpin (a forked worker's restore leaves the parent's pin alone); " + problem,
                     transcript);
   }
-  transcript += "owner-only unpin: a worker forked after the pin restored the graph and left it pinned\n";
+  transcript += "owner-only unpin: a worker forked after the pin restored the graph without unpinning it\n";
   o.num_workers = 0;
   return RunLoaderScenario(o, nullptr, transcript + "following the advice:");
 }
