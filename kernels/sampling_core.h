@@ -334,6 +334,14 @@ FL_HOST_DEVICE FL_INLINE bool UsesFloyd(const SamplingParams& p, int64_t eligibl
   return !p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout && p.fanout <= kMaxFloydFanout;
 }
 
+// Returns whether any seed of a hop sampled with `p` may use SampleSeed's
+// scratch keys: only the top-k modes (weighted, or uniform with a fanout
+// above kMaxFloydFanout, without replacement) keep keys. Otherwise a caller
+// may pass a null scratch.
+FL_HOST_DEVICE FL_INLINE bool MayUseKeyScratch(const SamplingParams& p) {
+  return !p.replace && p.fanout > 0 && (p.weighted || p.fanout > kMaxFloydFanout);
+}
+
 // Draw i's candidate position in [0, degree - k + i] (FloydDraw's pick
 // before the check against earlier draws).
 FL_HOST_DEVICE FL_INLINE int64_t FloydCandidate(int64_t degree, int64_t k, int64_t i, uint64_t bits) {

@@ -34,12 +34,13 @@ struct SampleSeedsKernel {
   const int64_t* out_indptr;
   int64_t* out_edges;
   int64_t* out_indices;
-  sampling::SampleKey* scratch;
+  sampling::SampleKey* scratch;  // null when !MayUseKeyScratch(params)
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
       const int64_t offset = out_indptr[i];
-      const int64_t n = sampling::SampleSeed(params, seeds[i], out_edges + offset, scratch + offset);
+      const int64_t n = sampling::SampleSeed(params, seeds[i], out_edges + offset,
+                                             scratch == nullptr ? nullptr : scratch + offset);
       for (int64_t j = 0; j < n; ++j) out_indices[offset + j] = graph_indices[out_edges[offset + j]];
     }
   }

@@ -169,9 +169,14 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
 
   FL_ASSIGN_OR_RETURN(hop.edges, ws.Words(Buffer::kEdges, num_edges, rt, device));
   FL_ASSIGN_OR_RETURN(hop.indices, ws.Words(Buffer::kIndices, num_edges, rt, device));
-  // One 16-byte SampleKey per output slot, held as two int64 words.
+  // One 16-byte SampleKey per output slot, held as two int64 words, for the
+  // top-k modes only: the others (Floyd, with replacement, fanout -1) never
+  // read them, and a fanout -1 hop would otherwise need twice its output.
   static_assert(sizeof(kernels::sampling::SampleKey) == 2 * sizeof(int64_t), "SampleKey layout");
-  FL_ASSIGN_OR_RETURN(DeviceWords keys, ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device));
+  DeviceWords keys;
+  if (kernels::sampling::MayUseKeyScratch(params)) {
+    FL_ASSIGN_OR_RETURN(keys, ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device));
+  }
   kernels::SampleSeedsKernel sample_kernel{params,
                                            Data<int64_t>(graph.indices()),
                                            seeds.data,

@@ -91,7 +91,8 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
 
 // A workspace kept from call to call: the same call again makes no device
 // allocation, and calls of other sizes and modes in between still match the
-// CPU reference, whatever earlier calls left in its buffers.
+// CPU reference, whatever earlier calls left in its buffers. Only the top-k
+// modes (here: weighted) use the key buffer.
 TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExact) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   ASSERT_TRUE(device_graph.ok());
@@ -106,7 +107,7 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
   const Call calls[] = {{many, {10, 5, 3}, false}, {few, {4, 0, 2}, false}, {many, {6, 4}, true},
                         {few, {3}, true},          {many, {10, 5, 3}, false}};
   DeviceSamplingWorkspace ws;
-  int64_t warm = 0;
+  int64_t after_uniform = 0, warm = 0;
   for (size_t i = 0; i < std::size(calls); ++i) {
     const Call& c = calls[i];
     SCOPED_TRACE("call " + std::to_string(i));
@@ -116,10 +117,15 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
     ASSERT_TRUE(cpu.ok()) << cpu.status();
     ASSERT_TRUE(dev.ok()) << dev.status();
     ExpectSameLayers(*dev, *cpu);
-    if (i == 0) warm = ws.allocations();
+    if (i == 1) after_uniform = ws.allocations();
+    if (i == 2) warm = ws.allocations();
   }
-  EXPECT_GT(warm, 0);
-  // No later call needed a buffer larger than call 0's and its quarter more.
+  EXPECT_GT(after_uniform, 0);
+  // Uniform sampling by Floyd's algorithm keeps no keys: the first weighted
+  // call (2) allocates the key buffer, although its hops are smaller than
+  // call 0's.
+  EXPECT_GT(warm, after_uniform);
+  // No later call needed a buffer larger than calls 0-2's and a quarter more.
   EXPECT_EQ(ws.allocations(), warm);
   // Call 0 exactly, after the others: no allocation, and the same layers.
   const int64_t before_repeat = ws.allocations();

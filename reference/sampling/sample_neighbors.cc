@@ -35,7 +35,7 @@ void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t first_e
                     int64_t* picks, std::vector<core::SampleKey>& scratch, UniformFloydBatch& floyd) {
   // Only the top-k modes keep keys (one per pick): fanout -1 over a hub, say,
   // must not cost 16 bytes per edge of it.
-  const bool top_k = !p.replace && p.fanout > 0 && eligible > p.fanout;
+  const bool top_k = core::MayUseKeyScratch(p) && eligible > p.fanout;
   if (top_k && static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
     floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
