@@ -503,8 +503,13 @@ void DataLoader::Shutdown() {
       (void)wire::WriteAll(w->task_fd, &stop, sizeof(stop));
     }
   }
+  // One deadline for all of them (each is killed past it): n hung workers
+  // cost kCollectDeadline, not n times it.
+  const auto deadline = std::chrono::steady_clock::now() + kCollectDeadline;
   for (auto& w : workers_) {
-    if (w->process && w->process->running()) (void)w->process->Wait(kCollectDeadline);  // kills past the deadline
+    if (w->process && w->process->running()) {
+      (void)w->process->Wait(std::chrono::milliseconds(MillisecondsUntil(deadline)));
+    }
   }
   workers_.clear();  // and with them the parent's descriptors and mappings
 }
