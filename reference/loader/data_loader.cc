@@ -40,24 +40,19 @@ namespace {
 // them all; a forked worker closes those that are not its own, so that it
 // does not keep another loader's slots allocated (their names are gone, so
 // nothing else could free them) or another worker's sockets open for as long
-// as it lives.
+// as it lives. Every change is made under Hold()'s lock, which is also held
+// from listing them to the fork: no other thread opens, registers or closes
+// one in between (a number closed and reused would be an unrelated file in
+// the child). The forked child never locks.
 class LoaderDescriptors {
  public:
-  static void Add(int fd) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fds_.insert(fd);
-  }
-  static void Remove(int fd) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fds_.erase(fd);
-  }
-  // Held from listing the descriptors a forked worker closes until the
-  // fork is done, so that no other thread closes one of them (and its number
-  // goes to an unrelated file) or adds one in between.
-  static std::unique_lock<std::mutex> Hold() { return std::unique_lock<std::mutex>(mutex_); }
-  // The registered descriptors but `own`; the caller holds Hold()'s lock
-  // (the forked child never locks).
-  static std::vector<int> Except(const std::vector<int>& own) {
+  using Lock = std::unique_lock<std::mutex>;
+  static Lock Hold() { return Lock(mutex_); }
+  // These three need Hold()'s lock.
+  static void Add(const Lock&, int fd) { fds_.insert(fd); }
+  static void Remove(const Lock&, int fd) { fds_.erase(fd); }
+  // The registered descriptors but `own`.
+  static std::vector<int> Except(const Lock&, const std::vector<int>& own) {
     std::vector<int> others;
     for (int fd : fds_) {
       if (std::find(own.begin(), own.end(), fd) == own.end()) others.push_back(fd);
@@ -86,10 +81,12 @@ struct DataLoader::Worker {
   std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
   std::vector<int> segment_fds;  // the segments' descriptors, which their readers close
   ~Worker() {
-    for (int fd : segment_fds) LoaderDescriptors::Remove(fd);  // before the readers close them
+    const LoaderDescriptors::Lock lock = LoaderDescriptors::Hold();
+    for (int fd : segment_fds) LoaderDescriptors::Remove(lock, fd);
+    for (auto& segment : segments) segment.reset();  // closes their descriptors under the lock
     for (int fd : {task_fd, result_fd}) {
       if (fd < 0) continue;
-      LoaderDescriptors::Remove(fd);
+      LoaderDescriptors::Remove(lock, fd);
       close(fd);
     }
   }
@@ -187,6 +184,9 @@ Status DataLoader::StartWorkers() {
   for (int w = 0; w < options_.num_workers; ++w) {
     auto worker = std::make_unique<Worker>();
     worker->index = w;
+    // From creating its descriptors to forking it (declared after `worker`:
+    // released before ~Worker takes it on an early return).
+    LoaderDescriptors::Lock descriptors = LoaderDescriptors::Hold();
     // Its slots' segments, with no name from the start: the worker inherits
     // the descriptors, so nothing is left in /dev/shm however either ends.
     std::vector<int> slot_fds;
@@ -195,7 +195,7 @@ Status DataLoader::StartWorkers() {
       FL_ASSIGN_OR_RETURN(int fd, CreateUnlinkedSegment(name));
       worker->segments[slot] = std::make_unique<SegmentReader>(name, fd);
       worker->segment_fds.push_back(fd);
-      LoaderDescriptors::Add(fd);
+      LoaderDescriptors::Add(descriptors, fd);
       slot_fds.push_back(fd);
     }
     int task[2], result[2];
@@ -207,13 +207,12 @@ Status DataLoader::StartWorkers() {
     }
     worker->task_fd = task[1];
     worker->result_fd = result[0];
-    LoaderDescriptors::Add(task[1]);
-    LoaderDescriptors::Add(result[0]);
+    LoaderDescriptors::Add(descriptors, task[1]);
+    LoaderDescriptors::Add(descriptors, result[0]);
     const int child_task = task[0], child_result = result[1];
     // Every loader descriptor but its slots (this worker's own sockets'
     // parent ends included): what a forked worker closes first.
-    std::unique_lock<std::mutex> descriptors = LoaderDescriptors::Hold();
-    const std::vector<int> not_its_own = LoaderDescriptors::Except(slot_fds);
+    const std::vector<int> not_its_own = LoaderDescriptors::Except(descriptors, slot_fds);
     auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
       InjectionInWorker().At("started", w);
       for (int fd : not_its_own) close(fd);

@@ -62,7 +62,8 @@ class DataLoader {
   // that is due in it is a FailedPrecondition error that leaves the loader
   // as it was (drop the view, then ask again). Slots are reused every
   // kPrefetchPerWorker * num_workers minibatches. Without workers, the view
-  // holds the minibatch the main process built.
+  // holds the minibatch the main process built. With workers, a view's bytes
+  // are not mapped in a process forked after it was taken (MADV_DONTFORK).
   Result<std::optional<MiniBatchView>> NextView();
   // Returns the pids of the worker processes (for fault-injection tests).
   std::vector<pid_t> worker_pids() const;

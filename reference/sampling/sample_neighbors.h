@@ -110,7 +110,8 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
                                uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
 
 // Tests: runs `hook` before each chunk is sampled, on whichever thread
-// samples it (so a test can make a helper thread throw); empty: none.
+// samples it (so a test can make a helper thread throw); empty: none. Set
+// it only while nothing samples (it is read without synchronisation).
 void SetChunkHookForTesting(std::function<void()> hook);
 
 }  // namespace faultline

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <new>
 #include <set>
 #include <stdexcept>
@@ -303,9 +304,13 @@ TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
   const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> helper_chunks{0};
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   SetChunkHookForTesting([&] {
     if (std::this_thread::get_id() == caller) {
-      while (helper_chunks.load() == 0) std::this_thread::yield();  // a helper takes a chunk first
+      while (helper_chunks.load() == 0) {  // a helper takes a chunk first
+        if (std::chrono::steady_clock::now() > give_up) throw std::runtime_error("no helper thread started");
+        std::this_thread::yield();
+      }
     } else if (++helper_chunks == 1) {
       throw std::bad_alloc();  // the first chunk a helper takes
     }
