@@ -19,6 +19,8 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   const char* runtime_env = std::getenv("FAULTLINE_RUNTIME");
   std::string runtime_text = runtime_env != nullptr && *runtime_env != '\0' ? runtime_env : "auto";
   const std::string repeat_help = "Run each variant N times, each in a fresh process; exit 1 if any run did not match";
+  const std::string runtime_help =
+      "simcuda, cuda or auto (cuda when a GPU is present); default FAULTLINE_RUNTIME, else auto";
 
   CLI::App* list = app.add_subcommand("list", "List the documented failures and their variants");
   list->add_flag("--json", command.json, "Print JSON for machines");
@@ -27,12 +29,12 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   run->add_option("--variant", command.variant,
                   "legacy, fixed, workaround or a listed variant name; a family selects its members "
                   "(legacy runs legacy-spawn too). Default: all");
-  run->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present); default FAULTLINE_RUNTIME, else auto")
+  run->add_option("--runtime", runtime_text, runtime_help)
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", command.json, "Print JSON for machines");
   run->add_option("--repeat", command.repeat, repeat_help);
   CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
-  all->add_option("--runtime", runtime_text, "simcuda, cuda or auto (cuda when a GPU is present); default FAULTLINE_RUNTIME, else auto")
+  all->add_option("--runtime", runtime_text, runtime_help)
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   all->add_flag("--json", command.json, "Print JSON for machines");
   all->add_option("--repeat", command.repeat, repeat_help);
@@ -55,7 +57,7 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   }
   // A --runtime given was checked by CLI11; a default from the environment is checked here.
   const bool given = run->count("--runtime") + all->count("--runtime") > 0;
-  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text, given ? "--runtime" : "FAULTLINE_RUNTIME");
+  Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
   if (!runtime.ok() || *runtime == RuntimeKind::kCpu) {
     err << "repro: " << (given ? "--runtime" : "FAULTLINE_RUNTIME") << " is '" << runtime_text
         << "'; expected simcuda, cuda or auto\n";

@@ -170,35 +170,31 @@ Status MpiTransport::WireUp() {
     requests.push_back(request);
     peers.push_back(peer);
   }
-  // Polled together, so that a timeout names every rank that has not
-  // connected. A 1-byte send completes without its receiver, so in practice
-  // the ranks named are lower-numbered ones; a rank waiting for a late
-  // higher one passes here and times out in the address exchange instead.
-  std::vector<bool> done(requests.size(), false);
-  for (size_t left = requests.size(); left > 0;) {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (done[i]) continue;
-      int completed = 0;
-      FL_RETURN_IF_ERROR(Check(MPI_Test(&requests[i], &completed, MPI_STATUS_IGNORE), "MPI_Test"));
-      if (completed) {
-        done[i] = true;
-        --left;
-      }
-    }
-    if (left == 0) break;
-    if (std::chrono::steady_clock::now() > join_deadline_) {
-      std::string missing;
-      for (size_t i = 0; i < requests.size(); ++i) {
-        if (!done[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(peers[i]);
-      }
-      return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": connecting to every rank did not complete "
-                                   "within " + JoinSeconds() + " s: not every rank has joined (rank" +
-                                   (left > 1 ? "s " : " ") + missing + (left > 1 ? " have" : " has") +
-                                   " not connected)"));
-    }
+  // Polled together (a completed request turns MPI_REQUEST_NULL), so that a
+  // timeout names every rank that has not connected. A 1-byte send completes
+  // without its receiver, so in practice the ranks named are lower-numbered
+  // ones; a rank waiting for a late higher one passes here and times out in
+  // the address exchange instead.
+  std::vector<int> completed(requests.size());
+  while (true) {
+    int count = 0;
+    FL_RETURN_IF_ERROR(Check(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count,
+                                          completed.data(), MPI_STATUSES_IGNORE),
+                             "MPI_Testsome"));
+    if (count == MPI_UNDEFINED) return OkStatus();  // every request has completed
+    if (std::chrono::steady_clock::now() > join_deadline_) break;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-  return OkStatus();
+  std::string names;
+  int missing = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    names += (missing++ == 0 ? "" : ", ") + std::to_string(peers[i]);
+  }
+  const bool several = missing > 1;
+  return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": connecting to every rank did not complete "
+                               "within " + JoinSeconds() + " s: not every rank has joined (rank" +
+                               (several ? "s " : " ") + names + (several ? " have" : " has") + " not connected)"));
 }
 
 MpiTransport::~MpiTransport() {
@@ -291,9 +287,6 @@ Status MpiTransport::BarrierWithin(std::chrono::milliseconds limit) {
   return OkStatus();
 }
 
-// Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
-// ranks reach it at different times, and MPI_Win_allocate spins inside
-// MPI, which on a loaded machine took over 6 s once (stop 35).
 // MPI pairs the ranks' windows by the order of the calls alone, and sizes
 // each rank's part from that rank's own book: ranks that created different
 // tensors would read and write each other's rows unchecked. So every rank
@@ -319,6 +312,9 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec) {
   return OkStatus();
 }
 
+// Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
+// ranks reach it at different times, and MPI_Win_allocate spins inside
+// MPI, which on a loaded machine took over 6 s once (stop 35).
 Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
   FL_RETURN_IF_ERROR(AgreeOnTensor(spec));
   const MPI_Aint bytes = static_cast<MPI_Aint>(spec.book.size(rank_) * spec.dim * sizeof(float));

@@ -104,9 +104,10 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     }
     return false;
   };
-  if (!known(injection.step, kInjectSteps) || !known(injection.action, kInjectActions)) return bad();
-  const bool breaks_protocol =
-      injection.action == "misindex" || injection.action == "badframe" || injection.action == "misanswer";
+  const bool breaks_protocol = known(injection.action, kProtocolActions);
+  if (!known(injection.step, kInjectSteps) || !(breaks_protocol || known(injection.action, kProcessActions))) {
+    return bad();
+  }
   if (breaks_protocol && injection.step != "after_write") return bad();
   return injection;
 }

@@ -35,13 +35,14 @@ std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::st
 inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
 inline constexpr const char* kInjectSteps[] = {"started",     "before_restore", "after_restore", "after_task",
                                         "mid_write",   "after_write",    "after_answer"};
-// The actions that break the protocol instead of the process, at
-// after_write only: misindex writes another minibatch index into the
-// finished slot and answers as if nothing happened (DataLoader's
-// read_shared_memory check); badframe answers with a frame header whose
-// length is -1; misanswer answers for another minibatch (its own + 1000).
-inline constexpr const char* kInjectActions[] = {"sigkill", "sigsegv", "exit3",   "hang",
-                                                 "misindex", "badframe", "misanswer"};
+// The actions that end or stall the process, at any step.
+inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
+// The actions that break the protocol instead, at after_write only:
+// misindex writes another minibatch index into the finished slot and
+// answers as if nothing happened (DataLoader's read_shared_memory check);
+// badframe answers with a frame header whose length is -1; misanswer
+// answers for another minibatch (its own + 1000).
+inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer"};
 
 struct FaultInjection {
   std::string step;    // empty: nothing injected
