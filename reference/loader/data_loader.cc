@@ -72,7 +72,9 @@ struct DataLoader::Worker {
   std::optional<ChildProcess> process;
   int task_fd = -1;    // parent writes
   int result_fd = -1;  // parent reads
+  wire::AnswerReader reader;            // assembles its answers from the result socket
   std::deque<wire::Answer> answers;     // read, not yet delivered
+  std::string broken;                   // how its answers broke the protocol (nothing after is read)
   bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
   std::optional<ChildExit> exit;  // how the process ended, once reaped
   std::string transport;          // the error that revealed the failure
@@ -286,21 +288,30 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
   worker.collected = true;
   worker.transport = transport;
   const auto deadline = std::chrono::steady_clock::now() + kCollectDeadline;
-  for (;;) {
+  // Until its connection closes (a descendant may hold it open: then until
+  // the deadline) or its answers break the protocol.
+  while (worker.broken.empty()) {
     pollfd pfd{worker.result_fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, MillisecondsUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
     std::string ignored;
-    Result<std::optional<wire::Answer>> answer = wire::ReadAnswer(worker.result_fd, &ignored);
-    if (!answer.ok() || !answer->has_value()) break;
-    worker.answers.push_back(std::move(**answer));
+    if (!ReadAnswers(worker, &ignored)) break;
   }
   if (!worker.exit && worker.process->running()) {
     Result<ChildExit> exit = worker.process->Wait(
         std::chrono::milliseconds(std::max(1, MillisecondsUntil(deadline))));
     if (exit.ok()) worker.exit = *exit;
   }
+}
+
+// Reads what the worker's result socket holds now into its answers.
+// Returns false once the connection closed (`transport` says how) or an
+// answer broke the protocol (kept in `broken`: nothing after it is read).
+bool DataLoader::ReadAnswers(Worker& worker, std::string* transport) {
+  Result<wire::AnswerReader::Connection> read = worker.reader.ReadAvailable(worker.result_fd, &worker.answers, transport);
+  if (!read.ok()) worker.broken = read.status().message();
+  return read.ok() && *read == wire::AnswerReader::Connection::kOpen;
 }
 
 // Delivers the worker's oldest unread answer, which is for minibatch `batch`.
@@ -367,36 +378,34 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
   return Status(StatusCode::kChildFailed, who + " " + how + while_producing + (said.empty() ? "" : ": " + said));
 }
 
-// Kills a worker that answered nothing within the timeout.
+// Kills a worker that answered nothing within the timeout (or sent part of
+// an answer and then nothing more).
 Status DataLoader::TimedOut(Worker& worker, int64_t batch) {
-  failure_ = LoaderFailure{worker.index, worker.process->pid(), "produce", batch};
+  const std::string partial = worker.reader.Partial();
+  failure_ = LoaderFailure{worker.index, worker.process->pid(), partial.empty() ? "produce" : "answer", batch};
   worker.process->Kill(SIGKILL);
   Result<ChildExit> exit = worker.process->Wait(kCollectDeadline);
   worker.collected = true;
   if (exit.ok()) worker.exit = *exit;
-  return Status(StatusCode::kChildFailed, failure_->Process() + " produced nothing for " + Seconds(options_.timeout) +
-                                              " while producing minibatch " + std::to_string(batch) +
-                                              "; it was killed (LoaderOptions::timeout)");
+  const std::string what = partial.empty() ? " produced nothing for " + Seconds(options_.timeout)
+                                           : " sent " + partial + " and nothing more for " + Seconds(options_.timeout);
+  return Status(StatusCode::kChildFailed, failure_->Process() + what + " while producing minibatch " +
+                                              std::to_string(batch) + "; it was killed (LoaderOptions::timeout)");
 }
 
 Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
   const bool has_timeout = options_.timeout.count() > 0;
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   for (;;) {
+    // In the order the worker sent them: its answers, then what broke.
     if (!worker.answers.empty()) return Accept(worker, batch);
+    if (!worker.broken.empty()) return BrokeProtocol(worker, batch, worker.broken);
     if (worker.collected) return WorkerEnded(worker, batch);
     pollfd pfd{worker.result_fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, has_timeout ? std::min(50, MillisecondsUntil(deadline)) : 50);
     if (ready > 0) {
       std::string transport;
-      Result<std::optional<wire::Answer>> read = wire::ReadAnswer(worker.result_fd, &transport);
-      if (!read.ok()) return BrokeProtocol(worker, batch, read.status().message());
-      std::optional<wire::Answer> answer = std::move(read).value();
-      if (answer) {
-        worker.answers.push_back(std::move(*answer));
-      } else {
-        Collect(worker, transport);
-      }
+      if (!ReadAnswers(worker, &transport) && worker.broken.empty()) Collect(worker, transport);
       continue;
     }
     FL_ASSIGN_OR_RETURN(ChildExit exit, worker.process->TryWait());

@@ -86,6 +86,7 @@ class DataLoader {
   Result<MiniBatchView> Receive(Worker& worker, int64_t batch);
   Result<MiniBatchView> Accept(Worker& worker, int64_t batch);
   void Collect(Worker& worker, const std::string& transport);
+  bool ReadAnswers(Worker& worker, std::string* transport);
   Status BrokeProtocol(Worker& worker, int64_t batch, const std::string& what);
   Status WorkerEnded(Worker& worker, int64_t batch);
   Status TimedOut(Worker& worker, int64_t batch);

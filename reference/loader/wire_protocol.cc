@@ -44,25 +44,60 @@ bool WriteAnswer(int fd, int64_t batch, const std::string& message) {
   return WriteAll(fd, header, sizeof(header)).ok() && WriteAll(fd, message.data(), message.size()).ok();
 }
 
-Result<std::optional<Answer>> ReadAnswer(int fd, std::string* transport) {
+namespace {
+constexpr size_t kHeaderBytes = 2 * sizeof(int64_t);
+}  // namespace
+
+Status AnswerReader::Feed(std::string_view bytes, std::deque<Answer>* answers) {
+  if (!broken_.ok()) return broken_;
+  pending_.append(bytes.data(), bytes.size());
+  size_t used = 0;
+  while (pending_.size() - used >= kHeaderBytes) {
+    int64_t header[2];
+    std::memcpy(header, pending_.data() + used, kHeaderBytes);
+    if (header[1] < 0 || header[1] > kMaxAnswerBytes) {
+      broken_ = InternalError("a malformed answer header (minibatch " + std::to_string(header[0]) +
+                              ", message length " + std::to_string(header[1]) + "; expected a length of 0.." +
+                              std::to_string(kMaxAnswerBytes) + ")");
+      pending_.clear();
+      return broken_;
+    }
+    const size_t length = static_cast<size_t>(header[1]);
+    if (pending_.size() - used - kHeaderBytes < length) break;
+    answers->push_back(Answer{header[0], pending_.substr(used + kHeaderBytes, length)});
+    used += kHeaderBytes + length;
+  }
+  pending_.erase(0, used);
+  return OkStatus();
+}
+
+Result<AnswerReader::Connection> AnswerReader::ReadAvailable(int fd, std::deque<Answer>* answers,
+                                                             std::string* transport) {
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t r = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Connection::kOpen;
+    if (r <= 0) {
+      const std::string partial = Partial();
+      *transport = r < 0 ? std::string("pipe read failed: ") + std::strerror(errno)
+                         : partial.empty() ? "the result connection closed"
+                                           : "the result connection closed mid-answer (after " + partial + ")";
+      return Connection::kClosed;
+    }
+    FL_RETURN_IF_ERROR(Feed(std::string_view(buffer, static_cast<size_t>(r)), answers));
+  }
+}
+
+std::string AnswerReader::Partial() const {
+  if (pending_.empty()) return "";
+  if (pending_.size() < kHeaderBytes) {
+    return std::to_string(pending_.size()) + " of the " + std::to_string(kHeaderBytes) + " bytes of an answer's header";
+  }
   int64_t header[2];
-  Result<bool> got = ReadAll(fd, header, sizeof(header));
-  if (!got.ok() || !*got) {
-    *transport = got.ok() ? "the result connection closed" : got.status().message();
-    return std::optional<Answer>();
-  }
-  if (header[1] < 0 || header[1] > kMaxAnswerBytes) {
-    return InternalError("a malformed answer header (minibatch " + std::to_string(header[0]) + ", message length " +
-                         std::to_string(header[1]) + "; expected a length of 0.." + std::to_string(kMaxAnswerBytes) +
-                         ")");
-  }
-  Answer answer{header[0], std::string(static_cast<size_t>(header[1]), '\0')};
-  Result<bool> complete = ReadAll(fd, answer.message.data(), answer.message.size());
-  if (!complete.ok() || !*complete) {
-    *transport = complete.ok() ? "the result connection closed mid-answer" : complete.status().message();
-    return std::optional<Answer>();
-  }
-  return std::optional<Answer>(std::move(answer));
+  std::memcpy(header, pending_.data(), kHeaderBytes);
+  return std::to_string(pending_.size()) + " of the " + std::to_string(kHeaderBytes + header[1]) +
+         " bytes of its answer for minibatch " + std::to_string(header[0]);
 }
 
 std::string ErrorToWire(const Status& status, const std::string& step) {

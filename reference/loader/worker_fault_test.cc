@@ -139,7 +139,7 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   EXPECT_EQ(loader.status().message(),
             "FAULTLINE_LOADER_INJECT is 'mid_write:explode'; expected STEP:ACTION[:WORKER] with STEP one of started, "
             "before_restore, after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer (the last three after_write only)");
+            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall (the last four after_write only)");
   ScopedInjection early("after_task:misindex");
   EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
             StatusCode::kInvalidArgument);
@@ -150,11 +150,14 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
 // `message(worker 1's pid)`, failure() names worker 1, `step` and the
 // minibatch, the loader ends (both workers reaped), and nothing leaks.
 void ExpectWorker1FailsMinibatch1(const std::string& injection, StatusCode code, const std::string& step,
-                                  const std::function<std::string(pid_t)>& message) {
+                                  const std::function<std::string(pid_t)>& message,
+                                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(injection + " " + StartMethodName(method));
     ScopedInjection inject(injection);
-    auto loader = DataLoader::Create(LoaderTestOptions(2, method));
+    LoaderOptions options = LoaderTestOptions(2, method);
+    options.timeout = timeout;
+    auto loader = DataLoader::Create(options);
     ASSERT_TRUE(loader.ok()) << loader.status();
     const std::vector<pid_t> pids = (*loader)->worker_pids();
     auto first = (*loader)->NextView();  // minibatch 0, from worker 0
@@ -199,6 +202,23 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
              what;
     });
   }
+}
+
+// A worker that sends part of an answer and then nothing (half a frame
+// header) is killed at the timeout, as a silent one is: the main process
+// never waits in read(2) for the rest of a frame. Before the answers were
+// assembled as they arrive, this case blocked Next() for good.
+TEST(WorkerFaultTest, AWorkerThatStopsMidAnswerIsKilledAtTheTimeout) {
+  const auto start = Clock::now();
+  ExpectWorker1FailsMinibatch1(
+      "after_write:stall:1", StatusCode::kChildFailed, "answer",
+      [](pid_t pid) {
+        return "worker 1 (pid " + std::to_string(pid) +
+               ") sent 8 of the 16 bytes of an answer's header and nothing more for 2 s while producing minibatch 1; "
+               "it was killed (LoaderOptions::timeout)";
+      },
+      kTimeout);
+  EXPECT_LT(Clock::now() - start, 2 * kCaseLimit);  // both start methods
 }
 
 TEST(WorkerFaultTest, ATimeoutOutsideWhatPollCanWaitIsRefused) {

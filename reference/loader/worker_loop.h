@@ -41,8 +41,9 @@ inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3",
 // misindex writes another minibatch index into the finished slot and
 // answers as if nothing happened (DataLoader's read_shared_memory check);
 // badframe answers with a frame header whose length is -1; misanswer
-// answers for another minibatch (its own + 1000).
-inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer"};
+// answers for another minibatch (its own + 1000); stall sends the first 8
+// bytes of its answer and then hangs.
+inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall"};
 
 struct FaultInjection {
   std::string step;    // empty: nothing injected
@@ -54,7 +55,7 @@ struct FaultInjection {
   // Fails the calling worker `index` here when `here` is the injected step.
   void At(const char* here, int index) const;
   // Whether the calling worker `index` is to break the protocol by `how`
-  // (misindex, badframe, misanswer) at `here`.
+  // (one of kProtocolActions) at `here`.
   bool Breaks(const char* how, const char* here, int index) const { return action == how && Targets(here, index); }
 };
 
