@@ -57,6 +57,17 @@ std::string CountAndMallocInChild(DeviceRuntime& rt) {
   return "count " + count + ", malloc " + Show(rt.Malloc(64));
 }
 
+// The count the runtime gives, and the one faultline caches.
+std::string CountAndDeviceCount(DeviceRuntime& rt) {
+  std::string count = Show(rt.GetDeviceCount());
+  return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
+}
+
+std::string CountOnly(DeviceRuntime& rt) {
+  auto count = rt.GetDeviceCount();
+  return count.ok() ? "count ok " + std::to_string(*count) : Show(count);
+}
+
 // Every call a program makes on a machine without a usable driver.
 std::string WithoutUsableDriver(DeviceRuntime& rt) {
   int host = 0;
@@ -168,15 +179,37 @@ const std::map<std::string, Observe>& Observations() {
          std::string unpin_again = Show(rt.HostUnregister(host.data()));
          return first + "; type " + type + "; again " + second + "; unregister " + unpin + "; again " + unpin_again;
        }},
+      {"unregister_interior_pointer",
+       [](DeviceRuntime& rt) {
+         std::vector<char> host(1 << 16);
+         std::string text = "register " + Show(rt.HostRegister(host.data(), host.size()));
+         text += "; unregister inside " + Show(rt.HostUnregister(host.data() + 4096));
+         return text + "; unregister start " + Show(rt.HostUnregister(host.data()));
+       }},
+      {"malloc_beyond_memory_is_not_sticky",
+       [](DeviceRuntime& rt) {
+         std::string text = "malloc 1 TiB " + Show(rt.Malloc(size_t{1} << 40));
+         text += "; get " + Show(rt.GetLastError());
+         text += "; get again " + Show(rt.GetLastError());
+         auto small = rt.Malloc(64);
+         text += "; malloc 64 " + Show(small);
+         if (small.ok()) (void)rt.Free(*small);
+         return text;
+       }},
       {"unregister_foreign_memory",
        [](DeviceRuntime& rt) {
          std::vector<char> host(4096);
          return Show(rt.HostUnregister(host.data()));
        }},
-      {"no_visible_device",
+      {"no_visible_device", CountAndDeviceCount},
+      {"no_visible_device_every_call",
        [](DeviceRuntime& rt) {
-         std::string count = Show(rt.GetDeviceCount());
-         return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
+         std::string text = "count " + Show(rt.GetDeviceCount());
+         text += "; get " + Show(rt.GetLastError());
+         text += "; get again " + Show(rt.GetLastError());
+         text += "; set device " + Show(rt.SetDevice(0));
+         text += "; malloc " + Show(rt.Malloc(64));
+         return text + "; cuInit " + Show(rt.DriverInit());
        }},
       {"invalid_device",
        [](DeviceRuntime& rt) { return Show(rt.SetDevice(rt.DeviceCount() + 7)); }},
@@ -243,6 +276,22 @@ const std::map<std::string, Observe>& Observations() {
          std::string call = device.ok() ? "ok " + std::to_string(*device) : Show(device);
          return call + " -> " + Context(rt);
        }},
+      {"get_device_then_fork",
+       [](DeviceRuntime& rt) {
+         auto device = rt.GetDevice();
+         std::string call = device.ok() ? "ok " + std::to_string(*device) : Show(device);
+         return "get device " + call + "; fork after: " + InForkedChild(rt, CountAndMallocInChild);
+       }},
+      {"device_reset_frees_allocations",
+       [](DeviceRuntime& rt) {
+         std::vector<char> host(1 << 16);
+         auto p = rt.Malloc(1024);
+         if (!p.ok()) return Show(p);
+         std::string text = "malloc ok; register " + Show(rt.HostRegister(host.data(), host.size()));
+         text += "; reset " + Show(rt.DeviceReset());
+         text += "; free " + Show(rt.Free(*p));
+         return text + "; unregister " + Show(rt.HostUnregister(host.data()));
+       }},
       {"device_reset_then_fork",
        [](DeviceRuntime& rt) {
          std::string text = "set " + Show(rt.SetDevice(0));
@@ -297,16 +346,10 @@ const std::map<std::string, Observe>& Observations() {
          return "async " + async + "; sync " + sync + "; copy back " + copy + "; " +
                 (back == pageable ? "equal" : "different");
        }},
-      {"visible_devices_unknown_uuid",
-       [](DeviceRuntime& rt) {
-         std::string count = Show(rt.GetDeviceCount());
-         return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
-       }},
-      {"visible_devices_cut_at_unknown_uuid",
-       [](DeviceRuntime& rt) {
-         auto count = rt.GetDeviceCount();
-         return count.ok() ? "count ok " + std::to_string(*count) : Show(count);
-       }},
+      {"visible_devices_unknown_uuid", CountAndDeviceCount},
+      {"visible_devices_cut_at_unknown_uuid", CountOnly},
+      {"visible_devices_repeated_ordinal", CountAndDeviceCount},
+      {"visible_devices_read_like_strtoul", CountOnly},
       {"driver_version_not_older_than_runtime",
        [](DeviceRuntime& rt) {
          auto driver = rt.DriverGetVersion();
@@ -412,6 +455,9 @@ constexpr char kMemoryDoc[] =
 constexpr char kEnvVarsDoc[] =
     "CUDA C Programming Guide, CUDA Environment Variables (CUDA_VISIBLE_DEVICES: indices or GPU UUIDs, "
     "unique prefixes allowed; devices after an invalid entry are hidden)";
+constexpr char kVisibleDevicesRules[] =
+    "PyTorch torch/cuda/__init__.py _parse_visible_devices, which copies the driver's parsing ('Repeated "
+    "ordinal results in empty set'; 'CUDA_VISIBLE_DEVICES uses something like strtoul')";
 constexpr char kNoDriverProgram[] =
     "a program linked to the real libcudart 13.0 on a machine without a driver (and with lib64/stubs/libcuda.so "
     "as libcuda.so.1): every call 35 (34), outputs untouched, cudaGetLastError never cleared; "
@@ -469,6 +515,17 @@ const std::vector<Scenario>& Scenarios() {
        "ok 0 -> no-context"},
       {"free_null_creates_context", "cudaFree(0) creates the primary context", kMemoryDoc,
        "no-context -> ok -> context"},
+      {"get_device_then_fork",
+       "cudaGetDevice initializes CUDA: a child forked after it cannot allocate (3)", kDeviceDoc,
+       std::string("get device ok 0; fork after: count ok, malloc ") + kInit3},
+      {"device_reset_frees_allocations",
+       "cudaDeviceReset frees every allocation and registration of the device in this process: freeing the "
+       "allocation afterwards is invalid (1) and the registration is gone (713)",
+       "CUDA Runtime API, Device Management (cudaDeviceReset: 'Explicitly destroys and cleans up all resources "
+       "associated with the current device in the current process'): "
+       "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DEVICE.html",
+       std::string("malloc ok; register ok; reset ok; free cudaErrorInvalidValue(1) invalid argument; unregister ") +
+           kNotRegistered713},
       {"device_reset_then_fork",
        "cudaDeviceReset destroys the primary context but the process stays initialized: a later fork is still "
        "poisoned",
@@ -491,6 +548,19 @@ const std::vector<Scenario>& Scenarios() {
        "ok; type 1; again cudaErrorHostMemoryAlreadyRegistered(712) part or all of the requested memory range is "
        "already mapped; unregister ok; again " +
            std::string(kNotRegistered713)},
+      {"unregister_interior_pointer",
+       "cudaHostUnregister takes the start of a registered range: a pointer inside one fails with 713",
+       "CUDA Runtime API, Memory Management (cudaHostUnregister: 'Unregisters a memory range that was registered "
+       "with cudaHostRegister'; cudaErrorHostMemoryNotRegistered): "
+       "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html",
+       std::string("register ok; unregister inside ") + kNotRegistered713 + "; unregister start ok"},
+      {"malloc_beyond_memory_is_not_sticky",
+       "a cudaMalloc larger than the device fails with 2 and the error is not sticky: cudaGetLastError returns "
+       "it once, and the next allocation works",
+       "CUDA Runtime API, Data types, enum cudaError (cudaErrorMemoryAllocation; sticky errors are those that "
+       "leave the context unusable): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+       "malloc 1 TiB cudaErrorMemoryAllocation(2) out of memory; get cudaErrorMemoryAllocation(2) out of memory; "
+       "get again ok; malloc 64 ok"},
       {"unregister_foreign_memory", "cudaHostUnregister of memory this process did not register fails with 713",
        kMemoryDoc, kNotRegistered713},
       {"pinned_memory_in_forked_child",
@@ -508,6 +578,23 @@ const std::vector<Scenario>& Scenarios() {
       {"visible_devices_cut_at_unknown_uuid",
        "devices listed before an unknown UUID stay visible; the list is cut there", kEnvVarsDoc, "count ok 1",
        Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,GPU-ffffffff-ffff-ffff-ffff-ffffffffffff,0"}}},
+      {"visible_devices_repeated_ordinal",
+       "a CUDA_VISIBLE_DEVICES that names a device twice hides every device (error 100)",
+       std::string(kVisibleDevicesRules) + "; " + kEnvVarsDoc, std::string(kNoDevice100) + "; DeviceCount()=0",
+       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,0"}}},
+      {"visible_devices_read_like_strtoul",
+       "a CUDA_VISIBLE_DEVICES entry is read like strtoul: its leading digits are the ordinal",
+       std::string(kVisibleDevicesRules) + " ('1gpu2,2ampere is equivalent to 1,2')", "count ok 1",
+       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0gpu"}}},
+      {"no_visible_device_every_call",
+       "with no visible device the failed initialization is returned by every call and by every read of the "
+       "last error (as without a driver), and cuInit fails with CUDA_ERROR_NO_DEVICE (100)",
+       std::string("CUDA Driver API, Initialization (cuInit returns CUDA_ERROR_NO_DEVICE): "
+                   "docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html; ") + kEnvVarsDoc,
+       std::string("count ") + kNoDevice100 + "; get " + kNoDevice100 + "; get again " + kNoDevice100 +
+           "; set device " + kNoDevice100 + "; malloc " + kNoDevice100 +
+           "; cuInit CUDA_ERROR_NO_DEVICE(100) no CUDA-capable device is detected",
+       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", ""}}},
       {"visible_devices_read_at_initialization",
        "CUDA_VISIBLE_DEVICES is read when CUDA initializes: set in the process before the first call it "
        "applies, changed afterwards it does not",

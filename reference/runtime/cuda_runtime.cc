@@ -11,13 +11,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
 #include "reference/runtime/simcuda_runtime.h"
+#include "reference/runtime/visible_devices.h"
 
 namespace faultline {
 namespace {
@@ -82,8 +82,8 @@ class CudaRuntime final : public DeviceRuntime {
     return version;
   }
   // Asks NVML (libnvidia-ml.so.1, loaded on demand: it ships with the driver)
-  // and applies CUDA_VISIBLE_DEVICES the way the driver would: ordinals or
-  // unique GPU UUID prefixes, cut at the first entry that names no device.
+  // and applies CUDA_VISIBLE_DEVICES the way the driver would
+  // (visible_devices.h).
   Result<int> DoNvmlDeviceCount(SourceLocation) override {
     using InitFn = int (*)();
     using CountFn = int (*)(unsigned*);
@@ -109,22 +109,7 @@ class CudaRuntime final : public DeviceRuntime {
       char text[96] = {};
       uuids.push_back(handle(i, &device) == 0 && uuid(device, text, sizeof(text)) == 0 ? text : "");
     }
-    int visible = 0;
-    std::stringstream list(mask);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      int matches = 0;
-      if (item.rfind("GPU-", 0) == 0) {
-        for (const std::string& u : uuids) matches += u.rfind(item, 0) == 0 ? 1 : 0;
-      } else {
-        char* end = nullptr;
-        long ordinal = std::strtol(item.c_str(), &end, 10);
-        matches = !item.empty() && *end == '\0' && ordinal >= 0 && ordinal < static_cast<long>(physical) ? 1 : 0;
-      }
-      if (matches != 1) break;
-      ++visible;
-    }
-    return visible;
+    return CountVisibleDevices(mask, uuids);
   }
   // cuInit(0) from the driver library, loaded on demand: the binary must
   // also start on machines without a driver.

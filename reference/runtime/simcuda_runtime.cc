@@ -12,6 +12,7 @@
 
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
+#include "reference/runtime/visible_devices.h"
 
 namespace faultline {
 namespace {
@@ -43,30 +44,14 @@ std::string SimulatedUuid(int ordinal) {
   return text;
 }
 
-// Returns whether CUDA_VISIBLE_DEVICES entry `item` names a physical device:
-// an ordinal in range, or "GPU-" followed by a prefix of exactly one
-// device's UUID (the driver accepts unique UUID prefixes).
-bool NamesDevice(const std::string& item, int physical) {
-  if (item.rfind("GPU-", 0) == 0) {
-    int matches = 0;
-    for (int d = 0; d < physical; ++d) matches += SimulatedUuid(d).rfind(item, 0) == 0 ? 1 : 0;
-    return matches == 1;
-  }
-  char* end = nullptr;
-  long ordinal = std::strtol(item.c_str(), &end, 10);
-  return !item.empty() && *end == '\0' && ordinal >= 0 && ordinal < physical;
-}
-
-// Applies CUDA_VISIBLE_DEVICES the way the driver does: a comma-separated
-// list of ordinals or GPU UUIDs, cut at the first entry that names no device.
+// Applies CUDA_VISIBLE_DEVICES to the simulated devices as the driver does
+// (visible_devices.h).
 int VisibleDevices(int physical) {
   const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
   if (mask == nullptr) return physical;
-  int visible = 0;
-  std::stringstream list(mask);
-  std::string item;
-  while (std::getline(list, item, ',') && NamesDevice(item, physical)) ++visible;
-  return visible;
+  std::vector<std::string> uuids;
+  for (int d = 0; d < physical; ++d) uuids.push_back(SimulatedUuid(d));
+  return CountVisibleDevices(mask, uuids);
 }
 
 // Reads FAULTLINE_SIMCUDA_DRIVER: unset or "present", "none", "stub".
@@ -256,6 +241,7 @@ Status SimCudaRuntime::DoDriverInit(SourceLocation loc) {
     return CudaCallError(3, DriverErrorName(3), DriverErrorString(3), "cuInit", loc, ForkDetail());
   }
   if (!initialized_) InitializeDriverLocked();
+  if (device_count_ == 0) return CudaCallError(100, DriverErrorName(100), DriverErrorString(100), "cuInit", loc);
   return OkStatus();
 }
 
@@ -393,6 +379,10 @@ Status SimCudaRuntime::DoHostUnregister(void* ptr, SourceLocation loc) {
   FL_RETURN_IF_ERROR(Enter("cudaHostUnregister", Needs::kContext, loc));
   auto it = registered_host_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == registered_host_.end()) {
+    if (FindRange(registered_host_, ptr, 1) != nullptr) {
+      return Fail(cudaErrorHostMemoryNotRegistered, "cudaHostUnregister", loc,
+                  PointerText(ptr) + " lies inside a registered range; unregister the range's start");
+    }
     return Fail(cudaErrorHostMemoryNotRegistered, "cudaHostUnregister", loc,
                 PointerText(ptr) + " was not registered by this process (pid " + std::to_string(getpid()) +
                     "); pinning is per process, only the process that pinned memory can unpin it");
@@ -503,6 +493,8 @@ Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
     code = driver_error_;
   } else if (runtime_init_failed_) {
     code = cudaErrorInitializationError;
+  } else if (initialized_ && device_count_ == 0) {
+    code = cudaErrorNoDevice;  // initialization found no device
   } else if (clear) {
     t_last_error = cudaSuccess;
   }

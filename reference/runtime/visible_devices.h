@@ -1,0 +1,28 @@
+// Provides CountVisibleDevices: how many devices CUDA_VISIBLE_DEVICES leaves
+// visible, by the driver's rules. Shared by simcuda and by the CUDA
+// backend's NVML count (NVML itself ignores the variable).
+#ifndef FAULTLINE_REFERENCE_RUNTIME_VISIBLE_DEVICES_H_
+#define FAULTLINE_REFERENCE_RUNTIME_VISIBLE_DEVICES_H_
+
+#include <string>
+#include <vector>
+
+namespace faultline {
+
+// Applies CUDA_VISIBLE_DEVICES (`mask`) to the physical devices whose UUIDs
+// are `uuids` (in ordinal order) and returns the number visible. The rules
+// are those PyTorch copies from the driver (torch/cuda/__init__.py,
+// `_parse_visible_devices` and `_device_count_nvml`):
+// - a list whose first entry starts with "GPU-" is a list of UUIDs, each
+//   naming the one device whose UUID it prefixes; it is cut at the first
+//   entry that is not a "GPU-" entry or names no device or several;
+// - any other list is of ordinals, each read like strtoul (leading
+//   whitespace, then the leading digits: "1gpu2" is 1); it is cut at the
+//   first entry with no digits and at the first ordinal past the count;
+// - a device named twice (before the cut) hides every device.
+// An empty mask hides every device.
+int CountVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_RUNTIME_VISIBLE_DEVICES_H_

@@ -1,0 +1,57 @@
+// Tests CountVisibleDevices against the rules PyTorch copies from the driver
+// (torch/cuda/__init__.py: _parse_visible_devices, _device_count_nvml).
+#include "reference/runtime/visible_devices.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline {
+namespace {
+
+const std::vector<std::string> kTwo = {"GPU-5eed0000-0000-4000-8000-000000000000",
+                                       "GPU-5eed0000-0000-4000-8000-000000000001"};
+
+TEST(CountVisibleDevicesTest, OrdinalsAreCountedUpToTheFirstThatNamesNoDevice) {
+  EXPECT_EQ(CountVisibleDevices("0", kTwo), 1);
+  EXPECT_EQ(CountVisibleDevices("1,0", kTwo), 2);
+  EXPECT_EQ(CountVisibleDevices("", kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices("0,2,1", kTwo), 1);  // 2 is past the count
+  EXPECT_EQ(CountVisibleDevices("0,x,1", kTwo), 1);  // no digits
+  EXPECT_EQ(CountVisibleDevices("-1,0", kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices("99999999999999999999", kTwo), 0);
+}
+
+TEST(CountVisibleDevicesTest, AnOrdinalIsReadLikeStrtoul) {
+  // "CUDA_VISIBLE_DEVICES uses something like strtoul which makes
+  // `1gpu2,2ampere` is equivalent to `1,2`" (PyTorch).
+  EXPECT_EQ(CountVisibleDevices("1gpu2,0ampere", kTwo), 2);
+  EXPECT_EQ(CountVisibleDevices(" 1, 0", kTwo), 2);
+  EXPECT_EQ(CountVisibleDevices("+0", kTwo), 1);
+}
+
+TEST(CountVisibleDevicesTest, ADeviceNamedTwiceHidesEveryDevice) {
+  EXPECT_EQ(CountVisibleDevices("0,0", kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices("1,0,1", kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices("0,5,0", kTwo), 0);  // past the count, before the repeat
+  EXPECT_EQ(CountVisibleDevices("0,x,0", kTwo), 1);  // the list ends at x, before the repeat
+  EXPECT_EQ(CountVisibleDevices("0,1", {kTwo[0]}), 1);
+}
+
+TEST(CountVisibleDevicesTest, UuidsNameTheOneDeviceTheyPrefix) {
+  EXPECT_EQ(CountVisibleDevices(kTwo[1], kTwo), 1);
+  EXPECT_EQ(CountVisibleDevices(kTwo[1] + "," + kTwo[0], kTwo), 2);
+  EXPECT_EQ(CountVisibleDevices("GPU-5eed0000-0000-4000-8000-000000000001", kTwo), 1);
+  EXPECT_EQ(CountVisibleDevices("GPU-5eed", kTwo), 0);  // ambiguous
+  EXPECT_EQ(CountVisibleDevices("GPU-ffff", kTwo), 0);  // unknown
+  EXPECT_EQ(CountVisibleDevices(kTwo[0] + ",GPU-ffff," + kTwo[1], kTwo), 1);
+  EXPECT_EQ(CountVisibleDevices(kTwo[0] + ",1", kTwo), 1);  // a UUID list ends at an ordinal
+  EXPECT_EQ(CountVisibleDevices("0," + kTwo[1], kTwo), 1);  // an ordinal list ends at a UUID
+}
+
+TEST(CountVisibleDevicesTest, AUuidNamedTwiceHidesEveryDevice) {
+  EXPECT_EQ(CountVisibleDevices(kTwo[0] + "," + kTwo[0], kTwo), 0);
+  // Two prefixes of the same device.
+  EXPECT_EQ(CountVisibleDevices(kTwo[0] + "," + kTwo[0].substr(0, 40), kTwo), 0);
+}
+
+}  // namespace
+}  // namespace faultline
