@@ -136,8 +136,8 @@ class DeviceRuntime {
   Result<bool> IsPinned(const void* ptr, SourceLocation loc = SourceLocation::Current());
 
   // Streams (cudaStreamCreate / Synchronize / Destroy); nullptr is the
-  // default stream. A destroyed or unknown handle is
-  // cudaErrorInvalidResourceHandle (400).
+  // default stream. simcuda answers a destroyed or unknown handle with
+  // cudaErrorInvalidResourceHandle (400); real CUDA leaves it undefined.
   Result<StreamHandle> StreamCreate(SourceLocation loc = SourceLocation::Current());
   Status StreamSynchronize(StreamHandle stream, SourceLocation loc = SourceLocation::Current());
   Status StreamDestroy(StreamHandle stream, SourceLocation loc = SourceLocation::Current());

@@ -120,8 +120,9 @@ class SimCudaRuntime final : public DeviceRuntime {
   std::vector<bool> primary_context_;
   std::vector<size_t> used_bytes_;
   // A sticky error (cudaErrorIllegalAddress after a faulting kernel): once
-  // set, every call that needs the context and every cudaGetLastError
-  // returns it until the process ends; cudaDeviceReset does not clear it.
+  // set, every call that needs the context fails with it (and sets it as
+  // the last error again) until the process ends; cudaGetLastError clears
+  // only the slot. cudaDeviceReset does not clear it.
   cudaError_t sticky_error_ = cudaSuccess;
 
   std::map<uintptr_t, Range> device_allocations_;
