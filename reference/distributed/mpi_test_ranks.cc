@@ -125,8 +125,10 @@ int BadInputRank(const std::vector<std::string>&) {
 FL_REGISTER_CHILD("mpi_bad_input", BadInputRank);
 
 // Ranks that create different tensors (another dim, book, split or name)
-// all fail alike, naming the first rank that differs from rank 0, and keep
-// a working transport: the same tensor created after works.
+// all fail alike, naming the first rank that differs from rank 0; ranks
+// that refuse their own arguments fail with their reason and the others
+// name the first of them; and all keep a working transport: the same
+// tensor created after works.
 int MismatchedTensorsRank(const std::vector<std::string>&) {
   return RunRank([](MpiTransport& transport, std::string*) -> Status {
     const int r = transport.rank(), size = transport.world_size();
@@ -154,6 +156,32 @@ int MismatchedTensorsRank(const std::vector<std::string>&) {
                                    ": the ranks create different tensors: " + c.difference +
                                    " (every rank must create the same tensors, in the same order)";
       const Status created = DistTensor::Create(transport, c.name, *c.book, c.dim).status();
+      if (created.ToString() != expected) {
+        return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" +
+                             created.ToString() + "'");
+      }
+    }
+    // A rank that refuses its own arguments fails with its reason; the
+    // others fail naming the first rank that refused, instead of waiting
+    // for it at the join limit.
+    struct Refusal {
+      std::string name;
+      int64_t dim;
+      int first_refusing;
+      std::string reason;  // what the refusing ranks say
+    };
+    const Refusal refusals[] = {
+        {"feat", r == 1 ? 0 : 4, 1, "invalid_argument: tensor 'feat': dim is 0; expected >= 1"},
+        {r >= 2 ? "" : "feat", 4, 2, "invalid_argument: tensor name is empty; expected a name"},
+    };
+    for (const Refusal& c : refusals) {
+      const bool refuses = c.name.empty() || c.dim < 1;
+      const std::string expected =
+          refuses ? c.reason
+                  : "invalid_argument: tensor 'feat': mpi rank " + std::to_string(r) + ": rank " +
+                        std::to_string(c.first_refusing) +
+                        " refused its own arguments for it (its error says why; nothing was created)";
+      const Status created = DistTensor::Create(transport, c.name, even, c.dim).status();
       if (created.ToString() != expected) {
         return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" +
                              created.ToString() + "'");

@@ -61,17 +61,20 @@ uint64_t Fingerprint(const void* bytes, size_t n) {
 
 // What a rank says of the tensor it creates, for AgreeOnTensor. (The
 // tensors created before agree by induction: every creation is agreed.)
-enum TensorField { kName, kDim, kNumIds, kBook, kTensorFields };
+enum TensorField { kRefused, kName, kDim, kNumIds, kBook, kTensorFields };
 
-std::array<int64_t, kTensorFields> Summarize(const TensorSpec& spec) {
+std::array<int64_t, kTensorFields> Summarize(const TensorSpec& spec, const Status& checked) {
   const std::vector<int64_t>& ends = spec.book.ends();
-  return {static_cast<int64_t>(Fingerprint(spec.name.data(), spec.name.size())), spec.dim, spec.book.num_ids(),
-          static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t)))};
+  return {checked.ok() ? 0 : 1, static_cast<int64_t>(Fingerprint(spec.name.data(), spec.name.size())), spec.dim,
+          spec.book.num_ids(), static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t)))};
 }
 
-// How rank `r`'s tensor differs from rank 0's ("" if it does not).
+// Why rank `r` cannot create what rank 0 creates ("" if it can).
 std::string TensorDifference(int r, const int64_t* mine, const int64_t* first) {
   const std::string rank = "rank " + std::to_string(r);
+  if (mine[kRefused] != 0) {
+    return rank + " refused its own arguments for it (its error says why; nothing was created)";
+  }
   if (mine[kName] != first[kName]) return rank + " creates a tensor of another name at this point than rank 0";
   if (mine[kDim] != first[kDim]) {
     return rank + " gives it dim " + std::to_string(mine[kDim]) + "; rank 0 gives dim " + std::to_string(first[kDim]);
@@ -290,18 +293,24 @@ Status MpiTransport::BarrierWithin(std::chrono::milliseconds limit) {
 // MPI pairs the ranks' windows by the order of the calls alone, and sizes
 // each rank's part from that rank's own book: ranks that created different
 // tensors would read and write each other's rows unchecked. So every rank
-// says what it creates (also the proof that every rank is here, as
-// MPI_Win_allocate cannot time out), and all fail alike, naming the first
-// rank that differs from rank 0, with nothing allocated.
-Status MpiTransport::AgreeOnTensor(const TensorSpec& spec) {
+// says what it creates and whether it refused its own arguments (also the
+// proof that every rank is here, as MPI_Win_allocate cannot time out), and
+// all fail alike, naming the first rank that refused or differs from rank
+// 0, with nothing allocated: the ranks stay in step for the next creation.
+Status MpiTransport::AgreeOnTensor(const TensorSpec& spec, const Status& checked) {
   FL_RETURN_IF_ERROR(Usable());
-  const std::array<int64_t, kTensorFields> mine = Summarize(spec);
+  const std::array<int64_t, kTensorFields> mine = Summarize(spec, checked);
   std::vector<int64_t> all(static_cast<size_t>(kTensorFields) * size_);
   MPI_Request request;
   FL_RETURN_IF_ERROR(Check(MPI_Iallgather(mine.data(), kTensorFields, MPI_INT64_T, all.data(), kTensorFields,
                                           MPI_INT64_T, MPI_COMM_WORLD, &request),
                            "MPI_Iallgather"));
   FL_RETURN_IF_ERROR(Wait(&request, "agreeing on the tensor '" + spec.name + "'", options_.join_timeout));
+  for (int r = 0; r < size_; ++r) {  // refusals first: a refused spec may also differ
+    if (all[static_cast<size_t>(r) * kTensorFields + kRefused] == 0) continue;
+    return InvalidArgumentError("mpi rank " + std::to_string(rank_) + ": " +
+                                TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data()));
+  }
   for (int r = 1; r < size_; ++r) {
     const std::string difference = TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data());
     if (!difference.empty()) {
@@ -316,7 +325,6 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec) {
 // ranks reach it at different times, and MPI_Win_allocate spins inside
 // MPI, which on a loaded machine took over 6 s once (stop 35).
 Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
-  FL_RETURN_IF_ERROR(AgreeOnTensor(spec));
   const MPI_Aint bytes = static_cast<MPI_Aint>(spec.book.size(rank_) * spec.dim * sizeof(float));
   float* base = nullptr;
   MPI_Win window;

@@ -71,6 +71,7 @@ class MpiTransport : public Transport {
   Status Barrier() override;
 
  protected:
+  Status AgreeOnTensor(const TensorSpec& spec, const Status& checked) override;
   Status AllocateTensor(const TensorSpec& spec) override;
   int num_partitions() const override { return size_; }
 
@@ -85,8 +86,6 @@ class MpiTransport : public Transport {
   Status Wait(MPI_Request* request, const std::string& what, std::chrono::milliseconds limit);
   // Barrier, within `limit`.
   Status BarrierWithin(std::chrono::milliseconds limit);
-  // Checks, with every rank, that all create the same tensor (see .cc).
-  Status AgreeOnTensor(const TensorSpec& spec);
   // join_timeout in seconds, as messages print it ("120", "0.5").
   std::string JoinSeconds() const;
   // Records the first failure: the transport is unusable after it.

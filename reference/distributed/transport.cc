@@ -3,19 +3,30 @@
 
 namespace faultline {
 
-Result<int> Transport::CreateTensor(const TensorSpec& spec) {
+namespace {
+
+// This trainer's own verdict on a tensor it is asked to create.
+Status CheckSpec(const TensorSpec& spec, bool name_taken, int num_partitions, const char* transport) {
   if (spec.name.empty()) return InvalidArgumentError("tensor name is empty; expected a name");
-  if (FindTensor(spec.name).ok()) {
-    return InvalidArgumentError("a distributed tensor named '" + spec.name + "' already exists");
-  }
+  if (name_taken) return InvalidArgumentError("a distributed tensor named '" + spec.name + "' already exists");
   if (spec.dim < 1) {
     return InvalidArgumentError("tensor '" + spec.name + "': dim is " + std::to_string(spec.dim) + "; expected >= 1");
   }
-  if (spec.book.num_partitions() != num_partitions()) {
+  if (spec.book.num_partitions() != num_partitions) {
     return InvalidArgumentError("tensor '" + spec.name + "': the partition book has " +
-                                std::to_string(spec.book.num_partitions()) + " partitions; the " + name() +
-                                " transport has " + std::to_string(num_partitions()));
+                                std::to_string(spec.book.num_partitions()) + " partitions; the " + transport +
+                                " transport has " + std::to_string(num_partitions));
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<int> Transport::CreateTensor(const TensorSpec& spec) {
+  const Status checked = CheckSpec(spec, FindTensor(spec.name).ok(), num_partitions(), name());
+  const Status agreed = AgreeOnTensor(spec, checked);
+  FL_RETURN_IF_ERROR(checked);  // this trainer's own reason first
+  FL_RETURN_IF_ERROR(agreed.WithContext("tensor '" + spec.name + "'"));
   FL_RETURN_IF_ERROR(AllocateTensor(spec).WithContext("tensor '" + spec.name + "'"));
   specs_.push_back(spec);
   return static_cast<int>(specs_.size()) - 1;

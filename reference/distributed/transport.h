@@ -42,7 +42,11 @@ class Transport {
   virtual std::vector<int> LocalPartitions() const = 0;
 
   // Creates a zero-filled tensor. Every trainer must call it, in the same
-  // order, with the same spec. Returns its handle.
+  // order, with the same spec. Returns its handle. A spec this trainer
+  // refuses (empty or taken name, dim < 1, another number of partitions)
+  // fails with its reason here and makes every other trainer fail too,
+  // naming this one, with nothing created anywhere: the trainers stay in
+  // step for the next creation.
   Result<int> CreateTensor(const TensorSpec& spec);
   // Returns the handle of the tensor named `name`, or NotFound naming the known ones.
   Result<int> FindTensor(const std::string& name) const;
@@ -63,6 +67,11 @@ class Transport {
   virtual Status Barrier() = 0;
 
  protected:
+  // Lets the trainers agree on a creation before any allocates; `checked`
+  // is this trainer's own verdict on `spec`. Returns an error naming the
+  // first trainer that refused its spec or differs from trainer 0's; every
+  // trainer calls it, whatever its verdict. One trainer has nothing to agree with.
+  virtual Status AgreeOnTensor(const TensorSpec&, const Status&) { return OkStatus(); }
   // Allocates zero-filled storage for the partitions in LocalPartitions().
   virtual Status AllocateTensor(const TensorSpec& spec) = 0;
   // The number of partitions every tensor of this transport must have.
