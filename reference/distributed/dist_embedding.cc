@@ -1,6 +1,8 @@
 // Implements DistEmbedding.
 #include "reference/distributed/dist_embedding.h"
 
+#include <cmath>
+
 namespace faultline {
 
 Result<DistEmbedding> DistEmbedding::Create(Transport& transport, const std::string& name,
@@ -50,7 +52,16 @@ Status DistEmbedding::Backward(const Tensor& grad) {
                                 " (the forward's output)");
   }
   FL_ASSIGN_OR_RETURN(Tensor host, grad.Cpu());
-  FL_ASSIGN_OR_RETURN(pending->grad, host.ToVector<float>());
+  FL_ASSIGN_OR_RETURN(std::vector<float> values, host.ToVector<float>());
+  // A NaN or infinity would stay in the optimizer's state of its row for good.
+  for (size_t e = 0; e < values.size(); ++e) {
+    if (std::isfinite(values[e])) continue;
+    const int64_t row = static_cast<int64_t>(e) / dim(), column = static_cast<int64_t>(e) % dim();
+    return InvalidArgumentError(Where("backward") + ": grad[" + std::to_string(row) + "][" + std::to_string(column) +
+                                "] is " + (std::isnan(values[e]) ? "nan" : values[e] > 0 ? "inf" : "-inf") +
+                                " (id " + std::to_string(pending->ids[row]) + "); expected finite gradients");
+  }
+  pending->grad = std::move(values);
   pending->has_grad = true;
   return OkStatus();
 }

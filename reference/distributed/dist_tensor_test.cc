@@ -63,6 +63,18 @@ TEST_F(DistTensorTest, BookMustMatchTheTransportsPartitions) {
             "tensor 'x': dim is 0; expected >= 1");
 }
 
+// ids x dim x 4 bytes past int64 used to wrap to a small allocation that
+// Create accepted, and the first pull read past it.
+TEST_F(DistTensorTest, ATensorWhoseBytesOverflowIsRefusedAndNotCreated) {
+  const int64_t ids = int64_t{1} << 61;
+  auto book = RangePartitionBook::Create({ids / 4, ids / 2, ids});
+  ASSERT_TRUE(book.ok()) << book.status();
+  EXPECT_EQ(DistTensor::Create(transport_, "huge", *book, 4).status().message(),
+            "tensor 'huge': 2305843009213693952 ids of dim 4 are more float32 bytes than an int64 counts; expected "
+            "fewer ids or a smaller dim");
+  EXPECT_EQ(transport_.FindTensor("huge").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(DistTensorTest, BadInputIsNamedAndChangesNothing) {
   DistTensor t = Make();
   ASSERT_TRUE(t.Push(Ids({0, 1, 2, 3, 4}), Rows({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2)).ok());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace faultline {
 
@@ -21,7 +22,13 @@ std::vector<int> InProcessTransport::LocalPartitions() const {
 
 Status InProcessTransport::AllocateTensor(const TensorSpec& spec) {
   std::vector<std::vector<float>> partitions(num_partitions_);
-  for (int p = 0; p < num_partitions_; ++p) partitions[p].assign(spec.book.size(p) * spec.dim, 0.0f);
+  try {
+    for (int p = 0; p < num_partitions_; ++p) partitions[p].assign(spec.book.size(p) * spec.dim, 0.0f);
+  } catch (const std::bad_alloc&) {
+    return UnavailableError("out of memory for " + std::to_string(spec.book.num_ids()) + " rows of dim " +
+                            std::to_string(spec.dim) + " (" +
+                            std::to_string(spec.book.num_ids() * spec.dim * int64_t{sizeof(float)}) + " bytes)");
+  }
   storage_.push_back(std::move(partitions));
   return OkStatus();
 }

@@ -1,6 +1,7 @@
 // Implements the sparse optimizers' step: route, average, update.
 #include "reference/distributed/sparse_optimizer.h"
 
+#include <charconv>
 #include <cmath>
 #include <unordered_map>
 
@@ -40,33 +41,67 @@ Result<DistTensor> CreateState(DistEmbedding& param, const std::string& suffix, 
   return DistTensor::Create(param.weights().transport(), param.name() + suffix, param.weights().book(), dim);
 }
 
+// The shortest text that reads back as `value` ("1e-07", not "0.000000").
+std::string Number(float value) {
+  char text[32];
+  return std::string(text, std::to_chars(text, text + sizeof(text), value).ptr);
+}
+
+// A hyperparameter that must be finite and positive.
+Status CheckPositive(float value, const char* what, const char* optimizer) {
+  if (std::isfinite(value) && value > 0.0f) return OkStatus();
+  return InvalidArgumentError(std::string(optimizer) + ": " + what + " is " + Number(value) +
+                              "; expected a finite value > 0");
+}
+
 }  // namespace
 
-Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer) {
+Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer,
+                                    const std::vector<std::string>& state_suffixes) {
   if (params.empty()) return InvalidArgumentError(std::string(optimizer) + ": params is empty; expected embeddings");
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i] == nullptr) {
       return InvalidArgumentError(std::string(optimizer) + ": params[" + std::to_string(i) + "] is null");
     }
+    for (size_t j = 0; j < i; ++j) {
+      if (params[j] == params[i]) {
+        return InvalidArgumentError(std::string(optimizer) + ": params[" + std::to_string(i) + "] is params[" +
+                                    std::to_string(j) + "] ('" + params[i]->name() +
+                                    "'); expected each embedding once");
+      }
+    }
   }
-  if (!(lr > 0.0f)) {
-    return InvalidArgumentError(std::string(optimizer) + ": lr is " + std::to_string(lr) + "; expected > 0");
+  FL_RETURN_IF_ERROR(CheckPositive(lr, "lr", optimizer));
+  // Every state tensor's name is free before any is created: a creation
+  // that failed halfway would leave names taken that no call can free.
+  for (DistEmbedding* param : params) {
+    for (const std::string& suffix : state_suffixes) {
+      const std::string state = param->name() + suffix;
+      if (param->weights().transport().FindTensor(state).ok()) {
+        return InvalidArgumentError(std::string(optimizer) + ": a distributed tensor named '" + state +
+                                    "' already exists; the optimizer keeps the state of '" + param->name() +
+                                    "' there");
+      }
+    }
   }
   return OkStatus();
 }
 
 Status SparseOptimizer::Step() {
+  // Every parameter is checked before any changes: a refused step changes nothing.
+  for (DistEmbedding* param : params_) {
+    for (size_t t = 0; t < param->trace().size(); ++t) {
+      if (!param->trace()[t].has_grad) {
+        return FailedPreconditionError("step: forward " + std::to_string(t) + " of embedding '" + param->name() +
+                                       "' has no gradient; call Backward once per Forward before Step");
+      }
+    }
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     DistEmbedding& param = *params_[i];
     const int64_t dim = param.dim();
     const RangePartitionBook& book = param.weights().book();
     Transport& transport = param.weights().transport();
-    for (size_t t = 0; t < param.trace().size(); ++t) {
-      if (!param.trace()[t].has_grad) {
-        return FailedPreconditionError("step: forward " + std::to_string(t) + " of embedding '" + param.name() +
-                                       "' has no gradient; call Backward once per Forward before Step");
-      }
-    }
     std::vector<EmbeddingTrace> trace = param.TakeTrace();
 
     std::vector<RowBatch> by_partition(book.num_partitions());
@@ -93,7 +128,8 @@ Status SparseOptimizer::Step() {
 }
 
 Result<std::unique_ptr<SparseAdagrad>> SparseAdagrad::Create(std::vector<DistEmbedding*> params, float lr, float eps) {
-  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdagrad"));
+  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdagrad", {"_sum"}));
+  FL_RETURN_IF_ERROR(CheckPositive(eps, "eps", "SparseAdagrad"));
   std::unique_ptr<SparseAdagrad> optimizer(new SparseAdagrad(params, lr, eps));
   for (DistEmbedding* param : params) {
     FL_ASSIGN_OR_RETURN(DistTensor sum, CreateState(*param, "_sum", param->dim()));
@@ -116,12 +152,13 @@ Status SparseAdagrad::Update(size_t param, const std::vector<int64_t>& ids, cons
 
 Result<std::unique_ptr<SparseAdam>> SparseAdam::Create(std::vector<DistEmbedding*> params, float lr, float beta1,
                                                       float beta2, float eps) {
-  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdam"));
-  for (float beta : {beta1, beta2}) {
+  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdam", {"_step", "_mem", "_power"}));
+  for (auto [beta, name] : {std::make_pair(beta1, "beta1"), std::make_pair(beta2, "beta2")}) {
     if (!(beta >= 0.0f && beta < 1.0f)) {
-      return InvalidArgumentError("SparseAdam: beta " + std::to_string(beta) + " is outside [0, 1)");
+      return InvalidArgumentError(std::string("SparseAdam: ") + name + " is " + Number(beta) + "; expected [0, 1)");
     }
   }
+  FL_RETURN_IF_ERROR(CheckPositive(eps, "eps", "SparseAdam"));
   std::unique_ptr<SparseAdam> optimizer(new SparseAdam(params, lr, beta1, beta2, eps));
   for (DistEmbedding* param : params) {
     FL_ASSIGN_OR_RETURN(DistTensor step, CreateState(*param, "_step", 1));

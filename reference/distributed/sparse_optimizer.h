@@ -5,6 +5,7 @@
 #define FAULTLINE_REFERENCE_DISTRIBUTED_SPARSE_OPTIMIZER_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "reference/distributed/dist_embedding.h"
@@ -24,8 +25,11 @@ class SparseOptimizer {
   // Updates rows `ids` (unique, owned by this trainer) of parameter `param`
   // with their averaged gradients `grad` (ids.size() x dim).
   virtual Status Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) = 0;
-  // Checks that every parameter exists and that lr is positive.
-  static Status CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer);
+  // Checks that every parameter exists and is given once, that lr is
+  // finite and positive, and that no tensor has a state name yet (each
+  // parameter's name followed by each of `state_suffixes`).
+  static Status CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer,
+                            const std::vector<std::string>& state_suffixes);
 
   std::vector<DistEmbedding*> params_;
   float lr_;

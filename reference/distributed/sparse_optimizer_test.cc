@@ -79,6 +79,33 @@ TEST_F(SparseOptimizerTest, StepWithoutBackwardIsRefusedAndKeepsTheTrace) {
   EXPECT_EQ(Weights(), (std::vector<float>{0, 1, 2, 3}));
 }
 
+// A step refused for one parameter changes no other: every parameter is
+// checked before any is updated.
+TEST_F(SparseOptimizerTest, AStepRefusedForOneEmbeddingChangesNone) {
+  auto other = DistEmbedding::Create(transport_, "other", *RangePartitionBook::Create({2, 4}), 1,
+                                     [](int64_t id, int64_t) { return static_cast<float>(id); });
+  ASSERT_TRUE(other.ok()) << other.status();
+  auto adagrad = SparseAdagrad::Create({&embedding_, &*other}, 0.5f).value();
+  Lookup({1}, {2.0f});
+  ASSERT_TRUE(other->Forward(*Tensor::FromVector<int64_t>({1})).ok());  // no Backward
+  EXPECT_EQ(adagrad->Step().message(),
+            "step: forward 0 of embedding 'other' has no gradient; call Backward once per Forward before Step");
+  EXPECT_EQ(Weights(), (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(embedding_.trace().size(), 1u);
+  EXPECT_EQ(*DistTensor::Attach(transport_, "emb_sum")->PullHost({1}), std::vector<float>{0.0f});
+}
+
+TEST_F(SparseOptimizerTest, BackwardRefusesANonFiniteGradient) {
+  for (float bad : {NAN, INFINITY, -INFINITY}) {
+    ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector<int64_t>({1, 2})).ok());
+    const std::string text = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
+    EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f, bad}, {2, 1})).message(),
+              "DistEmbedding('emb').backward: grad[1][0] is " + text + " (id 2); expected finite gradients");
+    EXPECT_FALSE(embedding_.trace().back().has_grad);
+    (void)embedding_.TakeTrace();
+  }
+}
+
 TEST_F(SparseOptimizerTest, BackwardChecksTheGradient) {
   EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f}, {1, 1})).message(),
             "DistEmbedding('emb').backward: every forward already has a gradient; call Forward first");
@@ -90,10 +117,46 @@ TEST_F(SparseOptimizerTest, BackwardChecksTheGradient) {
 
 TEST_F(SparseOptimizerTest, RejectsBadHyperparameters) {
   EXPECT_EQ(SparseAdagrad::Create({&embedding_}, 0.0f).status().message(),
-            "SparseAdagrad: lr is 0.000000; expected > 0");
+            "SparseAdagrad: lr is 0; expected a finite value > 0");
+  EXPECT_EQ(SparseAdagrad::Create({&embedding_}, -1e-7f).status().message(),
+            "SparseAdagrad: lr is -1e-07; expected a finite value > 0");
+  EXPECT_EQ(SparseAdagrad::Create({&embedding_}, INFINITY).status().message(),
+            "SparseAdagrad: lr is inf; expected a finite value > 0");
+  // eps = 0 made a zero gradient's update 0 / 0 = NaN.
+  for (float eps : {0.0f, -1.0f, NAN}) {
+    EXPECT_EQ(SparseAdagrad::Create({&embedding_}, 0.1f, eps).status().code(), StatusCode::kInvalidArgument) << eps;
+    EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f, 0.9f, 0.999f, eps).status().code(),
+              StatusCode::kInvalidArgument)
+        << eps;
+  }
+  EXPECT_EQ(SparseAdagrad::Create({&embedding_}, 0.1f, 0.0f).status().message(),
+            "SparseAdagrad: eps is 0; expected a finite value > 0");
   EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f, 1.0f).status().message(),
-            "SparseAdam: beta 1.000000 is outside [0, 1)");
+            "SparseAdam: beta1 is 1; expected [0, 1)");
+  EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f, 0.9f, 1.5f).status().message(),
+            "SparseAdam: beta2 is 1.5; expected [0, 1)");
   EXPECT_EQ(SparseAdam::Create({}, 0.1f).status().message(), "SparseAdam: params is empty; expected embeddings");
+  // Nothing refused above created a state tensor.
+  for (const char* name : {"emb_sum", "emb_step", "emb_mem", "emb_power"}) {
+    EXPECT_EQ(transport_.FindTensor(name).status().code(), StatusCode::kNotFound) << name;
+  }
+}
+
+// An embedding given twice used to create its state, then fail on the
+// second creation, leaving names taken that no call could free.
+TEST_F(SparseOptimizerTest, AnEmbeddingGivenTwiceIsNamedAndCreatesNothing) {
+  EXPECT_EQ(SparseAdam::Create({&embedding_, &embedding_}, 0.1f).status().message(),
+            "SparseAdam: params[1] is params[0] ('emb'); expected each embedding once");
+  EXPECT_EQ(transport_.FindTensor("emb_step").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(SparseAdam::Create({&embedding_}, 0.1f).ok());
+}
+
+TEST_F(SparseOptimizerTest, AStateNameAlreadyTakenIsNamedBeforeAnyStateIsCreated) {
+  ASSERT_TRUE(DistTensor::Create(transport_, "emb_power", *RangePartitionBook::Create({2, 4}), 1).ok());
+  EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f).status().message(),
+            "SparseAdam: a distributed tensor named 'emb_power' already exists; the optimizer keeps the state of "
+            "'emb' there");
+  EXPECT_EQ(transport_.FindTensor("emb_step").status().code(), StatusCode::kNotFound);
 }
 
 TEST(DistEmbeddingDeviceTest, ForwardReturnsRowsOnTheIdsDevice) {

@@ -12,6 +12,13 @@ Status CheckSpec(const TensorSpec& spec, bool name_taken, int num_partitions, co
   if (spec.dim < 1) {
     return InvalidArgumentError("tensor '" + spec.name + "': dim is " + std::to_string(spec.dim) + "; expected >= 1");
   }
+  int64_t elements = 0, bytes = 0;
+  if (__builtin_mul_overflow(spec.book.num_ids(), spec.dim, &elements) ||
+      __builtin_mul_overflow(elements, int64_t{sizeof(float)}, &bytes)) {
+    return InvalidArgumentError("tensor '" + spec.name + "': " + std::to_string(spec.book.num_ids()) +
+                                " ids of dim " + std::to_string(spec.dim) +
+                                " are more float32 bytes than an int64 counts; expected fewer ids or a smaller dim");
+  }
   if (spec.book.num_partitions() != num_partitions) {
     return InvalidArgumentError("tensor '" + spec.name + "': the partition book has " +
                                 std::to_string(spec.book.num_partitions()) + " partitions; the " + transport +
