@@ -6,8 +6,9 @@
 
 namespace faultline {
 
-DenseOptimizer::DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr)
-    : kind_(kind), dim_(dim), lr_(lr) {
+DenseOptimizer::DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr, float beta1, float beta2,
+                               float eps)
+    : kind_(kind), dim_(dim), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
   const size_t n = static_cast<size_t>(num_ids * dim);
   sum_.assign(n, 0.0f);
   mem_.assign(n, 0.0f);
@@ -26,7 +27,6 @@ void DenseOptimizer::Step(std::vector<float>& weights, const std::vector<DenseLo
       count += 1.0f;
     }
   }
-  const float beta1 = 0.9f, beta2 = 0.999f;
   for (auto& [id, accumulated] : touched) {
     const float count = accumulated.second;
     if (kind_ == OptimizerKind::kAdam) step_[id] += 1.0f;
@@ -35,13 +35,14 @@ void DenseOptimizer::Step(std::vector<float>& weights, const std::vector<DenseLo
       const float g = accumulated.first[c] / count;
       if (kind_ == OptimizerKind::kAdagrad) {
         sum_[e] += g * g;
-        weights[e] -= lr_ * g / (std::sqrt(sum_[e]) + 1e-10f);
+        weights[e] -= lr_ * g / (std::sqrt(sum_[e]) + eps_);
       } else {
-        mem_[e] = beta1 * mem_[e] + static_cast<float>(1.0 - 0.9f) * g;
-        power_[e] = beta2 * power_[e] + static_cast<float>(1.0 - 0.999f) * (g * g);
-        const float m_hat = mem_[e] / (1.0f - std::pow(beta1, step_[id]));
-        const float v_hat = power_[e] / (1.0f - std::pow(beta2, step_[id]));
-        weights[e] -= lr_ * m_hat / (std::sqrt(v_hat) + 1e-8f);
+        // 1 - beta in double, as Python computes it, then float32.
+        mem_[e] = beta1_ * mem_[e] + static_cast<float>(1.0 - beta1_) * g;
+        power_[e] = beta2_ * power_[e] + static_cast<float>(1.0 - beta2_) * (g * g);
+        const float m_hat = mem_[e] / (1.0f - std::pow(beta1_, step_[id]));
+        const float v_hat = power_[e] / (1.0f - std::pow(beta2_, step_[id]));
+        weights[e] -= lr_ * m_hat / (std::sqrt(v_hat) + eps_);
       }
     }
   }

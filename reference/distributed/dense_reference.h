@@ -20,7 +20,8 @@ struct DenseLookup {
 
 class DenseOptimizer {
  public:
-  DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr);
+  // beta1 and beta2 are Adam's; eps is either's.
+  DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr, float beta1, float beta2, float eps);
 
   // Applies one step to `weights` (num_ids x dim) from `lookups`, which are
   // every trainer's lookups in rank order.
@@ -29,7 +30,7 @@ class DenseOptimizer {
  private:
   OptimizerKind kind_;
   int64_t dim_;
-  float lr_;
+  float lr_, beta1_, beta2_, eps_;
   std::vector<float> sum_;           // Adagrad: G
   std::vector<float> step_;          // Adam: per-row step count
   std::vector<float> mem_, power_;   // Adam: first and second moments

@@ -196,6 +196,10 @@ rc::Gen<OptimizerCase> GenOptimizerCase(int num_partitions, int world_size) {
     c.ends = *GenPartitionEnds(num_ids, num_partitions);
     c.dim = *rc::gen::inRange<int64_t>(1, 5);
     c.lr = *rc::gen::element(0.01f, 0.1f, 0.5f);
+    // Not only the defaults: an optimizer that ignored or swapped them must fail.
+    c.beta1 = *rc::gen::element(0.0f, 0.5f, 0.9f);
+    c.beta2 = *rc::gen::element(0.0f, 0.99f, 0.999f);
+    c.eps = *rc::gen::element(1e-10f, 1e-8f, 0.25f);
     c.initial = *rc::gen::container<std::vector<float>>(num_ids * c.dim, GenValue());
     const int steps = *rc::gen::inRange(1, 4);
     c.lookups.resize(steps);
@@ -224,9 +228,9 @@ Result<std::vector<float>> RunDistributedOptimizer(Transport& transport, const O
                                             [&c, dim](int64_t id, int64_t col) { return c.initial[id * dim + col]; }));
   std::unique_ptr<SparseOptimizer> optimizer;
   if (c.kind == OptimizerKind::kAdagrad) {
-    FL_ASSIGN_OR_RETURN(optimizer, SparseAdagrad::Create({&embedding}, c.lr));
+    FL_ASSIGN_OR_RETURN(optimizer, SparseAdagrad::Create({&embedding}, c.lr, c.eps));
   } else {
-    FL_ASSIGN_OR_RETURN(optimizer, SparseAdam::Create({&embedding}, c.lr));
+    FL_ASSIGN_OR_RETURN(optimizer, SparseAdam::Create({&embedding}, c.lr, c.beta1, c.beta2, c.eps));
   }
   for (const auto& by_rank : c.lookups) {
     for (const DenseLookup& lookup : by_rank[transport.rank()]) {
@@ -245,7 +249,7 @@ Result<std::vector<float>> RunDistributedOptimizer(Transport& transport, const O
 
 std::vector<float> RunDenseOptimizer(const OptimizerCase& c) {
   std::vector<float> weights = c.initial;
-  DenseOptimizer optimizer(c.kind, c.ends.back(), c.dim, c.lr);
+  DenseOptimizer optimizer(c.kind, c.ends.back(), c.dim, c.lr, c.beta1, c.beta2, c.eps);
   for (const auto& by_rank : c.lookups) {
     std::vector<DenseLookup> all;
     for (const auto& lookups : by_rank) all.insert(all.end(), lookups.begin(), lookups.end());

@@ -35,6 +35,8 @@ struct OptimizerCase {
   std::vector<int64_t> ends;
   int64_t dim = 1;
   float lr = 0.1f;
+  float beta1 = 0.9f, beta2 = 0.999f;  // Adam's
+  float eps = 1e-10f;
   std::vector<float> initial;                             // num_ids x dim
   std::vector<std::vector<std::vector<DenseLookup>>> lookups;  // [step][rank] -> that trainer's lookups
 };
