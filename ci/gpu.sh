@@ -3,9 +3,17 @@
 # property tests, the conformance test on real CUDA), the repros on
 # --runtime=cuda, and compute-sanitizer memcheck, racecheck, initcheck and synccheck on the kernel
 # tests. Prints the device and a summary line for docs/gpu-validation.md.
-# Exit 0 all passed, 1 something failed, 4 all that ran passed but the
-# multi_device tests (F8, F9) need 2 GPUs and this machine has fewer.
+# Exit 0 all passed, 1 something failed, 2 usage, 4 all that ran passed but
+# the multi_device tests (F8, F9) need 2 GPUs and this machine has fewer.
+# Usage: ci/gpu.sh   (no arguments; a machine without Bazel runs the bundle:
+# ci/gpu_bundle.sh here, ci/gpu_run.sh there)
 set -uo pipefail
+for arg in "$@"; do
+  case "$arg" in
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "ci/gpu.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 ci/setup.sh || exit 1
 source ci/lib.sh
@@ -28,8 +36,13 @@ case $? in 0) ;; 3) not_run=1 ;; *) status=1 ;; esac
 SANITIZER="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1 || true)"
 if [ -n "$SANITIZER" ]; then
   # Every gpu test that launches kernels (fl_device_tests(launches_kernels = True) tags it "kernels").
-  kernel_tests=$(bazel query 'attr(tags, "kernels", attr(tags, "gpu", tests(//...)))' 2>/dev/null)
-  bazel build --config=ci $kernel_tests || status=1
+  # An empty list would build nothing and read as a pass: that is a failure.
+  if ! kernel_tests=$(bazel query 'attr(tags, "kernels", attr(tags, "gpu", tests(//...)))') || [ -z "$kernel_tests" ]; then
+    echo "=== compute-sanitizer: bazel query found no kernel tests (tag kernels); nothing was checked" >&2
+    status=1
+    kernel_tests=""
+  fi
+  [ -z "$kernel_tests" ] || bazel build --config=ci $kernel_tests || status=1
   for t in $kernel_tests; do
     bin="bazel-bin/$(echo "${t#//}" | tr ':' '/')"
     # Cases that observe the driver itself, which the sanitizer changes (ci/sanitizer_exclusions.json).
