@@ -3,8 +3,9 @@
 # on real CUDA when a GPU is present and on simcuda otherwise. Installs what
 # is missing. Extra arguments go to `repro all` (e.g. --json, --runtime simcuda).
 # Exit: as `repro all` (0 every outcome matched, 1 one did not, 2 usage,
-# 3 all that ran matched but some need 2 GPUs), or 5 when the setup or the
-# build failed (with --json, stdout then holds {"error": "..."}).
+# 3 all that ran matched but some need 2 GPUs, 4 --runtime cuda and no
+# usable device), or 5 when the setup or the build failed (with --json,
+# stdout then holds {"error": "..."} after 2, 4 and 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 json=0

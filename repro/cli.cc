@@ -12,7 +12,8 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
                                         int* exit_code) {
   CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
   app.footer("Exit status: 0 every outcome matched; 1 one did not; 2 usage error; 3 every variant that ran "
-             "matched but some could not run on this machine (they need 2 GPUs)");
+             "matched but some could not run on this machine (they need 2 GPUs); 4 --runtime cuda and no usable "
+             "CUDA device (nothing ran)");
   app.require_subcommand(1);
   Command command;
   // --runtime's default: FAULTLINE_RUNTIME (as device_bench reads it), else auto.

@@ -21,6 +21,8 @@ inline constexpr int kExitUsage = 2;
 // Every variant that ran matched, but some could not run on this machine
 // (they need more GPUs than it has): not a pass, not a mismatch.
 inline constexpr int kExitNotRun = 3;
+// --runtime cuda on a machine where no CUDA device is usable: nothing ran.
+inline constexpr int kExitNoDevice = 4;
 
 // What the command line asks for.
 struct Command {

@@ -31,6 +31,9 @@ nlohmann::json ToJson(const Row& row) {
                       {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched},
                       {"runs", row.runs},         {"matched_runs", row.matched_runs}};
   j["error"] = ErrorToJson(row.error);
+  // What the variant's process said: the whole story when it crashed, timed
+  // out or reported nothing (then `error` is null).
+  j["transcript"] = row.transcript;
   if (!row.not_run.empty()) j["not_run"] = row.not_run;
   return j;
 }
@@ -51,14 +54,13 @@ const char* OutcomeName(const Outcome& outcome) {
 }
 
 // Runs one variant `repeat` times, each in a fresh process (CUDA state must
-// not leak between runs). Progress goes to stderr: one line per variant
-// when repeat is 1 (none with --json), else a mark per run ('.' matched,
-// 'X' did not).
+// not leak between runs). Progress goes to stderr, --json or not: one line
+// per variant when repeat is 1, else a mark per run ('.' matched, 'X' did
+// not). Without --json the transcript follows on stderr (with --json it is
+// in the row).
 Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, int repeat, bool json) {
   const char* runtime_name = RuntimeKindName(runtime);
-  const bool quiet = json && repeat == 1;
-  if (quiet) {
-  } else if (repeat == 1) {
+  if (repeat == 1) {
     std::fprintf(stderr, "running %s %s on %s ...\n", failure.id.c_str(), variant.name.c_str(), runtime_name);
   } else {
     std::fprintf(stderr, "running %s %s on %s x%d ", failure.id.c_str(), variant.name.c_str(), runtime_name, repeat);
@@ -72,7 +74,9 @@ Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, 
           result.matched == result.runs, result.runs, result.matched, shown.error, shown.transcript,
           shown.not_run};
   // With --repeat, only a run that did not match has its transcript shown.
-  if (!quiet && !row.transcript.empty() && (repeat == 1 || !row.matched)) std::fprintf(stderr, "%s\n", row.transcript.c_str());
+  if (!json && !row.transcript.empty() && (repeat == 1 || !row.matched)) {
+    std::fprintf(stderr, "%s\n", row.transcript.c_str());
+  }
   return row;
 }
 
@@ -131,10 +135,25 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
+  // Ends the command before any variant ran: the reason on stderr, and with
+  // --json also as {"error": ...} on stdout.
+  auto stop = [json](const std::string& why, int code) {
+    std::fprintf(stderr, "repro: %s\n", why.c_str());
+    if (json) std::cout << nlohmann::json{{"error", why}}.dump() << std::endl;
+    return code;
+  };
   const Result<std::vector<Selected>> selected = SelectVariants(*command, failures);
-  if (!selected.ok()) {
-    std::fprintf(stderr, "repro: %s\n", selected.status().message().c_str());
-    return kExitUsage;
+  if (!selected.ok()) return stop(selected.status().message(), kExitUsage);
+  // Without a usable device every variant would fail alike and read as a
+  // regression of every fix.
+  if (command->runtime == RuntimeKind::kCuda) {
+    const Result<int> devices = ProbeDeviceCount(RuntimeKind::kCuda);
+    if (!devices.ok() || *devices == 0) {
+      return stop("--runtime cuda, but no CUDA device is usable here (" +
+                      (devices.ok() ? std::string("the driver counts 0 devices") : devices.status().ToString()) +
+                      "); use --runtime simcuda, or auto to pick cuda only where a GPU is usable",
+                  kExitNoDevice);
+    }
   }
   std::vector<Row> rows;
   for (const Selected& s : *selected) {

@@ -26,10 +26,25 @@ r = rows[0]
 assert (r["variant"], r["runs"], r["matched_runs"], r["matched"]) == ("legacy", 2, 2, True), r
 PY
 
-# Without --repeat the table keeps its columns and the JSON says 1 of 1.
+# Without --repeat the table keeps its columns and the JSON says 1 of 1;
+# each row carries the variant's transcript, and progress still goes to stderr.
 "$REPRO" run F3 --variant fixed --json >"$out" 2>"$err"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert (r['runs'], r['matched_runs']) == (1, 1), r" "$out" \
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert (r['runs'], r['matched_runs']) == (1, 1), r; assert isinstance(r['transcript'], str) and r['transcript'], r" "$out" \
   || fail "json without --repeat: $(cat "$out")"
+grep -q "running F3 fixed on simcuda ..." "$err" || fail "json progress: $(cat "$err")"
+
+# --runtime cuda where no device is usable (none visible, or no driver at
+# all): exit 4 and the reason, nothing run; with --json the reason as JSON.
+CUDA_VISIBLE_DEVICES= "$REPRO" run F3 --variant fixed --runtime cuda --json >"$out" 2>"$err"
+[ $? -eq 4 ] || fail "--runtime cuda without a device: expected exit 4; $(cat "$out" "$err")"
+grep -q "repro: --runtime cuda, but no CUDA device is usable here (" "$err" || fail "no device: $(cat "$err")"
+python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['error']; assert e.startswith('--runtime cuda, but no CUDA device'), e" "$out" \
+  || fail "no device --json: $(cat "$out")"
+# An unknown failure with --json: the usage error as JSON too.
+"$REPRO" run F99 --json >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "run F99: expected exit 2"
+python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['error']; assert e.startswith(\"unknown failure 'F99'\"), e" "$out" \
+  || fail "F99 --json: $(cat "$out")"
 # FAULTLINE_RUNTIME is --runtime's default; a bad value is a usage error that names it.
 FAULTLINE_RUNTIME=simcuda "$REPRO" run F3 --variant fixed --json >"$out" 2>"$err"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert r['runtime'] == 'simcuda', r" "$out" \

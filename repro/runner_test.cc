@@ -45,6 +45,20 @@ Outcome NeedsMoreGpus(RuntimeKind) {
 const bool kRegisteredNotRun = RegisterFailure(Failure{
     "T2", "test only: cannot run here", {{"fixed", Expectation::kPasses, "needs more GPUs", NeedsMoreGpus}}});
 
+// A variant whose process crashes before it reports.
+Outcome Crashes(RuntimeKind) { std::abort(); }
+
+const bool kRegisteredCrash = RegisterFailure(
+    Failure{"T3", "test only: its process crashes", {{"fixed", Expectation::kPasses, "crashes", Crashes}}});
+
+TEST(RunIsolatedTest, AVariantWhoseProcessCrashesSaysHowInItsTranscript) {
+  const Outcome outcome = RunIsolated("T3", "fixed", RuntimeKind::kSimCuda);
+  EXPECT_FALSE(Matches(Expectation::kPasses, outcome));
+  EXPECT_FALSE(outcome.error.has_value());
+  EXPECT_TRUE(outcome.transcript.rfind("the variant's process failed: pid ", 0) == 0) << outcome.transcript;
+  EXPECT_NE(outcome.transcript.find(" was killed by signal 6 (Aborted)"), std::string::npos) << outcome.transcript;
+}
+
 TEST(RunIsolatedTest, AVariantThatCouldNotRunSaysWhyAndNeverMatches) {
   const Outcome outcome = RunIsolated("T2", "fixed", RuntimeKind::kSimCuda);
   EXPECT_EQ(outcome.not_run, "T2 needs 2 GPUs; NVML reports 1");  // crossed the process boundary

@@ -22,6 +22,10 @@ class DenseOptimizer {
  public:
   // beta1 and beta2 are Adam's; eps is either's.
   DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr, float beta1, float beta2, float eps);
+  // With DGL's defaults (SparseAdagrad's and SparseAdam's): betas 0.9 and
+  // 0.999, eps 1e-10 (Adagrad) or 1e-8 (Adam).
+  DenseOptimizer(OptimizerKind kind, int64_t num_ids, int64_t dim, float lr)
+      : DenseOptimizer(kind, num_ids, dim, lr, 0.9f, 0.999f, kind == OptimizerKind::kAdagrad ? 1e-10f : 1e-8f) {}
 
   // Applies one step to `weights` (num_ids x dim) from `lookups`, which are
   // every trainer's lookups in rank order.
