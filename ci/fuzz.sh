@@ -21,6 +21,7 @@
 # no bazel-* links into the checkout (--symlink_prefix=/), and lets that
 # server exit by itself after 10 idle minutes.
 set -uo pipefail
+CALLER_DIR="$PWD"  # a relative --work is the caller's
 cd "$(dirname "$0")/.."
 
 ALL_TARGETS=(npy_fuzz csc_graph_fuzz status_json_fuzz wire_fuzz minibatch_fuzz sample_cli_fuzz repro_cli_fuzz)
@@ -96,6 +97,15 @@ if ! [[ "$MAX_LEN" =~ ^[0-9]+$ ]]; then
   echo "fuzz: --max-len is '$MAX_LEN'; expected a number of bytes (0: libFuzzer's default)" >&2
   exit 2
 fi
+if ((${#TARGETS[@]} == 0)); then
+  echo "fuzz: --targets is empty; expected some of ${ALL_TARGETS[*]}" >&2
+  exit 2
+fi
+if [ -z "$WORK" ]; then
+  echo "fuzz: --work is empty; expected a folder for the corpora, logs and crash inputs" >&2
+  exit 2
+fi
+[[ "$WORK" = /* ]] || WORK="$CALLER_DIR/$WORK"
 for t in "${TARGETS[@]}"; do
   if [[ " ${ALL_TARGETS[*]} " != *" $t "* ]]; then
     echo "fuzz: unknown target '$t'; expected some of ${ALL_TARGETS[*]}" >&2
@@ -149,6 +159,10 @@ log_executions() {
   echo "${n:-0}"
 }
 
+# A TERM or INT sent to this script alone also stops the fuzzer it runs.
+pid=""
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; exit 143' TERM
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; exit 130' INT
 status=0
 rows=()
 for t in "${TARGETS[@]}"; do
@@ -180,11 +194,15 @@ for t in "${TARGETS[@]}"; do
     # Progress: libFuzzer's pulse lines (at powers of two) and any report.
     "${cmd[@]}" >"$log" 2>&1 &
     pid=$!
+    # In the background too: bash runs a trap only once a foreground command ends.
     tail -n +1 -F --pid="$pid" "$log" 2>/dev/null |
       grep --line-buffered -E 'pulse|DONE|INITED|ERROR|SUMMARY|Test unit written|deadly signal|fuzz check failed' |
-      sed -u "s/^/  $t: /"
+      sed -u "s/^/  $t: /" &
+    progress=$!
     wait "$pid"
     rc=$?
+    pid=""
+    wait "$progress"
   fi
   seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   execs=0
