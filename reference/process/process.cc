@@ -33,8 +33,12 @@ int g_report_fd = -2;  // -2: not looked up yet
 
 int ReportFd() {
   if (g_report_fd == -2) {
+    // Set by the parent that spawned us; anything but a descriptor number
+    // (atoi read garbage as 0, stdin) means there is no report channel.
     const char* text = std::getenv(kReportFdEnv);
-    g_report_fd = text ? std::atoi(text) : -1;
+    char* end = nullptr;
+    const long fd = text != nullptr ? std::strtol(text, &end, 10) : -1;
+    g_report_fd = text != nullptr && *text != '\0' && *end == '\0' && fd >= 0 && fd < 1 << 20 ? static_cast<int>(fd) : -1;
   }
   return g_report_fd;
 }

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -159,6 +161,27 @@ TEST(ProcessTest, DestroyingARunningChildKillsAndReapsIt) {
     EXPECT_TRUE(ProcessExists(pid));
   }
   EXPECT_FALSE(ProcessExists(pid));  // reaped: not even a zombie
+}
+
+// A process started by hand with a garbage FAULTLINE_REPORT_FD has no
+// report channel (atoi read "abc" as 0 and wrote the report to stdin).
+TEST(ProcessTest, AGarbageReportDescriptorMeansNoReportChannel) {
+  int stdin_pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, stdin_pair), 0);
+  const pid_t pid = fork();  // a plain fork: the child looks the variable up itself
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(stdin_pair[1], 0);
+    setenv("FAULTLINE_REPORT_FD", "abc", 1);
+    ReportToParent("leaked");
+    _exit(0);
+  }
+  close(stdin_pair[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  char buffer[16];
+  EXPECT_EQ(read(stdin_pair[0], buffer, sizeof(buffer)), 0);  // end of file: nothing was written
+  close(stdin_pair[0]);
 }
 
 TEST(ProcessTest, ParseStartMethodNamesTheBadValue) {
