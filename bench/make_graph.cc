@@ -1,12 +1,19 @@
 // Writes the benchmark graph: an R-MAT power-law graph as a folder of .npy
 // files (indptr, indices, weights) that both faultline's benchmarks and the
-// GraphBolt peer read. Exit codes: 0 written or already there, 1 failure,
-// 2 usage.
+// GraphBolt peer read, and make_graph.json, the parameters it was made with.
+// Exit codes: 0 written or already there, 1 failure, 2 usage.
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -14,6 +21,49 @@
 #include "reference/graph/csc_graph.h"
 #include "reference/base/caller_path.h"
 #include "reference/graph/generators.h"
+
+namespace {
+
+// The record of the parameters, next to the graph files.
+constexpr char kRecordName[] = "make_graph.json";
+
+// Returns the record in `dir`, or null when it is missing or unreadable.
+nlohmann::json ReadRecord(const std::string& dir) {
+  std::ifstream in(dir + "/" + kRecordName);
+  if (!in) return nullptr;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json record = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return record.is_discarded() ? nlohmann::json(nullptr) : record;
+}
+
+// Writes the record atomically (a temporary file, renamed): a record is
+// either absent or complete. Returns an error text, empty on success.
+std::string WriteRecord(const std::string& dir, const nlohmann::json& record) {
+  const std::string path = dir + "/" + kRecordName;
+  std::string tmp = dir + "/." + kRecordName + ".tmp.XXXXXX";
+  const int fd = mkstemp(&tmp[0]);
+  if (fd < 0) return "cannot create a temporary file for " + path + ": " + std::strerror(errno);
+  const std::string text = record.dump() + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done += static_cast<size_t>(n);
+  }
+  std::string error;
+  if (done < text.size()) error = "cannot write " + tmp + ": " + std::strerror(errno);
+  if (error.empty() && fchmod(fd, 0644) != 0) error = "cannot chmod " + tmp + ": " + std::strerror(errno);
+  if (error.empty() && fsync(fd) != 0) error = "cannot fsync " + tmp + ": " + std::strerror(errno);
+  if (close(fd) != 0 && error.empty()) error = "cannot close " + tmp + ": " + std::strerror(errno);
+  if (error.empty() && rename(tmp.c_str(), path.c_str()) != 0) {
+    error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+  }
+  if (!error.empty()) unlink(tmp.c_str());
+  return error;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"make_graph: write the benchmark power-law graph (indptr.npy, indices.npy, weights.npy)"};
@@ -42,7 +92,11 @@ int main(int argc, char** argv) {
                   static_cast<long long>(edges), reused ? " (already there)" : "");
     }
   };
-  if (!force) {
+  // Everything the graph depends on: reuse only a graph made with all of it.
+  // "generator" changes when GeneratePowerLaw's output does.
+  const nlohmann::json wanted = {
+      {"generator", "rmat-v1"}, {"nodes", nodes}, {"edges", edges}, {"seed", seed}, {"weighted", true}};
+  if (!force && ReadRecord(out) == wanted) {
     auto existing = faultline::CscGraph::Load(out);
     if (existing.ok() && existing->num_nodes() == nodes && existing->num_edges() == edges && existing->has_weights()) {
       summary(true);
@@ -64,9 +118,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "make_graph: cannot create %s: %s\n", out.c_str(), error.message().c_str());
     return 1;
   }
+  // The old record goes first: while the files are replaced, and if that
+  // fails, no record claims them.
+  const std::string record_path = out + "/" + kRecordName;
+  if (unlink(record_path.c_str()) != 0 && errno != ENOENT) {
+    std::fprintf(stderr, "make_graph: cannot remove %s: %s\n", record_path.c_str(), std::strerror(errno));
+    return 1;
+  }
   faultline::Status saved = graph->Save(out);
   if (!saved.ok()) {
     std::fprintf(stderr, "make_graph: %s\n", saved.ToString().c_str());
+    return 1;
+  }
+  const std::string record_error = WriteRecord(out, wanted);
+  if (!record_error.empty()) {
+    std::fprintf(stderr, "make_graph: the graph is written but its record is not: %s\n", record_error.c_str());
     return 1;
   }
   summary(false);

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <optional>
+#include <sstream>
 
 #include "kernels/gather_kernels.cuh"
 #include "kernels/id_check.h"
@@ -56,6 +57,25 @@ Status CopyRows(const Tensor& table, const Tensor& ids, Tensor& out) {
                                {table.buffer(), ids.buffer(), out.buffer()}, &kernels::LaunchGatherRowsOnCuda);
 }
 
+// Returns "simcuda runtime 0x..." (the kind and the instance).
+std::string RuntimeText(const DeviceRuntime* runtime) {
+  std::ostringstream os;
+  os << (runtime != nullptr ? runtime->name() : "no") << " runtime " << static_cast<const void*>(runtime);
+  return os.str();
+}
+
+// Checks that `tensor` (on a device, or pinned) belongs to the runtime
+// instance of the device ids: Device equality compares type and index only,
+// and a kernel given another instance's memory faults (Tensor::To refuses
+// mixed runtimes too).
+Status CheckSameRuntime(const std::string& op, const std::string& what, const Tensor& tensor, const Tensor& ids) {
+  if (tensor.runtime() == ids.runtime()) return OkStatus();
+  const std::string where = tensor.device().is_cpu() ? "cpu, pinned" : tensor.device().ToString();
+  return InvalidArgumentError(op + ": " + what + " (" + where + ") belongs to " + RuntimeText(tensor.runtime()) +
+                              " but the ids (" + ids.device().ToString() + ") to " + RuntimeText(ids.runtime()) +
+                              "; expected tensors of one runtime instance (copy through the host)");
+}
+
 // Checks the table and ids of an IndexSelect (dtypes, shapes, whether the
 // ids' device can read the table).
 Status CheckIndexSelect(const Tensor& table, const Tensor& ids) {
@@ -83,7 +103,7 @@ Status CheckIndexSelect(const Tensor& table, const Tensor& ids) {
                                 (table.device().is_cpu() ? " and not pinned; pin it or copy it to the device"
                                                          : "; both must be on the same device"));
   }
-  return OkStatus();
+  return CheckSameRuntime("IndexSelect", "the table", table, ids);
 }
 
 }  // namespace
@@ -107,13 +127,15 @@ Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out) {
                                 DTypeName(out.dtype()) + " " + ShapeToString(out.shape()) + " on " +
                                 out.device().ToString());
   }
+  if (!ids.device().is_cpu()) FL_RETURN_IF_ERROR(CheckSameRuntime("IndexSelectInto", "out", out, ids));
   FL_RETURN_IF_ERROR(CheckIds(table, ids));
   return CopyRows(table, ids, out);
 }
 
 Status FeatureStore::Add(const std::string& name, Tensor table) {
   if (table.dtype() != DType::kFloat32 || table.shape().size() != 2) {
-    return InvalidArgumentError("FeatureStore::Add: feature '" + name + "' must be a 2-D float32 tensor");
+    return InvalidArgumentError("FeatureStore::Add: feature '" + name + "' must be a 2-D float32 tensor, got " +
+                                DTypeName(table.dtype()) + " of shape " + ShapeToString(table.shape()));
   }
   if (!tables_.emplace(name, std::move(table)).second) {
     return InvalidArgumentError("FeatureStore::Add: feature '" + name + "' already exists");

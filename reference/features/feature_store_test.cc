@@ -2,8 +2,12 @@
 // (simcuda; real CUDA in the gpu-tagged target): same rows, same errors.
 #include "reference/features/feature_store.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "reference/runtime/simcuda_runtime.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -69,6 +73,38 @@ TEST_F(IndexSelectTest, UnreachableTablesAreRefusedWithTheRemedy) {
             "IndexSelect: ids are on cpu but the table is on cuda:0; move the ids to cuda:0 first");
 }
 
+// Device equality compares type and index only: cuda:0 of another runtime
+// instance is not reachable, and a kernel given its memory would fault.
+TEST_F(IndexSelectTest, TensorsOfAnotherRuntimeInstanceAreRefused) {
+  SimCudaRuntime other;
+  Tensor table = MakeTable(10, 2);
+  Tensor ids = *Tensor::FromVector<int64_t>({1, 2});
+  Tensor device_ids = *ids.To(Device::Cuda(0), rt_);
+  Tensor other_table = *table.To(Device::Cuda(0), &other);
+  auto from_other = IndexSelect(other_table, device_ids);
+  ASSERT_FALSE(from_other.ok());
+  EXPECT_EQ(from_other.status().code(), StatusCode::kInvalidArgument);
+  std::ostringstream expected;
+  expected << "IndexSelect: the table (cuda:0) belongs to simcuda runtime " << static_cast<const void*>(&other)
+           << " but the ids (cuda:0) to " << rt_->name() << " runtime " << static_cast<const void*>(rt_)
+           << "; expected tensors of one runtime instance (copy through the host)";
+  EXPECT_EQ(from_other.status().message(), expected.str());
+  // A host table pinned by the other instance.
+  Tensor pinned = MakeTable(10, 2);
+  ASSERT_TRUE(pinned.Pin(other).ok());
+  EXPECT_THAT(IndexSelect(pinned, device_ids).status().message(),
+              testing::HasSubstr("IndexSelect: the table (cpu, pinned) belongs to simcuda runtime 0x"));
+  // An out buffer of the other instance.
+  Tensor device_table = *table.To(Device::Cuda(0), rt_);
+  Tensor other_out = *Tensor::Empty(DType::kFloat32, {2, 2}, Device::Cuda(0), &other);
+  EXPECT_THAT(IndexSelectInto(device_table, device_ids, other_out).message(),
+              testing::HasSubstr("IndexSelectInto: out (cuda:0) belongs to simcuda runtime 0x"));
+  // Nothing ran: neither runtime holds an error.
+  EXPECT_TRUE(rt_->PeekAtLastError().ok()) << rt_->PeekAtLastError();
+  EXPECT_TRUE(other.PeekAtLastError().ok()) << other.PeekAtLastError();
+  ASSERT_TRUE(pinned.Unpin().ok());
+}
+
 // IndexSelectInto gives IndexSelect's rows in a buffer the caller reuses.
 TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
   Tensor table = MakeTable(100, 7);
@@ -118,6 +154,15 @@ TEST(IndexSelectArgsTest, WrongDtypesAndShapesAreNamed) {
             "IndexSelect: ids must be a 1-D int64 tensor, got int32 with 1 dimensions");
   EXPECT_EQ(IndexSelect(*Tensor::FromVector<float>({1, 2}), *Tensor::FromVector<int64_t>({0})).status().message(),
             "IndexSelect: table must be a 2-D float32 tensor, got float32 with 1 dimensions");
+}
+
+TEST(FeatureStoreTest, AddNamesTheDtypeAndShapeItGot) {
+  FeatureStore store;
+  EXPECT_EQ(store.Add("ids", *Tensor::FromVector<int64_t>({1, 2, 3})).message(),
+            "FeatureStore::Add: feature 'ids' must be a 2-D float32 tensor, got int64 of shape [3]");
+  EXPECT_EQ(store.Add("cube", *Tensor::Empty(DType::kFloat32, {2, 3, 4})).message(),
+            "FeatureStore::Add: feature 'cube' must be a 2-D float32 tensor, got float32 of shape [2, 3, 4]");
+  EXPECT_EQ(store.Get("ids").status().code(), StatusCode::kNotFound);  // nothing was added
 }
 
 TEST(FeatureStoreTest, NamesAreUniqueAndUnknownNamesListTheKnownOnes) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -22,9 +23,24 @@ std::string FloatText(float value) {
 
 std::string Num(int64_t value) { return std::to_string(value); }
 
-bool FileExists(const std::string& path) {
+// Returns whether an optional file of the graph is there. lstat, not stat:
+// a dangling symbolic link is an error, not "no weights"; so is every
+// failure but ENOENT (a folder that cannot be searched, ...).
+Result<bool> OptionalFileExists(const std::string& path) {
   struct stat st;
-  return stat(path.c_str(), &st) == 0;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    return InvalidArgumentError("cannot check whether '" + path + "' exists: " + std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode) && stat(path.c_str(), &st) != 0) {
+    const int error = errno;
+    char target[4096];
+    const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
+    const std::string to = n >= 0 ? "'" + std::string(target, n) + "'" : "an unreadable target";
+    return NotFoundError("'" + path + "' is a symbolic link to " + to + ", which cannot be opened: " +
+                         std::strerror(error) + "; expected the .npy file, or no file for a graph without it");
+  }
+  return true;
 }
 
 Status ValidateIndptr(const std::vector<int64_t>& indptr, int64_t num_edges) {
@@ -166,7 +182,9 @@ Result<CscGraph> CscGraph::Load(const std::string& dir) {
 
   std::optional<std::vector<float>> weights;
   const std::string weights_path = dir + "/weights.npy";
-  if (FileExists(weights_path)) {
+  Result<bool> has_weights = OptionalFileExists(weights_path);
+  if (!has_weights.ok()) return with_context(has_weights.status());
+  if (*has_weights) {
     Result<std::vector<float>> w = npy::ReadNpyFloat32(weights_path);
     if (!w.ok()) return with_context(w.status());
     weights = std::move(w).value();
@@ -174,7 +192,9 @@ Result<CscGraph> CscGraph::Load(const std::string& dir) {
 
   std::optional<std::vector<int32_t>> edge_types;
   const std::string types_path = dir + "/edge_types.npy";
-  if (FileExists(types_path)) {
+  Result<bool> has_types = OptionalFileExists(types_path);
+  if (!has_types.ok()) return with_context(has_types.status());
+  if (*has_types) {
     Result<std::vector<int64_t>> t =
         npy::ReadNpyInt64(types_path, {DType::kUInt8, DType::kInt32}, &storage.edge_types);
     if (!t.ok()) return with_context(t.status());
@@ -187,28 +207,48 @@ Result<CscGraph> CscGraph::Load(const std::string& dir) {
   return graph;
 }
 
+// Every file is written under a temporary name first and renamed into place
+// only when all are written: a failed write (a full disk, ...) leaves the
+// previous graph whole instead of a mix of old and new files.
 Status CscGraph::Save(const std::string& dir) const {
   const std::string context = "saving a graph to '" + dir + "'";
-  Status s = npy::WriteNpyInt(dir + "/indptr.npy", indptr_, npy::DType::kInt64);
-  if (s.ok()) s = npy::WriteNpyInt(dir + "/indices.npy", indices_, storage_.indices);
-  const std::string weights_path = dir + "/weights.npy";
-  const std::string types_path = dir + "/edge_types.npy";
-  if (s.ok()) {
-    if (weights_) {
-      s = npy::WriteNpyFloat32(weights_path, *weights_);
-    } else if (FileExists(weights_path) && unlink(weights_path.c_str()) != 0) {
-      s = InvalidArgumentError("cannot remove stale '" + weights_path + "': " + std::strerror(errno));
+  static std::atomic<uint64_t> counter{0};
+  const std::string tag = ".staged." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  struct File {
+    std::string path, staged;
+  };
+  std::vector<File> files;
+  auto stage = [&](const std::string& name) {
+    files.push_back({dir + "/" + name, dir + "/." + name + tag});
+    return files.back().staged;
+  };
+  auto discard = [&](const Status& s) {
+    for (const File& f : files) unlink(f.staged.c_str());
+    return s.WithContext(context);
+  };
+  Status s = npy::WriteNpyInt(stage("indptr.npy"), indptr_, npy::DType::kInt64);
+  if (s.ok()) s = npy::WriteNpyInt(stage("indices.npy"), indices_, storage_.indices);
+  if (s.ok() && weights_) s = npy::WriteNpyFloat32(stage("weights.npy"), *weights_);
+  if (s.ok() && edge_types_) {
+    s = npy::WriteNpyInt(stage("edge_types.npy"), std::vector<int64_t>(edge_types_->begin(), edge_types_->end()),
+                         storage_.edge_types);
+  }
+  if (!s.ok()) return discard(s);
+  for (const File& f : files) {
+    if (rename(f.staged.c_str(), f.path.c_str()) != 0) {
+      return discard(InvalidArgumentError("cannot rename '" + f.staged + "' to '" + f.path + "': " +
+                                          std::strerror(errno)));
     }
   }
-  if (s.ok()) {
-    if (edge_types_) {
-      s = npy::WriteNpyInt(types_path, std::vector<int64_t>(edge_types_->begin(), edge_types_->end()),
-                           storage_.edge_types);
-    } else if (FileExists(types_path) && unlink(types_path.c_str()) != 0) {
-      s = InvalidArgumentError("cannot remove stale '" + types_path + "': " + std::strerror(errno));
+  const std::pair<const char*, bool> optional_files[] = {{"weights.npy", weights_.has_value()},
+                                                          {"edge_types.npy", edge_types_.has_value()}};
+  for (const auto& [name, written] : optional_files) {
+    const std::string path = dir + "/" + name;
+    if (!written && unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return InvalidArgumentError("cannot remove stale '" + path + "': " + std::strerror(errno)).WithContext(context);
     }
   }
-  return s.ok() ? s : s.WithContext(context);
+  return OkStatus();
 }
 
 }  // namespace faultline

@@ -41,9 +41,10 @@ class CscGraph {
   // edge_types.npy from `dir`, then validates them as Create does.
   static Result<CscGraph> Load(const std::string& dir);
 
-  // Writes the graph into the existing folder `dir` in the layout Load reads
-  // (each file atomically). Removes stale weights.npy / edge_types.npy when
-  // the graph has none.
+  // Writes the graph into the existing folder `dir` in the layout Load reads.
+  // All files are written under temporary names, then renamed into place: a
+  // failed write leaves the previous files as they were. Removes stale
+  // weights.npy / edge_types.npy (files or links) when the graph has none.
   Status Save(const std::string& dir) const;
 
   int64_t num_nodes() const { return static_cast<int64_t>(indptr_.size()) - 1; }

@@ -1,10 +1,14 @@
 // Tests CscGraph validation messages and the .npy folder round trip.
 #include "reference/graph/csc_graph.h"
 
+#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -157,6 +161,84 @@ TEST(CscGraphTest, LoadReportsMissingCorruptAndInvalidFiles) {
   ASSERT_TRUE(npy::WriteNpyInt(dir + "/indices.npy", {0, 1}, npy::DType::kInt64).ok());
   ASSERT_TRUE(npy::WriteNpyInt(dir + "/weights.npy", {1, 1}, npy::DType::kInt64).ok());
   EXPECT_THAT(CscGraph::Load(dir).status().message(), HasSubstr("weights.npy' has dtype '<i8'; expected '<f4'"));
+}
+
+// stat() fails on a dangling link as on a missing file: the weights were
+// silently dropped, and the graph loaded as unweighted.
+TEST(CscGraphTest, ADanglingWeightsLinkIsAnError) {
+  const std::string dir = MakeTempDir();
+  Result<CscGraph> graph = CscGraph::Create({0, 1, 2}, {1, 0}, std::vector<float>{0.5f, 2.0f}, std::vector<int32_t>{1, 2});
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ASSERT_TRUE(graph->Save(dir).ok());
+  ASSERT_EQ(rename((dir + "/weights.npy").c_str(), (dir + "/real_weights.npy").c_str()), 0);
+  ASSERT_EQ(symlink((dir + "/gone.npy").c_str(), (dir + "/weights.npy").c_str()), 0);
+  Result<CscGraph> dangling = CscGraph::Load(dir);
+  ASSERT_FALSE(dangling.ok());
+  EXPECT_EQ(dangling.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(dangling.status().message(),
+            "loading a graph from '" + dir + "': '" + dir + "/weights.npy' is a symbolic link to '" + dir +
+                "/gone.npy', which cannot be opened: No such file or directory; expected the .npy file, or no "
+                "file for a graph without it");
+  // The same for edge types.
+  ASSERT_EQ(unlink((dir + "/weights.npy").c_str()), 0);
+  ASSERT_EQ(symlink("real_weights.npy", (dir + "/weights.npy").c_str()), 0);  // a working link is followed
+  ASSERT_EQ(rename((dir + "/edge_types.npy").c_str(), (dir + "/real_types.npy").c_str()), 0);
+  ASSERT_EQ(symlink("gone_types.npy", (dir + "/edge_types.npy").c_str()), 0);
+  EXPECT_THAT(CscGraph::Load(dir).status().message(),
+              HasSubstr("edge_types.npy' is a symbolic link to 'gone_types.npy', which cannot be opened"));
+  ASSERT_EQ(unlink((dir + "/edge_types.npy").c_str()), 0);
+  Result<CscGraph> linked = CscGraph::Load(dir);
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  EXPECT_EQ(linked->weights(), graph->weights());
+  EXPECT_FALSE(linked->has_edge_types());
+  // Saving a graph without weights removes a stale link too, dangling or not.
+  ASSERT_EQ(unlink((dir + "/weights.npy").c_str()), 0);
+  ASSERT_EQ(symlink("gone.npy", (dir + "/weights.npy").c_str()), 0);
+  ASSERT_TRUE(MakeChain(2)->Save(dir).ok());
+  Result<CscGraph> plain = CscGraph::Load(dir);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->has_weights());
+}
+
+// Save wrote the files one by one: a failure after indptr.npy left the new
+// indptr with the old indices (a mixed graph, often a valid one).
+TEST(CscGraphTest, AFailedSaveLeavesThePreviousGraphWhole) {
+  const std::string dir = MakeTempDir();
+  Result<CscGraph> old_graph = MakeStar(3, std::vector<float>{1, 2, 3});
+  ASSERT_TRUE(old_graph->Save(dir).ok());
+  // indptr.npy of the new graph fits under the file size limit, indices.npy does not.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t i = 0; i < 2000; ++i) edges.emplace_back(i % 4, 3 - i % 4);
+  Result<CscGraph> new_graph = GraphFromEdges(4, edges);
+  ASSERT_TRUE(new_graph.ok()) << new_graph.status();
+  rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 8192;
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);  // write() then fails with EFBIG
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status failed = new_graph->Save(dir);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_THAT(failed.message(), HasSubstr("saving a graph to '" + dir + "'"));
+  EXPECT_THAT(failed.message(), HasSubstr("indices.npy"));
+  Result<CscGraph> loaded = CscGraph::Load(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->indptr(), old_graph->indptr());
+  EXPECT_EQ(loaded->indices(), old_graph->indices());
+  EXPECT_EQ(loaded->weights(), old_graph->weights());
+  // No temporary file is left behind.
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  while (dirent* entry = readdir(d)) names.push_back(entry->d_name);
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{".", "..", "indices.npy", "indptr.npy", "weights.npy"}));
+  // Without the limit the same Save replaces all, and removes the stale weights.
+  ASSERT_TRUE(new_graph->Save(dir).ok());
+  EXPECT_EQ(CscGraph::Load(dir)->indices(), new_graph->indices());
+  EXPECT_FALSE(CscGraph::Load(dir)->has_weights());
 }
 
 }  // namespace

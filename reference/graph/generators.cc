@@ -3,6 +3,8 @@
 // memory) and the small test fixtures.
 #include "reference/graph/generators.h"
 
+#include <algorithm>
+#include <new>
 #include <string>
 
 namespace faultline {
@@ -20,7 +22,8 @@ uint64_t SplitMix64(uint64_t* state) {
 class RmatEdgeSource {
  public:
   RmatEdgeSource(int64_t num_nodes, uint64_t seed) : num_nodes_(num_nodes), seed_(seed) {
-    while ((int64_t{1} << scale_) < num_nodes) ++scale_;
+    // scale_ < 62: callers keep num_nodes far below 2^62 (a wider shift would be undefined).
+    while (scale_ < 62 && (int64_t{1} << scale_) < num_nodes) ++scale_;
   }
 
   // Produces the endpoints of edge `edge` and, when `weight` is not null, its weight.
@@ -69,11 +72,34 @@ class RmatEdgeSource {
 Result<CscGraph> GeneratePowerLaw(int64_t num_nodes, int64_t num_edges, uint64_t seed, bool weighted) {
   if (num_nodes < 1) return InvalidArgumentError("num_nodes=" + std::to_string(num_nodes) + "; expected >= 1");
   if (num_edges < 0) return InvalidArgumentError("num_edges=" + std::to_string(num_edges) + "; expected >= 0");
+  const std::string sizes = "num_nodes=" + std::to_string(num_nodes) + ", num_edges=" + std::to_string(num_edges);
+  // Bytes of the arrays below: indptr and cursor (8 per node), indices (8
+  // per edge) and weights (4 per edge). Checked, so that no size can wrap
+  // or reach the generator's 2^62-node limit.
+  int64_t bytes = 0, node_bytes = 0, edge_bytes = 0;
+  if (__builtin_mul_overflow(num_nodes, int64_t{16}, &node_bytes) ||
+      __builtin_mul_overflow(num_edges, int64_t{weighted ? 12 : 8}, &edge_bytes) ||
+      __builtin_add_overflow(node_bytes, edge_bytes, &bytes) || __builtin_add_overflow(bytes, int64_t{8}, &bytes)) {
+    return InvalidArgumentError("GeneratePowerLaw: " + sizes +
+                                ": the graph's byte count overflows int64; expected sizes whose arrays fit in memory");
+  }
+  // Everything is allocated before the generation passes, so a graph too
+  // large for the memory fails at once rather than after hours of work.
+  std::vector<int64_t> indptr, cursor, indices;
+  std::optional<std::vector<float>> weights;
+  try {
+    indptr.assign(num_nodes + 1, 0);
+    cursor.resize(num_nodes);
+    indices.resize(num_edges);
+    if (weighted) weights.emplace(num_edges);
+  } catch (const std::bad_alloc&) {
+    return UnavailableError("GeneratePowerLaw: " + sizes + ": out of memory allocating " + std::to_string(bytes) +
+                            " bytes for the graph");
+  }
   RmatEdgeSource source(num_nodes, seed);
   int64_t src, dst;
 
   // Pass 1: in-degree of every node, then the prefix sum.
-  std::vector<int64_t> indptr(num_nodes + 1, 0);
   for (int64_t e = 0; e < num_edges; ++e) {
     source.Edge(e, &src, &dst, nullptr);
     ++indptr[dst + 1];
@@ -81,10 +107,7 @@ Result<CscGraph> GeneratePowerLaw(int64_t num_nodes, int64_t num_edges, uint64_t
   for (int64_t v = 0; v < num_nodes; ++v) indptr[v + 1] += indptr[v];
 
   // Pass 2: regenerate the same edges and place them (stable counting sort).
-  std::vector<int64_t> cursor(indptr.begin(), indptr.end() - 1);
-  std::vector<int64_t> indices(num_edges);
-  std::optional<std::vector<float>> weights;
-  if (weighted) weights.emplace(num_edges);
+  std::copy(indptr.begin(), indptr.end() - 1, cursor.begin());
   float w = 0;
   for (int64_t e = 0; e < num_edges; ++e) {
     source.Edge(e, &src, &dst, weighted ? &w : nullptr);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include "reference/base/huge_pages.h"
@@ -25,6 +26,11 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr int64_t kMagicSize = 6;
 constexpr const char* kSupportedDescrs = "'|b1', '|u1', '<i4', '<i8', '<f4'";
+// NumPy's own default limit (numpy/lib/format.py, _MAX_HEADER_SIZE): a longer
+// header is refused before it is allocated (v2 allows 4 GiB).
+constexpr int64_t kMaxHeaderSize = 10000;
+// How much of a bad header an error message quotes.
+constexpr size_t kMaxQuotedHeader = 200;
 
 std::string Quoted(const std::string& path) { return "'" + path + "'"; }
 
@@ -56,6 +62,18 @@ std::string Printable(const std::string& bytes) {
   return out;
 }
 
+// Returns Printable(bytes) cut to `limit` bytes, saying how long it was.
+std::string PrintablePrefix(const std::string& bytes, size_t limit) {
+  if (bytes.size() <= limit) return Printable(bytes);
+  return Printable(bytes.substr(0, limit)) + "...(" + std::to_string(bytes.size()) + " bytes in all)";
+}
+
+// The error for an allocation the host could not make (std::bad_alloc).
+Status OutOfMemory(const std::string& path, int64_t bytes, const std::string& what) {
+  return UnavailableError("cannot read " + Quoted(path) + ": out of memory allocating " + std::to_string(bytes) +
+                          " bytes for " + what);
+}
+
 bool DescrToDType(const std::string& descr, DType* dtype) {
   if (descr == "|b1") *dtype = DType::kBool;
   else if (descr == "|u1") *dtype = DType::kUInt8;
@@ -84,7 +102,8 @@ class HeaderParser {
       FL_RETURN_IF_ERROR(Expect(':', "':' after key '" + key + "'"));
       SkipSpace();
       if (key == "descr") {
-        FL_RETURN_IF_ERROR(ParseString(descr));
+        // A structured dtype is a list: kept as text, refused as unsupported.
+        FL_RETURN_IF_ERROR(Peek() == '[' ? ParseList(descr) : ParseString(descr));
         have_descr = true;
       } else if (key == "fortran_order") {
         FL_RETURN_IF_ERROR(ParseBool(fortran_order));
@@ -124,8 +143,8 @@ class HeaderParser {
 
   Status Error(const std::string& what) const {
     return DataLossError("bad .npy header in " + Quoted(path_) + " at header offset " +
-                         std::to_string(pos_) + ": " + what + "; header is \"" + Printable(text_) +
-                         "\"");
+                         std::to_string(pos_) + ": " + what + "; header is \"" +
+                         PrintablePrefix(text_, kMaxQuotedHeader) + "\"");
   }
 
   Status Expect(char c, const std::string& what) {
@@ -143,6 +162,29 @@ class HeaderParser {
     *out = text_.substr(pos_, end - pos_);
     pos_ = end + 1;
     return OkStatus();
+  }
+
+  // Stores the text of a bracketed list, nested lists and quotes included.
+  Status ParseList(std::string* out) {
+    const size_t start = pos_;
+    int depth = 0;
+    char quote = '\0';
+    for (; pos_ < text_.size(); ++pos_) {
+      const char c = text_[pos_];
+      if (quote != '\0') {
+        if (c == quote) quote = '\0';
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '[') {
+        ++depth;
+      } else if (c == ']' && --depth == 0) {
+        ++pos_;
+        *out = text_.substr(start, pos_ - start);
+        return OkStatus();
+      }
+    }
+    pos_ = start;
+    return Error("unterminated list for 'descr'");
   }
 
   Status ParseBool(bool* out) {
@@ -271,6 +313,11 @@ Result<NpyArray> ReadNpy(const std::string& path) {
                          std::to_string(header_len) + " bytes after offset " + std::to_string(8 + len_bytes) +
                          ", the file has " + std::to_string(file_size) + " bytes in all");
   }
+  if (header_len > kMaxHeaderSize) {
+    return InvalidArgumentError(Quoted(path) + " has a .npy header of " + std::to_string(header_len) +
+                                " bytes; expected at most " + std::to_string(kMaxHeaderSize) +
+                                ", NumPy's default max_header_size");
+  }
   std::string header(header_len, '\0');
   if (std::fread(&header[0], 1, header_len, f) != static_cast<size_t>(header_len)) {
     return DataLossError("cannot read the .npy header of " + Quoted(path) + ": " + ErrnoText());
@@ -285,8 +332,8 @@ Result<NpyArray> ReadNpy(const std::string& path) {
                                 "expected C order (fortran_order: False)");
   }
   if (!DescrToDType(descr, &array.dtype)) {
-    return InvalidArgumentError(Quoted(path) + " has unsupported dtype '" + descr + "'; expected one of " +
-                                kSupportedDescrs + " (little-endian)");
+    return InvalidArgumentError(Quoted(path) + " has unsupported dtype '" + PrintablePrefix(descr, kMaxQuotedHeader) +
+                                "'; expected one of " + kSupportedDescrs + " (little-endian)");
   }
 
   // Element count, guarding against overflow.
@@ -310,7 +357,13 @@ Result<NpyArray> ReadNpy(const std::string& path) {
                          " unexpected bytes after the data: shape " + ShapeString(array.shape) + " of '" +
                          descr + "' needs exactly " + std::to_string(data_bytes) + " data bytes");
   }
-  array.bytes.resize(data_bytes);
+  // The file may be larger than the memory (or sparse): std::bad_alloc
+  // must not escape to the CLIs, which would abort.
+  try {
+    array.bytes.resize(data_bytes);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(path, data_bytes, "the data (shape " + ShapeString(array.shape) + " of '" + descr + "')");
+  }
   if (data_bytes > 0 && std::fread(array.bytes.data(), 1, data_bytes, f) != static_cast<size_t>(data_bytes)) {
     return DataLossError("cannot read the data of " + Quoted(path) + ": " + ErrnoText());
   }
@@ -420,7 +473,12 @@ Result<std::vector<int64_t>> ReadNpyInt64(const std::string& path, const std::ve
   FL_RETURN_IF_ERROR(Check1D(path, array));
   const int64_t n = array.shape[0];
   // Graph arrays are read at random: on 2 MiB pages (huge_pages.h says why).
-  std::vector<int64_t> out = VectorOnHugePages<int64_t>(static_cast<size_t>(n));
+  std::vector<int64_t> out;
+  try {
+    out = VectorOnHugePages<int64_t>(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(path, 8 * n, std::to_string(n) + " elements widened to int64");
+  }
   const uint8_t* src = array.bytes.data();
   if (array.dtype == DType::kUInt8) {
     for (int64_t i = 0; i < n; ++i) out[i] = src[i];
@@ -443,7 +501,12 @@ Result<std::vector<float>> ReadNpyFloat32(const std::string& path) {
     return InvalidArgumentError(Quoted(path) + " has dtype '" + DTypeDescr(array.dtype) + "'; expected '<f4'");
   }
   FL_RETURN_IF_ERROR(Check1D(path, array));
-  std::vector<float> out = VectorOnHugePages<float>(static_cast<size_t>(array.shape[0]));
+  std::vector<float> out;
+  try {
+    out = VectorOnHugePages<float>(static_cast<size_t>(array.shape[0]));
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(path, static_cast<int64_t>(array.bytes.size()), "a copy of the float32 data");
+  }
   if (!out.empty()) std::memcpy(out.data(), array.bytes.data(), array.bytes.size());
   return out;
 }

@@ -48,12 +48,25 @@ Tensor::Tensor() : storage_(std::make_shared<Storage>()) {}
 
 Result<Tensor> Tensor::Empty(DType dtype, std::vector<int64_t> shape, Device device, DeviceRuntime* runtime) {
   int64_t numel = 1;
+  bool overflow = false;
+  bool has_zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
       return InvalidArgumentError("Tensor::Empty: shape[" + std::to_string(i) + "] is " + std::to_string(shape[i]) +
                                   "; expected a size >= 0");
     }
-    numel *= shape[i];
+    has_zero |= shape[i] == 0;
+    overflow |= __builtin_mul_overflow(numel, shape[i], &numel);
+  }
+  // Unchecked, the product wraps: {1 << 62} float32 gave 0 bytes and an OK
+  // tensor with null data. A zero dimension makes any product 0.
+  int64_t bytes = 0;
+  if (has_zero) {
+    numel = 0;
+  } else if (overflow || __builtin_mul_overflow(numel, static_cast<int64_t>(DTypeSize(dtype)), &bytes)) {
+    return InvalidArgumentError("Tensor::Empty: shape " + ShapeToString(shape) + " of dtype " + DTypeName(dtype) +
+                                " needs more than 2^63-1 bytes (the element or byte count overflows int64); "
+                                "expected a shape whose byte count fits in int64");
   }
   Tensor t;
   t.dtype_ = dtype;

@@ -57,6 +57,29 @@ TEST(TensorTest, BadShapesAndMissingRuntimeAreClearErrors) {
   (void)Sim().GetLastError();
 }
 
+TEST(TensorTest, AShapeWhoseByteCountOverflowsIsRefused) {
+  // 2^62 float32 elements need 2^64 bytes: unchecked, the size wrapped to 0.
+  auto bytes = Tensor::Empty(DType::kFloat32, {int64_t{1} << 62});
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bytes.status().message(),
+            "Tensor::Empty: shape [4611686018427387904] of dtype float32 needs more than 2^63-1 bytes (the element "
+            "or byte count overflows int64); expected a shape whose byte count fits in int64");
+  // The element count itself overflows int64.
+  auto elements = Tensor::Empty(DType::kUInt8, {int64_t{1} << 32, int64_t{1} << 32});
+  ASSERT_FALSE(elements.ok());
+  EXPECT_THAT(elements.status().message(), testing::HasSubstr("shape [4294967296, 4294967296] of dtype uint8"));
+  // Also on a device, before the runtime is asked for anything.
+  auto dev = Tensor::Empty(DType::kInt64, {int64_t{1} << 61}, Device::Cuda(0), &Sim());
+  ASSERT_FALSE(dev.ok());
+  EXPECT_EQ(dev.status().code(), StatusCode::kInvalidArgument);
+  // A zero dimension makes the tensor empty, however large the others are.
+  auto empty = Tensor::Empty(DType::kFloat32, {int64_t{1} << 62, int64_t{1} << 62, 0});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->numel(), 0);
+  EXPECT_EQ(empty->nbytes(), 0u);
+}
+
 TEST(TensorTest, PinRegistersWithTheRuntimeAndRecordsTheOwner) {
   auto t = Tensor::FromVector<float>(std::vector<float>(1024, 1.0f));
   ASSERT_TRUE(t->Pin(Sim()).ok());

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Tests make_graph's reuse: a graph is reused only when make_graph.json
+# records the same parameters (seed included), a missing record means
+# regenerate, and sizes too large to build fail at once, writing nothing.
+set -uo pipefail
+MAKE_GRAPH="$1"
+WORK="$(mktemp -d "${TEST_TMPDIR:-/tmp}/make_graph_test.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+check() {  # check <what> <wanted> <got>
+  if [ "$2" != "$3" ]; then
+    echo "FAIL: $1: got '$3', expected '$2'" >&2
+    failures=$((failures + 1))
+  fi
+}
+run() {  # run <args...>: prints the "reused" field of --json
+  "$MAKE_GRAPH" --out "$WORK/g" --nodes 100 --edges 1000 --json "$@" 2>"$WORK/stderr" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["reused"])'
+}
+
+check "first run writes" False "$(run --seed 1)"
+cp "$WORK/g/indices.npy" "$WORK/seed1.npy"
+check "the record" '{"edges":1000,"generator":"rmat-v1","nodes":100,"seed":1,"weighted":true}' \
+  "$(cat "$WORK/g/make_graph.json")"
+check "same parameters reuse" True "$(run --seed 1)"
+check "another seed regenerates" False "$(run --seed 2)"
+if cmp -s "$WORK/g/indices.npy" "$WORK/seed1.npy"; then
+  echo "FAIL: --seed 2 left the seed 1 graph in place" >&2
+  failures=$((failures + 1))
+fi
+check "the record names the new seed" 2 \
+  "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seed"])' "$WORK/g/make_graph.json")"
+check "then it is reused" True "$(run --seed 2)"
+check "back to seed 1 regenerates" False "$(run --seed 1)"
+cmp -s "$WORK/g/indices.npy" "$WORK/seed1.npy" || { echo "FAIL: seed 1 is not reproduced" >&2; failures=$((failures + 1)); }
+rm "$WORK/g/make_graph.json"
+check "a missing record regenerates" False "$(run --seed 1)"
+echo '{"truncated' >"$WORK/g/make_graph.json"
+check "a corrupt record regenerates" False "$(run --seed 1)"
+check "--force regenerates" False "$(run --seed 1 --force)"
+# A rewrite that fails halfway leaves no record, so its mixed files (seed 2's
+# indptr.npy, seed 1's indices.npy) are not reused later.
+rm "$WORK/g/indices.npy" && mkdir "$WORK/g/indices.npy"  # Save cannot rename onto it
+"$MAKE_GRAPH" --out "$WORK/g" --nodes 100 --edges 1000 --seed 2 2>"$WORK/stderr" >/dev/null
+check "a failed rewrite's exit status" 1 "$?"
+check "a failed rewrite leaves no record" no "$([ -e "$WORK/g/make_graph.json" ] && echo yes || echo no)"
+rmdir "$WORK/g/indices.npy" && cp "$WORK/seed1.npy" "$WORK/g/indices.npy"
+check "a half-rewritten graph regenerates" False "$(run --seed 1)"
+leftovers="$(find "$WORK/g" -name '.*' -type f)"
+check "no temporary files" "" "$leftovers"
+
+# Sizes whose arrays overflow: an error at once, naming them; nothing written.
+start=$SECONDS
+"$MAKE_GRAPH" --out "$WORK/huge" --nodes 4611686018427387905 --edges 10 2>"$WORK/stderr"
+check "huge --nodes exit status" 1 "$?"
+grep -q "num_nodes=4611686018427387905, num_edges=10: the graph's byte count overflows int64" "$WORK/stderr" ||
+  { echo "FAIL: huge --nodes error: $(cat "$WORK/stderr")" >&2; failures=$((failures + 1)); }
+check "huge --nodes wrote nothing" no "$([ -e "$WORK/huge" ] && echo yes || echo no)"
+[ $((SECONDS - start)) -lt 20 ] || { echo "FAIL: huge --nodes took $((SECONDS - start)) s" >&2; failures=$((failures + 1)); }
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "make_graph_test: all checks passed"
