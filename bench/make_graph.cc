@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
@@ -70,17 +71,34 @@ int main(int argc, char** argv) {
   std::string out;
   int64_t nodes = 2'000'000, edges = 50'000'000;
   uint64_t seed = 1;
+  std::string seed_text = "1";
   bool force = false, json = false;
   app.add_option("--out", out, "Output directory (created if missing)")->required()->type_name("DIR");
-  app.add_option("--nodes", nodes, "Number of nodes (default 2000000)")->check(CLI::PositiveNumber);
-  app.add_option("--edges", edges, "Number of edges (default 50000000)")->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", seed, "Generator seed (default 1)");
+  app.add_option("--nodes", nodes, "Number of nodes, >= 1 (default 2000000)");
+  app.add_option("--edges", edges, "Number of edges, >= 0 (default 50000000)");
+  // Read by hand: CLI11 wraps -1 to 2^64-1 and saturates values past 2^64.
+  app.add_option("--seed", seed_text, "Generator seed, 0..18446744073709551615 (default 1)")->type_name("UINT64");
   app.add_flag("--force", force, "Rewrite even when a graph of this size is already there");
   app.add_flag("--json", json, "Print a JSON summary on stdout");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  const auto [seed_end, seed_error] = std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
+  const char* bad = seed_error != std::errc() || seed_end != seed_text.data() + seed_text.size() ? "--seed"
+                    : nodes < 1                                                                   ? "--nodes"
+                    : edges < 0                                                                   ? "--edges"
+                                                                                                  : nullptr;
+  if (bad != nullptr) {
+    const std::string value = bad == std::string("--seed")    ? "'" + seed_text + "'"
+                              : bad == std::string("--nodes") ? std::to_string(nodes)
+                                                              : std::to_string(edges);
+    const char* expected = bad == std::string("--seed")    ? "an integer in 0..18446744073709551615"
+                           : bad == std::string("--nodes") ? "a number of nodes >= 1"
+                                                           : "a number of edges >= 0";
+    std::fprintf(stderr, "make_graph: %s is %s; expected %s\n", bad, value.c_str(), expected);
+    return 2;
   }
   out = faultline::CallerPath(out);  // the user's folder, also under `bazel run`
   auto summary = [&](bool reused) {
