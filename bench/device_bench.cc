@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "bench/bench_main.h"
 #include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
@@ -229,4 +230,4 @@ BENCHMARK(BM_DeviceCopyPreallocated)->Unit(benchmark::kMillisecond)->UseRealTime
 }  // namespace
 }  // namespace faultline
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return faultline::RunBenchmarksMain(argc, argv, "device_bench"); }

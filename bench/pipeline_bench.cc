@@ -30,6 +30,7 @@
 
 #include <unistd.h>
 
+#include "bench/bench_main.h"
 #include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
@@ -656,9 +657,5 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   // Spawned loader workers re-enter this binary.
   if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return faultline::RunBenchmarksMain(argc, argv, "pipeline_bench");
 }
