@@ -18,6 +18,7 @@
 #include <iostream>
 #include <functional>
 #include <memory>
+#include <new>
 #include <random>
 
 #include <CLI/CLI.hpp>
@@ -184,6 +185,15 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  // The tensor and a batch of rows, in bytes: both must fit in int64.
+  for (auto [count, flag] : {std::make_pair(w.rows, "--rows"), std::make_pair(w.batch, "--batch")}) {
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(count, w.dim * int64_t{sizeof(float)}, &bytes)) {
+      std::fprintf(stderr, "dist_bench: %s %lld x --dim %lld float32 rows overflow int64 bytes; expected fewer\n",
+                   flag, static_cast<long long>(count), static_cast<long long>(w.dim));
+      return 2;
+    }
+  }
 
   const double row_bytes = static_cast<double>(w.dim * sizeof(float));
   nlohmann::json results = nlohmann::json::array();
@@ -237,5 +247,11 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   int exit_code = 0;
   if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
-  return faultline::Main(argc, argv);
+  try {
+    return faultline::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "dist_bench: out of memory for the tensor and batches that --rows, --dim and --batch ask "
+                         "for; expected smaller values\n");
+    return 1;
+  }
 }
