@@ -4,15 +4,7 @@
 # regenerate, and sizes too large to build fail at once, writing nothing.
 set -uo pipefail
 MAKE_GRAPH="$1"
-WORK="$(mktemp -d "${TEST_TMPDIR:-/tmp}/make_graph_test.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-check() {  # check <what> <wanted> <got>
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: got '$3', expected '$2'" >&2
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/check_lib.sh"
 run() {  # run <args...>: prints the "reused" field of --json
   "$MAKE_GRAPH" --out "$WORK/g" --nodes 100 --edges 1000 --json "$@" 2>"$WORK/stderr" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["reused"])'
@@ -72,8 +64,4 @@ for bad in "--seed -1|--seed is '-1'; expected an integer in 0..1844674407370955
   check "$args: wrote nothing" no "$([ -e "$WORK/bad" ] && echo yes || echo no)"
 done
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "make_graph_test: all checks passed"
+finish make_graph_test

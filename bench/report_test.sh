@@ -4,15 +4,7 @@
 # --json carries the same numbers, and a missing peer is said, not hidden.
 set -uo pipefail
 REPORT="$1"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-check() {  # check <what> <wanted> <got>
-  if [ "$2" != "$3" ]; then
-    echo "FAIL: $1: got '$3', expected '$2'" >&2
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/check_lib.sh"
 
 cat >"$WORK/ours.json" <<'JSON'
 {"context": {"num_cpus": 2, "mhz_per_cpu": 2596},
@@ -64,5 +56,4 @@ check "a failed benchmark: --json exit status" 1 $?
 check "a failed benchmark: --json errors" "1 5.0" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
 print(len(d["errors"]), d["sampler_vs_graphbolt"])' <<<"$json")"
 
-[ "$failures" -eq 0 ] && echo "report_test: all checks passed"
-exit "$((failures > 0))"
+finish report_test
