@@ -1,8 +1,10 @@
 // The repro command line: lists the documented failures and reproduces them
 // (legacy variants must show the documented symptom, fixed and workaround
 // variants must pass). Exit 0 only when every outcome matched.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "reference/process/child_registry.h"
@@ -110,8 +112,17 @@ int Report(const std::vector<Row>& rows, bool json, bool repeated) {
 
 int Main(int argc, char** argv) {
   int exit_code = 0;
-  const std::optional<Command> command = ParseCommandLine(argc, argv, std::cout, std::cerr, &exit_code);
-  if (!command) return exit_code;
+  std::ostringstream usage_error;
+  const std::optional<Command> command = ParseCommandLine(argc, argv, std::cout, usage_error, &exit_code);
+  if (!command) {
+    std::cerr << usage_error.str();
+    // With --json a script reads stdout: the usage error goes there too.
+    const bool json = std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "--json"; });
+    std::string message = usage_error.str();
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    if (json && exit_code == kExitUsage) std::cout << nlohmann::json{{"error", message}}.dump() << std::endl;
+    return exit_code;
+  }
   const bool json = command->json;
 
   std::vector<Failure> failures = Failures();

@@ -9,6 +9,11 @@ out="$TEST_TMPDIR/out" err="$TEST_TMPDIR/err"
 "$REPRO" run F3 --variant fixed --repeat 0 >"$out" 2>"$err"
 [ $? -eq 2 ] || fail "--repeat 0: expected exit 2"
 grep -q "repro: --repeat is 0; expected a number of runs >= 1" "$err" || fail "--repeat 0: message: $(cat "$err")"
+# With --json, a usage error is also JSON on stdout.
+"$REPRO" run F3 --variant fixed --repeat 0 --json >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "--repeat 0 --json: expected exit 2"
+python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['error']; assert 'repro: --repeat is 0; expected a number of runs >= 1' in e, e" "$out" \
+  || fail "--repeat 0 --json: $(cat "$out")"
 
 "$REPRO" run F3 --variant fixed --repeat 3 >"$out" 2>"$err"
 [ $? -eq 0 ] || fail "run F3 fixed x3: expected exit 0; $(cat "$out" "$err")"

@@ -12,6 +12,10 @@
 
 namespace faultline {
 
+// Create checks its arguments on each trainer alone, before any state
+// tensor exists: every trainer must pass the same ones. A trainer that
+// refuses alone leaves the others to fail in the state tensors' agreement at
+// the join limit.
 class SparseOptimizer {
  public:
   virtual ~SparseOptimizer() = default;

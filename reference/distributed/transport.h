@@ -46,7 +46,8 @@ class Transport {
   // refuses (empty or taken name, dim < 1, another number of partitions)
   // fails with its reason here and makes every other trainer fail too,
   // naming this one, with nothing created anywhere: the trainers stay in
-  // step for the next creation.
+  // step for the next creation. (A trainer whose transport already failed
+  // cannot take part: the others then fail at the join limit.)
   Result<int> CreateTensor(const TensorSpec& spec);
   // Returns the handle of the tensor named `name`, or NotFound naming the known ones.
   Result<int> FindTensor(const std::string& name) const;

@@ -368,9 +368,11 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
                                                 worker.transport + ") and did not exit within " +
                                                 Seconds(kCollectDeadline) + "; it was killed");
   }
-  const std::string how = worker.exit->exited ? "exited with code " + std::to_string(worker.exit->exit_code)
-                                              : "was killed by signal " + std::to_string(worker.exit->signal) + " (" +
-                                                    strsignal(worker.exit->signal) + ")";
+  std::string how = worker.exit->exited ? "exited with code " + std::to_string(worker.exit->exit_code)
+                                        : "was killed by signal " + std::to_string(worker.exit->signal) + " (" +
+                                              strsignal(worker.exit->signal) + ")";
+  const std::string partial = worker.reader.Partial();
+  if (!partial.empty()) how += " after it had sent " + partial;
   // What it printed for its parent before it could answer (a spawned
   // worker that could not start says why there).
   std::string said = worker.exit->transcript;

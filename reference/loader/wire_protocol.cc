@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -72,10 +73,10 @@ Status AnswerReader::Feed(std::string_view bytes, std::deque<Answer>* answers) {
 }
 
 Result<AnswerReader::Connection> AnswerReader::ReadAvailable(int fd, std::deque<Answer>* answers,
-                                                             std::string* transport) {
+                                                             std::string* transport, size_t max_bytes) {
   char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t r = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+  for (size_t total = 0; total < max_bytes;) {
+    const ssize_t r = recv(fd, buffer, std::min(sizeof(buffer), max_bytes - total), MSG_DONTWAIT);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Connection::kOpen;
     if (r <= 0) {
@@ -85,8 +86,10 @@ Result<AnswerReader::Connection> AnswerReader::ReadAvailable(int fd, std::deque<
                                            : "the result connection closed mid-answer (after " + partial + ")";
       return Connection::kClosed;
     }
+    total += static_cast<size_t>(r);
     FL_RETURN_IF_ERROR(Feed(std::string_view(buffer, static_cast<size_t>(r)), answers));
   }
+  return Connection::kOpen;
 }
 
 std::string AnswerReader::Partial() const {

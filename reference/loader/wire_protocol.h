@@ -55,10 +55,14 @@ class AnswerReader {
   // is read (and every later call returns the same error).
   Status Feed(std::string_view bytes, std::deque<Answer>* answers);
 
-  // Feeds what `fd` (a socket) holds now, without waiting for more.
-  // Returns kClosed, with `transport` saying why, at end of file or when the
-  // connection broke; kOpen when nothing more is there yet.
-  Result<Connection> ReadAvailable(int fd, std::deque<Answer>* answers, std::string* transport);
+  // Feeds what `fd` (a socket) holds now, up to `max_bytes`, without
+  // waiting for more: a worker that writes without end cannot keep the
+  // caller from its timeout and exit checks. Returns kClosed, with
+  // `transport` saying why, at end of file or when the connection broke;
+  // else kOpen (more may be there already).
+  static constexpr size_t kMaxReadPerCall = size_t{4} << 20;
+  Result<Connection> ReadAvailable(int fd, std::deque<Answer>* answers, std::string* transport,
+                                   size_t max_bytes = kMaxReadPerCall);
 
   // The frame received in part: "" between frames, else e.g. "8 of the 16
   // bytes of an answer's header" or "20 of the 316 bytes of its answer

@@ -85,8 +85,8 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
                                 "'; expected STEP:ACTION[:WORKER] with STEP one of started, before_restore, "
                                 "after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-                                "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall (the last "
-                                "four after_write only)");
+                                "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff (the "
+                                "last five after_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();
@@ -186,8 +186,9 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
       (void)wire::WriteAll(result_fd, header, sizeof(header));
       continue;
     }
-    if (status.ok() && inject.Breaks("stall", "after_write", index)) {
+    if (status.ok() && (inject.Breaks("stall", "after_write", index) || inject.Breaks("cutoff", "after_write", index))) {
       (void)wire::WriteAll(result_fd, &batch, sizeof(batch));  // half a frame header
+      if (inject.action == "cutoff") _exit(3);
       for (;;) pause();
     }
     const int64_t answered = inject.Breaks("misanswer", "after_write", index) ? batch + 1000 : batch;

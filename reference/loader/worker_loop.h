@@ -42,8 +42,8 @@ inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3",
 // answers as if nothing happened (DataLoader's read_shared_memory check);
 // badframe answers with a frame header whose length is -1; misanswer
 // answers for another minibatch (its own + 1000); stall sends the first 8
-// bytes of its answer and then hangs.
-inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall"};
+// bytes of its answer and then hangs; cutoff sends them and exits with 3.
+inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall", "cutoff"};
 
 struct FaultInjection {
   std::string step;    // empty: nothing injected

@@ -20,17 +20,19 @@ bool Contains(const std::vector<long>& ordinals, long ordinal) {
   return std::find(ordinals.begin(), ordinals.end(), ordinal) != ordinals.end();
 }
 
-// The leading ordinal of `entry` as strtoul reads it, or -1 without digits.
-// Ordinals that large name no device anyway, so the digits are capped.
+// The leading ordinal of `entry` as PyTorch's _strtoul reads it (a sign,
+// then digits), or -1 without digits or for a negative value. Ordinals
+// that large name no device anyway, so the digits are capped.
 long LeadingOrdinal(const std::string& entry) {
   size_t i = 0;
   while (i < entry.size() && std::isspace(static_cast<unsigned char>(entry[i]))) ++i;
-  if (i < entry.size() && entry[i] == '+') ++i;
+  const bool negative = i < entry.size() && entry[i] == '-';
+  if (i < entry.size() && (entry[i] == '+' || entry[i] == '-')) ++i;
   long ordinal = -1;
   for (; i < entry.size() && std::isdigit(static_cast<unsigned char>(entry[i])); ++i) {
     ordinal = std::min<long>(1L << 30, (ordinal < 0 ? 0 : ordinal * 10) + (entry[i] - '0'));
   }
-  return ordinal;
+  return negative && ordinal != 0 ? -1 : ordinal;
 }
 
 // The one device whose UUID starts with `entry`, or -1.

@@ -17,9 +17,12 @@ namespace faultline {
 //   naming the one device whose UUID it prefixes; it is cut at the first
 //   entry that is not a "GPU-" entry or names no device or several;
 // - any other list is of ordinals, each read like strtoul (leading
-//   whitespace, then the leading digits: "1gpu2" is 1); it is cut at the
-//   first entry with no digits and at the first ordinal past the count;
-// - a device named twice (before the cut) hides every device.
+//   whitespace, a sign, then the leading digits: "1gpu2" is 1, "-0" is 0);
+//   the list ends at the first entry with no digits or a negative value,
+//   a repeat anywhere before that end hides every device, and then the
+//   count stops at the first ordinal past the devices ("0,5,0" is none,
+//   "0,5,1" is one);
+// - in a list of UUIDs, a UUID named twice hides every device.
 // An empty mask hides every device.
 int CountVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids);
 

@@ -26,6 +26,8 @@ TEST(CountVisibleDevicesTest, AnOrdinalIsReadLikeStrtoul) {
   EXPECT_EQ(CountVisibleDevices("1gpu2,0ampere", kTwo), 2);
   EXPECT_EQ(CountVisibleDevices(" 1, 0", kTwo), 2);
   EXPECT_EQ(CountVisibleDevices("+0", kTwo), 1);
+  EXPECT_EQ(CountVisibleDevices("-0,1", kTwo), 2);  // int("-0") is 0
+  EXPECT_EQ(CountVisibleDevices("1,-1,0", kTwo), 1);
 }
 
 TEST(CountVisibleDevicesTest, ADeviceNamedTwiceHidesEveryDevice) {
