@@ -353,7 +353,11 @@ int SampleMain(int argc, const char* const* argv, std::ostream& out, std::ostrea
     out << FormatSummary(*command, *layers);
   }
   out.flush();
-  return out ? kExitOk : kExitRuntimeFailure;
+  if (!out) {  // e.g. a full disk: say so rather than exit 1 in silence
+    err << "sample: writing the result to stdout failed\n";
+    return kExitRuntimeFailure;
+  }
+  return kExitOk;
 }
 
 }  // namespace cli

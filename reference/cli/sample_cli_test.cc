@@ -131,6 +131,17 @@ TEST_F(SampleCliTest, JsonHasTheDocumentedLayoutAndMatchesTheLibrary) {
   EXPECT_LT(indices, edge_ids);
 }
 
+// A stream that takes nothing (a full disk) is a failure that says so.
+TEST_F(SampleCliTest, AnOutputThatCannotBeWrittenIsAnError) {
+  std::ostringstream out, err;
+  out.setstate(std::ios::badbit);
+  const std::vector<const char*> argv = {"sample",     "--graph",    dir_.c_str(), "--seeds", "0",
+                                         "--fanouts", "2",          "--rng-seed", "1",       "--json"};
+  EXPECT_EQ(SampleMain(static_cast<int>(argv.size()), argv.data(), out, err, /*err_is_tty=*/false),
+            kExitRuntimeFailure);
+  EXPECT_EQ(err.str(), "sample: writing the result to stdout failed\n");
+}
+
 TEST_F(SampleCliTest, SimcudaAndCpuThreadsPrintTheSameJson) {
   const std::vector<std::string> base = {"--graph", dir_, "--seeds", "5,6,7", "--fanouts", "4,4",
                                          "--rng-seed", "3", "--replace", "--weighted", "--json"};
