@@ -16,10 +16,14 @@ __global__ void RunOnDevice(K kernel) {
 }
 
 // Launches `kernel` without synchronizing; returns the launch's cudaError_t.
+// Through cudaLaunchKernel, whose return is this launch's own status: after
+// <<<>>>, cudaGetLastError would also return (and clear) an earlier call's
+// error that was already reported, and blame this launch for it.
 template <class K>
 int LaunchOnCuda(const K& kernel, const LaunchConfig& config) {
-  RunOnDevice<K><<<config.grid, config.block, 0, static_cast<cudaStream_t>(config.stream)>>>(kernel);
-  return static_cast<int>(cudaGetLastError());
+  void* args[] = {const_cast<K*>(&kernel)};
+  return static_cast<int>(cudaLaunchKernel(reinterpret_cast<const void*>(&RunOnDevice<K>), dim3(config.grid),
+                                           dim3(config.block), args, 0, static_cast<cudaStream_t>(config.stream)));
 }
 
 }  // namespace kernels

@@ -52,6 +52,41 @@ TEST(FillTest, FillsInt64WordsOnTheRuntimeUnderTest) {
   EXPECT_TRUE(rt.Free(*dev).ok());
 }
 
+// Past the 65535 blocks LaunchFor launches (16.8M words at 256 threads),
+// each thread loops: on a GPU only a fill this long runs the grid-stride
+// loop more than once.
+TEST(FillTest, FillsWordsPastOneGridOnTheRuntimeUnderTest) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime& rt = **runtime;
+  const uint64_t n = uint64_t{65535} * 256 * 2 + 1001;
+  std::vector<int64_t> host(n + 2, 7);
+  auto dev = rt.Malloc((n + 2) * sizeof(int64_t));
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  int64_t* words = static_cast<int64_t*>(*dev);
+  ASSERT_TRUE(rt.Memcpy(words, host.data(), host.size() * sizeof(int64_t), MemcpyKind::kHostToDevice).ok());
+  ASSERT_TRUE(FillWords(rt, words + 1, n, -3).ok());
+  ASSERT_TRUE(rt.DeviceSynchronize().ok());
+  ASSERT_TRUE(rt.Memcpy(host.data(), words, host.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost).ok());
+  EXPECT_EQ(host.front(), 7);
+  EXPECT_EQ(host.back(), 7);
+  for (uint64_t i = 1; i <= n; ++i) ASSERT_EQ(host[i], -3) << "word " << i;
+  EXPECT_TRUE(rt.Free(*dev).ok());
+}
+
+// A fill of nothing touches nothing, even aimed at null (simcuda took it for
+// an illegal address and poisoned the context; the GPU kernel does nothing).
+TEST(FillTest, FillingNothingTouchesNothing) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime& rt = **runtime;
+  ASSERT_TRUE(Fill(rt, nullptr, 0, 1.0f).ok());
+  ASSERT_TRUE(rt.DeviceSynchronize().ok());
+  auto after = rt.Malloc(64);
+  EXPECT_TRUE(after.ok()) << after.status();
+  if (after.ok()) EXPECT_TRUE(rt.Free(*after).ok());
+}
+
 TEST(FillTest, CpuRuntimeRefusesToLaunch) {
   float x = 0;
   Status s = Fill(GetRuntime(RuntimeKind::kCpu), &x, 1, 1.0f);

@@ -11,6 +11,10 @@ Status ExclusiveSum(DeviceRuntime& runtime, const int64_t* in, int64_t* out, int
                     SourceLocation loc) {
   if (n < 0) return InvalidArgumentError("ExclusiveSum: n is " + std::to_string(n) + "; expected n >= 0");
   if (n == 0) return OkStatus();
+  // CUB checks its launches with cudaPeekAtLastError, so an earlier call's
+  // error, already reported to its caller, would fail the scan: read it
+  // first (on every backend, so that they leave the same last error).
+  (void)runtime.GetLastError(loc);
   const size_t bytes = static_cast<size_t>(n) * sizeof(int64_t);
   const BufferUse buffers[] = {{in, bytes}, {out, bytes}};
   return runtime.Launch(

@@ -15,7 +15,9 @@ namespace kernels {
 
 // Writes out[i] = in[0] + ... + in[i-1] (out[0] = 0) for i in [0, n), both
 // arrays in device (or pinned) memory of the runtime's current device, in
-// `stream`. `in` and `out` may be the same array.
+// `stream`. `in` and `out` may be the same array. Reads (and so clears) the
+// calling thread's last error first: CUB would take an earlier call's error
+// for its own.
 Status ExclusiveSum(DeviceRuntime& runtime, const int64_t* in, int64_t* out, int64_t n, StreamHandle stream = nullptr,
                     SourceLocation loc = SourceLocation::Current());
 

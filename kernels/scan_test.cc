@@ -57,6 +57,15 @@ TEST_F(ExclusiveSumTest, MatchesTheHostScanAtEverySize) {
   }
 }
 
+// An earlier call's error, already reported, is not the scan's: CUB checks
+// its launches with cudaPeekAtLastError, which still held it. Every backend
+// leaves the last error clear.
+TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScan) {
+  ASSERT_FALSE(rt_->Malloc(size_t{1} << 40).ok());  // leaves cudaErrorMemoryAllocation as the last error
+  EXPECT_EQ(Scan({3, 4, 5}, /*in_place=*/false), (std::vector<int64_t>{0, 3, 7}));
+  EXPECT_TRUE(rt_->GetLastError().ok());
+}
+
 TEST_F(ExclusiveSumTest, RejectsANegativeLengthAndAcceptsAnEmptyOne) {
   Status negative = ExclusiveSum(*rt_, nullptr, nullptr, -1);
   EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);

@@ -186,6 +186,28 @@ const std::map<std::string, Observe>& Observations() {
          text += "; unregister inside " + Show(rt.HostUnregister(host.data() + 4096));
          return text + "; unregister start " + Show(rt.HostUnregister(host.data()));
        }},
+      {"a_failed_call_is_not_blamed_on_the_next_launch",
+       [](DeviceRuntime& rt) {
+         auto p = rt.Malloc(1 << 20);
+         if (!p.ok()) return Show(p);
+         std::string text = "malloc 1 TiB " + Show(rt.Malloc(size_t{1} << 40));
+         text += "; fill " + Show(kernels::Fill(rt, static_cast<float*>(*p), 1024, 1.0f));
+         text += "; sync " + Show(rt.DeviceSynchronize());
+         text += "; get " + Show(rt.GetLastError());
+         text += "; get again " + Show(rt.GetLastError());
+         (void)rt.Free(*p);
+         return text;
+       }},
+      {"kernel_on_another_devices_memory_faults",
+       [](DeviceRuntime& rt) {
+         std::string text = "set device 1 " + Show(rt.SetDevice(1));
+         auto p = rt.Malloc(4096);
+         text += "; malloc on 1 " + Show(p);
+         if (!p.ok()) return text;
+         text += "; set device 0 " + Show(rt.SetDevice(0));
+         text += "; fill from 0 " + Show(kernels::Fill(rt, static_cast<float*>(*p), 1024, 1.0f));
+         return text + "; sync " + Show(rt.DeviceSynchronize());
+       }},
       {"malloc_beyond_memory_is_not_sticky",
        [](DeviceRuntime& rt) {
          std::string text = "malloc 1 TiB " + Show(rt.Malloc(size_t{1} << 40));
@@ -554,6 +576,22 @@ const std::vector<Scenario>& Scenarios() {
        "with cudaHostRegister'; cudaErrorHostMemoryNotRegistered): "
        "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html",
        std::string("register ok; unregister inside ") + kNotRegistered713 + "; unregister start ok"},
+      {"a_failed_call_is_not_blamed_on_the_next_launch",
+       "a launch returns its own status: an earlier call's error stays in the last-error slot (until "
+       "cudaGetLastError reads it) and does not fail the next kernel launch",
+       "CUDA Runtime API, Error Handling (cudaGetLastError: 'Returns the last error that has been produced by any "
+       "of the runtime calls in the same instance of the CUDA Runtime library in the host thread and resets it "
+       "to cudaSuccess') and Execution Control (cudaLaunchKernel): "
+       "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__ERROR.html",
+       "malloc 1 TiB cudaErrorMemoryAllocation(2) out of memory; fill ok; sync ok; get "
+       "cudaErrorMemoryAllocation(2) out of memory; get again ok"},
+      {"kernel_on_another_devices_memory_faults",
+       "without peer access, a kernel on device 0 that touches device 1's memory is an illegal address: the "
+       "launch succeeds and the next synchronization fails with the sticky 700",
+       "CUDA C Programming Guide, Peer-to-Peer Memory Access (a kernel reads another device's memory only after "
+       "cudaDeviceEnablePeerAccess): docs.nvidia.com/cuda/cuda-c-programming-guide/",
+       std::string("set device 1 ok; malloc on 1 ok; set device 0 ok; fill from 0 ok; sync ") + kSticky700,
+       Driver::kPresent, {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}, 2},
       {"malloc_beyond_memory_is_not_sticky",
        "a cudaMalloc larger than the device fails with 2 and the error is not sticky: cudaGetLastError returns "
        "it once, and the next allocation works",

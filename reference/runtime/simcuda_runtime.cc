@@ -528,9 +528,13 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const LaunchConfig& confi
   for (size_t i = 0; i < num_buffers; ++i) {
     const BufferUse& b = buffers[i];
     if (b.bytes == 0) continue;
-    if (FindRange(device_allocations_, b.ptr, b.bytes) == nullptr &&
-        FindRange(registered_host_, b.ptr, b.bytes) == nullptr &&
-        FindRange(pinned_allocations_, b.ptr, b.bytes) == nullptr) {
+    // Another device's memory is out of reach without peer access (which
+    // simcuda does not model); host memory is mapped for every device.
+    const Range* on_device = FindRange(device_allocations_, b.ptr, b.bytes);
+    const bool reachable = on_device != nullptr ? on_device->device == t_current_device
+                                                : FindRange(registered_host_, b.ptr, b.bytes) != nullptr ||
+                                                      FindRange(pinned_allocations_, b.ptr, b.bytes) != nullptr;
+    if (!reachable) {
       // Like a GPU fault: the launch itself succeeds, the context is lost.
       sticky_error_ = cudaErrorIllegalAddress;
       return OkStatus();
