@@ -223,6 +223,35 @@ TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) 
   EXPECT_EQ(negative.status().message(), "indices[1] is negative");
 }
 
+// The device hash table under contention: millions of positions, most of
+// them repeats, one node in a quarter of them, and the seeds again among
+// the indices. On a GPU thousands of threads race on the same slots
+// (atomicCAS, then atomicMin for the first position), which neither
+// simcuda's one-thread-at-a-time twin nor compute-sanitizer's racecheck
+// (shared memory only) exercises; the order must still be the host's, every
+// time. simcuda runs a smaller case (its twin is sequential and slow).
+TEST(UniqueAndCompactOnDeviceTest, ManyThreadsRacingForOneSlotKeepTheHostOrder) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime* rt = *runtime;
+  const bool gpu = std::string(rt->name()) == "cuda";
+  const int64_t positions = gpu ? 4'000'000 : 200'000;
+  const int rounds = gpu ? 20 : 2;
+  std::vector<int64_t> seeds;
+  for (int64_t i = 0; i < 1024; ++i) seeds.push_back(i * 977 % 50'000);
+  std::vector<int64_t> indices(positions);
+  for (int64_t i = 0; i < positions; ++i) {
+    indices[i] = i % 4 == 0 ? 42 : (i * 7919 + 13) % 50'000;  // node 42 in a quarter of the positions
+  }
+  const UniqueAndCompactResult host = UniqueAndCompact(seeds, indices);
+  for (int round = 0; round < rounds; ++round) {
+    auto dev = UniqueAndCompactOnDevice(*rt, 0, seeds, indices);
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    ASSERT_EQ(dev->unique_nodes, host.unique_nodes) << "round " << round;
+    ASSERT_EQ(dev->compacted_indices, host.compacted_indices) << "round " << round;
+  }
+}
+
 // A buffer grows to a quarter more than asked and is reused below that;
 // buffers stay on one device of one runtime.
 TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
