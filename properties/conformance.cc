@@ -192,7 +192,9 @@ const std::map<std::string, Observe>& Observations() {
          if (!p.ok()) return Show(p);
          std::string text = "malloc 1 TiB " + Show(rt.Malloc(size_t{1} << 40));
          text += "; fill " + Show(kernels::Fill(rt, static_cast<float*>(*p), 1024, 1.0f));
+         text += "; peek " + Show(rt.PeekAtLastError());
          text += "; sync " + Show(rt.DeviceSynchronize());
+         text += "; peek " + Show(rt.PeekAtLastError());
          text += "; get " + Show(rt.GetLastError());
          text += "; get again " + Show(rt.GetLastError());
          (void)rt.Free(*p);
@@ -579,12 +581,13 @@ const std::vector<Scenario>& Scenarios() {
       {"a_failed_call_is_not_blamed_on_the_next_launch",
        "a launch returns its own status: an earlier call's error stays in the last-error slot (until "
        "cudaGetLastError reads it) and does not fail the next kernel launch",
-       "CUDA Runtime API, Error Handling (cudaGetLastError: 'Returns the last error that has been produced by any "
-       "of the runtime calls in the same instance of the CUDA Runtime library in the host thread and resets it "
-       "to cudaSuccess') and Execution Control (cudaLaunchKernel): "
+       "CUDA C Programming Guide, Error Checking (call cudaGetLastError just before a launch so that an earlier "
+       "error is not taken for the launch's); CUDA Runtime API, Error Handling (cudaGetLastError: 'Returns the "
+       "last error that has been produced by any of the runtime calls ... and resets it to cudaSuccess'): "
        "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__ERROR.html",
-       "malloc 1 TiB cudaErrorMemoryAllocation(2) out of memory; fill ok; sync ok; get "
-       "cudaErrorMemoryAllocation(2) out of memory; get again ok"},
+       "malloc 1 TiB cudaErrorMemoryAllocation(2) out of memory; fill ok; peek cudaErrorMemoryAllocation(2) out of "
+       "memory; sync ok; peek cudaErrorMemoryAllocation(2) out of memory; get cudaErrorMemoryAllocation(2) out of "
+       "memory; get again ok"},
       {"kernel_on_another_devices_memory_faults",
        "without peer access, a kernel on device 0 that touches device 1's memory is an illegal address: the "
        "launch succeeds and the next synchronization fails with the sticky 700",

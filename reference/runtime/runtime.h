@@ -157,8 +157,8 @@ class DeviceRuntime {
   // Launches kernel `kernel` (see kernels/launch.h, which builds the two
   // callables from one functor): `buffers` lists every range the kernel
   // touches. simcuda checks the launch and each buffer like the GPU's MMU,
-  // then runs `host_twin`; a buffer outside device or pinned memory raises the
-  // sticky 700 instead. cuda calls `cuda_launch`, which returns the launch's
+  // then runs `host_twin`; a buffer outside the current device's memory and
+  // pinned memory raises the sticky 700 instead. cuda calls `cuda_launch`, which returns the launch's
   // cudaError_t. The cpu runtime refuses by name.
   Status Launch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
                 const std::function<void()>& host_twin, const std::function<int()>& cuda_launch,

@@ -525,6 +525,13 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const LaunchConfig& confi
   if (!KnownStream(config.stream)) {
     return Fail(cudaErrorInvalidResourceHandle, "cudaLaunchKernel", loc, "unknown stream");
   }
+  // A launch goes to a stream of the current device (a diagnostic: real
+  // CUDA fails such a launch, with a code simcuda does not claim).
+  if (config.stream != nullptr && streams_.at(config.stream) != t_current_device) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaLaunchKernel", loc,
+                "the stream belongs to device " + std::to_string(streams_.at(config.stream)) +
+                    "; the current device is " + std::to_string(t_current_device));
+  }
   for (size_t i = 0; i < num_buffers; ++i) {
     const BufferUse& b = buffers[i];
     if (b.bytes == 0) continue;

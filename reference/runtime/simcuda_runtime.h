@@ -87,9 +87,10 @@ class SimCudaRuntime final : public DeviceRuntime {
   // Returns the range in `ranges` that contains [ptr, ptr+bytes), if any.
   static const Range* FindRange(const std::map<uintptr_t, Range>& ranges, const void* ptr, size_t bytes);
   // Checks the state before a kernel launch (init, fork, sticky error, launch
-  // configuration) and the buffers the kernel touches. Sets *run_body to
-  // false when a buffer is not device or pinned memory: that raises the
-  // sticky cudaErrorIllegalAddress, reported by the next synchronizing call.
+  // configuration, the stream's device) and the buffers the kernel touches.
+  // Sets *run_body to false when a buffer is neither the current device's
+  // memory nor pinned memory: that raises the sticky cudaErrorIllegalAddress,
+  // reported by the next synchronizing call.
   Status BeginKernel(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
                      SourceLocation loc, bool* run_body);
   // Returns whether `handle` is a live stream (nullptr, the default stream, is).

@@ -118,6 +118,27 @@ TEST(SimCudaTest, DeviceGuardSwitchesAndRestoresTheCurrentDevice) {
             "switched 1 alloc on 1 restored 0");
 }
 
+// A launch into a stream of another device is refused before the body
+// runs, and does not poison the context (a diagnostic, not a claim).
+int StreamOfAnotherDeviceChild(const std::vector<std::string>&) {
+  SimCudaRuntime& sim = SimCuda();
+  (void)sim.SetDevice(1);
+  StreamHandle stream = *sim.StreamCreate();
+  (void)sim.SetDevice(0);
+  bool ran = false;
+  Status launch = sim.Launch("Probe", LaunchConfig{1, 1, stream}, nullptr, 0, [&ran] { ran = true; }, [] { return 0; });
+  auto after = sim.Malloc(64);
+  ReportToParent(launch.message() + (ran ? "; ran" : "; did not run") + (after.ok() ? "; malloc ok" : "; malloc failed"));
+  return 0;
+}
+FL_REGISTER_CHILD("stream_of_another_device", StreamOfAnotherDeviceChild);
+
+TEST(SimCudaTest, ALaunchIntoAnotherDevicesStreamIsRefused) {
+  const std::string t = RunChild("stream_of_another_device", {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}).transcript;
+  EXPECT_THAT(t, testing::HasSubstr("the stream belongs to device 1; the current device is 0")) << t;
+  EXPECT_THAT(t, testing::EndsWith("; did not run; malloc ok")) << t;
+}
+
 TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
   SimCudaRuntime& sim = SimCuda();
   auto dev = sim.Malloc(64);

@@ -2,6 +2,8 @@
 // lives in device memory (cuda-cuda) or in pinned host memory read by the
 // device through unified addressing (pinned-cuda). The kernels run the same
 // per-seed routine as the CPU reference, so the results are bit-identical.
+// The calls that compact or take prefix sums on the device read (and so
+// clear) the calling thread's last error first (kernels/scan.h).
 #ifndef FAULTLINE_REFERENCE_SAMPLING_DEVICE_SAMPLING_H_
 #define FAULTLINE_REFERENCE_SAMPLING_DEVICE_SAMPLING_H_
 
