@@ -3,7 +3,6 @@
 // GraphBolt peer read, and make_graph.json, the parameters it was made with.
 // Exit codes: 0 written or already there, 1 failure, 2 usage.
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reference/graph/csc_graph.h"
+#include "reference/base/atomic_file.h"
 #include "reference/base/caller_path.h"
 #include "reference/graph/generators.h"
 
@@ -35,33 +35,6 @@ nlohmann::json ReadRecord(const std::string& dir) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json record = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   return record.is_discarded() ? nlohmann::json(nullptr) : record;
-}
-
-// Writes the record atomically (a temporary file, renamed): a record is
-// either absent or complete. Returns an error text, empty on success.
-std::string WriteRecord(const std::string& dir, const nlohmann::json& record) {
-  const std::string path = dir + "/" + kRecordName;
-  std::string tmp = dir + "/." + kRecordName + ".tmp.XXXXXX";
-  const int fd = mkstemp(&tmp[0]);
-  if (fd < 0) return "cannot create a temporary file for " + path + ": " + std::strerror(errno);
-  const std::string text = record.dump() + "\n";
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    done += static_cast<size_t>(n);
-  }
-  std::string error;
-  if (done < text.size()) error = "cannot write " + tmp + ": " + std::strerror(errno);
-  if (error.empty() && fchmod(fd, 0644) != 0) error = "cannot chmod " + tmp + ": " + std::strerror(errno);
-  if (error.empty() && fsync(fd) != 0) error = "cannot fsync " + tmp + ": " + std::strerror(errno);
-  if (close(fd) != 0 && error.empty()) error = "cannot close " + tmp + ": " + std::strerror(errno);
-  if (error.empty() && rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-  }
-  if (!error.empty()) unlink(tmp.c_str());
-  return error;
 }
 
 }  // namespace
@@ -85,21 +58,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  const auto [seed_end, seed_error] = std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
-  const char* bad = seed_error != std::errc() || seed_end != seed_text.data() + seed_text.size() ? "--seed"
-                    : nodes < 1                                                                   ? "--nodes"
-                    : edges < 0                                                                   ? "--edges"
-                                                                                                  : nullptr;
-  if (bad != nullptr) {
-    const std::string value = bad == std::string("--seed")    ? "'" + seed_text + "'"
-                              : bad == std::string("--nodes") ? std::to_string(nodes)
-                                                              : std::to_string(edges);
-    const char* expected = bad == std::string("--seed")    ? "an integer in 0..18446744073709551615"
-                           : bad == std::string("--nodes") ? "a number of nodes >= 1"
-                                                           : "a number of edges >= 0";
-    std::fprintf(stderr, "make_graph: %s is %s; expected %s\n", bad, value.c_str(), expected);
+  auto usage_error = [](const char* flag, const std::string& value, const char* expected) {
+    std::fprintf(stderr, "make_graph: %s is %s; expected %s\n", flag, value.c_str(), expected);
     return 2;
+  };
+  const auto [seed_end, seed_error] = std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
+  if (seed_error != std::errc() || seed_end != seed_text.data() + seed_text.size()) {
+    return usage_error("--seed", "'" + seed_text + "'", "an integer in 0..18446744073709551615");
   }
+  if (nodes < 1) return usage_error("--nodes", std::to_string(nodes), "a number of nodes >= 1");
+  if (edges < 0) return usage_error("--edges", std::to_string(edges), "a number of edges >= 0");
   out = faultline::CallerPath(out);  // the user's folder, also under `bazel run`
   auto summary = [&](bool reused) {
     if (json) {
@@ -148,9 +116,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "make_graph: %s\n", saved.ToString().c_str());
     return 1;
   }
-  const std::string record_error = WriteRecord(out, wanted);
-  if (!record_error.empty()) {
-    std::fprintf(stderr, "make_graph: the graph is written but its record is not: %s\n", record_error.c_str());
+  // Atomic: a record is either absent or complete.
+  const faultline::Status recorded = faultline::WriteFileAtomically(record_path, {wanted.dump() + "\n"});
+  if (!recorded.ok()) {
+    std::fprintf(stderr, "make_graph: the graph is written but its record is not: %s\n", recorded.message().c_str());
     return 1;
   }
   summary(false);

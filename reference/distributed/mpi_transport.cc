@@ -69,12 +69,9 @@ std::array<int64_t, kTensorFields> Summarize(const TensorSpec& spec, const Statu
           spec.book.num_ids(), static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t)))};
 }
 
-// Why rank `r` cannot create what rank 0 creates ("" if it can).
+// How rank `r`'s tensor differs from rank 0's ("" if it does not).
 std::string TensorDifference(int r, const int64_t* mine, const int64_t* first) {
   const std::string rank = "rank " + std::to_string(r);
-  if (mine[kRefused] != 0) {
-    return rank + " refused its own arguments for it (its error says why; nothing was created)";
-  }
   if (mine[kName] != first[kName]) return rank + " creates a tensor of another name at this point than rank 0";
   if (mine[kDim] != first[kDim]) {
     return rank + " gives it dim " + std::to_string(mine[kDim]) + "; rank 0 gives dim " + std::to_string(first[kDim]);
@@ -308,8 +305,8 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec, const Status& checked
   FL_RETURN_IF_ERROR(Wait(&request, "agreeing on the tensor '" + spec.name + "'", options_.join_timeout));
   for (int r = 0; r < size_; ++r) {  // refusals first: a refused spec may also differ
     if (all[static_cast<size_t>(r) * kTensorFields + kRefused] == 0) continue;
-    return InvalidArgumentError("mpi rank " + std::to_string(rank_) + ": " +
-                                TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data()));
+    return InvalidArgumentError("mpi rank " + std::to_string(rank_) + ": rank " + std::to_string(r) +
+                                " refused its own arguments for it (its error says why; nothing was created)");
   }
   for (int r = 1; r < size_; ++r) {
     const std::string difference = TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data());

@@ -2,9 +2,7 @@
 // dict literal) and the atomic writer.
 #include "reference/graph/npy.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +11,7 @@
 #include <new>
 #include <sstream>
 
+#include "reference/base/atomic_file.h"
 #include "reference/base/huge_pages.h"
 
 namespace faultline {
@@ -396,48 +395,8 @@ Status WriteNpy(const std::string& path, const NpyArray& array) {
     head += static_cast<char>((hlen >> 24) & 0xff);
   }
   head += header;
-
-  // Write a temporary file next to the target, then rename it into place.
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
-  int fd = mkstemp(&tmp[0]);
-  if (fd < 0) return InvalidArgumentError("cannot create a temporary file for " + Quoted(path) + ": " + ErrnoText());
-  auto fail = [&](const std::string& what) {
-    std::string message = "cannot write " + Quoted(path) + ": " + what + ": " + ErrnoText();
-    close(fd);
-    unlink(tmp.c_str());
-    return InvalidArgumentError(message);
-  };
-  auto write_all = [&](const void* data, size_t size) {
-    const char* p = static_cast<const char*>(data);
-    while (size > 0) {
-      ssize_t n = write(fd, p, size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return false;
-      }
-      p += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
-  };
-  if (fchmod(fd, 0644) != 0) return fail("fchmod");
-  if (!write_all(head.data(), head.size())) return fail("write");
-  if (!array.bytes.empty() && !write_all(array.bytes.data(), array.bytes.size())) return fail("write");
-  if (fsync(fd) != 0) return fail("fsync");
-  if (close(fd) != 0) {
-    std::string message = "cannot write " + Quoted(path) + ": close: " + ErrnoText();
-    unlink(tmp.c_str());
-    return InvalidArgumentError(message);
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string message = "cannot rename the temporary file onto " + Quoted(path) + ": " + ErrnoText();
-    unlink(tmp.c_str());
-    return InvalidArgumentError(message);
-  }
-  return OkStatus();
+  return WriteFileAtomically(path, {head, std::string_view(reinterpret_cast<const char*>(array.bytes.data()),
+                                                           array.bytes.size())});
 }
 
 namespace {

@@ -81,11 +81,13 @@ struct DataLoader::Worker {
   // Its segment slots, created (and their names unlinked) before it starts;
   // a view holds the mapping it lies in, which outlives the reader.
   std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
-  std::vector<int> segment_fds;  // the segments' descriptors, which their readers close
   ~Worker() {
     const LoaderDescriptors::Lock lock = LoaderDescriptors::Hold();
-    for (int fd : segment_fds) LoaderDescriptors::Remove(lock, fd);
-    for (auto& segment : segments) segment.reset();  // closes their descriptors under the lock
+    for (auto& segment : segments) {
+      if (segment == nullptr) continue;
+      LoaderDescriptors::Remove(lock, segment->fd());
+      segment.reset();  // closes its descriptor under the lock
+    }
     for (int fd : {task_fd, result_fd}) {
       if (fd < 0) continue;
       LoaderDescriptors::Remove(lock, fd);
@@ -196,7 +198,6 @@ Status DataLoader::StartWorkers() {
       const std::string name = WorkerSegmentName(shm_prefix_, w, slot);
       FL_ASSIGN_OR_RETURN(int fd, CreateUnlinkedSegment(name));
       worker->segments[slot] = std::make_unique<SegmentReader>(name, fd);
-      worker->segment_fds.push_back(fd);
       LoaderDescriptors::Add(descriptors, fd);
       slot_fds.push_back(fd);
     }

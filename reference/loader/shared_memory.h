@@ -99,6 +99,8 @@ class SegmentReader {
   // Calls `read` on the bytes Map returns; the view is valid only during
   // the call. Returns `read`'s status, or Map's error.
   Status Read(const std::function<Status(std::string_view)>& read);
+  // The segment's descriptor (-1 while a reader made by name has not opened it).
+  int fd() const { return fd_; }
 
  private:
   struct Mapping;  // an mmap of the segment, unmapped when the last holder drops it

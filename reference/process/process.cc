@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -36,9 +37,10 @@ int ReportFd() {
     // Set by the parent that spawned us; anything but a descriptor number
     // (atoi read garbage as 0, stdin) means there is no report channel.
     const char* text = std::getenv(kReportFdEnv);
-    char* end = nullptr;
-    const long fd = text != nullptr ? std::strtol(text, &end, 10) : -1;
-    g_report_fd = text != nullptr && *text != '\0' && *end == '\0' && fd >= 0 && fd < 1 << 20 ? static_cast<int>(fd) : -1;
+    const std::string_view value = text != nullptr ? text : "";
+    int fd = -1;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), fd);
+    g_report_fd = !value.empty() && error == std::errc() && end == value.data() + value.size() && fd >= 0 ? fd : -1;
   }
   return g_report_fd;
 }

@@ -1,0 +1,54 @@
+// Implements WriteFileAtomically (atomic_file.h).
+#include "reference/base/atomic_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace faultline {
+namespace {
+
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
+  const int fd = mkstemp(&tmp[0]);
+  if (fd < 0) {
+    return InvalidArgumentError("cannot create a temporary file for '" + path + "': " + std::strerror(errno));
+  }
+  auto fail = [&](const char* step, bool open) {
+    const std::string message = "cannot write '" + path + "': " + step + ": " + std::strerror(errno);
+    if (open) close(fd);
+    unlink(tmp.c_str());
+    return InvalidArgumentError(message);
+  };
+  if (fchmod(fd, 0644) != 0) return fail("fchmod", true);
+  for (std::string_view part : parts) {
+    if (!WriteAll(fd, part)) return fail("write", true);
+  }
+  if (fsync(fd) != 0) return fail("fsync", true);
+  if (close(fd) != 0) return fail("close", false);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string message = "cannot rename the temporary file onto '" + path + "': " + std::strerror(errno);
+    unlink(tmp.c_str());
+    return InvalidArgumentError(message);
+  }
+  return OkStatus();
+}
+
+}  // namespace faultline
