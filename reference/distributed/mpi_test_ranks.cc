@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
 #include <rapidcheck.h>
 
 #include "reference/distributed/distributed_properties.h"
+#include "reference/distributed/sparse_optimizer.h"
 #include "reference/process/child_registry.h"
 #include "reference/runtime/test_runtime.h"
 
@@ -197,6 +199,57 @@ int MismatchedTensorsRank(const std::vector<std::string>&) {
   });
 }
 FL_REGISTER_CHILD("mpi_mismatched_tensors", MismatchedTensorsRank);
+
+// Optimizers that a rank refuses its arguments for, or whose
+// hyperparameters differ between the ranks, fail on every rank with no state
+// created, naming that rank; the optimizer created after, alike everywhere,
+// steps.
+int OptimizerArgumentsRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    const int r = transport.rank(), size = transport.world_size();
+    const std::string here = "mpi rank " + std::to_string(r) + ": ";
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(8 * size, size));
+    FL_ASSIGN_OR_RETURN(DistEmbedding emb, DistEmbedding::Create(transport, "emb", book, 2));
+    auto expect = [r](const Status& got, const std::string& expected) -> Status {
+      if (got.ToString() == expected) return OkStatus();
+      return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" + got.ToString() + "'");
+    };
+    FL_RETURN_IF_ERROR(expect(SparseAdagrad::Create({&emb}, r == 1 ? 0.0f : 0.1f).status(),
+                              r == 1 ? "invalid_argument: SparseAdagrad: lr is 0; expected a finite value > 0"
+                                     : "invalid_argument: tensor 'emb_sum': " + here +
+                                           "rank 1 refused its own arguments for it (its error says why; nothing "
+                                           "was created)"));
+    const std::vector<DistEmbedding*> twice = {&emb, &emb};
+    FL_RETURN_IF_ERROR(expect(SparseAdam::Create(r == 2 ? twice : std::vector<DistEmbedding*>{&emb}, 0.1f).status(),
+                              r == 2 ? "invalid_argument: SparseAdam: params[1] is params[0] ('emb'); expected each "
+                                       "embedding once"
+                                     : "invalid_argument: tensor 'emb_step': " + here +
+                                           "rank 2 refused its own arguments for it (its error says why; nothing "
+                                           "was created)"));
+    const float beta1 = r == size - 1 ? 0.8f : 0.9f;
+    FL_RETURN_IF_ERROR(expect(SparseAdam::Create({&emb}, 0.1f, beta1).status(),
+                              "invalid_argument: tensor 'emb_step': " + here +
+                                  "the ranks create different tensors: rank " + std::to_string(size - 1) +
+                                  " creates it with other settings than rank 0 (this rank's: 'SparseAdam lr 0.1, "
+                                  "beta1 " + (r == size - 1 ? "0.8" : "0.9") +
+                                  ", beta2 0.999, eps 1e-08') (every rank must create the same tensors, in the "
+                                  "same order)"));
+    for (const char* state : {"emb_sum", "emb_step", "emb_mem", "emb_power"}) {
+      if (transport.FindTensor(state).ok()) return InternalError(std::string("a refused optimizer created ") + state);
+    }
+    FL_ASSIGN_OR_RETURN(std::unique_ptr<SparseAdam> adam, SparseAdam::Create({&emb}, 0.1f));
+    FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(std::vector<int64_t>{0, 8 * size - 1}));
+    FL_RETURN_IF_ERROR(emb.Forward(ids).status());
+    FL_ASSIGN_OR_RETURN(Tensor grad, Tensor::FromVector(std::vector<float>{1, 1, 1, 1}, {2, 2}));
+    FL_RETURN_IF_ERROR(emb.Backward(grad));
+    FL_RETURN_IF_ERROR(adam->Step());
+    FL_ASSIGN_OR_RETURN(std::vector<float> row, emb.weights().PullHost({0}));
+    // One Adam step from 0 with gradient 1 moves a weight by -lr.
+    if (std::abs(row[0] + 0.1f) > 1e-6f) return InternalError("row 0 is " + std::to_string(row[0]) + "; expected -0.1");
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_optimizer_arguments", OptimizerArgumentsRank);
 
 // Rank 2 dies (SIGKILL) while the others wait for it in a collective. It
 // dies straight after joining, so that the barrier is the only collective

@@ -61,16 +61,18 @@ uint64_t Fingerprint(const void* bytes, size_t n) {
 
 // What a rank says of the tensor it creates, for AgreeOnTensor. (The
 // tensors created before agree by induction: every creation is agreed.)
-enum TensorField { kRefused, kName, kDim, kNumIds, kBook, kTensorFields };
+enum TensorField { kRefused, kName, kDim, kNumIds, kBook, kSettings, kTensorFields };
 
 std::array<int64_t, kTensorFields> Summarize(const TensorSpec& spec, const Status& checked) {
   const std::vector<int64_t>& ends = spec.book.ends();
   return {checked.ok() ? 0 : 1, static_cast<int64_t>(Fingerprint(spec.name.data(), spec.name.size())), spec.dim,
-          spec.book.num_ids(), static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t)))};
+          spec.book.num_ids(), static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t))),
+          static_cast<int64_t>(Fingerprint(spec.settings.data(), spec.settings.size()))};
 }
 
-// How rank `r`'s tensor differs from rank 0's ("" if it does not).
-std::string TensorDifference(int r, const int64_t* mine, const int64_t* first) {
+// How rank `r`'s tensor differs from rank 0's ("" if it does not);
+// `settings` are this rank's own (the others' are known by fingerprint only).
+std::string TensorDifference(int r, const int64_t* mine, const int64_t* first, const std::string& settings) {
   const std::string rank = "rank " + std::to_string(r);
   if (mine[kName] != first[kName]) return rank + " creates a tensor of another name at this point than rank 0";
   if (mine[kDim] != first[kDim]) {
@@ -81,6 +83,9 @@ std::string TensorDifference(int r, const int64_t* mine, const int64_t* first) {
            std::to_string(first[kNumIds]);
   }
   if (mine[kBook] != first[kBook]) return rank + "'s partition book splits the ids otherwise than rank 0's";
+  if (mine[kSettings] != first[kSettings]) {
+    return rank + " creates it with other settings than rank 0 (this rank's: '" + settings + "')";
+  }
   return "";
 }
 
@@ -309,7 +314,7 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec, const Status& checked
                                 " refused its own arguments for it (its error says why; nothing was created)");
   }
   for (int r = 1; r < size_; ++r) {
-    const std::string difference = TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data());
+    const std::string difference = TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data(), spec.settings);
     if (!difference.empty()) {
       return InvalidArgumentError("mpi rank " + std::to_string(rank_) + ": the ranks create different tensors: " +
                                   difference + " (every rank must create the same tensors, in the same order)");

@@ -85,6 +85,12 @@ TEST(MpiTransportTest, RanksThatCreateDifferentTensorsAllFailAndNameTheFirstThat
   ExpectEveryRankOk(*job);
 }
 
+TEST(MpiTransportTest, RanksGivenOtherOptimizerArgumentsAllFailAndNameTheFirst) {
+  Result<MpiJob> job = RunMpiJob("mpi_optimizer_arguments", {}, Ranks(4));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ExpectEveryRankOk(*job);
+}
+
 // With the default launcher a dead rank takes the job down at once, and it
 // is named: by mpirun, or, when a survivor learned of the death (over its
 // liveness connection) and exited before mpirun reaped the dead rank, by

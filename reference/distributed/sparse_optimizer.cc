@@ -37,10 +37,6 @@ Averaged AverageDuplicates(const RowBatch& batch, int64_t dim) {
   return out;
 }
 
-Result<DistTensor> CreateState(DistEmbedding& param, const std::string& suffix, int64_t dim) {
-  return DistTensor::Create(param.weights().transport(), param.name() + suffix, param.weights().book(), dim);
-}
-
 // The shortest text that reads back as `value` ("1e-07", not "0.000000").
 std::string Number(float value) {
   char text[32];
@@ -57,7 +53,7 @@ Status CheckPositive(float value, const char* what, const char* optimizer) {
 }  // namespace
 
 Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer,
-                                    const std::vector<std::string>& state_suffixes) {
+                                    const std::vector<StateTensor>& states) {
   if (params.empty()) return InvalidArgumentError(std::string(optimizer) + ": params is empty; expected embeddings");
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i] == nullptr) {
@@ -75,8 +71,8 @@ Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, f
   // Every state tensor's name is free before any is created: a creation
   // that failed halfway would leave names taken that no call can free.
   for (DistEmbedding* param : params) {
-    for (const std::string& suffix : state_suffixes) {
-      const std::string state = param->name() + suffix;
+    for (const StateTensor& tensor : states) {
+      const std::string state = param->name() + tensor.suffix;
       if (param->weights().transport().FindTensor(state).ok()) {
         return InvalidArgumentError(std::string(optimizer) + ": a distributed tensor named '" + state +
                                     "' already exists; the optimizer keeps the state of '" + param->name() +
@@ -85,6 +81,25 @@ Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, f
     }
   }
   return OkStatus();
+}
+
+Result<std::vector<DistTensor>> SparseOptimizer::CreateStates(const std::vector<DistEmbedding*>& params,
+                                                              const std::vector<StateTensor>& states,
+                                                              const std::string& settings, const Status& verdict) {
+  std::vector<DistTensor> created;
+  for (DistEmbedding* param : params) {
+    if (param == nullptr) continue;  // only when refused: a refusal needs one embedding's transport
+    Transport& transport = param->weights().transport();
+    for (const StateTensor& state : states) {
+      const TensorSpec spec{param->name() + state.suffix, param->weights().book(), state.one_column ? 1 : param->dim(),
+                            settings};
+      FL_RETURN_IF_ERROR(transport.CreateTensor(spec, verdict).status());  // a refusal returns here, agreed
+      FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Attach(transport, spec.name));
+      created.push_back(std::move(tensor));
+    }
+  }
+  FL_RETURN_IF_ERROR(verdict);  // no embedding to agree through
+  return created;
 }
 
 Status SparseOptimizer::Step() {
@@ -128,13 +143,13 @@ Status SparseOptimizer::Step() {
 }
 
 Result<std::unique_ptr<SparseAdagrad>> SparseAdagrad::Create(std::vector<DistEmbedding*> params, float lr, float eps) {
-  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdagrad", {"_sum"}));
-  FL_RETURN_IF_ERROR(CheckPositive(eps, "eps", "SparseAdagrad"));
+  const std::vector<StateTensor> states = {{"_sum", false}};
+  Status verdict = CheckParams(params, lr, "SparseAdagrad", states);
+  if (verdict.ok()) verdict = CheckPositive(eps, "eps", "SparseAdagrad");
+  FL_ASSIGN_OR_RETURN(std::vector<DistTensor> created,
+                      CreateStates(params, states, "SparseAdagrad lr " + Number(lr) + ", eps " + Number(eps), verdict));
   std::unique_ptr<SparseAdagrad> optimizer(new SparseAdagrad(params, lr, eps));
-  for (DistEmbedding* param : params) {
-    FL_ASSIGN_OR_RETURN(DistTensor sum, CreateState(*param, "_sum", param->dim()));
-    optimizer->sum_.push_back(std::move(sum));
-  }
+  optimizer->sum_ = std::move(created);
   return optimizer;
 }
 
@@ -152,21 +167,22 @@ Status SparseAdagrad::Update(size_t param, const std::vector<int64_t>& ids, cons
 
 Result<std::unique_ptr<SparseAdam>> SparseAdam::Create(std::vector<DistEmbedding*> params, float lr, float beta1,
                                                       float beta2, float eps) {
-  FL_RETURN_IF_ERROR(CheckParams(params, lr, "SparseAdam", {"_step", "_mem", "_power"}));
+  const std::vector<StateTensor> states = {{"_step", true}, {"_mem", false}, {"_power", false}};
+  Status verdict = CheckParams(params, lr, "SparseAdam", states);
   for (auto [beta, name] : {std::make_pair(beta1, "beta1"), std::make_pair(beta2, "beta2")}) {
-    if (!(beta >= 0.0f && beta < 1.0f)) {
-      return InvalidArgumentError(std::string("SparseAdam: ") + name + " is " + Number(beta) + "; expected [0, 1)");
+    if (verdict.ok() && !(beta >= 0.0f && beta < 1.0f)) {
+      verdict = InvalidArgumentError(std::string("SparseAdam: ") + name + " is " + Number(beta) + "; expected [0, 1)");
     }
   }
-  FL_RETURN_IF_ERROR(CheckPositive(eps, "eps", "SparseAdam"));
+  if (verdict.ok()) verdict = CheckPositive(eps, "eps", "SparseAdam");
+  const std::string settings = "SparseAdam lr " + Number(lr) + ", beta1 " + Number(beta1) + ", beta2 " +
+                               Number(beta2) + ", eps " + Number(eps);
+  FL_ASSIGN_OR_RETURN(std::vector<DistTensor> created, CreateStates(params, states, settings, verdict));
   std::unique_ptr<SparseAdam> optimizer(new SparseAdam(params, lr, beta1, beta2, eps));
-  for (DistEmbedding* param : params) {
-    FL_ASSIGN_OR_RETURN(DistTensor step, CreateState(*param, "_step", 1));
-    FL_ASSIGN_OR_RETURN(DistTensor mem, CreateState(*param, "_mem", param->dim()));
-    FL_ASSIGN_OR_RETURN(DistTensor power, CreateState(*param, "_power", param->dim()));
-    optimizer->step_.push_back(std::move(step));
-    optimizer->mem_.push_back(std::move(mem));
-    optimizer->power_.push_back(std::move(power));
+  for (size_t t = 0; t < created.size(); t += states.size()) {
+    optimizer->step_.push_back(std::move(created[t]));
+    optimizer->mem_.push_back(std::move(created[t + 1]));
+    optimizer->power_.push_back(std::move(created[t + 2]));
   }
   return optimizer;
 }

@@ -12,10 +12,12 @@
 
 namespace faultline {
 
-// Create checks its arguments on each trainer alone, before any state
-// tensor exists: every trainer must pass the same ones. A trainer that
-// refuses alone leaves the others to fail in the state tensors' agreement at
-// the join limit.
+// Every trainer must pass Create the same arguments. Each checks its own
+// before any state tensor exists, and its verdict and hyperparameters join
+// the agreement on the first state tensor: a trainer that refuses its
+// arguments, or was given other hyperparameters, makes every trainer fail,
+// naming it, with no state created. (A trainer given no embedding at all
+// has no transport to agree through: the others then fail at the join limit.)
 class SparseOptimizer {
  public:
   virtual ~SparseOptimizer() = default;
@@ -29,11 +31,23 @@ class SparseOptimizer {
   // Updates rows `ids` (unique, owned by this trainer) of parameter `param`
   // with their averaged gradients `grad` (ids.size() x dim).
   virtual Status Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) = 0;
+  // A state tensor kept per parameter, named the parameter's name followed
+  // by `suffix`, with one column (a count per row) or the parameter's dim.
+  struct StateTensor {
+    const char* suffix;
+    bool one_column;
+  };
   // Checks that every parameter exists and is given once, that lr is
-  // finite and positive, and that no tensor has a state name yet (each
-  // parameter's name followed by each of `state_suffixes`).
+  // finite and positive, and that no tensor has a state name yet.
   static Status CheckParams(const std::vector<DistEmbedding*>& params, float lr, const char* optimizer,
-                            const std::vector<std::string>& state_suffixes);
+                            const std::vector<StateTensor>& states);
+  // Creates `states` of every parameter (collective), parameter by
+  // parameter, after the agreement on the first: `verdict` is this trainer's
+  // own on its arguments and `settings` its hyperparameters as text. Returns
+  // them in that order, or the verdict when it is an error.
+  static Result<std::vector<DistTensor>> CreateStates(const std::vector<DistEmbedding*>& params,
+                                                      const std::vector<StateTensor>& states,
+                                                      const std::string& settings, const Status& verdict);
 
   std::vector<DistEmbedding*> params_;
   float lr_;

@@ -19,6 +19,9 @@ struct TensorSpec {
   std::string name;
   RangePartitionBook book;
   int64_t dim;
+  // What else every trainer must give alike for this tensor, as text (an
+  // optimizer's hyperparameters for its state tensors); "" for none.
+  std::string settings = "";
 };
 
 enum class WriteMode { kOverwrite, kAdd };
@@ -43,12 +46,14 @@ class Transport {
 
   // Creates a zero-filled tensor. Every trainer must call it, in the same
   // order, with the same spec. Returns its handle. A spec this trainer
-  // refuses (empty or taken name, dim < 1, another number of partitions)
-  // fails with its reason here and makes every other trainer fail too,
-  // naming this one, with nothing created anywhere: the trainers stay in
-  // step for the next creation. (A trainer whose transport already failed
-  // cannot take part: the others then fail at the join limit.)
-  Result<int> CreateTensor(const TensorSpec& spec);
+  // refuses (empty or taken name, dim < 1, another number of partitions),
+  // or a `caller_verdict` that is an error (the caller refused its own
+  // arguments, such as an optimizer's), fails with its reason here and makes
+  // every other trainer fail too, naming this one, with nothing created
+  // anywhere: the trainers stay in step for the next creation. (A trainer
+  // whose transport already failed cannot take part: the others then fail
+  // at the join limit.)
+  Result<int> CreateTensor(const TensorSpec& spec, const Status& caller_verdict = OkStatus());
   // Returns the handle of the tensor named `name`, or NotFound naming the known ones.
   Result<int> FindTensor(const std::string& name) const;
   const TensorSpec& spec(int handle) const { return specs_[handle]; }
