@@ -4,7 +4,7 @@
 # --runtime=cuda, and compute-sanitizer memcheck, racecheck, initcheck and synccheck on the kernel
 # tests. Prints the device and a summary line for docs/gpu-validation.md.
 # Exit 0 all passed, 1 something failed, 2 usage, 4 all that ran passed but
-# the multi_device tests (F8, F9) need 2 GPUs and this machine has fewer.
+# the multi_device tests (F8, F9, the 2-GPU conformance scenarios) need 2 GPUs and this machine has fewer.
 # Usage: ci/gpu.sh   (no arguments; a machine without Bazel runs the bundle:
 # ci/gpu_bundle.sh here, ci/gpu_run.sh there)
 set -uo pipefail
@@ -23,7 +23,7 @@ status=0
 not_run=0  # tests and variants that need more GPUs than this machine has (tag multi_device)
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 if [ "${gpus:-0}" -lt 2 ]; then
-  echo "=== ${gpus:-0} GPU(s): the multi_device tests (F8, F9) need 2 and are not run"
+  echo "=== ${gpus:-0} GPU(s): the multi_device tests (F8, F9, the 2-GPU conformance scenarios) need 2 and are not run"
   run_stage gpu --config=gpu --test_tag_filters=gpu,-multi_device //... || status=1
   not_run=1
 else
@@ -57,5 +57,5 @@ else
   status=1
 fi
 print_totals
-[ "$status" -eq 0 ] && [ "$not_run" -eq 1 ] && { echo "gpu: everything that ran passed; F8 and F9 need 2 GPUs (exit 4)"; exit 4; }
+[ "$status" -eq 0 ] && [ "$not_run" -eq 1 ] && { echo "gpu: everything that ran passed; the multi_device tests need 2 GPUs (exit 4)"; exit 4; }
 exit "$status"

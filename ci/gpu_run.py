@@ -12,7 +12,8 @@ GPU run cannot pass by skipping. Exit status: 0 when everything passed, 1 when
 something failed, 2 for a usage error, 3 when there is no usable CUDA device
 (then nothing runs and every test counts as "could not run"), 4 when
 everything that ran passed but some tests and repro variants need more GPUs
-than the machine has (tag multi_device: F8 and F9 need 2; they count as "not run")."""
+than the machine has (tag multi_device: F8, F9 and the 2-GPU conformance
+scenarios need 2; they count as "not run")."""
 
 import argparse
 import concurrent.futures

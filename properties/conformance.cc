@@ -709,12 +709,12 @@ const std::vector<Scenario>& Scenarios() {
   return *scenarios;
 }
 
-std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine, int machine_devices) {
+std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine, int target_devices) {
   std::vector<Scenario> chosen;
   for (const Scenario& s : Scenarios()) {
     if (runtime != RuntimeKind::kCuda) {
       chosen.push_back(s);
-    } else if (s.driver == Driver::kStub || (s.driver == machine && s.devices <= machine_devices)) {
+    } else if (s.devices == target_devices && (s.driver == Driver::kStub || s.driver == machine)) {
       chosen.push_back(s);
     }
   }

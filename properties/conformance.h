@@ -45,12 +45,14 @@ void PrintTo(const Scenario& scenario, std::ostream* os);
 // Returns every scenario.
 const std::vector<Scenario>& Scenarios();
 
-// Returns the scenarios that can run on `runtime` on a machine whose real
-// driver situation is `machine`, with `machine_devices` GPUs (simcuda runs
-// every scenario; real CUDA runs the stub scenarios anywhere, the no-driver
-// ones only where there is no driver, the rest only where there is one and
-// it has the GPUs they need).
-std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine, int machine_devices);
+// Returns the scenarios a target runs on `runtime` on a machine whose real
+// driver situation is `machine`. simcuda runs every scenario. On real CUDA a
+// target runs the scenarios that need exactly `target_devices` GPUs: of
+// those, the stub scenarios anywhere, the no-driver ones only where there is
+// no driver, the rest only where there is one. (The 2-GPU scenarios have a
+// target of their own, tagged multi_device, which a one-GPU run reports as
+// not run: they are never left out in silence.)
+std::vector<Scenario> ScenariosFor(RuntimeKind runtime, Driver machine, int target_devices);
 
 // Runs `scenario` on `runtime` in a fresh spawned process and returns its
 // observation (or the reason it could not run).

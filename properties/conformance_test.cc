@@ -1,8 +1,9 @@
 // The conformance test: every scenario must observe the expected text on the
 // runtime under test (FAULTLINE_TEST_RUNTIME: simcuda, or cuda in the gpu
-// target and in the no-driver target of the CPU suite). FAULTLINE_CONFORMANCE_DRIVER
-// says what the machine has (present, the default, or none): real CUDA runs
-// only the scenarios that machine can show (its driver, and enough GPUs).
+// targets and in the no-driver target of the CPU suite). FAULTLINE_CONFORMANCE_DRIVER
+// says what the machine has (present, the default, or none), and
+// FAULTLINE_CONFORMANCE_DEVICES which scenarios a real-CUDA target takes:
+// those that need 1 GPU (the default) or 2 (the multi_device target).
 #include "properties/conformance.h"
 
 #include <gtest/gtest.h>
@@ -26,13 +27,9 @@ RuntimeKind Backend() {
   return kind.ok() ? *kind : RuntimeKind::kSimCuda;
 }
 
-// The GPUs real CUDA has here (probed in a forked child: asking does not
-// initialize CUDA in this process); 1 for simcuda and where none answers, so
-// that a scenario needing two is left out on real CUDA rather than failed.
-int MachineDevices() {
-  if (Backend() != RuntimeKind::kCuda || MachineDriver() != Driver::kPresent) return 1;
-  Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
-  return count.ok() ? *count : 1;
+int TargetDevices() {
+  const char* value = std::getenv("FAULTLINE_CONFORMANCE_DEVICES");
+  return value != nullptr && std::string(value) == "2" ? 2 : 1;
 }
 
 class ConformanceTest : public testing::TestWithParam<Scenario> {};
@@ -42,20 +39,24 @@ TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
   ASSERT_TRUE(RuntimeKindUnderTest().ok()) << RuntimeKindUnderTest().status();
   const RuntimeKind backend = Backend();
   if (backend == RuntimeKind::kCuda && MachineDriver() == Driver::kPresent) {
-    // On a GPU machine a missing device is a failure, never a skip.
+    // On a GPU machine a missing device is a failure, never a skip (probed
+    // in a forked child: asking does not initialize CUDA in this process).
     Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
     ASSERT_TRUE(count.ok() && *count > 0) << "no usable CUDA device: "
                                           << (count.ok() ? "0 devices" : count.status().ToString());
+    ASSERT_GE(*count, scenario.devices) << "the scenario needs " << scenario.devices << " GPUs; this machine has "
+                                        << *count;
   }
   if (backend == RuntimeKind::kCuda && MachineDriver() == Driver::kNone) {
     // The no-driver target checks real libcudart on a machine without a
-    // driver; where one is installed the no-driver scenarios cannot run.
+    // driver; where one is installed the no-driver scenarios cannot run,
+    // and that is a failure, not a skip that would read as a pass.
     Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
     const bool no_driver = !count.ok() && count.status().cuda_error() && count.status().cuda_error()->code == 35;
-    if (!no_driver && scenario.driver == Driver::kNone) {
-      GTEST_SKIP() << "a CUDA driver is installed here; this target checks the no-driver behaviour (the gpu "
-                      "target conformance_cuda_test covers this machine)";
-    }
+    ASSERT_TRUE(no_driver || scenario.driver != Driver::kNone)
+        << "a CUDA driver is installed here, so this no-driver scenario cannot run; this target is for machines "
+           "without one (on a GPU machine, conformance_cuda_test covers the driver; leave this target out with "
+           "--test_tag_filters=-gpu,-benchmark,-no_driver)";
   }
   SCOPED_TRACE(scenario.fact + " [source: " + scenario.source + "]");
   auto observed = RunScenario(scenario, backend);
@@ -63,7 +64,7 @@ TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
   EXPECT_EQ(*observed, scenario.expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Facts, ConformanceTest, testing::ValuesIn(ScenariosFor(Backend(), MachineDriver(), MachineDevices())),
+INSTANTIATE_TEST_SUITE_P(Facts, ConformanceTest, testing::ValuesIn(ScenariosFor(Backend(), MachineDriver(), TargetDevices())),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
