@@ -1,11 +1,12 @@
 // Tests VectorOnHugePages and AdviseHugePages: contents as asked, nothing
-// done for regions without a whole aligned huge page, and the memory really
-// on huge pages (/proc/self/smaps) where the kernel allows them at all.
+// done for regions without a whole aligned huge page, and the advice given
+// (/proc/self/smaps).
 #include "reference/base/huge_pages.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -25,8 +26,9 @@ std::string TransparentHugePageMode() {
   return open == std::string::npos || close == std::string::npos ? "" : line.substr(open + 1, close - open - 1);
 }
 
-// The AnonHugePages (KiB) of the mapping holding `address`, -1 if none.
-int64_t AnonHugeKiBOfMappingAt(const void* address) {
+// The rest of the line `field` (such as "VmFlags:") of the mapping holding
+// `address` in /proc/self/smaps; "" if there is none.
+std::string SmapsFieldOfMappingAt(const void* address, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
   const uintptr_t at = reinterpret_cast<uintptr_t>(address);
   bool inside = false;
@@ -36,11 +38,11 @@ int64_t AnonHugeKiBOfMappingAt(const void* address) {
     std::istringstream range(line);
     if (range >> std::hex >> begin >> dash >> end && dash == '-') {
       inside = begin <= at && at < end;
-    } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
-      return std::stoll(line.substr(14));
+    } else if (inside && line.rfind(field, 0) == 0) {
+      return line.substr(field.size());
     }
   }
-  return -1;
+  return "";
 }
 
 TEST(HugePagesTest, SmallOrEmptyRegionsAreLeftAlone) {
@@ -52,26 +54,21 @@ TEST(HugePagesTest, SmallOrEmptyRegionsAreLeftAlone) {
   EXPECT_EQ(VectorOnHugePages<float>(3), std::vector<float>(3, 0.0f));
 }
 
-TEST(HugePagesTest, ALargeVectorIsZeroedAndOnHugePages) {
+TEST(HugePagesTest, ALargeVectorIsZeroedAndAdvisedToUseHugePages) {
   const size_t n = 5 * kHugePage / sizeof(int64_t);
   std::vector<int64_t> values = VectorOnHugePages<int64_t>(n);
   ASSERT_EQ(values.size(), n);
   for (size_t i = 0; i < n; i += 4096) ASSERT_EQ(values[i], 0) << "element " << i;
-  const std::string mode = TransparentHugePageMode();
-  ASSERT_FALSE(mode.empty()) << "cannot read /sys/kernel/mm/transparent_hugepage/enabled";
-  // The advised (aligned) part is a mapping of its own: look inside it.
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(values.data()) + kHugePage - 1) & ~(kHugePage - 1);
-  const int64_t huge_kib = AnonHugeKiBOfMappingAt(reinterpret_cast<const void*>(aligned));
-  if (mode == "never") {
-    EXPECT_EQ(huge_kib, 0) << "THP mode 'never'";
-  } else {
-    // 5 huge pages of bytes hold 4 aligned ones. The plain build gets all 4;
-    // under ASan one of them came back as small pages (its allocator's
-    // bookkeeping), and a kernel short of free huge pages may fall back for
-    // some, so this asks for huge pages at all: without the advice there
-    // are none (0 KiB), which is what it must catch.
-    EXPECT_GE(huge_kib, 2048) << "THP mode '" << mode << "'";
-  }
+  // The advised (aligned) part is a mapping of its own. MADV_HUGEPAGE marks
+  // it "hg" in VmFlags whatever the THP mode (proc(5)); whether the kernel
+  // then backs it with huge pages depends on the mode and its free memory,
+  // so that is printed, not asserted.
+  const void* aligned = reinterpret_cast<const void*>(
+      (reinterpret_cast<uintptr_t>(values.data()) + kHugePage - 1) & ~(kHugePage - 1));
+  const std::string flags = SmapsFieldOfMappingAt(aligned, "VmFlags:");
+  EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << "VmFlags:" << flags;
+  std::printf("THP mode '%s'; AnonHugePages of the advised mapping:%s\n", TransparentHugePageMode().c_str(),
+              SmapsFieldOfMappingAt(aligned, "AnonHugePages:").c_str());
 }
 
 }  // namespace

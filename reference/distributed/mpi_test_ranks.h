@@ -6,6 +6,8 @@
 //   mpi_state_machine [digest]        the last rank drives the DistTensor state machine
 //   mpi_optimizer SEED CASES [digest] optimizer steps vs the dense reference, checked on rank 0
 //   mpi_bad_input                     each rank sends its own bad input
+//   mpi_mismatched_tensors            ranks create different tensors, or refuse their own
+//   mpi_optimizer_arguments           ranks refuse their optimizer's arguments, or differ
 //   mpi_dead_rank                     rank 2 dies while the others wait in a barrier
 //   mpi_hammer OP TARGET SECONDS      every rank repeats OP (pull, push, push_add) on
 //                                     16 rows of partition TARGET ("cross": the rank
@@ -26,6 +28,11 @@ namespace faultline {
 // Runs `body` as one rank and reports its outcome ("ok", "ok " + what the
 // body put in `detail`, or the error); exit code 0 when it succeeded.
 int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& body);
+
+// The seed of mpi_optimizer's cases: FAULTLINE_TEST_SEED when set (to replay
+// a failure), else a new one each run; the tests print it. Fails on a
+// FAULTLINE_TEST_SEED that is not a number.
+Result<uint64_t> OptimizerSeed();
 
 // The rows per partition and columns of mpi_hammer's tensor "feat".
 inline constexpr int64_t kHammerRowsPerRank = 64;

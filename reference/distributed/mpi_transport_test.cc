@@ -64,7 +64,11 @@ TEST(MpiTransportTest, DistTensorBehavesLikeOneLocalTensorOnOneToFourRanks) {
 }
 
 TEST(MpiTransportTest, OptimizerStepsEqualTheDenseReferenceOnOneToFourRanks) {
-  const uint64_t seed = static_cast<uint64_t>(getpid()) * 1000003u;
+  Result<uint64_t> seed_or = OptimizerSeed();
+  ASSERT_TRUE(seed_or.ok()) << seed_or.status();
+  const uint64_t seed = *seed_or;
+  std::printf("optimizer cases from seed %llu (FAULTLINE_TEST_SEED=%llu replays them)\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
   for (int ranks = 1; ranks <= 4; ++ranks) {
     Result<MpiJob> job = RunMpiJob("mpi_optimizer", {std::to_string(seed), "25"}, Ranks(ranks));
     ASSERT_TRUE(job.ok()) << job.status();
@@ -175,11 +179,11 @@ TEST(MpiTransportTest, DeadRankMakesSurvivorsFailWithinTheTimeout) {
       EXPECT_EQ(report.text.rfind(expected + "; rank ", 0), 0u) << job->Describe();
     }
   }
+  // The reports' text proves each survivor learned of the death before its
+  // 3 s deadline (a timeout reads "did not complete within 3 s"); the time
+  // is printed, not asserted: no wall-clock bound in a test.
   EXPECT_GE(slowest_s, 0) << job->Describe();
-  // The reports' text already proves each survivor learned of the death
-  // before its 3 s deadline (a timeout reads otherwise); the clock bounds
-  // the rest, with 3 s for scheduling on a loaded machine.
-  EXPECT_LT(slowest_s, 3 + 3) << "every survivor should fail as rank 2's connection closes";
+  std::printf("the last survivor reported %.3f s after rank 2 died\n", slowest_s);
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
 }
 
