@@ -23,12 +23,19 @@ TEST(SamplingCoreTest, PhiloxMatchesRandom123KnownAnswers) {
 }
 
 TEST(SamplingCoreTest, KeysArePinned) {
-  // Any change here changes every sample: update the design document too.
-  EXPECT_EQ(UniformEdgeKey(42, 0, 0), RandomBits(42, 0, kTagUniformEdge, 0, 0));
-  EXPECT_EQ(UniformEdgeKey(42, 3, (int64_t{5} << 32) | 9), RandomBits(42, 3, kTagUniformEdge, 9, 5));
-  EXPECT_EQ(DrawBits(42, 1, kTagUniformDraw, (int64_t{7} << 32) | 11, 4),
-            RandomBits(42, 1, kTagUniformDraw | (7u << 8), 11, 4));
-  const uint64_t bits = RandomBits(7, 2, kTagWeightedEdge, 13, 0);
+  // The counter layouts of docs/sampling.md, with its tag numbers written
+  // out (not the code's constants): any change here changes every sample.
+  EXPECT_EQ(UniformEdgeKey(42, 0, 0), RandomBits(42, 0, 1, 0, 0));
+  EXPECT_EQ(UniformEdgeKey(42, 3, (int64_t{5} << 32) | 9), RandomBits(42, 3, 1, 9, 5));
+  for (uint32_t tag : {3u, 4u, 5u}) {  // uniform draw, weighted draw, Floyd draw
+    EXPECT_EQ(DrawBits(42, 1, tag, (int64_t{7} << 32) | 11, 4), RandomBits(42, 1, tag | (7u << 8), 11, 4));
+  }
+  EXPECT_EQ(kTagUniformEdge, 1u);
+  EXPECT_EQ(kTagWeightedEdge, 2u);
+  EXPECT_EQ(kTagUniformDraw, 3u);
+  EXPECT_EQ(kTagWeightedDraw, 4u);
+  EXPECT_EQ(kTagUniformPick, 5u);
+  const uint64_t bits = RandomBits(7, 2, 2, 13, 0);
   EXPECT_DOUBLE_EQ(WeightedEdgeKey(7, 2, 13, 2.0f), -std::log(((bits >> 11) + 1) * 0x1p-53) / 2.0);
 }
 

@@ -472,7 +472,10 @@ std::vector<int64_t> CountPicks(const CscGraph& star, int64_t fanout, bool repla
   for (int t = 0; t < trials; ++t) {
     r.rng_seed = 1000003ULL * t + 17;
     Result<SampledSubgraph> s = RunOnBackend(BackendNames()[0], r);
-    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) {
+      ADD_FAILURE() << s.status();
+      continue;
+    }
     for (int64_t e : s->original_edge_ids) ++counts[e];
   }
   return counts;
