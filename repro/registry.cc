@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -55,23 +57,52 @@ bool VariantSelected(const std::string& variant, const std::string& filter) {
   return filter.empty() || variant == filter || variant.rfind(filter + "-", 0) == 0;
 }
 
+ExpectedText Pattern(std::string regex) {
+  ExpectedText pattern(std::move(regex));
+  pattern.is_pattern = true;
+  return pattern;
+}
+
+std::string Quote(std::string_view text) {
+  std::string quoted;
+  for (char c : text) {
+    if (c != '\0' && std::strchr(R"(\^$.|?*+()[]{})", c) != nullptr) quoted += '\\';
+    quoted += c;
+  }
+  return quoted;
+}
+
+ExpectedText ProcessWithPid(const std::string& label) { return Pattern(label + R"( \(pid \d+\))"); }
+
 std::string SignatureMismatch(const Signature& signature, const ObservedError& error) {
   std::string why;
   auto differs = [&why](const std::string& field, const std::string& want, const std::string& got) {
     why += field + ": expected " + want + ", observed " + got + "\n";
   };
-  if (!signature.name.empty() && error.name != signature.name) differs("name", signature.name, error.name);
-  if (signature.code != 0 && error.code != signature.code) {
-    differs("code", std::to_string(signature.code), std::to_string(error.code));
+  auto quoted = [](const std::string& text) { return "\"" + text + "\""; };
+  auto check = [&](const std::string& field, const ExpectedText& want, const std::string& got) {
+    if (!want.is_pattern) {
+      if (got != want.text) differs(field, quoted(want.text), quoted(got));
+      return;
+    }
+    try {
+      if (!std::regex_match(got, std::regex(want.text))) differs(field, "a match of /" + want.text + "/", quoted(got));
+    } catch (const std::regex_error& e) {
+      differs(field, "a match of /" + want.text + "/ (not a valid regex: " + e.what() + ")", quoted(got));
+    }
+  };
+  if (error.name != signature.name) differs("name", quoted(signature.name), quoted(error.name));
+  if (signature.code && error.code != *signature.code) {
+    differs("code", std::to_string(*signature.code), std::to_string(error.code));
   }
-  if (error.message.find(signature.message) == std::string::npos) {
-    differs("message", "one containing \"" + signature.message + "\"", "\"" + error.message + "\"");
-  }
-  if (error.process.rfind(signature.process, 0) != 0) {
-    differs("process", "\"" + signature.process + "...\"", "\"" + error.process + "\"");
-  }
-  if (!signature.step.empty() && error.step != signature.step) differs("step", signature.step, error.step);
+  check("message", signature.message, error.message);
+  check("process", signature.process, error.process);
+  if (error.step != signature.step) differs("step", quoted(signature.step), quoted(error.step));
   return why;
+}
+
+bool Matches(const Signature& signature, const ObservedError& error) {
+  return SignatureMismatch(signature, error).empty();
 }
 
 bool Matches(Expectation expected, const Outcome& outcome) {

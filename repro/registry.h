@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,18 +35,50 @@ struct ObservedError {
 // Returns the error as {"name", "code", "message", "process", "step"}, or null.
 nlohmann::json ErrorToJson(const std::optional<ObservedError>& error);
 
-// The documented symptom a reproducing variant must show. Empty fields are
-// not checked; `message` must occur in the observed message.
-struct Signature {
-  std::string name;
-  int code = 0;
-  std::string message;
-  std::string process;  // prefix, e.g. "worker " or "service child "
-  std::string step;
+// How a signature's message or process must read: exactly `text` (a plain
+// string converts to this), or, made by Pattern(), all of it matching the
+// ECMAScript regex `text` (for what changes between runs: pids, times,
+// addresses, and simcuda's extra detail).
+struct ExpectedText {
+  ExpectedText(const char* exact) : text(exact) {}
+  ExpectedText(std::string exact) : text(std::move(exact)) {}
+  std::string text;
+  bool is_pattern = false;
 };
 
-// Returns "" when `error` shows `signature`, else what differs.
+// Returns the ExpectedText matched by the regex `regex`, anchored at both ends.
+ExpectedText Pattern(std::string regex);
+// Returns `text` with the regex's special characters escaped, to quote fixed
+// text inside a Pattern.
+std::string Quote(std::string_view text);
+// Returns the Pattern of a process name "<label> (pid N)", any N; `label` is
+// a regex too: "main process", R"(worker \d+)".
+ExpectedText ProcessWithPid(const std::string& label);
+
+// simcuda's note after an error in a child forked after its parent
+// initialized CUDA, as a regex: "; this process (pid N) was forked after CUDA
+// was initialized in pid P at:" (the backtrace follows on the next lines,
+// which are not part of the observed message). Real CUDA adds nothing.
+inline constexpr char kForkNotePattern[] =
+    R"(; this process \(pid \d+\) was forked after CUDA was initialized in pid \d+ at:)";
+
+// The documented symptom a reproducing variant must show, every field as the
+// failure's doc (docs/failures/F*.md) gives it.
+struct Signature {
+  std::string name;         // exactly
+  std::optional<int> code;  // exactly; absent: any code
+  ExpectedText message;
+  ExpectedText process;     // e.g. ProcessWithPid("worker 0")
+  std::string step;         // exactly
+};
+
+// Returns "" when `error` shows `signature`, else one line per field that
+// differs, starting with the field's name ("code: expected 3, observed 0").
+// The repro CLI's verdict (through Reproduced, repro/scenario_support.h) and
+// the per-failure gtests both check with this.
 std::string SignatureMismatch(const Signature& signature, const ObservedError& error);
+// Returns whether `error` shows `signature` (SignatureMismatch is empty).
+bool Matches(const Signature& signature, const ObservedError& error);
 
 // What running one variant produced.
 struct Outcome {

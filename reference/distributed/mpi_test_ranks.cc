@@ -62,18 +62,6 @@ int StateMachineRank(const std::vector<std::string>& args) {
 }
 FL_REGISTER_CHILD("mpi_state_machine", StateMachineRank);
 
-Result<uint64_t> OptimizerSeed() {
-  const char* value = std::getenv("FAULTLINE_TEST_SEED");
-  if (value == nullptr) return static_cast<uint64_t>(getpid()) * 1000003u;
-  uint64_t seed = 0;
-  const char* end = value + std::strlen(value);
-  auto [ptr, error] = std::from_chars(value, end, seed);
-  if (*value == '\0' || error != std::errc() || ptr != end) {
-    return InvalidArgumentError(std::string("FAULTLINE_TEST_SEED is '") + value + "'; expected a decimal seed");
-  }
-  return seed;
-}
-
 // Every rank generates the same cases from the shared seed, runs its own
 // lookups, and rank 0 compares the result with the dense reference.
 int OptimizerRank(const std::vector<std::string>& args) {
@@ -431,6 +419,18 @@ int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& bod
   }  // the transport's final barrier and goodbye, before the report
   ReportFromRank(detail.empty() ? "ok" : "ok " + detail);
   return 0;
+}
+
+Result<uint64_t> OptimizerSeed() {
+  const char* value = std::getenv("FAULTLINE_TEST_SEED");
+  if (value == nullptr) return static_cast<uint64_t>(getpid()) * 1000003u;
+  uint64_t seed = 0;
+  const char* end = value + std::strlen(value);
+  auto [ptr, error] = std::from_chars(value, end, seed);
+  if (*value == '\0' || error != std::errc() || ptr != end) {
+    return InvalidArgumentError(std::string("FAULTLINE_TEST_SEED is '") + value + "'; expected a decimal seed");
+  }
+  return seed;
 }
 
 }  // namespace faultline

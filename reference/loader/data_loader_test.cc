@@ -32,6 +32,7 @@
 #include "reference/loader/loader_test_support.h"
 #include "reference/loader/minibatch.h"
 #include "reference/runtime/test_runtime.h"
+#include "reference/sampling/multi_layer.h"
 
 namespace faultline {
 namespace {
@@ -122,6 +123,62 @@ TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
     }
   }
   EXPECT_TRUE(NoLeftoverSegments());
+}
+
+// The fixture's feature value at (node, column): LoaderTestDatasetDir writes
+// 8 columns per node, row-major, the i-th value being 0.25 * i.
+constexpr int64_t kFixtureFeatureDim = 8;
+float FixtureFeature(int64_t node, int64_t column) {
+  return static_cast<float>(node * kFixtureFeatureDim + column) * 0.25f;
+}
+
+// The test above compares every loader with the inline one; this one checks
+// the inline loader itself, so that a bug both paths share (one random
+// stream for every minibatch, wrong seeds, wrong feature rows) cannot pass
+// as agreement. Each minibatch is rebuilt from its documented parts: the
+// seeds from the item sampler over every node (MakeBatches, shuffled by the
+// loader seed), the layers from SampleMultiLayer with the minibatch's own
+// random stream (LoaderRngSeed), and the features from the fixture's
+// formula for the last layer's unique nodes.
+TEST(DataLoaderTest, InlineMinibatchesAreTheOnesRebuiltFromTheirParts) {
+  const LoaderOptions options = Options(0, StartMethod::kFork);
+  Result<CscGraph> graph = CscGraph::Load(options.graph_dir);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  Result<std::vector<std::vector<int64_t>>> seeds =
+      MakeBatches({graph->num_nodes(), options.batch_size, options.shuffle, options.drop_last, options.seed});
+  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  const std::vector<MiniBatch> got = Drain(options);
+  ASSERT_EQ(got.size(), seeds->size());
+  std::set<uint64_t> streams;  // one per minibatch, none shared
+  for (int64_t i = 0; i < static_cast<int64_t>(got.size()); ++i) {
+    SCOPED_TRACE("minibatch " + std::to_string(i));
+    const MiniBatch& batch = got[i];
+    const std::vector<int64_t>& batch_seeds = (*seeds)[i];
+    EXPECT_EQ(batch.index, i);
+    EXPECT_EQ(batch.seeds, batch_seeds);
+    const uint64_t stream = LoaderRngSeed(options.seed, i);
+    EXPECT_TRUE(streams.insert(stream).second) << "an earlier minibatch has random stream " << stream;
+    const SamplingOptions sampling{options.replace, options.weighted, stream, options.sampler_threads};
+    Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*graph, batch_seeds, options.fanouts, sampling);
+    ASSERT_TRUE(layers.ok()) << layers.status();
+    ASSERT_EQ(batch.layers.size(), layers->size());
+    for (size_t k = 0; k < layers->size(); ++k) {
+      SCOPED_TRACE("layer " + std::to_string(k));
+      const SampledLayer &have = batch.layers[k], &want = (*layers)[k];
+      EXPECT_EQ(have.subgraph.seeds, want.subgraph.seeds);
+      EXPECT_EQ(have.subgraph.indptr, want.subgraph.indptr);
+      EXPECT_EQ(have.subgraph.indices, want.subgraph.indices);
+      EXPECT_EQ(have.subgraph.original_edge_ids, want.subgraph.original_edge_ids);
+      EXPECT_EQ(have.unique_nodes, want.unique_nodes);
+      EXPECT_EQ(have.compacted_indices, want.compacted_indices);
+    }
+    std::vector<float> rows;
+    for (int64_t node : layers->back().unique_nodes) {
+      for (int64_t column = 0; column < kFixtureFeatureDim; ++column) rows.push_back(FixtureFeature(node, column));
+    }
+    EXPECT_EQ(batch.feature_dim, kFixtureFeatureDim);
+    EXPECT_EQ(batch.features, rows);
+  }
 }
 
 // Takes the first 2 * kPrefetchPerWorker views of a two-worker loader,

@@ -1,8 +1,10 @@
-// Fault injection: worker 1 of two dies (SIGKILL, SIGSEGV, exit(3)) or hangs
-// at each step of its life, forked and spawned. Every case must end within
-// 5 s in the error that names the worker, its pid, the fault and the
-// minibatch; leave no process and no /dev/shm segment; and a new loader must
-// work afterwards. Prints the matrix recorded in docs/reliability.md.
+// Fault injection: one worker of two dies (SIGKILL, SIGSEGV, exit(3)) or
+// hangs at each step of its life, forked and spawned. Every case must end in
+// the error that names the worker, its pid, the fault and the minibatch (a
+// case that hangs instead is stopped by Bazel's test timeout); leave no
+// process and no /dev/shm segment; and a new loader must work afterwards.
+// No case asserts how long it took: timings belong in benchmarks. Prints the
+// matrix recorded in docs/reliability.md.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,15 +25,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The loader timeout of the cases that test the timeout itself (hang,
+// stall). Next() applies it to every minibatch it waits for, so in those
+// cases the faulty worker is worker 0, whose minibatch 0 is the first one
+// waited for: no healthy worker is waited for before it, and a hang before
+// its first answer ends the same way however slowly it started. Where the
+// fault comes after work (after_answer: its first answer, and then worker
+// 1's minibatch 1; stall: writing minibatch 0), that work is timed too.
 constexpr auto kTimeout = std::chrono::seconds(2);
-constexpr auto kCaseLimit = std::chrono::seconds(5);
-constexpr int kFaultyWorker = 1;
+// Every other case: the fault ends the worker, which the loader sees at
+// once. A timeout this long never fires on a healthy worker that is merely
+// slow to start (sanitizers, a loaded machine); were the loader to miss the
+// death, it would end the case with "produced nothing for 60 s", which the
+// expected message rejects.
+constexpr auto kLongTimeout = std::chrono::seconds(60);
+constexpr int kNumWorkers = 2;
+
+// Worker 1 fails, so that the error must name a worker other than the
+// first; a hang is in worker 0 (see kTimeout).
+int FaultyWorker(const std::string& action) { return action == "hang" ? 0 : 1; }
 
 const char* const kSteps[] = {"started",   "before_restore", "after_restore", "after_task",
                               "mid_write", "after_write",    "after_answer"};
 const char* const kActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
 
-// What the loader must say about worker 1 (pid elided), and its short form.
+// What the loader must say about the faulty worker (pid elided), and its
+// short form.
 struct Expected {
   std::string text;
   std::string cell;
@@ -45,8 +65,11 @@ Expected ExpectedOutcome(const std::string& action, int64_t minibatch) {
   return {"produced nothing for 2 s" + tail + "; it was killed (LoaderOptions::timeout)", "timeout" + mb};
 }
 
-// Worker 1's first task is minibatch 1; after answering it, its next is 3.
-int64_t FailingMinibatch(const std::string& step) { return step == "after_answer" ? 3 : 1; }
+// Worker w's first task is minibatch w; after answering it, its next is
+// w + kNumWorkers (tasks are dealt round-robin).
+int64_t FailingMinibatch(const std::string& step, int worker) {
+  return step == "after_answer" ? worker + kNumWorkers : worker;
+}
 
 bool Alive(pid_t pid) { return kill(pid, 0) == 0; }  // zombies count: they were not reaped
 
@@ -57,18 +80,21 @@ class ScopedInjection {
   ~ScopedInjection() { unsetenv("FAULTLINE_LOADER_INJECT"); }
 };
 
-// Runs one case; returns its matrix cell ("signal 9 mb1, 31 ms") or "FAILED ...".
+// Runs one case; returns its matrix cell ("signal 9 mb1, 31 ms") or
+// "FAILED ...". The time is printed for the record, never checked.
 std::string RunCase(StartMethod method, const std::string& step, const std::string& action) {
   SCOPED_TRACE(std::string(StartMethodName(method)) + " " + step + ":" + action);
-  const Expected expected = ExpectedOutcome(action, FailingMinibatch(step));
+  const int faulty = FaultyWorker(action);
+  const int64_t failing_minibatch = FailingMinibatch(step, faulty);
+  const Expected expected = ExpectedOutcome(action, failing_minibatch);
   const auto start = Clock::now();
   std::vector<pid_t> pids;
   Status error;
   std::optional<LoaderFailure> failure;
   {
-    ScopedInjection inject(step + ":" + action + ":" + std::to_string(kFaultyWorker));
-    LoaderOptions o = LoaderTestOptions(2, method);
-    o.timeout = kTimeout;
+    ScopedInjection inject(step + ":" + action + ":" + std::to_string(faulty));
+    LoaderOptions o = LoaderTestOptions(kNumWorkers, method);
+    o.timeout = action == "hang" ? kTimeout : kLongTimeout;
     auto loader = DataLoader::Create(o);
     if (!loader.ok()) {
       ADD_FAILURE() << loader.status();
@@ -87,17 +113,17 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
     ok = ok && condition;
     return condition;
   };
-  EXPECT_TRUE(check(elapsed < kCaseLimit)) << elapsed.count() << " ms";
+  // The exact message also says which path ended the case: a timeout
+  // where a death was due (or the reverse) does not match.
   EXPECT_TRUE(check(error.code() == StatusCode::kChildFailed)) << error;
-  const std::string who = "worker 1 (pid " + std::to_string(pids.at(kFaultyWorker)) + ") ";
+  const std::string who = "worker " + std::to_string(faulty) + " (pid " + std::to_string(pids.at(faulty)) + ") ";
   EXPECT_TRUE(check(error.message() == who + expected.text)) << error.message() << "\nexpected: " << who
                                                              << expected.text;
-  EXPECT_TRUE(check(failure.has_value() && failure->worker == kFaultyWorker &&
-                    failure->minibatch == FailingMinibatch(step)));
+  EXPECT_TRUE(check(failure.has_value() && failure->worker == faulty && failure->minibatch == failing_minibatch));
   for (pid_t pid : pids) EXPECT_TRUE(check(!Alive(pid))) << "pid " << pid << " was left behind";
   EXPECT_TRUE(check(NoLeftoverSegments()));
   // A new loader works afterwards.
-  auto again = DataLoader::Create(LoaderTestOptions(2, method));
+  auto again = DataLoader::Create(LoaderTestOptions(kNumWorkers, method));
   EXPECT_TRUE(check(again.ok())) << again.status();
   if (again.ok()) {
     auto first = (*again)->Next();
@@ -112,8 +138,9 @@ void RunMatrix(StartMethod method) {
     for (const char* action : kActions) cells[step][action] = RunCase(method, step, action);
   }
   std::string table = std::string("fault matrix, ") + StartMethodName(method) +
-                      " (worker 1 of 2 fails; timeout 2 s; each cell: error, minibatch, time from Create to the loader cleaned up; every "
-                      "cell also checked: no process, no /dev/shm segment, a new loader works)\n";
+                      " (worker 1 of 2 fails, worker 0 in the hang column; timeout 2 s for hang, 60 s otherwise; each "
+                      "cell: error, minibatch, time from Create to the loader cleaned up (not checked); every cell also "
+                      "checked: no process, no /dev/shm segment, a new loader works)\n";
   char line[256];
   std::snprintf(line, sizeof(line), "| %-14s | %-20s | %-20s | %-20s | %-20s |\n", "step", "SIGKILL", "SIGSEGV",
                 "exit(3)", "hang");
@@ -145,33 +172,38 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
             StatusCode::kInvalidArgument);
 }
 
-// Worker 1 of 2 breaks the protocol by `injection` on minibatch 1, for
-// both start methods: taking minibatch 1 fails with `code` and the message
-// `message(worker 1's pid)`, failure() names worker 1, `step` and the
-// minibatch, the loader ends (both workers reaped), and nothing leaks.
-void ExpectWorker1FailsMinibatch1(const std::string& injection, StatusCode code, const std::string& step,
-                                  const std::function<std::string(pid_t)>& message,
-                                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+// Worker `faulty` of 2 breaks the protocol by `fault` (STEP:ACTION) on its
+// first minibatch, minibatch `faulty`, for both start methods: the
+// minibatches before it arrive (their views held through the failure),
+// taking it fails with `code` and the message `message(its pid)`,
+// failure() names the worker, `step` and the minibatch, the loader ends
+// (both workers reaped), and nothing leaks.
+void ExpectFirstMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCode code, const std::string& step,
+                                       const std::function<std::string(pid_t)>& message,
+                                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
-    SCOPED_TRACE(injection + " " + StartMethodName(method));
-    ScopedInjection inject(injection);
-    LoaderOptions options = LoaderTestOptions(2, method);
+    SCOPED_TRACE(fault + " in worker " + std::to_string(faulty) + ", " + StartMethodName(method));
+    ScopedInjection inject(fault + ":" + std::to_string(faulty));
+    LoaderOptions options = LoaderTestOptions(kNumWorkers, method);
     options.timeout = timeout;
     auto loader = DataLoader::Create(options);
     ASSERT_TRUE(loader.ok()) << loader.status();
     const std::vector<pid_t> pids = (*loader)->worker_pids();
-    auto first = (*loader)->NextView();  // minibatch 0, from worker 0
-    ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
-    auto second = (*loader)->NextView();
-    EXPECT_EQ(second.status().code(), code);
-    EXPECT_EQ(second.status().message(), message(pids[1]));
+    std::vector<std::optional<MiniBatchView>> healthy;  // minibatches 0..faulty-1, from the workers before it
+    for (int batch = 0; batch < faulty; ++batch) {
+      auto view = (*loader)->NextView();
+      ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
+      healthy.push_back(std::move(*view));
+    }
+    auto failed = (*loader)->NextView();
+    EXPECT_EQ(failed.status().code(), code);
+    EXPECT_EQ(failed.status().message(), message(pids[faulty]));
     ASSERT_TRUE((*loader)->failure().has_value());
     EXPECT_EQ((*loader)->failure()->step, step);
-    EXPECT_EQ((*loader)->failure()->worker, 1);
-    EXPECT_EQ((*loader)->failure()->minibatch, 1);
-    EXPECT_FALSE(Alive(pids[0]));
-    EXPECT_FALSE(Alive(pids[1]));
-    first->reset();
+    EXPECT_EQ((*loader)->failure()->worker, faulty);
+    EXPECT_EQ((*loader)->failure()->minibatch, faulty);
+    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " was left behind";
+    healthy.clear();
     loader->reset();
     EXPECT_TRUE(NoLeftoverSegments());
   }
@@ -181,7 +213,7 @@ void ExpectWorker1FailsMinibatch1(const std::string& injection, StatusCode code,
 // another index) is DataLoss in step read_shared_memory, naming the worker
 // and slot.
 TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
-  ExpectWorker1FailsMinibatch1("after_write:misindex:1", StatusCode::kDataLoss, "read_shared_memory", [](pid_t pid) {
+  ExpectFirstMinibatchOfWorkerFails(1, "after_write:misindex", StatusCode::kDataLoss, "read_shared_memory", [](pid_t pid) {
     return "reading minibatch 1 from worker 1 (pid " + std::to_string(pid) +
            ")'s segment slot 0: the segment holds minibatch 1001";
   });
@@ -192,12 +224,12 @@ TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
 // the worker and the minibatch.
 TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
   const std::pair<const char*, const char*> cases[] = {
-      {"after_write:badframe:1",
+      {"after_write:badframe",
        "a malformed answer header (minibatch 1, message length -1; expected a length of 0..16777216)"},
-      {"after_write:misanswer:1", "it answered minibatch 1001"},
+      {"after_write:misanswer", "it answered minibatch 1001"},
   };
-  for (const auto& [injection, what] : cases) {
-    ExpectWorker1FailsMinibatch1(injection, StatusCode::kChildFailed, "answer", [what = std::string(what)](pid_t pid) {
+  for (const auto& [fault, what] : cases) {
+    ExpectFirstMinibatchOfWorkerFails(1, fault, StatusCode::kChildFailed, "answer", [what = std::string(what)](pid_t pid) {
       return "worker 1 (pid " + std::to_string(pid) + ") broke the loader's protocol while producing minibatch 1: " +
              what;
     });
@@ -207,13 +239,15 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
 // A worker that sends part of an answer and then nothing (half a frame
 // header) is killed at the timeout, as a silent one is: the main process
 // never waits in read(2) for the rest of a frame. Before the answers were
-// assembled as they arrive, this case blocked Next() for good.
+// assembled as they arrive, this case blocked Next() for good. The stall is
+// in worker 0, so that minibatch 0 is the only one waited for under the
+// short timeout (see kTimeout).
 TEST(WorkerFaultTest, AWorkerThatStopsMidAnswerIsKilledAtTheTimeout) {
-  ExpectWorker1FailsMinibatch1(
-      "after_write:stall:1", StatusCode::kChildFailed, "answer",
+  ExpectFirstMinibatchOfWorkerFails(
+      0, "after_write:stall", StatusCode::kChildFailed, "answer",
       [](pid_t pid) {
-        return "worker 1 (pid " + std::to_string(pid) +
-               ") sent 8 of the 16 bytes of an answer's header and nothing more for 2 s while producing minibatch 1; "
+        return "worker 0 (pid " + std::to_string(pid) +
+               ") sent 8 of the 16 bytes of an answer's header and nothing more for 2 s while producing minibatch 0; "
                "it was killed (LoaderOptions::timeout)";
       },
       kTimeout);
@@ -222,7 +256,7 @@ TEST(WorkerFaultTest, AWorkerThatStopsMidAnswerIsKilledAtTheTimeout) {
 // A worker that ends part-way through an answer is named by how it ended,
 // with what it had sent.
 TEST(WorkerFaultTest, AWorkerThatEndsMidAnswerIsNamedWithWhatItSent) {
-  ExpectWorker1FailsMinibatch1("after_write:cutoff:1", StatusCode::kChildFailed, "produce", [](pid_t pid) {
+  ExpectFirstMinibatchOfWorkerFails(1, "after_write:cutoff", StatusCode::kChildFailed, "produce", [](pid_t pid) {
     return "worker 1 (pid " + std::to_string(pid) +
            ") exited with code 3 after it had sent 8 of the 16 bytes of an answer's header while producing "
            "minibatch 1";

@@ -9,9 +9,13 @@
 namespace faultline {
 namespace repro {
 
-inline const Signature kF1Legacy{"cudaErrorInitializationError", 3,
-                                 "cudaPointerGetAttributes failed: initialization error", "worker ",
-                                 "sample_neighbors"};
+// The loader names the worker, the step and the minibatch before the CUDA
+// error; simcuda adds where the parent initialized CUDA (kForkNotePattern).
+inline const Signature kF1Legacy{
+    "cudaErrorInitializationError", 3,
+    Pattern(R"(worker \d+ \(pid \d+\) failed in sample_neighbors on minibatch \d+: )"
+            R"(cudaPointerGetAttributes failed: initialization error()" + std::string(kForkNotePattern) + ")?"),
+    ProcessWithPid(R"(worker \d+)"), "sample_neighbors"};
 
 }  // namespace repro
 }  // namespace faultline

@@ -16,7 +16,7 @@ namespace repro {
 inline const Signature kF10Legacy{"OutputMismatch", 0,
                                   "sample_neighbors after seed(2024), run 2: picks[0] = 264, expected 290 (a "
                                   "generator freshly seeded with 2024)",
-                                  "main process", "sample_neighbors"};
+                                  ProcessWithPid("main process"), "sample_neighbors"};
 
 }  // namespace repro
 }  // namespace faultline

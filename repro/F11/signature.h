@@ -16,7 +16,7 @@ namespace repro {
 inline const Signature kF11Legacy{"OutputMismatch", 0,
                                   "unique_and_compact (2 workers, inserting in order 1 0): unique_nodes[69] = 545, "
                                   "expected 128 (first appearance)",
-                                  "main process", "unique_and_compact"};
+                                  ProcessWithPid("main process"), "unique_and_compact"};
 
 }  // namespace repro
 }  // namespace faultline

@@ -24,8 +24,8 @@ TEST(F12Test, LegacyUpdatesARowLookedUpTwiceOncePerLookup) {
   // Adagrad state of row 3 holds two updates.
   EXPECT_THAT(o.transcript, testing::HasSubstr("rows differing from the dense single-process reference: 2"))
       << o.transcript;
-  EXPECT_THAT(o.transcript, testing::HasSubstr("Adagrad state emb_sum[3][0] = 1.015625 (one update with the averaged gradient: "
-                              "0.173611104)"))
+  EXPECT_THAT(o.transcript,
+              testing::HasSubstr("Adagrad state emb_sum[3][0] = 1.015625 (expected after one update: 0.173611104)"))
       << o.transcript;
 }
 

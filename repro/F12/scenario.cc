@@ -191,14 +191,15 @@ Outcome Run(Step step, bool one_lookup_per_step, const Signature* signature) {
     differing_rows += row_differs ? 1 : 0;
   }
   if (step != Step::kAdam) {
-    // The Adagrad state of row 3, col 0: G = g * g of its averaged gradient
-    // once, or the sum of each lookup's averaged g * g when updated twice.
+    // The Adagrad state of row 3, col 0: one update leaves G = g * g of the
+    // row's gradient averaged over both lookups (printed as the expected
+    // value); two updates leave the sum of each lookup's own averaged g * g.
     const float g = (dense_lookups[0].grad[0] + dense_lookups[0].grad[3 * kDim] + dense_lookups[1].grad[2 * kDim]) / 3.0f;
     Result<DistTensor> sum = DistTensor::Attach(*transport, "emb_sum");
     Result<std::vector<float>> row3 = sum.ok() ? sum->PullHost({3}) : Result<std::vector<float>>(sum.status());
     if (!row3.ok()) return fail(row3.status(), "pull_state");
-    transcript += "Adagrad state emb_sum[3][0] = " + Float((*row3)[0]) + " (one update with the averaged gradient: " +
-                  Float(g * g) + ")\n";
+    transcript += "Adagrad state emb_sum[3][0] = " + Float((*row3)[0]) + " (expected after one update: " + Float(g * g) +
+                  ")\n";
   }
   transcript += "rows differing from the dense single-process reference: " + std::to_string(differing_rows) + "\n";
   if (!first.empty()) {

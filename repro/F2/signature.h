@@ -10,12 +10,20 @@
 namespace faultline {
 namespace repro {
 
-inline const Signature kF2LegacyFork{"cudaErrorInitializationError", 3,
-                                     "cudaHostUnregister failed: initialization error", "worker ", "restore_state"};
-inline const Signature kF2LegacySpawn{"cudaErrorHostMemoryNotRegistered", 713,
-                                      "cudaHostUnregister failed: pointer does not correspond to a registered memory "
-                                      "region",
-                                      "worker ", "restore_state"};
+// The loader names the worker, the step and the minibatch before the CUDA
+// error; simcuda adds its detail after it (real CUDA adds none).
+inline const Signature kF2LegacyFork{
+    "cudaErrorInitializationError", 3,
+    Pattern(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
+            R"(cudaHostUnregister failed: initialization error()" + std::string(kForkNotePattern) + ")?"),
+    ProcessWithPid(R"(worker \d+)"), "restore_state"};
+inline const Signature kF2LegacySpawn{
+    "cudaErrorHostMemoryNotRegistered", 713,
+    Pattern(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
+            R"(cudaHostUnregister failed: pointer does not correspond to a registered memory region)"
+            R"((; 0x[0-9a-f]+ was not registered by this process \(pid \d+\); pinning is per process, only the )"
+            R"(process that pinned memory can unpin it)?)"),
+    ProcessWithPid(R"(worker \d+)"), "restore_state"};
 
 // What the fixed loader says when asked for workers in a device sampling mode.
 inline constexpr char kF2FixedRefusal[] =

@@ -15,7 +15,7 @@ inline const Signature kF3Legacy{"failed_precondition", 0,
                                  "DistEmbedding('emb').forward: DistTensor('emb').pull: nid2partid: can't convert "
                                  "cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                                  "memory first.",
-                                 "trainer 0", "DistEmbedding.forward"};
+                                 ProcessWithPid("trainer 0"), "DistEmbedding.forward"};
 
 }  // namespace repro
 }  // namespace faultline

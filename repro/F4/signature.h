@@ -12,9 +12,14 @@ namespace repro {
 
 // PyTorch raises this RuntimeError before any CUDA call, so it carries no
 // CUDA error code (torch 2.11 on an H100, docs/gpu-validation.md).
-inline const Signature kF4LegacyWorker{"failed_precondition", 0, kCannotReinitializeCuda, "worker ", "lazy_init"};
-inline const Signature kF4ServiceFork{"failed_precondition", 0, kCannotReinitializeCuda, "service child ",
-                                      "lazy_init"};
+// The driver's own answer follows in parentheses: real CUDA closes them,
+// simcuda goes on with where the parent initialized CUDA.
+inline const std::string kF4Message = Quote(kCannotReinitializeCuda) +
+                                      R"( \(cuInit failed: initialization error(\)|)" + kForkNotePattern + ")";
+inline const Signature kF4LegacyWorker{"failed_precondition", 0, Pattern(kF4Message), ProcessWithPid("worker 0"),
+                                       "lazy_init"};
+inline const Signature kF4ServiceFork{"failed_precondition", 0, Pattern(kF4Message),
+                                      ProcessWithPid("service child"), "lazy_init"};
 
 }  // namespace repro
 }  // namespace faultline

@@ -12,7 +12,13 @@ namespace repro {
 
 // PyTorch raises this RuntimeError before any CUDA call, so it carries no
 // CUDA error code (torch 2.11 on an H100, docs/gpu-validation.md).
-inline const Signature kF5LegacyWorker{"failed_precondition", 0, kCannotReinitializeCuda, "worker ", "lazy_init"};
+// The driver's own answer follows in parentheses: real CUDA closes them,
+// simcuda goes on with where the parent initialized CUDA.
+inline const Signature kF5LegacyWorker{
+    "failed_precondition", 0,
+    Pattern(Quote(kCannotReinitializeCuda) + R"( \(cuInit failed: initialization error(\)|)" + kForkNotePattern +
+            ")"),
+    ProcessWithPid(R"(worker \d+)"), "lazy_init"};
 
 }  // namespace repro
 }  // namespace faultline

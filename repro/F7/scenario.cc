@@ -1,5 +1,5 @@
-// F7 — a killed data-loader worker hangs the trainer (PyTorch issue 1355;
-// fix PR 3474, hardened by PR 11985). docs/failures/F7.md.
+// F7 — a killed data-loader worker hangs the trainer (PyTorch PR 3474, the
+// worker-death check and timeout, hardened by PR 11985). docs/failures/F7.md.
 //
 // A worker pool shaped like PyTorch's DataLoader before the fix: one index
 // queue per worker, one data queue that every worker writes and the trainer
@@ -343,7 +343,7 @@ Outcome RunChecked(bool liveness_check) {
 
 const bool kRegistered = RegisterFailure(Failure{
     "F7",
-    "a killed data-loader worker hangs the trainer (PyTorch 1355 / PR 3474, 11985)",
+    "a killed data-loader worker hangs the trainer (PyTorch PR 3474 / 11985)",
     {
         {"legacy", Expectation::kReproduces, "worker 1 killed; the trainer reads the shared data queue unchecked",
          RunLegacy},

@@ -1,10 +1,10 @@
-// The documented symptoms of F7 (PyTorch issue 1355; fix PR 3474, hardened
-// by PR 11985). Before the fix, a data-loader worker killed by the kernel
-// (the OOM killer: SIGKILL) left the trainer blocked forever in
-// data_queue.get(): no error, no exit. The harness proves the hang — the
-// trainer is still blocked past a deadline although the only process that
-// could answer is dead — and reports it under the name "Hang". After PR
-// 3474 the trainer raises PyTorch's RuntimeError naming the worker.
+// The documented symptoms of F7 (PyTorch PR 3474, hardened by PR 11985).
+// Before PR 3474, a data-loader worker killed by the kernel (the OOM killer:
+// SIGKILL) left the trainer blocked forever in data_queue.get(): no error,
+// no exit. The harness proves the hang — the trainer is still blocked past a
+// deadline although the only process that could answer is dead — and reports
+// it under the name "Hang". After PR 3474 the trainer raises PyTorch's
+// RuntimeError naming the worker.
 #ifndef FAULTLINE_REPRO_F7_SIGNATURE_H_
 #define FAULTLINE_REPRO_F7_SIGNATURE_H_
 

@@ -1,5 +1,5 @@
-// F8 — the pin-memory thread creates a context on device 0 (PyTorch issue
-// 21081, also 58626; fix PR 4196 sets the device in the pin thread). A
+// F8 — the pin-memory thread creates a context on device 0 (PyTorch PR 4196
+// sets the device in the pin thread; see issues 21081 and 58626). A
 // loader-like pipeline trains on device 1: a separate pin-memory thread
 // copies each batch into page-locked memory (cudaMallocHost) and the trainer
 // thread copies it to device 1 and back. The rows that come back must equal
@@ -50,9 +50,10 @@ struct PinQueue {
 
 std::string PinThreadLabel() { return "pin-memory thread (pid " + std::to_string(getpid()) + ")"; }
 
-// The pin-memory thread: PyTorch's _pin_memory_loop. With `set_device`, it
-// first makes the trainer's device current (PR 4196); without, its current
-// device is the default, 0, as in every new host thread.
+// The pin-memory thread: PyTorch's pinning loop (_worker_manager_loop when
+// PR 4196 changed it, later _pin_memory_loop). With `set_device`, it first
+// makes the trainer's device current (PR 4196); without, its current device
+// is the default, 0, as in every new host thread.
 void PinMemoryLoop(DeviceRuntime& rt, bool set_device, const std::vector<float>& rows, PinQueue* q) {
   auto fail = [&](const Status& s, const char* step) {
     std::lock_guard<std::mutex> lock(q->mu);
@@ -158,7 +159,7 @@ const std::vector<std::pair<std::string, std::string>> kTwoDevices = {{"FAULTLIN
 
 const bool kRegistered = RegisterFailure(Failure{
     "F8",
-    "the pin-memory thread creates a context on device 0 (PyTorch 21081 / PR 4196)",
+    "the pin-memory thread creates a context on device 0 (PyTorch PR 4196; see 21081, 58626)",
     {
         {"legacy", Expectation::kReproduces, "train on device 1, pin in a thread left on device 0 (2 devices)",
          [](RuntimeKind rt) { return Run(rt, false, &kF8LegacyPinThread); }, kTwoDevices},

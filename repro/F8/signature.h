@@ -1,7 +1,7 @@
-// The documented symptom of F8 (PyTorch issue 21081, and 58626): a process
-// that trains on device 1 also holds a primary context on device 0, created
-// by cudaMallocHost in the pin-memory thread, whose current device is the
-// default, 0. No CUDA call fails — the context costs device 0 memory and
+// The documented symptom of F8 (PyTorch PR 4196; issues 21081, 58626): a
+// process that trains on device 1 also holds a primary context on device 0,
+// created by cudaMallocHost in the pin-memory thread, whose current device is
+// the default, 0. No CUDA call fails — the context costs device 0 memory and
 // shows the process on GPU 0 in nvidia-smi — so the harness reports what it
 // observes (PrimaryContextActive) as this signature.
 #ifndef FAULTLINE_REPRO_F8_SIGNATURE_H_

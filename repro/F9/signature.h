@@ -9,8 +9,12 @@
 namespace faultline {
 namespace repro {
 
-inline const Signature kF9LegacyStaleCount{"cudaErrorInvalidDevice", 101, "cudaSetDevice failed: invalid device ordinal",
-                                           "main process ", "set_device"};
+// simcuda adds which device was asked for and how many there are; real CUDA
+// adds nothing.
+inline const Signature kF9LegacyStaleCount{
+    "cudaErrorInvalidDevice", 101,
+    Pattern(R"(cudaSetDevice failed: invalid device ordinal(; device 1 is not in \[0, 1\))?)"),
+    ProcessWithPid("main process"), "set_device"};
 
 }  // namespace repro
 }  // namespace faultline
