@@ -127,19 +127,35 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
                                 std::to_string(std::numeric_limits<uint64_t>::max()));
   }
   c.rng_seed = *rng_seed;
-  const std::optional<int> threads = ParseWhole<int>(Trim(flags.threads));
-  if (!threads || *threads < 1 || *threads > kMaxSamplingThreads) {
-    return InvalidArgumentError("--threads " + Quoted(flags.threads) + " is invalid; expected an integer in 1.." +
-                                std::to_string(kMaxSamplingThreads));
-  }
-  c.threads = *threads;
   FL_ASSIGN_OR_RETURN(c.runtime, ParseRuntimeKind(flags.runtime, "--runtime"));
-  if (flags.placement == "device") {
-    c.placement = GraphPlacement::kDevice;
-  } else if (flags.placement == "pinned") {
-    c.placement = GraphPlacement::kPinnedHost;
-  } else {
-    return InvalidArgumentError("--placement " + Quoted(flags.placement) + " is invalid; expected device or pinned");
+  // A flag the chosen runtime would ignore is refused: the user asked for something it cannot do.
+  const std::string runtime = std::string("runtime ") + RuntimeKindName(c.runtime) +
+                              (flags.runtime == "auto" ? " (chosen by auto)" : "");
+  if (flags.threads) {
+    const std::optional<int> threads = ParseWhole<int>(Trim(*flags.threads));
+    if (!threads || *threads < 1 || *threads > kMaxSamplingThreads) {
+      return InvalidArgumentError("--threads " + Quoted(*flags.threads) + " is invalid; expected an integer in 1.." +
+                                  std::to_string(kMaxSamplingThreads));
+    }
+    if (c.runtime != RuntimeKind::kCpu) {
+      return InvalidArgumentError("--threads applies to runtime cpu only; this is " + runtime +
+                                  ", which samples with the device's threads");
+    }
+    c.threads = *threads;
+  }
+  if (flags.placement) {
+    if (*flags.placement == "device") {
+      c.placement = GraphPlacement::kDevice;
+    } else if (*flags.placement == "pinned") {
+      c.placement = GraphPlacement::kPinnedHost;
+    } else {
+      return InvalidArgumentError("--placement " + Quoted(*flags.placement) +
+                                  " is invalid; expected device or pinned");
+    }
+    if (c.runtime == RuntimeKind::kCpu) {
+      return InvalidArgumentError("--placement applies to a device runtime (simcuda, cuda or auto) only; this is " +
+                                  runtime + ", which reads the graph in host memory");
+    }
   }
   c.replace = flags.replace;
   c.weighted = flags.weighted;
@@ -265,8 +281,18 @@ Without --json: a per-layer summary with the arrays truncated.
 
 Exit codes: 0 success; 1 sampling failed at run time (e.g. a CUDA error);
   2 bad usage or input (flag values, fanout list, seeds out of range, missing
-  or malformed graph or seeds file, --weighted on an unweighted graph).
+  or malformed graph or seeds file, --weighted on an unweighted graph, a flag
+  the runtime does not use: --threads off cpu, --placement on cpu).
 )";
+
+// Prints --help; a failed write (a full disk) is a failure that says so.
+int PrintHelp(const std::string& help, std::ostream& out, std::ostream& err) {
+  out << help;
+  out.flush();
+  if (out) return kExitOk;
+  err << "sample: writing the help to stdout failed\n";
+  return kExitRuntimeFailure;
+}
 
 }  // namespace
 
@@ -297,26 +323,31 @@ std::optional<int> ParseSampleArgs(int argc, const char* const* argv, std::ostre
   app.add_option("--runtime", flags.runtime,
                  "cpu (default), simcuda, cuda, or auto (cuda when a GPU is usable, else simcuda)")
       ->type_name("KIND");
-  app.add_option("--threads", flags.threads, "CPU worker threads, 1..1024 (default 1; runtime cpu only)")->type_name("T");
-  app.add_option("--placement", flags.placement,
-                 "Where a device runtime keeps the graph: device (default) or pinned (pinned host memory)")
-      ->type_name("PLACE");
+  std::string threads_text, placement_text;
+  CLI::Option* threads_opt =
+      app.add_option("--threads", threads_text, "CPU worker threads, 1..1024 (default 1; runtime cpu only)")
+          ->type_name("T");
+  CLI::Option* placement_opt =
+      app.add_option("--placement", placement_text,
+                     "Where a device runtime keeps the graph: device (default) or pinned (pinned host memory); "
+                     "device runtimes only")
+          ->type_name("PLACE");
   app.add_flag("--json", json, "Print the layers as JSON (format below)");
   app.add_flag("--verbose", verbose, "Print a progress line per layer on stderr (default when stderr is a terminal)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return kExitOk;
+    return PrintHelp(app.help(), out, err);
   } catch (const CLI::CallForAllHelp&) {
-    out << app.help("", CLI::AppFormatMode::All);
-    return kExitOk;
+    return PrintHelp(app.help("", CLI::AppFormatMode::All), out, err);
   } catch (const CLI::ParseError& e) {
     err << "sample: " << e.what() << " (see --help)\n";
     return kExitUsage;
   }
   if (seeds_opt->count() > 0) flags.seeds = seeds_text;
   if (seeds_file_opt->count() > 0) flags.seeds_file = CallerPath(seeds_file);
+  if (threads_opt->count() > 0) flags.threads = threads_text;
+  if (placement_opt->count() > 0) flags.placement = placement_text;
   flags.graph = CallerPath(flags.graph);  // the user's folder, also under `bazel run`
   return std::nullopt;
 }

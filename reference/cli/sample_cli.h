@@ -38,8 +38,8 @@ struct SampleFlags {
   bool weighted = false;
   std::string rng_seed;                   // --rng-seed N (uint64)
   std::string runtime = "cpu";            // cpu, simcuda, cuda or auto
-  std::string threads = "1";              // CPU worker threads, >= 1
-  std::string placement = "device";       // device or pinned
+  std::optional<std::string> threads;     // CPU worker threads, >= 1 (runtime cpu only; default 1)
+  std::optional<std::string> placement;   // device or pinned (device runtimes only; default device)
 };
 
 // Holds a validated request: the loaded graph and checked arguments.

@@ -74,7 +74,6 @@ TEST_F(SampleCliTest, BuildsAValidatedCommand) {
   SampleFlags f = Flags();
   f.runtime = "simcuda";
   f.placement = "pinned";
-  f.threads = "4";
   f.weighted = true;
   Result<SampleCommand> c = BuildCommand(f);
   ASSERT_TRUE(c.ok()) << c.status();
@@ -83,8 +82,14 @@ TEST_F(SampleCliTest, BuildsAValidatedCommand) {
   EXPECT_EQ(c->rng_seed, 9u);
   EXPECT_EQ(c->runtime, RuntimeKind::kSimCuda);
   EXPECT_EQ(c->placement, GraphPlacement::kPinnedHost);
-  EXPECT_EQ(c->threads, 4);
+  EXPECT_EQ(c->threads, 1);
   EXPECT_EQ(c->graph->num_nodes(), 30);
+  f = Flags();
+  f.threads = "4";
+  c = BuildCommand(f);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->runtime, RuntimeKind::kCpu);
+  EXPECT_EQ(c->threads, 4);
 }
 
 TEST_F(SampleCliTest, RejectsBadArgumentsNamingTheFlag) {
@@ -105,6 +110,11 @@ TEST_F(SampleCliTest, RejectsBadArgumentsNamingTheFlag) {
       {[](SampleFlags& f) { f.seeds_file = "x.npy"; }, "--seeds and --seeds-file were both given"},
       {[](SampleFlags& f) { f.seeds.reset(), f.seeds_file = "/nonexistent/x.npy"; }, "--seeds-file: cannot open"},
       {[](SampleFlags& f) { f.graph = ""; }, "--graph is required"},
+      {[](SampleFlags& f) { f.runtime = "simcuda", f.threads = "2"; },
+       "--threads applies to runtime cpu only; this is runtime simcuda, which samples with the device's threads"},
+      {[](SampleFlags& f) { f.placement = "pinned"; },
+       "--placement applies to a device runtime (simcuda, cuda or auto) only; this is runtime cpu, which reads the "
+       "graph in host memory"},
   };
   for (const Bad& b : cases) {
     SampleFlags f = Flags();
@@ -140,6 +150,12 @@ TEST_F(SampleCliTest, AnOutputThatCannotBeWrittenIsAnError) {
   EXPECT_EQ(SampleMain(static_cast<int>(argv.size()), argv.data(), out, err, /*err_is_tty=*/false),
             kExitRuntimeFailure);
   EXPECT_EQ(err.str(), "sample: writing the result to stdout failed\n");
+  std::ostringstream help_out, help_err;
+  help_out.setstate(std::ios::badbit);
+  const std::vector<const char*> help = {"sample", "--help"};
+  EXPECT_EQ(SampleMain(static_cast<int>(help.size()), help.data(), help_out, help_err, /*err_is_tty=*/false),
+            kExitRuntimeFailure);
+  EXPECT_EQ(help_err.str(), "sample: writing the help to stdout failed\n");
 }
 
 TEST_F(SampleCliTest, SimcudaAndCpuThreadsPrintTheSameJson) {
@@ -161,39 +177,47 @@ TEST_F(SampleCliTest, SimcudaAndCpuThreadsPrintTheSameJson) {
 // RunCommand re-runs the library's hops to print progress between them; its
 // layers must stay exactly those of SampleMultiLayer / SampleMultiLayerOnDevice.
 TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
-  for (const char* runtime : {"cpu", "simcuda"}) {
-    for (const char* placement : {"device", "pinned"}) {
-      SampleFlags f = Flags();
-      f.runtime = runtime;
-      f.placement = placement;
-      f.threads = "3";
-      f.weighted = true;
-      f.replace = std::string(placement) == "pinned";
-      Result<SampleCommand> c = BuildCommand(f);
-      ASSERT_TRUE(c.ok()) << c.status();
-      int progress_lines = 0;
-      Result<std::vector<SampledLayer>> got = RunCommand(*c, [&](const std::string&) { ++progress_lines; });
-      ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(progress_lines, 4);  // before and after each of the two hops
-      Result<std::vector<SampledLayer>> want = Status(InternalError("unset"));
-      if (c->runtime == RuntimeKind::kCpu) {
-        want = SampleMultiLayer(*c->graph, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed, 1});
-      } else {
-        Result<DeviceGraph> g = DeviceGraph::Create(*c->graph, GetRuntime(c->runtime), c->placement);
-        ASSERT_TRUE(g.ok()) << g.status();
-        want = SampleMultiLayerOnDevice(*g, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed});
-      }
-      ASSERT_TRUE(want.ok()) << want.status();
-      ASSERT_EQ(got->size(), want->size());
-      for (size_t k = 0; k < want->size(); ++k) {
-        SCOPED_TRACE(std::string(runtime) + " " + placement + " layer " + std::to_string(k));
-        EXPECT_EQ((*got)[k].subgraph.seeds, (*want)[k].subgraph.seeds);
-        EXPECT_EQ((*got)[k].subgraph.indptr, (*want)[k].subgraph.indptr);
-        EXPECT_EQ((*got)[k].subgraph.indices, (*want)[k].subgraph.indices);
-        EXPECT_EQ((*got)[k].subgraph.original_edge_ids, (*want)[k].subgraph.original_edge_ids);
-        EXPECT_EQ((*got)[k].unique_nodes, (*want)[k].unique_nodes);
-        EXPECT_EQ((*got)[k].compacted_indices, (*want)[k].compacted_indices);
-      }
+  struct Case {
+    const char* runtime;
+    const char* option;  // --threads on cpu, --placement on simcuda
+    bool replace;
+  };
+  for (const Case& run : {Case{"cpu", "1", false}, Case{"cpu", "3", true}, Case{"simcuda", "device", false},
+                          Case{"simcuda", "pinned", true}}) {
+    SampleFlags f = Flags();
+    f.runtime = run.runtime;
+    if (std::string(run.runtime) == "cpu") {
+      f.threads = run.option;
+    } else {
+      f.placement = run.option;
+    }
+    f.weighted = true;
+    f.replace = run.replace;
+    Result<SampleCommand> c = BuildCommand(f);
+    ASSERT_TRUE(c.ok()) << c.status();
+    int progress_lines = 0;
+    Result<std::vector<SampledLayer>> got = RunCommand(*c, [&](const std::string&) { ++progress_lines; });
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(progress_lines, 4);  // before and after each of the two hops
+    Result<std::vector<SampledLayer>> want = Status(InternalError("unset"));
+    if (c->runtime == RuntimeKind::kCpu) {
+      want =
+          SampleMultiLayer(*c->graph, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed, 1});
+    } else {
+      Result<DeviceGraph> g = DeviceGraph::Create(*c->graph, GetRuntime(c->runtime), c->placement);
+      ASSERT_TRUE(g.ok()) << g.status();
+      want = SampleMultiLayerOnDevice(*g, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed});
+    }
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t k = 0; k < want->size(); ++k) {
+      SCOPED_TRACE(std::string(run.runtime) + " " + run.option + " layer " + std::to_string(k));
+      EXPECT_EQ((*got)[k].subgraph.seeds, (*want)[k].subgraph.seeds);
+      EXPECT_EQ((*got)[k].subgraph.indptr, (*want)[k].subgraph.indptr);
+      EXPECT_EQ((*got)[k].subgraph.indices, (*want)[k].subgraph.indices);
+      EXPECT_EQ((*got)[k].subgraph.original_edge_ids, (*want)[k].subgraph.original_edge_ids);
+      EXPECT_EQ((*got)[k].unique_nodes, (*want)[k].unique_nodes);
+      EXPECT_EQ((*got)[k].compacted_indices, (*want)[k].compacted_indices);
     }
   }
 }

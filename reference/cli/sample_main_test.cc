@@ -236,6 +236,10 @@ TEST_F(SampleMainTest, BadInputExitsTwoWithAOneLineMessage) {
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--runtime", "tpu"}, {"--runtime", "tpu"}},
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--placement", "host"},
        {"--placement 'host' is invalid"}},
+      {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--runtime", "simcuda", "--threads", "2"},
+       {"--threads applies to runtime cpu only; this is runtime simcuda"}},
+      {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--placement", "pinned"},
+       {"--placement applies to a device runtime (simcuda, cuda or auto) only; this is runtime cpu"}},
       {{"--graph", g, "--seeds", "1", "--fanouts", "2", "--rng-seed", "1", "--bogus"}, {"--bogus"}},
   };
   for (const BadCase& c : cases) {
