@@ -35,6 +35,11 @@ constexpr uint32_t kTagWeightedEdge = 2;  // weighted without replacement, one k
 constexpr uint32_t kTagUniformDraw = 3;   // uniform with replacement, one value per draw
 constexpr uint32_t kTagWeightedDraw = 4;  // weighted with replacement, one value per draw
 constexpr uint32_t kTagUniformPick = 5;   // uniform without replacement by Floyd's algorithm, one value per draw
+// The loader's item shuffle (reference/loader/item_sampler.cc), one key per
+// item: no sampling mode, but a stream of its own all the same. Like every
+// tag it stays below 256, since the draw tags share word1 with node bits
+// from bit 8 on.
+constexpr uint32_t kTagShuffle = 16;
 
 // Largest fanout sampled with Floyd's algorithm (k draws, O(k^2) duplicate
 // checks); above it, one key per edge (O(degree)) is cheaper.

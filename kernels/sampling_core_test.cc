@@ -35,6 +35,7 @@ TEST(SamplingCoreTest, KeysArePinned) {
   EXPECT_EQ(kTagUniformDraw, 3u);
   EXPECT_EQ(kTagWeightedDraw, 4u);
   EXPECT_EQ(kTagUniformPick, 5u);
+  EXPECT_EQ(kTagShuffle, 16u);  // the loader's item shuffle
   const uint64_t bits = RandomBits(7, 2, 2, 13, 0);
   EXPECT_DOUBLE_EQ(WeightedEdgeKey(7, 2, 13, 2.0f), -std::log(((bits >> 11) + 1) * 0x1p-53) / 2.0);
 }

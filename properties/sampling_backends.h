@@ -45,8 +45,9 @@ struct MultiLayerRequest {
 bool CudaRequested();
 
 // Returns why the cuda backends are missing although CudaRequested(), or
-// nullopt when they are present or were not requested. Tests use it to skip
-// with a reason on machines without a GPU.
+// nullopt when they are present or were not requested. Tests use it to fail
+// with the reason (never to skip): a run that asked for real CUDA on a
+// machine without a GPU must not pass.
 std::optional<std::string> MissingCudaReason();
 
 // Returns the names of the backends available in this build and machine;

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <set>
 
+#include "reference/loader/fault_injection.h"
 #include "reference/loader/loader_dataset.h"
 #include "reference/loader/shared_memory.h"
 #include "reference/loader/wire_protocol.h"
@@ -162,7 +163,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
     return InvalidArgumentError(std::string("mode is ") + LoaderModeName(options.mode) +
                                 " but runtime is cpu; expected simcuda or cuda for a mode that uses a device");
   }
-  if (options.pin_handling == Behaviour::kFixed && SamplesOnDevice(options.mode) && options.num_workers > 0) {
+  if (options.pin_handling == Behaviour::kFixed && IsDeviceSamplingMode(options.mode) && options.num_workers > 0) {
     return InvalidArgumentError(
         "num_workers is " + std::to_string(options.num_workers) + " with mode " + LoaderModeName(options.mode) +
         "; expected 0: device sampling cannot run in worker processes (a forked worker cannot use the parent's "

@@ -15,8 +15,8 @@ Result<Behaviour> ParseBehaviour(std::string_view text, std::string_view what) {
   return InvalidArgumentError(std::string(what) + " is '" + std::string(text) + "'; expected legacy or fixed");
 }
 
-Result<bool> SampleOnDevice(Behaviour dispatch, DeviceRuntime& runtime, bool seeds_on_device,
-                            const GraphResidence& graph) {
+Result<bool> DecideDeviceDispatch(Behaviour dispatch, DeviceRuntime& runtime, bool seeds_on_device,
+                                  const GraphResidence& graph) {
   if (dispatch == Behaviour::kLegacy) {
     if (graph.on_device) return true;
     return runtime.IsPinned(graph.data);

@@ -26,14 +26,14 @@ struct GraphResidence {
   bool pinned = false;         // pinned host memory, per the graph's own record
 };
 
-// Returns whether to sample on the device.
+// Decides whether to sample on the device (the dispatch decision itself).
 // legacy: is_accessible_from_gpu(graph) = on_gpu(graph) || is_pinned(graph),
 //   where is_pinned asks CUDA for the pointer's attributes: a CUDA call even
 //   in CPU mode, which fails in a worker forked from a parent that used CUDA.
 // fixed: on_gpu(seeds) && (graph on the device || pinned per its record);
 //   never a CUDA call, so CPU mode never touches CUDA.
-Result<bool> SampleOnDevice(Behaviour dispatch, DeviceRuntime& runtime, bool seeds_on_device,
-                            const GraphResidence& graph);
+Result<bool> DecideDeviceDispatch(Behaviour dispatch, DeviceRuntime& runtime, bool seeds_on_device,
+                                  const GraphResidence& graph);
 
 // Restores a pinned graph received by a worker process.
 // legacy: the state carries the pinning process's unpinner

@@ -7,9 +7,6 @@
 #include "kernels/sampling_core.h"
 
 namespace faultline {
-namespace {
-constexpr uint32_t kShuffleTag = 16;  // a random stream no sampling mode uses
-}
 
 Result<std::vector<std::vector<int64_t>>> MakeBatches(const ItemSamplerOptions& o) {
   if (o.num_items < 0) return InvalidArgumentError("num_items is " + std::to_string(o.num_items) + "; expected >= 0");
@@ -21,7 +18,7 @@ Result<std::vector<std::vector<int64_t>>> MakeBatches(const ItemSamplerOptions& 
   if (o.shuffle) {
     std::vector<uint64_t> keys(o.num_items);
     for (int64_t i = 0; i < o.num_items; ++i) {
-      keys[i] = kernels::sampling::RandomBits(o.seed, 0, kShuffleTag, static_cast<uint32_t>(i),
+      keys[i] = kernels::sampling::RandomBits(o.seed, 0, kernels::sampling::kTagShuffle, static_cast<uint32_t>(i),
                                               static_cast<uint32_t>(i >> 32));
     }
     std::sort(items.begin(), items.end(), [&](int64_t a, int64_t b) {

@@ -32,7 +32,7 @@ Result<std::shared_ptr<LoaderDataset>> LoadLoaderDataset(const std::string& dir)
 
 
 Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
-  if (!SamplesOnDevice(o.mode)) return OkStatus();
+  if (!IsDeviceSamplingMode(o.mode)) return OkStatus();
   DeviceRuntime& rt = GetRuntime(o.runtime);
   const bool pinned = o.mode == LoaderMode::kPinnedCuda;
   FL_ASSIGN_OR_RETURN(data.device_graph, DeviceGraph::Create(*data.graph, rt,
@@ -58,15 +58,18 @@ SamplingOptions MiniBatchSampling(const LoaderOptions& o, int64_t index) {
   return SamplingOptions{o.replace, o.weighted, LoaderRngSeed(o.seed, index), o.sampler_threads};
 }
 
-// Whether minibatches are sampled on the device (o.dispatch decides where
-// the graph lies).
-Result<bool> SamplesMiniBatchOnDevice(const LoaderDataset& data, const LoaderOptions& o) {
+// Whether this process samples its minibatches of `data` on the device:
+// DecideDeviceDispatch (by o.dispatch) applied to where `data`'s graph lies.
+Result<bool> DispatchesMiniBatchesToDevice(const LoaderDataset& data, const LoaderOptions& o) {
   GraphResidence residence{data.graph->indptr().data(), false, false};
   if (data.device_graph) {
     residence = {data.device_graph->indptr().raw_data(), data.device_graph->placement() == GraphPlacement::kDevice,
                  data.device_graph->indptr().is_pinned()};
   }
-  return SampleOnDevice(o.dispatch, GetRuntime(o.runtime), SamplesOnDevice(o.mode), residence);
+  // DGL's on_gpu(seeds), which the mode decides here: the device modes
+  // sample from seeds on the device, the others from seeds on the host.
+  const bool seeds_on_device = IsDeviceSamplingMode(o.mode);
+  return DecideDeviceDispatch(o.dispatch, GetRuntime(o.runtime), seeds_on_device, residence);
 }
 
 // Copies the feature rows of `nodes` to out[0, nodes.size() * feature_dim).
@@ -87,7 +90,7 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   batch.seeds = seeds;
   const SamplingOptions sampling = MiniBatchSampling(o, index);
   *step = "sample_neighbors";
-  FL_ASSIGN_OR_RETURN(bool on_device, SamplesMiniBatchOnDevice(data, o));
+  FL_ASSIGN_OR_RETURN(bool on_device, DispatchesMiniBatchesToDevice(data, o));
   if (on_device) {
     FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling,
                                                                 /*stream=*/nullptr, data.device_workspace.get()));
@@ -116,7 +119,7 @@ Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, i
                             const std::vector<int64_t>& seeds, std::string* step, SegmentWriter& segment,
                             const std::function<void()>& halfway) {
   *step = "sample_neighbors";
-  FL_ASSIGN_OR_RETURN(bool on_device, SamplesMiniBatchOnDevice(data, o));
+  FL_ASSIGN_OR_RETURN(bool on_device, DispatchesMiniBatchesToDevice(data, o));
   if (on_device) {  // built first: only the pin-handling repros sample on a device in a worker
     FL_ASSIGN_OR_RETURN(MiniBatch batch, ProduceMiniBatch(data, o, index, seeds, step));
     *step = "write_shared_memory";

@@ -30,7 +30,7 @@ struct LoaderDataset {
   Tensor device_features;
   // The device sampler's buffers, kept from minibatch to minibatch by the
   // process that samples, one minibatch at a time: the main process, or
-  // (with pin_handling buggy, to reproduce F2) each worker its own copy,
+  // (with pin_handling kLegacy, to reproduce F2) each worker its own copy,
   // empty when it starts (the main process does not sample on the device
   // when it has workers).
   std::unique_ptr<DeviceSamplingWorkspace> device_workspace;

@@ -64,7 +64,7 @@ Result<LoaderMode> ParseLoaderMode(std::string_view text, std::string_view what)
                               "'; expected one of cpu-cpu, cpu-cuda, pinned-cuda, cuda-cuda");
 }
 
-bool SamplesOnDevice(LoaderMode mode) { return mode == LoaderMode::kPinnedCuda || mode == LoaderMode::kCudaCuda; }
+bool IsDeviceSamplingMode(LoaderMode mode) { return mode == LoaderMode::kPinnedCuda || mode == LoaderMode::kCudaCuda; }
 
 uint64_t LoaderRngSeed(uint64_t seed, int64_t index) {
   // Each minibatch has its own random stream, so no worker assignment matters.

@@ -29,8 +29,10 @@ enum class LoaderMode {
 const char* LoaderModeName(LoaderMode mode);
 // Parses a mode name; `what` names the option in the error.
 Result<LoaderMode> ParseLoaderMode(std::string_view text, std::string_view what = "--mode");
-// Returns whether `mode` samples on the device.
-bool SamplesOnDevice(LoaderMode mode);
+// Returns whether `mode` is one that samples on the device (pinned-cuda,
+// cuda-cuda): a property of the mode alone. Whether a given minibatch is
+// then sampled there is DecideDeviceDispatch's call (dispatch.h).
+bool IsDeviceSamplingMode(LoaderMode mode);
 
 struct LoaderOptions {
   std::string graph_dir;           // indptr.npy, indices.npy [, weights.npy] [, features.npy (2-D float32)]

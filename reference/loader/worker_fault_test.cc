@@ -12,12 +12,14 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "reference/loader/data_loader.h"
+#include "reference/loader/fault_injection.h"
 #include "reference/loader/loader_test_support.h"
 
 namespace faultline {
@@ -45,9 +47,8 @@ constexpr int kNumWorkers = 2;
 // first; a hang is in worker 0 (see kTimeout).
 int FaultyWorker(const std::string& action) { return action == "hang" ? 0 : 1; }
 
-const char* const kSteps[] = {"started",   "before_restore", "after_restore", "after_task",
-                              "mid_write", "after_write",    "after_answer"};
-const char* const kActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
+// ExpectedOutcome and the matrix's columns know these four process actions.
+static_assert(std::size(kProcessActions) == 4, "a new process action needs its outcome and column here");
 
 // What the loader must say about the faulty worker (pid elided), and its
 // short form.
@@ -76,8 +77,8 @@ bool Alive(pid_t pid) { return kill(pid, 0) == 0; }  // zombies count: they were
 // Sets FAULTLINE_LOADER_INJECT for one scope.
 class ScopedInjection {
  public:
-  explicit ScopedInjection(const std::string& spec) { setenv("FAULTLINE_LOADER_INJECT", spec.c_str(), 1); }
-  ~ScopedInjection() { unsetenv("FAULTLINE_LOADER_INJECT"); }
+  explicit ScopedInjection(const std::string& spec) { setenv(kInjectEnv, spec.c_str(), 1); }
+  ~ScopedInjection() { unsetenv(kInjectEnv); }
 };
 
 // Runs one case; returns its matrix cell ("signal 9 mb1, 31 ms") or
@@ -134,8 +135,9 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
 
 void RunMatrix(StartMethod method) {
   std::map<std::string, std::map<std::string, std::string>> cells;
-  for (const char* step : kSteps) {
-    for (const char* action : kActions) cells[step][action] = RunCase(method, step, action);
+  // Every step the worker accepts, by every action that ends or stalls it.
+  for (const char* step : kInjectSteps) {
+    for (const char* action : kProcessActions) cells[step][action] = RunCase(method, step, action);
   }
   std::string table = std::string("fault matrix, ") + StartMethodName(method) +
                       " (worker 1 of 2 fails, worker 0 in the hang column; timeout 2 s for hang, 60 s otherwise; each "
@@ -146,7 +148,7 @@ void RunMatrix(StartMethod method) {
                 "exit(3)", "hang");
   table += line;
   table += "|----------------|----------------------|----------------------|----------------------|----------------------|\n";
-  for (const char* step : kSteps) {
+  for (const char* step : kInjectSteps) {
     std::snprintf(line, sizeof(line), "| %-14s | %-20s | %-20s | %-20s | %-20s |\n", step,
                   cells[step]["sigkill"].c_str(), cells[step]["sigsegv"].c_str(), cells[step]["exit3"].c_str(),
                   cells[step]["hang"].c_str());
@@ -170,6 +172,17 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   ScopedInjection early("after_task:misindex");
   EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// WORKER must be all of a non-negative int: no sign, no spaces, no trailing
+// characters, nothing past INT_MAX.
+TEST(WorkerFaultTest, AWorkerThatIsNotAWholeIndexIsRefused) {
+  for (const char* worker : {"", "-1", "+1", "1x", " 1", "2147483648", "99999999999"}) {
+    ScopedInjection inject(std::string("after_task:sigkill:") + worker);
+    EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
+              StatusCode::kInvalidArgument)
+        << "WORKER '" << worker << "'";
+  }
 }
 
 // Worker `faulty` of 2 breaks the protocol by `fault` (STEP:ACTION) on its

@@ -2,16 +2,17 @@
 #include "reference/loader/worker_loop.h"
 
 #include <malloc.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <charconv>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <system_error>
 
 #include "reference/loader/data_loader.h"
+#include "reference/loader/fault_injection.h"
 #include "reference/loader/shared_memory.h"
 #include "reference/loader/wire_protocol.h"
 #include "reference/process/child_registry.h"
@@ -19,14 +20,19 @@
 namespace faultline {
 namespace {
 
-// Parses a non-negative decimal int (a descriptor or worker index from the
-// command line); no exceptions, no silent garbage.
+// Parses all of `text` as a non-negative int (a descriptor or worker index
+// from the command line): no sign, no trailing characters, no overflow.
 Result<int> ParseSmallInt(const std::string& text, const char* what) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+  int value = 0;
+  const char* const end = text.data() + text.size();
+  std::from_chars_result parsed{text.data(), std::errc::invalid_argument};
+  // A leading digit is required: from_chars would take a '-'.
+  if (!text.empty() && text[0] >= '0' && text[0] <= '9') parsed = std::from_chars(text.data(), end, value);
+  if (parsed.ec != std::errc() || parsed.ptr != end) {
     return InvalidArgumentError(std::string("spawned worker: ") + what + " is '" + text +
-                                "'; expected a non-negative integer");
+                                "'; expected an integer in 0.." + std::to_string(std::numeric_limits<int>::max()));
   }
-  return std::atoi(text.c_str());
+  return value;
 }
 
 // Spawned entry: args = SpawnedWorkerArgs'. Malformed arguments (which only a
@@ -61,57 +67,6 @@ std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::st
   return {OptionsToJson(o), shm_prefix, fds, std::to_string(index), std::to_string(task_fd), std::to_string(result_fd)};
 }
 
-void FaultInjection::At(const char* here, int index) const {
-  if (!Targets(here, index)) return;
-  if (action == "sigkill") raise(SIGKILL);
-  if (action == "exit3") _exit(3);
-  if (action == "sigsegv") {
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(SIGSEGV, SIG_DFL);  // past any sanitizer's handler
-    raise(SIGSEGV);
-  }
-  if (action == "hang") {
-    for (;;) pause();
-  }
-}
-
-Result<FaultInjection> FaultInjectionFromEnv() {
-  const char* text = std::getenv(kInjectEnv);
-  FaultInjection injection;
-  if (text == nullptr || *text == '\0') return injection;
-  const std::string spec = text;
-  auto bad = [&] {
-    return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
-                                "'; expected STEP:ACTION[:WORKER] with STEP one of started, before_restore, "
-                                "after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-                                "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff (the "
-                                "last five after_write only)");
-  };
-  const size_t first = spec.find(':');
-  if (first == std::string::npos) return bad();
-  const size_t second = spec.find(':', first + 1);
-  injection.step = spec.substr(0, first);
-  injection.action = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
-  if (second != std::string::npos) {
-    const std::string worker = spec.substr(second + 1);
-    if (worker.empty() || worker.size() > 4 || worker.find_first_not_of("0123456789") != std::string::npos) return bad();
-    injection.worker = std::atoi(worker.c_str());
-  }
-  auto known = [](const std::string& word, const auto& list) {
-    for (const char* entry : list) {
-      if (word == entry) return true;
-    }
-    return false;
-  };
-  const bool breaks_protocol = known(injection.action, kProtocolActions);
-  if (!known(injection.step, kInjectSteps) || !(breaks_protocol || known(injection.action, kProcessActions))) {
-    return bad();
-  }
-  if (breaks_protocol && injection.step != "after_write") return bad();
-  return injection;
-}
-
 // A worker allocates and frees the same tens of megabytes for every
 // minibatch. By default glibc serves blocks that large with mmap and hands
 // them (and the top of the heap) back to the kernel when freed, so the next
@@ -124,10 +79,6 @@ void KeepFreedMemoryForTheNextMinibatch() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);        // and the heap not shrunk below its peak
 }
 
-FaultInjection InjectionInWorker() {
-  Result<FaultInjection> injection = FaultInjectionFromEnv();
-  return injection.ok() ? *injection : FaultInjection{};
-}
 int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, const std::string& shm_prefix,
               const std::vector<int>& slot_fds, int index, int task_fd, int result_fd) {
   KeepFreedMemoryForTheNextMinibatch();

@@ -73,8 +73,6 @@ class Tensor {
   // Returns a host view; refuses device tensors and a different dtype.
   template <typename T>
   Result<const T*> HostData() const;
-  template <typename T>
-  Result<T*> MutableHostData();
   // Copies a host tensor into a vector (device tensors are refused).
   template <typename T>
   Result<std::vector<T>> ToVector() const;
@@ -126,12 +124,6 @@ template <typename T>
 Result<const T*> Tensor::HostData() const {
   FL_RETURN_IF_ERROR(CheckHostView(kDTypeOf<T>));
   return static_cast<const T*>(raw_data());
-}
-
-template <typename T>
-Result<T*> Tensor::MutableHostData() {
-  FL_RETURN_IF_ERROR(CheckHostView(kDTypeOf<T>));
-  return static_cast<T*>(raw_data());
 }
 
 template <typename T>

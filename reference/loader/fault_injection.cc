@@ -1,0 +1,94 @@
+// Implements the test-only worker fault injection (fault_injection.h).
+#include "reference/loader/fault_injection.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <iterator>
+#include <string_view>
+#include <system_error>
+
+namespace faultline {
+namespace {
+
+// The error message spells the protocol actions' count out.
+static_assert(std::size(kProtocolActions) == 5, "update 'the last five' in FaultInjectionFromEnv's error");
+
+template <size_t N>
+std::string Join(const char* const (&words)[N]) {
+  std::string joined;
+  for (const char* word : words) joined += (joined.empty() ? "" : ", ") + std::string(word);
+  return joined;
+}
+
+template <size_t N>
+bool Known(const std::string& word, const char* const (&list)[N]) {
+  for (const char* entry : list) {
+    if (word == entry) return true;
+  }
+  return false;
+}
+
+// Parses all of `text` as a worker index in 0..INT_MAX (no sign, no
+// trailing characters, no overflow); false otherwise.
+bool ParseWorker(std::string_view text, int* worker) {
+  // A leading digit is required: from_chars would take a '-'.
+  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
+  const char* const end = text.data() + text.size();
+  const std::from_chars_result parsed = std::from_chars(text.data(), end, *worker);
+  return parsed.ec == std::errc() && parsed.ptr == end;
+}
+
+}  // namespace
+
+void FaultInjection::At(const char* here, int index) const {
+  if (!Targets(here, index)) return;
+  if (action == "sigkill") raise(SIGKILL);
+  if (action == "exit3") _exit(3);
+  if (action == "sigsegv") {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(SIGSEGV, SIG_DFL);  // past any sanitizer's handler
+    raise(SIGSEGV);
+  }
+  if (action == "hang") {
+    for (;;) pause();
+  }
+}
+
+Result<FaultInjection> FaultInjectionFromEnv() {
+  const char* text = std::getenv(kInjectEnv);
+  FaultInjection injection;
+  if (text == nullptr || *text == '\0') return injection;
+  const std::string spec = text;
+  auto bad = [&] {
+    return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
+                                "'; expected STEP:ACTION[:WORKER] with STEP one of " + Join(kInjectSteps) +
+                                " and ACTION one of " + Join(kProcessActions) + ", " + Join(kProtocolActions) +
+                                " (the last five after_write only)");
+  };
+  const size_t first = spec.find(':');
+  if (first == std::string::npos) return bad();
+  const size_t second = spec.find(':', first + 1);
+  injection.step = spec.substr(0, first);
+  injection.action = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+  if (second != std::string::npos && !ParseWorker(std::string_view(spec).substr(second + 1), &injection.worker)) {
+    return bad();
+  }
+  const bool breaks_protocol = Known(injection.action, kProtocolActions);
+  if (!Known(injection.step, kInjectSteps) || !(breaks_protocol || Known(injection.action, kProcessActions))) {
+    return bad();
+  }
+  if (breaks_protocol && injection.step != "after_write") return bad();
+  return injection;
+}
+
+FaultInjection InjectionInWorker() {
+  Result<FaultInjection> injection = FaultInjectionFromEnv();
+  return injection.ok() ? *injection : FaultInjection{};
+}
+
+}  // namespace faultline

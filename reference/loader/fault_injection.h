@@ -1,0 +1,52 @@
+// Test-only fault injection for loader workers (docs/reliability.md): the
+// environment variable FAULTLINE_LOADER_INJECT = "STEP:ACTION[:WORKER]"
+// makes a worker (every one, or only worker WORKER) fail at STEP by ACTION.
+// Production never sets it. The step and action lists live here, not in the
+// tests, so that the fault matrix the tests run cannot drift from what the
+// worker accepts.
+#ifndef FAULTLINE_REFERENCE_LOADER_FAULT_INJECTION_H_
+#define FAULTLINE_REFERENCE_LOADER_FAULT_INJECTION_H_
+
+#include <string>
+
+#include "reference/base/status.h"
+
+namespace faultline {
+
+inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
+// The steps of a worker's life, in order.
+inline constexpr const char* kInjectSteps[] = {"started",   "before_restore", "after_restore", "after_task",
+                                               "mid_write", "after_write",    "after_answer"};
+// The actions that end or stall the process, at any step.
+inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
+// The actions that break the protocol instead, at after_write only:
+// misindex writes another minibatch index into the finished slot and
+// answers as if nothing happened (DataLoader's read_shared_memory check);
+// badframe answers with a frame header whose length is -1; misanswer
+// answers for another minibatch (its own + 1000); stall sends the first 8
+// bytes of its answer and then hangs; cutoff sends them and exits with 3.
+inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall", "cutoff"};
+
+struct FaultInjection {
+  std::string step;    // empty: nothing injected
+  std::string action;
+  int worker = -1;     // -1: every worker
+
+  // Whether the injection is for worker `index` at step `here`.
+  bool Targets(const char* here, int index) const { return step == here && (worker < 0 || worker == index); }
+  // Fails the calling worker `index` here when `here` is the injected step.
+  void At(const char* here, int index) const;
+  // Whether the calling worker `index` is to break the protocol by `how`
+  // (one of kProtocolActions) at `here`.
+  bool Breaks(const char* how, const char* here, int index) const { return action == how && Targets(here, index); }
+};
+
+// Parses FAULTLINE_LOADER_INJECT; an unset variable injects nothing, a
+// malformed one is an InvalidArgument error saying what is expected.
+Result<FaultInjection> FaultInjectionFromEnv();
+// The injection a worker applies (the parent validated the variable first).
+FaultInjection InjectionInWorker();
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REFERENCE_LOADER_FAULT_INJECTION_H_
