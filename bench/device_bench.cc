@@ -17,11 +17,11 @@
 #include <random>
 #include <thread>
 
+#include "bench/bench_graph.h"
 #include "bench/bench_main.h"
 #include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
-#include "reference/graph/generators.h"
 #include "reference/runtime/runtime.h"
 #include "reference/sampling/device_sampling.h"
 #include "reference/sampling/multi_layer.h"
@@ -55,9 +55,7 @@ DeviceRuntime& Runtime() {
 
 const CscGraph& Graph() {
   static const CscGraph* graph = [] {
-    const char* dir = std::getenv("FAULTLINE_BENCH_GRAPH");
-    Result<CscGraph> g = dir != nullptr && *dir ? CscGraph::Load(dir)
-                                                : GeneratePowerLaw(2'000'000, 50'000'000, /*seed=*/1, /*weighted=*/true);
+    Result<CscGraph> g = LoadBenchGraph();  // generated when FAULTLINE_BENCH_GRAPH is unset
     if (!g.ok()) Die("benchmark graph", g.status());
     return new CscGraph(std::move(g).value());
   }();

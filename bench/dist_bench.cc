@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "reference/base/parse_int.h"
 #include "reference/distributed/dist_tensor.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/mpi_launcher.h"
@@ -75,18 +76,24 @@ Result<nlohmann::json> TimeOps(DistTensor& tensor, const Workload& w, uint64_t s
   return seconds;
 }
 
-Workload WorkloadFromArgs(const std::vector<std::string>& args) {
+// The rank's arguments, as RunMpiLayout formats them: rows dim batch iterations.
+Result<Workload> WorkloadFromArgs(const std::vector<std::string>& args) {
+  if (args.size() != 4) {
+    return InvalidArgumentError("dist_bench_rank: " + std::to_string(args.size()) +
+                                " arguments; expected 4 (rows dim batch iterations)");
+  }
   Workload w;
-  w.rows = std::stoll(args.at(0));
-  w.dim = std::stoll(args.at(1));
-  w.batch = std::stoll(args.at(2));
-  w.iterations = std::stoi(args.at(3));
+  FL_ASSIGN_OR_RETURN(w.rows, ParseWholeOrError<int64_t>(args[0], "dist_bench_rank: rows"));
+  FL_ASSIGN_OR_RETURN(w.dim, ParseWholeOrError<int64_t>(args[1], "dist_bench_rank: dim"));
+  FL_ASSIGN_OR_RETURN(w.batch, ParseWholeOrError<int64_t>(args[2], "dist_bench_rank: batch"));
+  FL_ASSIGN_OR_RETURN(w.iterations, ParseWholeOrError<int>(args[3], "dist_bench_rank: iterations"));
   return w;
 }
 
 int BenchRank(const std::vector<std::string>& args) {
-  const Workload w = WorkloadFromArgs(args);
   Status status = [&]() -> Status {
+    // Inside: a bad argument is reported like any other failure of the rank.
+    FL_ASSIGN_OR_RETURN(const Workload w, WorkloadFromArgs(args));
     FL_ASSIGN_OR_RETURN(MpiOptions options, MpiOptionsFromEnv());
     FL_ASSIGN_OR_RETURN(std::unique_ptr<MpiTransport> transport, MpiTransport::Create(options));
     FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(w.rows, transport->world_size()));

@@ -7,20 +7,22 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <system_error>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "reference/graph/csc_graph.h"
+#include "bench/bench_graph.h"
 #include "reference/base/atomic_file.h"
 #include "reference/base/caller_path.h"
+#include "reference/base/parse_int.h"
+#include "reference/graph/csc_graph.h"
 #include "reference/graph/generators.h"
 
 namespace {
@@ -42,15 +44,16 @@ nlohmann::json ReadRecord(const std::string& dir) {
 int main(int argc, char** argv) {
   CLI::App app{"make_graph: write the benchmark power-law graph (indptr.npy, indices.npy, weights.npy)"};
   std::string out;
-  int64_t nodes = 2'000'000, edges = 50'000'000;
-  uint64_t seed = 1;
-  std::string seed_text = "1";
+  int64_t nodes = faultline::kBenchGraphNodes, edges = faultline::kBenchGraphEdges;
+  uint64_t seed = faultline::kBenchGraphSeed;
+  std::string seed_text = std::to_string(seed);
   bool force = false, json = false;
   app.add_option("--out", out, "Output directory (created if missing)")->required()->type_name("DIR");
-  app.add_option("--nodes", nodes, "Number of nodes, >= 1 (default 2000000)");
-  app.add_option("--edges", edges, "Number of edges, >= 0 (default 50000000)");
+  app.add_option("--nodes", nodes, "Number of nodes, >= 1 (default " + std::to_string(nodes) + ")");
+  app.add_option("--edges", edges, "Number of edges, >= 0 (default " + std::to_string(edges) + ")");
   // Read by hand: CLI11 wraps -1 to 2^64-1 and saturates values past 2^64.
-  app.add_option("--seed", seed_text, "Generator seed, 0..18446744073709551615 (default 1)")->type_name("UINT64");
+  app.add_option("--seed", seed_text, "Generator seed, 0..18446744073709551615 (default " + seed_text + ")")
+      ->type_name("UINT64");
   app.add_flag("--force", force, "Rewrite even when a graph of this size is already there");
   app.add_flag("--json", json, "Print a JSON summary on stdout");
   try {
@@ -62,10 +65,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "make_graph: %s is %s; expected %s\n", flag, value.c_str(), expected);
     return 2;
   };
-  const auto [seed_end, seed_error] = std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
-  if (seed_error != std::errc() || seed_end != seed_text.data() + seed_text.size()) {
-    return usage_error("--seed", "'" + seed_text + "'", "an integer in 0..18446744073709551615");
-  }
+  const std::optional<uint64_t> parsed_seed = faultline::ParseWhole<uint64_t>(seed_text);
+  if (!parsed_seed) return usage_error("--seed", "'" + seed_text + "'", "an integer in 0..18446744073709551615");
+  seed = *parsed_seed;
   if (nodes < 1) return usage_error("--nodes", std::to_string(nodes), "a number of nodes >= 1");
   if (edges < 0) return usage_error("--edges", std::to_string(edges), "a number of edges >= 0");
   out = faultline::CallerPath(out);  // the user's folder, also under `bazel run`

@@ -30,6 +30,7 @@
 
 #include <unistd.h>
 
+#include "bench/bench_graph.h"
 #include "bench/bench_main.h"
 #include "bench/sampling_workload.h"
 #include "reference/features/feature_store.h"
@@ -44,20 +45,17 @@
 namespace faultline {
 namespace {
 
-const char* GraphDir() {
-  const char* dir = std::getenv("FAULTLINE_BENCH_GRAPH");
-  return dir != nullptr && *dir ? dir : nullptr;
-}
-
-// The benchmark graph, loaded once.
+// The benchmark graph, loaded once. Only from FAULTLINE_BENCH_GRAPH, never
+// generated as device_bench may: the loader benchmarks' workers read the
+// same folder (BenchLoaderOptions).
 const CscGraph* BenchGraph(std::string* error) {
   static std::unique_ptr<CscGraph> graph;
   static std::string load_error;
   if (graph == nullptr && load_error.empty()) {
-    if (GraphDir() == nullptr) {
-      load_error = "set FAULTLINE_BENCH_GRAPH to a graph directory (bazel run //bench:make_graph -- --out DIR)";
+    if (!BenchGraphDir()) {
+      load_error = kBenchGraphHint;
     } else {
-      Result<CscGraph> loaded = CscGraph::Load(GraphDir());
+      Result<CscGraph> loaded = LoadBenchGraph();
       if (loaded.ok()) graph = std::make_unique<CscGraph>(std::move(loaded).value());
       else load_error = loaded.status().ToString();
     }
@@ -302,7 +300,7 @@ Result<std::vector<SampledLayer>> SampleLoaderMinibatch(const CscGraph& graph,
 // workload's fanouts and batch, kLoaderWarmup + kLoaderBatches minibatches.
 LoaderOptions BenchLoaderOptions(int num_workers, StartMethod start_method) {
   LoaderOptions o;
-  o.graph_dir = GraphDir();
+  o.graph_dir = BenchGraphDir().value_or("");  // the callers skip when it is unset
   o.fanouts = kBenchFanouts;
   o.batch_size = kBenchBatch;
   o.num_items = kBenchBatch * (kLoaderWarmup + kLoaderBatches);
@@ -412,7 +410,7 @@ Result<double> TimeLoaderEpoch(const LoaderOptions& o, Take take, EpochCosts* co
 
 // Times the kLoaderBatches minibatches that follow the first kLoaderWarmup.
 void BM_DataLoader(benchmark::State& state) {
-  if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
+  if (!BenchGraphDir()) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
   const LoaderOptions o = BenchLoaderOptions(static_cast<int>(state.range(0)),
                                              state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);
   const Take take = state.range(2) == 0 ? Take::kCopy : Take::kView;
@@ -487,7 +485,7 @@ Result<std::pair<double, double>> TimePair(int64_t pair, const Base& base, const
 // BM_DataLoader on this shared VM differed by up to 15 %). vs_inline is the
 // median over the pairs of inline time / workers time.
 void BM_LoaderVsInline(benchmark::State& state) {
-  if (GraphDir() == nullptr) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
+  if (!BenchGraphDir()) return state.SkipWithError("set FAULTLINE_BENCH_GRAPH");
   const LoaderOptions inline_options = BenchLoaderOptions(0, StartMethod::kFork);
   const LoaderOptions with_workers = BenchLoaderOptions(static_cast<int>(state.range(0)),
                                                         state.range(1) == 0 ? StartMethod::kFork : StartMethod::kSpawn);

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "reference/base/fd_io.h"
+
 namespace faultline {
 namespace fuzz {
 namespace {
@@ -40,12 +42,8 @@ const std::string& ScratchDir() {
 void WriteFile(const std::string& path, std::string_view bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) CheckFailed(__FILE__, __LINE__, "open", path);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) CheckFailed(__FILE__, __LINE__, "write", path);
-    done += static_cast<size_t>(n);
-  }
+  const Status written = WriteAll(fd, bytes);
+  if (!written.ok()) CheckFailed(__FILE__, __LINE__, "write", path + ": " + written.message());
   ::close(fd);
 }
 

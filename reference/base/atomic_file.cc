@@ -7,20 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "reference/base/fd_io.h"
+
 namespace faultline {
-namespace {
-
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-}  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts) {
   const size_t slash = path.rfind('/');
@@ -31,15 +20,20 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
   if (fd < 0) {
     return InvalidArgumentError("cannot create a temporary file for '" + path + "': " + std::strerror(errno));
   }
-  auto fail = [&](const char* step, bool open) {
-    const std::string message = "cannot write '" + path + "': " + step + ": " + std::strerror(errno);
+  // `what`: the failed step and its error ("fsync: No space left on device").
+  auto fail_with = [&](const std::string& what, bool open) {
+    const std::string message = "cannot write '" + path + "': " + what;
     if (open) close(fd);
     unlink(tmp.c_str());
     return InvalidArgumentError(message);
   };
+  auto fail = [&](const char* step, bool open) {
+    return fail_with(std::string(step) + ": " + std::strerror(errno), open);
+  };
   if (fchmod(fd, 0644) != 0) return fail("fchmod", true);
   for (std::string_view part : parts) {
-    if (!WriteAll(fd, part)) return fail("write", true);
+    const Status written = WriteAll(fd, part);
+    if (!written.ok()) return fail_with(written.message(), true);  // "write failed: <strerror>"
   }
   if (fsync(fd) != 0) return fail("fsync", true);
   if (close(fd) != 0) return fail("close", false);

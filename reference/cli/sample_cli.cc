@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "reference/base/caller_path.h"
+#include "reference/base/parse_int.h"
 #include "reference/graph/npy.h"
 #include "reference/sampling/sample_neighbors.h"
 #include "reference/sampling/unique_and_compact.h"
@@ -32,18 +32,6 @@ std::string Trim(const std::string& text) {
   if (begin == std::string::npos) return "";
   const size_t end = text.find_last_not_of(" \t");
   return text.substr(begin, end - begin + 1);
-}
-
-// Parses all of `text` as an integer of type T; fails on anything else.
-template <typename T>
-std::optional<T> ParseWhole(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  // from_chars rejects a leading '+' and, for unsigned types, a leading '-'.
-  T value{};
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
 }
 
 bool IsDirectory(const std::string& path) {

@@ -6,16 +6,17 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include <rapidcheck.h>
 
+#include "reference/base/parse_int.h"
 #include "reference/distributed/distributed_properties.h"
 #include "reference/distributed/sparse_optimizer.h"
 #include "reference/process/child_registry.h"
@@ -65,10 +66,12 @@ FL_REGISTER_CHILD("mpi_state_machine", StateMachineRank);
 // Every rank generates the same cases from the shared seed, runs its own
 // lookups, and rank 0 compares the result with the dense reference.
 int OptimizerRank(const std::vector<std::string>& args) {
-  const uint64_t seed = std::stoull(args.at(0));
-  const int cases = std::stoi(args.at(1));
   const bool with_digest = args.size() > 2 && args[2] == "digest";
-  return RunRank([seed, cases, with_digest](MpiTransport& transport, std::string* detail) -> Status {
+  return RunRank([&args, with_digest](MpiTransport& transport, std::string* detail) -> Status {
+    // Parsed here, so that a bad argument is reported like any failure of the rank.
+    if (args.size() < 2) return InvalidArgumentError("mpi_optimizer: expected the arguments SEED CASES [digest]");
+    FL_ASSIGN_OR_RETURN(const uint64_t seed, ParseWholeOrError<uint64_t>(args[0], "mpi_optimizer: SEED"));
+    FL_ASSIGN_OR_RETURN(const int cases, ParseWholeOrError<int>(args[1], "mpi_optimizer: CASES"));
     uint64_t digest = kFnvOffset;
     for (int k = 0; k < cases; ++k) {
       const rc::Gen<OptimizerCase> gen = GenOptimizerCase(transport.world_size(), transport.world_size());
@@ -274,7 +277,10 @@ int HammerRank(const std::vector<std::string>& args) {
   const double seconds = std::stod(args.at(2));
   return RunRank([&](MpiTransport& transport, std::string*) -> Status {
     const int size = transport.world_size();
-    const int target = target_arg == "cross" ? (transport.rank() + size / 2) % size : std::stoi(target_arg);
+    int target = (transport.rank() + size / 2) % size;  // "cross"
+    if (target_arg != "cross") {
+      FL_ASSIGN_OR_RETURN(target, ParseWholeOrError<int>(target_arg, "mpi_hammer: the target rank"));
+    }
     FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(kHammerRowsPerRank * size, size));
     FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", book, 4));
     std::vector<int64_t> ids;
@@ -424,13 +430,11 @@ int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& bod
 Result<uint64_t> OptimizerSeed() {
   const char* value = std::getenv("FAULTLINE_TEST_SEED");
   if (value == nullptr) return static_cast<uint64_t>(getpid()) * 1000003u;
-  uint64_t seed = 0;
-  const char* end = value + std::strlen(value);
-  auto [ptr, error] = std::from_chars(value, end, seed);
-  if (*value == '\0' || error != std::errc() || ptr != end) {
+  const std::optional<uint64_t> seed = ParseWhole<uint64_t>(value);
+  if (!seed) {
     return InvalidArgumentError(std::string("FAULTLINE_TEST_SEED is '") + value + "'; expected a decimal seed");
   }
-  return seed;
+  return *seed;
 }
 
 }  // namespace faultline

@@ -1,22 +1,26 @@
-// Implements the rank side of the report protocol: write a temporary file,
-// then rename it, so that the launcher never reads half a file.
+// Implements the rank side of the report protocol. Every file is written
+// with WriteFileAtomically (a temporary file, fsynced and renamed into
+// place): the launcher polls for these names and reads a file as soon as it
+// appears, so it must never see half of one.
 #include "reference/distributed/rank_report.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+
+#include "reference/base/atomic_file.h"
 
 namespace faultline {
 namespace {
 
-void WriteAtomically(const std::string& path, const std::string& text) {
-  {
-    std::ofstream out(path + ".tmp");
-    out << getpid() << "\n" << text;
-  }
-  std::rename((path + ".tmp").c_str(), path.c_str());
+// "<pid>\n<text>", as the launcher's ReadPidFile reads it.
+void WriteReportFile(const std::string& path, const std::string& text) {
+  const Status written = WriteFileAtomically(path, {std::to_string(getpid()), "\n", text});
+  // The callers cannot act on it: the launcher will find no report (or no
+  // mark). Say why on stderr, which reaches the job's output that
+  // MpiJob::Describe shows next to the missing report.
+  if (!written.ok()) std::fprintf(stderr, "rank report: %s\n", written.ToString().c_str());
 }
 
 // "DIR/rank-N", or "" outside a job.
@@ -31,12 +35,12 @@ std::string RankPath() {
 
 void ReportFromRank(const std::string& text) {
   const std::string path = RankPath();
-  if (!path.empty()) WriteAtomically(path, text);
+  if (!path.empty()) WriteReportFile(path, text);
 }
 
 void MarkFromRank(const std::string& mark) {
   const std::string path = RankPath();
-  if (!path.empty()) WriteAtomically(path + ".mark-" + mark, mark);
+  if (!path.empty()) WriteReportFile(path + ".mark-" + mark, mark);
 }
 
 }  // namespace faultline

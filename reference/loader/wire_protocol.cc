@@ -9,34 +9,24 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "reference/base/fd_io.h"
 #include "reference/base/status_json.h"
 
 namespace faultline {
 namespace wire {
 
+// fd_io's loops, with this protocol's error texts ("pipe write failed: Broken
+// pipe", as the loader's reports and docs/reliability.md have them) and its
+// end of file (false, not an error).
 Status WriteAll(int fd, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    // A socket, so a dead peer is an EPIPE error rather than a SIGPIPE.
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return UnavailableError(std::string("pipe write failed: ") + std::strerror(errno));
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return OkStatus();
+  const Status written = faultline::WriteAll(fd, data, n);
+  return written.ok() ? written : UnavailableError("pipe " + written.message());
 }
 
 Result<bool> ReadAll(int fd, void* data, size_t n) {
-  char* p = static_cast<char*>(data);
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = read(fd, p + done, n - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return UnavailableError(std::string("pipe read failed: ") + std::strerror(errno));
-    if (r == 0) return false;
-    done += static_cast<size_t>(r);
-  }
+  const Status got = faultline::ReadAll(fd, data, n);
+  if (got.code() == StatusCode::kOutOfRange) return false;  // end of file
+  if (!got.ok()) return UnavailableError("pipe " + got.message());
   return true;
 }
 

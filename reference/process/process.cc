@@ -12,13 +12,14 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "reference/base/parse_int.h"
 #include "reference/process/child_registry.h"
 
 extern char** environ;
@@ -37,10 +38,8 @@ int ReportFd() {
     // Set by the parent that spawned us; anything but a descriptor number
     // (atoi read garbage as 0, stdin) means there is no report channel.
     const char* text = std::getenv(kReportFdEnv);
-    const std::string_view value = text != nullptr ? text : "";
-    int fd = -1;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), fd);
-    g_report_fd = !value.empty() && error == std::errc() && end == value.data() + value.size() && fd >= 0 ? fd : -1;
+    const std::optional<int> fd = ParseWhole<int>(text != nullptr ? text : "");
+    g_report_fd = fd && *fd >= 0 ? *fd : -1;
   }
   return g_report_fd;
 }

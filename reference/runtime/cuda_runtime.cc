@@ -1,8 +1,6 @@
 // Implements the cuda backend over the real CUDA runtime (libcudart). Without
 // a driver or a device every call returns the runtime's own error, and
 // DeviceCount() is 0.
-#include "reference/runtime/cuda_runtime.h"
-
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -24,6 +22,15 @@ namespace {
 
 // Set once this process has made a CUDA runtime call through this backend.
 std::atomic<bool> g_touched_cuda{false};
+
+// Converts a cudaError_t returned by libcudart into a Status (OK for
+// cudaSuccess), keeping name, code, string, the API call and file:line.
+// Only this backend calls libcudart, so it is private to this file.
+Status CudaStatus(int code, const char* api, SourceLocation loc, const std::string& detail = "") {
+  if (code == cudaSuccess) return OkStatus();
+  auto err = static_cast<cudaError_t>(code);
+  return CudaCallError(code, cudaGetErrorName(err), cudaGetErrorString(err), api, loc, detail);
+}
 
 #define FL_CUDA_CALL(api, expr, loc)               \
   do {                                             \
@@ -230,12 +237,6 @@ class CudaRuntime final : public DeviceRuntime {
 };
 
 }  // namespace
-
-Status CudaStatus(int code, const char* api, SourceLocation loc, const std::string& detail) {
-  if (code == cudaSuccess) return OkStatus();
-  auto err = static_cast<cudaError_t>(code);
-  return CudaCallError(code, cudaGetErrorName(err), cudaGetErrorString(err), api, loc, detail);
-}
 
 DeviceRuntime& CudaRuntimeInstance() {
   static auto* runtime = new CudaRuntime();

@@ -8,8 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "reference/base/parse_int.h"
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
 
@@ -26,13 +29,18 @@ std::string Answer(const Result<int>& count) {
 }
 
 Result<int> ParseAnswer(const std::string& text) {
-  if (text.rfind("count ", 0) == 0) return std::stoi(text.substr(6));
-  if (text.rfind("error ", 0) != 0) return InternalError("device probe: unreadable answer '" + text + "'");
-  size_t a = text.find('\t'), b = text.find('\t', a + 1), c = text.find('\t', b + 1);
-  if (a == std::string::npos || b == std::string::npos || c == std::string::npos) {
-    return InternalError("device probe: unreadable answer '" + text + "'");
+  const auto unreadable = [&text] { return InternalError("device probe: unreadable answer '" + text + "'"); };
+  if (text.rfind("count ", 0) == 0) {
+    const std::optional<int> count = ParseWhole<int>(std::string_view(text).substr(6));
+    if (!count) return unreadable();
+    return *count;
   }
-  const int code = std::stoi(text.substr(6, a - 6));
+  if (text.rfind("error ", 0) != 0) return unreadable();
+  size_t a = text.find('\t'), b = text.find('\t', a + 1), c = text.find('\t', b + 1);
+  if (a == std::string::npos || b == std::string::npos || c == std::string::npos) return unreadable();
+  const std::optional<int> parsed_code = ParseWhole<int>(std::string_view(text).substr(6, a - 6));
+  if (!parsed_code) return unreadable();
+  const int code = *parsed_code;
   const std::string message = text.substr(c + 1);
   if (code < 0) return UnavailableError(message);
   const std::string name = text.substr(a + 1, b - a - 1), string = text.substr(b + 1, c - b - 1);

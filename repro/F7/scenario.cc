@@ -31,6 +31,7 @@
 #include <optional>
 #include <thread>
 
+#include "reference/base/fd_io.h"
 #include "reference/graph/generators.h"
 #include "reference/sampling/sample_neighbors.h"
 #include "repro/F7/signature.h"
@@ -84,31 +85,6 @@ Result<Frame> SampleBatch(int64_t batch) {
   return frame;
 }
 
-bool WriteAll(int fd, const void* data, size_t bytes) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    ssize_t n = write(fd, p, bytes);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Reads exactly `bytes`; false on end-of-file or error.
-bool ReadAll(int fd, void* data, size_t bytes) {
-  char* p = static_cast<char*>(data);
-  while (bytes > 0) {
-    ssize_t n = read(fd, p, bytes);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // The pool: its pipes are shared by every process, as a multiprocessing.Queue is.
 struct Pool {
   int data[2] = {-1, -1};
@@ -128,10 +104,10 @@ struct Pool {
 int WorkerLoop(const Pool& pool, int worker) {
   for (;;) {
     int64_t batch = 0;
-    if (!ReadAll(pool.index[worker][0], &batch, sizeof(batch)) || batch < 0) return 0;
+    if (!ReadAll(pool.index[worker][0], &batch, sizeof(batch)).ok() || batch < 0) return 0;
     Result<Frame> frame = SampleBatch(batch);
     if (!frame.ok()) return 2;
-    if (!WriteAll(pool.data[1], &*frame, sizeof(Frame))) return 3;
+    if (!WriteAll(pool.data[1], &*frame, sizeof(Frame)).ok()) return 3;
   }
 }
 
@@ -151,7 +127,7 @@ Status StartPool(Pool& pool) {
 // Every minibatch index goes out at once (prefetching), round robin.
 Status SendTasks(Pool& pool) {
   for (int64_t b = 0; b < kBatches; ++b) {
-    if (!WriteAll(pool.index[b % kWorkers][1], &b, sizeof(b))) return UnavailableError("index queue write failed");
+    if (!WriteAll(pool.index[b % kWorkers][1], &b, sizeof(b)).ok()) return UnavailableError("index queue write failed");
   }
   return OkStatus();
 }
@@ -249,7 +225,7 @@ Outcome RunLegacy(RuntimeKind) {
   });
   const auto start = std::chrono::steady_clock::now();
   Delivery d = Deliver([&](Frame* frame) -> std::optional<ObservedError> {
-    if (!ReadAll(pool.data[0], frame, sizeof(Frame))) {
+    if (!ReadAll(pool.data[0], frame, sizeof(Frame)).ok()) {  // end of file or an error
       return ObservedError{"unavailable", 0, "data queue closed", Trainer(), "data_queue.get"};
     }
     if (frame->batch == kStopFrame) {
@@ -307,7 +283,7 @@ Outcome RunChecked(bool liveness_check) {
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) return ObservedError{"RuntimeError", 0, TimedOutMessage(kTimeoutSeconds), Trainer(), "data_queue.get"};
       if (fds[0].revents & POLLIN) {
-        if (ReadAll(pool.data[0], frame, sizeof(Frame))) return std::nullopt;
+        if (ReadAll(pool.data[0], frame, sizeof(Frame)).ok()) return std::nullopt;
         return ObservedError{"unavailable", 0, "data queue closed", Trainer(), "data_queue.get"};
       }
       for (size_t i = 1; i < fds.size(); ++i) {

@@ -1,0 +1,76 @@
+#include "reference/base/fd_io.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "reference/base/status_matchers.h"
+
+namespace faultline {
+namespace {
+
+TEST(FdIoTest, RoundTripThroughAPipe) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  FL_ASSERT_OK(WriteAll(fds[1], "hello, pipe"));
+  close(fds[1]);
+  char buffer[11];
+  FL_ASSERT_OK(ReadAll(fds[0], buffer, sizeof(buffer)));
+  EXPECT_EQ(std::string(buffer, sizeof(buffer)), "hello, pipe");
+  EXPECT_THAT(ReadAll(fds[0], buffer, 1), StatusIs(StatusCode::kOutOfRange, "end of file after 0 of 1 bytes"));
+  close(fds[0]);
+}
+
+TEST(FdIoTest, EndOfFileMidwaySaysHowFarItGot) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  FL_ASSERT_OK(WriteAll(fds[1], "abc"));
+  close(fds[1]);
+  char buffer[8];
+  EXPECT_THAT(ReadAll(fds[0], buffer, sizeof(buffer)),
+              StatusIs(StatusCode::kOutOfRange, "end of file after 3 of 8 bytes"));
+  close(fds[0]);
+}
+
+TEST(FdIoTest, WritesARegularFileWhole) {
+  const char* tmpdir = std::getenv("TEST_TMPDIR");
+  std::string pattern = std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/fd_io_test.XXXXXX";
+  const int fd = mkstemp(pattern.data());
+  ASSERT_GE(fd, 0);
+  const std::string data(3 << 20, 'x');  // more than one write may take
+  FL_ASSERT_OK(WriteAll(fd, data));
+  ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
+  std::string back(data.size(), '\0');
+  FL_ASSERT_OK(ReadAll(fd, back.data(), back.size()));
+  EXPECT_EQ(back, data);
+  close(fd);
+  unlink(pattern.c_str());
+}
+
+TEST(FdIoTest, AClosedSocketPeerIsAnErrorNotASignal) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  close(fds[1]);
+  // Without MSG_NOSIGNAL this would kill the test with SIGPIPE.
+  EXPECT_THAT(WriteAll(fds[0], "x"), StatusIs(StatusCode::kUnavailable, "write failed: Broken pipe"));
+  close(fds[0]);
+}
+
+TEST(FdIoTest, ABadDescriptorNamesTheError) {
+  char byte = 0;
+  EXPECT_THAT(WriteAll(-1, &byte, 1), StatusIs(StatusCode::kUnavailable, "write failed: Bad file descriptor"));
+  EXPECT_THAT(ReadAll(-1, &byte, 1), StatusIs(StatusCode::kUnavailable, "read failed: Bad file descriptor"));
+}
+
+TEST(FdIoTest, NothingToTransferIsOk) {
+  FL_ASSERT_OK(WriteAll(-1, nullptr, 0));
+  FL_ASSERT_OK(ReadAll(-1, nullptr, 0));
+}
+
+}  // namespace
+}  // namespace faultline
