@@ -5,11 +5,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <string_view>
-#include <system_error>
+
+#include "reference/base/parse_int.h"
 
 namespace faultline {
 namespace {
@@ -35,11 +36,10 @@ bool Known(const std::string& word, const char* const (&list)[N]) {
 // Parses all of `text` as a worker index in 0..INT_MAX (no sign, no
 // trailing characters, no overflow); false otherwise.
 bool ParseWorker(std::string_view text, int* worker) {
-  // A leading digit is required: from_chars would take a '-'.
-  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
-  const char* const end = text.data() + text.size();
-  const std::from_chars_result parsed = std::from_chars(text.data(), end, *worker);
-  return parsed.ec == std::errc() && parsed.ptr == end;
+  const std::optional<int> value = ParseWhole<int>(text);
+  if (!value || *value < 0) return false;
+  *worker = *value;
+  return true;
 }
 
 }  // namespace

@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <system_error>
 
+#include "reference/base/parse_int.h"
 #include "reference/loader/data_loader.h"
 #include "reference/loader/fault_injection.h"
 #include "reference/loader/shared_memory.h"
@@ -23,16 +22,12 @@ namespace {
 // Parses all of `text` as a non-negative int (a descriptor or worker index
 // from the command line): no sign, no trailing characters, no overflow.
 Result<int> ParseSmallInt(const std::string& text, const char* what) {
-  int value = 0;
-  const char* const end = text.data() + text.size();
-  std::from_chars_result parsed{text.data(), std::errc::invalid_argument};
-  // A leading digit is required: from_chars would take a '-'.
-  if (!text.empty() && text[0] >= '0' && text[0] <= '9') parsed = std::from_chars(text.data(), end, value);
-  if (parsed.ec != std::errc() || parsed.ptr != end) {
+  const std::optional<int> value = ParseWhole<int>(text);
+  if (!value || *value < 0) {
     return InvalidArgumentError(std::string("spawned worker: ") + what + " is '" + text +
                                 "'; expected an integer in 0.." + std::to_string(std::numeric_limits<int>::max()));
   }
-  return value;
+  return *value;
 }
 
 // Spawned entry: args = SpawnedWorkerArgs'. Malformed arguments (which only a
