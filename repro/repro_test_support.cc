@@ -9,8 +9,23 @@ bool RegexFullMatch(const std::string& text, const std::string& pattern) {
   return std::regex_match(text, std::regex(pattern));
 }
 
-bool RegexSearch(const std::string& text, const std::string& pattern) {
-  return std::regex_search(text, std::regex(pattern));
+std::vector<std::string> RegexGroups(const std::string& text, const std::string& pattern) {
+  std::smatch match;
+  if (!std::regex_search(text, match, std::regex(pattern))) return {};
+  std::vector<std::string> groups;
+  for (size_t i = 1; i < match.size(); ++i) groups.push_back(match[i].str());
+  return groups;
+}
+
+std::string InitializationBacktrace(const std::string& transcript) {
+  const std::regex header(R"(CUDA was first initialized in the parent \(pid \d+\) at:\n)");
+  std::smatch found;
+  if (!std::regex_search(transcript, found, header)) return "";
+  // The frames follow, one per line, each "  #<k> <function> at <file>:<line>".
+  std::smatch frames;
+  const std::string rest = found.suffix();
+  std::regex_search(rest, frames, std::regex(R"(^(  #\d+ .*\n)*)"));
+  return frames.str();
 }
 
 }  // namespace repro

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "reference/runtime/test_runtime.h"
 #include "repro/runner.h"
@@ -24,15 +25,31 @@ namespace repro {
 // (std::regex_match). Here rather than in each test because <regex> adds
 // seconds to the compile of every file that instantiates it.
 bool RegexFullMatch(const std::string& text, const std::string& pattern);
-// Returns whether some part of `text` matches `pattern` (std::regex_search).
-bool RegexSearch(const std::string& text, const std::string& pattern);
+// Returns the groups captured by the first match of `pattern` in `text`
+// (std::regex_search), or no groups when nothing matches.
+std::vector<std::string> RegexGroups(const std::string& text, const std::string& pattern);
 
-// Checks that the transcript says where the parent initialized CUDA, naming
-// `function` (simcuda records it; real CUDA does not).
+// Checks that `o` reproduced with exactly `signature`: the check the repro
+// CLI's verdict makes (SignatureMismatch, through Reproduced), so the gtests
+// and the CLI cannot drift apart.
+inline void ExpectReproducedWith(const Outcome& o, const Signature& signature) {
+  ASSERT_TRUE(o.error.has_value()) << o.transcript;
+  EXPECT_EQ(SignatureMismatch(signature, *o.error), "") << o.transcript;
+  EXPECT_TRUE(o.reproduced) << o.transcript;
+}
+
+// Returns the backtrace under "CUDA was first initialized in the parent (pid
+// N) at:" in `transcript`: its frame lines ("  #0 ..."), or "" if none.
+std::string InitializationBacktrace(const std::string& transcript);
+
+// Checks that the transcript says where the parent initialized CUDA, with a
+// frame of that backtrace naming `function` (simcuda records it; real CUDA
+// does not).
 inline void ExpectInitializationSiteNamed(const Outcome& o, RuntimeKind runtime, const std::string& function) {
   if (runtime != RuntimeKind::kSimCuda) return;
-  EXPECT_NE(o.transcript.find("CUDA was first initialized in the parent (pid "), std::string::npos) << o.transcript;
-  EXPECT_NE(o.transcript.find(function), std::string::npos) << o.transcript;
+  const std::string backtrace = InitializationBacktrace(o.transcript);
+  EXPECT_NE(backtrace, "") << o.transcript;
+  EXPECT_NE(backtrace.find(function), std::string::npos) << function << " in\n" << o.transcript;
 }
 
 }  // namespace repro

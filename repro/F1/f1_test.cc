@@ -14,15 +14,7 @@ namespace {
 TEST(F1Test, LegacyFailsInsideSampleNeighborsInAForkedWorkerWithInitializationError) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "legacy", runtime);
-  ASSERT_TRUE(o.reproduced) << o.transcript;
-  ASSERT_TRUE(o.error.has_value());
-  EXPECT_EQ(o.error->name, "cudaErrorInitializationError");
-  EXPECT_EQ(o.error->code, 3);
-  EXPECT_EQ(o.error->step, "sample_neighbors");
-  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(worker [01] \(pid \d+\))")) << o.error->process;
-  EXPECT_TRUE(RegexSearch(o.error->message, R"(^worker [01] \(pid \d+\) failed in sample_neighbors on minibatch [01]: )"
-                                            R"(cudaPointerGetAttributes failed: initialization error)"))
-      << o.error->message;
+  ExpectReproducedWith(o, kF1Legacy);
   ExpectInitializationSiteNamed(o, runtime, "ProbeCudaLikeACudaBuild");
 }
 

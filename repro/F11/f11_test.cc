@@ -13,13 +13,7 @@ namespace {
 TEST(F11Test, LegacyNumbersIdsInInsertionOrderSoTheScheduleChangesTheOutput) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F11", "legacy", runtime);
-  ASSERT_TRUE(o.reproduced) << o.transcript;
-  ASSERT_TRUE(o.error.has_value());
-  EXPECT_EQ(o.error->name, "OutputMismatch");
-  EXPECT_EQ(o.error->code, 0);
-  EXPECT_EQ(o.error->message, kF11Legacy.message);
-  EXPECT_EQ(o.error->step, "unique_and_compact");
-  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(main process \(pid \d+\))")) << o.error->process;
+  ExpectReproducedWith(o, kF11Legacy);
   // The same legacy code under the other interleaving gives the reference.
   EXPECT_THAT(o.transcript, testing::HasSubstr("2 workers, inserting in order 0 1: equal to the first-appearance reference"))
       << o.transcript;

@@ -13,13 +13,7 @@ namespace {
 TEST(F12Test, LegacyUpdatesARowLookedUpTwiceOncePerLookup) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F12", "legacy", runtime);
-  ASSERT_TRUE(o.reproduced) << o.transcript;
-  ASSERT_TRUE(o.error.has_value());
-  EXPECT_EQ(o.error->name, "OutputMismatch");
-  EXPECT_EQ(o.error->code, 0);
-  EXPECT_EQ(o.error->message, kF12Legacy.message);
-  EXPECT_EQ(o.error->step, "SparseAdagrad.step");
-  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(trainer 0 \(pid \d+\))")) << o.error->process;
+  ExpectReproducedWith(o, kF12Legacy);
   // Exactly the two ids found in both lookups (3 and 7) are wrong, and the
   // Adagrad state of row 3 holds two updates.
   EXPECT_THAT(o.transcript, testing::HasSubstr("rows differing from the dense single-process reference: 2"))

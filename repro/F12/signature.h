@@ -14,7 +14,7 @@ namespace repro {
 // the message is exact.
 inline const Signature kF12Legacy{"OutputMismatch", 0,
                                   "SparseAdagrad.step: weight row 3 col 0 = 0.699613869, dense reference 0.649999976",
-                                  "trainer 0", "SparseAdagrad.step"};
+                                  ProcessWithPid("trainer 0"), "SparseAdagrad.step"};
 
 }  // namespace repro
 }  // namespace faultline

@@ -2,12 +2,15 @@
 // pinned-cuda loader (graph pinned by the parent, sampled by the device) with
 // two workers: the legacy pipeline state carries the parent's unpinner, which
 // the worker calls on what it received. docs/failures/F2.md.
+#include <unistd.h>
+
 #include <chrono>
 #include <vector>
 
 #include "reference/loader/data_loader.h"
 #include "reference/loader/dispatch.h"
 #include "reference/process/process.h"
+#include "reference/tensor/tensor.h"
 #include "repro/F2/signature.h"
 #include "repro/registry.h"
 #include "repro/scenario_support.h"
@@ -34,36 +37,50 @@ Outcome RunLegacy(RuntimeKind runtime, StartMethod method, const Signature& sign
   return RunLoaderScenario(o, &signature, kHeader);
 }
 
-// The fix's other half, owner-only unpin: a worker that receives the
-// parent's pinned graph leaves it to its owner, and its restore step
-// succeeds. The fixed loader refuses such workers, so this runs that step
-// (RestorePinnedGraphInWorker) itself, in a child forked after the pin, and
-// says what went wrong ("" if nothing). (Whatever the child did, the
-// parent's pin would stand: CUDA refuses a forked child's unpin. What a
-// wrong fix changes is the step's own result.)
-std::string OwnerOnlyUnpinProblem(RuntimeKind runtime) {
+// The fix's other half, owner-only unpin (Note [Pin ownership per process],
+// reference/tensor/tensor.cc): the parent pins a Tensor (its storage records
+// pinned_by) and forks a worker, which runs the fixed restore step and drops
+// its copy of the tensor. Neither may make a CUDA call: in this forked child
+// one fails with 3, which simcuda keeps as the last error (checked on simcuda
+// only: real CUDA's last error there is unverified). The parent's pin must
+// still stand afterwards. Returns what went wrong ("" if nothing) and adds
+// what it checked to `transcript`.
+std::string OwnerOnlyUnpinProblem(RuntimeKind runtime, std::string* transcript) {
   DeviceRuntime& rt = GetRuntime(runtime);
-  std::vector<int64_t> graph(4096, 1);
-  const size_t bytes = graph.size() * sizeof(int64_t);
-  if (Status pinned = rt.HostRegister(graph.data(), bytes); !pinned.ok()) {
-    return "the parent could not pin: " + pinned.ToString();
-  }
-  std::string problem;
+  Result<Tensor> graph = Tensor::FromVector(std::vector<int64_t>(4096, 1));
+  if (!graph.ok()) return "the parent could not make the tensor: " + graph.status().ToString();
+  if (Status pinned = graph->Pin(rt); !pinned.ok()) return "the parent could not pin: " + pinned.ToString();
+  (void)rt.GetLastError();  // the worker inherits this thread's last error: start it clean
   Result<ChildProcess> worker = ChildProcess::Fork([&] {
-    Status restored = RestorePinnedGraphInWorker(Behaviour::kFixed, rt, graph.data());
-    ReportToParent(restored.ok() ? "ok" : restored.ToString());
+    Status restored = RestorePinnedGraphInWorker(Behaviour::kFixed, rt, graph->raw_data());
+    *graph = Tensor();  // the worker's copy goes: its storage must not unpin the parent's memory
+    std::string report = restored.ok() ? "restored" : "restore failed: " + restored.ToString();
+    if (runtime == RuntimeKind::kSimCuda) {
+      const Status last = rt.PeekAtLastError();
+      report += last.ok() ? "; no CUDA call" : "; it made a CUDA call (its last error: " + last.ToString() + ")";
+    }
+    ReportToParent(report);
     return 0;
   });
   Result<ChildExit> exit = worker.ok() ? worker->Wait(std::chrono::seconds(60)) : Result<ChildExit>(worker.status());
-  if (!exit.ok()) {
-    problem = "the forked worker: " + exit.status().ToString();
-  } else if (!exit->succeeded() || exit->transcript != "ok") {
-    problem = "the forked worker's restore: " + (exit->transcript.empty() ? exit->Describe() : exit->transcript);
+  if (!exit.ok()) return "the forked worker: " + exit.status().ToString();
+  const std::string expected = runtime == RuntimeKind::kSimCuda ? "restored; no CUDA call" : "restored";
+  if (!exit->succeeded() || exit->transcript != expected) {
+    return "the forked worker (pid " + std::to_string(exit->pid) + "): " +
+           (exit->transcript.empty() ? exit->Describe() : exit->transcript);
   }
-  if (Status unpinned = rt.HostUnregister(graph.data()); problem.empty() && !unpinned.ok()) {
-    problem = "the owner could not unpin: " + unpinned.ToString();
+  const char* calls = runtime == RuntimeKind::kSimCuda
+                          ? "without a CUDA call"
+                          : "(whether it made a CUDA call: simcuda records it, real CUDA does not)";
+  *transcript += "owner-only unpin: the parent pinned a tensor; worker (pid " + std::to_string(exit->pid) +
+                 "), forked after, ran the fixed restore step and dropped its copy of the tensor " + calls + "\n";
+  Result<bool> still_pinned = rt.IsPinned(graph->raw_data());
+  if (!still_pinned.ok() || !*still_pinned || graph->pinned_by() != getpid()) {
+    return "the parent's pin is gone after the worker dropped its copy";
   }
-  return problem;
+  *transcript += "the parent's pin stands (pinned_by pid " + std::to_string(graph->pinned_by()) + ")\n";
+  if (Status unpinned = graph->Unpin(); !unpinned.ok()) return "the owner could not unpin: " + unpinned.ToString();
+  return "";
 }
 
 // The fixed loader refuses workers for device sampling and says what to
@@ -80,11 +97,10 @@ Outcome RunFixed(RuntimeKind runtime) {
                     transcript);
   }
   transcript += "fixed loader refused num_workers = 2: " + refused.status().message() + "\n";
-  if (std::string problem = OwnerOnlyUnpinProblem(runtime); !problem.empty()) {
-    return PassedIf(false, "owner-only unpin (a forked worker's restore leaves the parent's pin alone); " + problem,
+  if (std::string problem = OwnerOnlyUnpinProblem(runtime, &transcript); !problem.empty()) {
+    return PassedIf(false, "owner-only unpin (a forked worker leaves the parent's pin alone); " + problem,
                     transcript);
   }
-  transcript += "owner-only unpin: a worker forked after the pin restored the graph without unpinning it\n";
   o.num_workers = 0;
   return RunLoaderScenario(o, nullptr, transcript + "following the advice:");
 }

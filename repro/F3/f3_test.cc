@@ -13,13 +13,7 @@ namespace {
 TEST(F3Test, LegacyHostViewOfDeviceIdsFailsInNid2PartId) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F3", "legacy", runtime);
-  ASSERT_TRUE(o.reproduced) << o.transcript;
-  ASSERT_TRUE(o.error.has_value());
-  EXPECT_EQ(o.error->name, "failed_precondition");
-  EXPECT_EQ(o.error->code, 0);
-  EXPECT_EQ(o.error->message, kF3Legacy.message);
-  EXPECT_EQ(o.error->step, "DistEmbedding.forward");
-  EXPECT_TRUE(RegexFullMatch(o.error->process, R"(trainer 0 \(pid \d+\))")) << o.error->process;
+  ExpectReproducedWith(o, kF3Legacy);
 }
 
 TEST(F3Test, FixedVariantsMatchTheHostIdBaselineAndTheDenseStep) {

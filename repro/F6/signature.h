@@ -5,6 +5,8 @@
 #ifndef FAULTLINE_REPRO_F6_SIGNATURE_H_
 #define FAULTLINE_REPRO_F6_SIGNATURE_H_
 
+#include <string>
+
 #include "repro/F6/backend_host.h"
 #include "repro/registry.h"
 
@@ -13,8 +15,14 @@ namespace repro {
 
 // The error underneath is cuInit's in the forked child (driver API): 3,
 // CUDA_ERROR_NOT_INITIALIZED (seen on an H100, docs/gpu-validation.md).
-inline const Signature kF6LegacyWorker{"CUDA_ERROR_NOT_INITIALIZED", 3, kZeroActiveDrivers, "worker ",
-                                       "driver.active"};
+// Triton's message, then the probe's CUDA error: on real CUDA it ends there
+// (")"); simcuda adds its fork note.
+inline const Signature kF6LegacyWorker{
+    "CUDA_ERROR_NOT_INITIALIZED", 3,
+    Pattern(Quote(std::string(kZeroActiveDrivers) +
+                  " (the NVIDIA backend's is_active() returned False: cuInit failed: initialization error") +
+            R"((\)|)" + kForkNotePattern + ")"),
+    ProcessWithPid("worker 0"), "driver.active"};
 
 }  // namespace repro
 }  // namespace faultline

@@ -20,7 +20,13 @@ namespace repro {
 inline constexpr char kF7HangName[] = "Hang";
 inline constexpr char kF7HangMessage[] = "the trainer is blocked in data_queue.get() waiting for minibatch 1";
 
-inline const Signature kF7LegacyHang{kF7HangName, 0, kF7HangMessage, "main process ", "data_queue.get"};
+// The whole message; the time blocked and the dead worker's pid vary.
+inline const Signature kF7LegacyHang{
+    kF7HangName, 0,
+    Pattern(Quote(kF7HangMessage) +
+            R"(: still blocked after \d+ ms although worker 1 \(pid \d+\) was killed by signal 9; nothing reports )"
+            R"(the dead worker, and the queue never ends because every process holds its write end)"),
+    ProcessWithPid("main process"), "data_queue.get"};
 
 // PyTorch's text after PR 3474 (torch/csrc/DataLoader.cpp), for a worker
 // that died by `signal`: "DataLoader worker (pid 4242) is killed by signal:

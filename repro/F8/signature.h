@@ -7,6 +7,8 @@
 #ifndef FAULTLINE_REPRO_F8_SIGNATURE_H_
 #define FAULTLINE_REPRO_F8_SIGNATURE_H_
 
+#include <string>
+
 #include "repro/registry.h"
 
 namespace faultline {
@@ -15,7 +17,12 @@ namespace repro {
 inline constexpr char kF8ErrorName[] = "UnwantedPrimaryContext";
 inline constexpr char kF8Message[] = "primary context created on device 0 by cudaMallocHost in the pin-memory thread";
 
-inline const Signature kF8LegacyPinThread{kF8ErrorName, 0, kF8Message, "pin-memory thread ", "pin_memory"};
+// The whole message: the legacy pin thread never sets a device, so its current
+// device is always 0.
+inline const Signature kF8LegacyPinThread{kF8ErrorName, 0,
+                                          std::string(kF8Message) +
+                                              " (its current device is 0); the trainer uses only device 1",
+                                          ProcessWithPid("pin-memory thread"), "pin_memory"};
 
 }  // namespace repro
 }  // namespace faultline
