@@ -5,10 +5,6 @@
 namespace faultline {
 namespace repro {
 
-bool RegexFullMatch(const std::string& text, const std::string& pattern) {
-  return std::regex_match(text, std::regex(pattern));
-}
-
 std::vector<std::string> RegexGroups(const std::string& text, const std::string& pattern) {
   std::smatch match;
   if (!std::regex_search(text, match, std::regex(pattern))) return {};

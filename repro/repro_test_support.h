@@ -21,12 +21,10 @@
 namespace faultline {
 namespace repro {
 
-// Returns whether all of `text` matches the ECMAScript regex `pattern`
-// (std::regex_match). Here rather than in each test because <regex> adds
-// seconds to the compile of every file that instantiates it.
-bool RegexFullMatch(const std::string& text, const std::string& pattern);
 // Returns the groups captured by the first match of `pattern` in `text`
-// (std::regex_search), or no groups when nothing matches.
+// (std::regex_search), or no groups when nothing matches. Here rather than
+// in each test because <regex> adds seconds to the compile of every file
+// that instantiates it.
 std::vector<std::string> RegexGroups(const std::string& text, const std::string& pattern);
 
 // Checks that `o` reproduced with exactly `signature`: the check the repro

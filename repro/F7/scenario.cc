@@ -270,7 +270,14 @@ Outcome RunChecked(bool liveness_check) {
     for (const ChildProcess& w : pool.workers) {
       const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, w.pid(), 0));
       if (pidfd < 0) {
-        return Unexpected(Observe(UnavailableError(std::string("pidfd_open: ") + strerror(errno)), Trainer(), "start"),
+        const int error = errno;
+        for (size_t i = 1; i < fds.size(); ++i) close(fds[i].fd);
+        if (error == ENOSYS) {  // a kernel before Linux 5.3: this machine cannot show the fix
+          return NotRunHere("F7's fixed variant watches its workers with pidfd_open, which this kernel lacks (Linux "
+                            "5.3 or later has it)",
+                            transcript);
+        }
+        return Unexpected(Observe(UnavailableError(std::string("pidfd_open: ") + strerror(error)), Trainer(), "start"),
                           transcript);
       }
       fds.push_back({pidfd, POLLIN, 0});  // readable once the worker has ended
