@@ -1,4 +1,4 @@
-// Implements WriteAll and ReadAll (fd_io.h).
+// Implements WriteAll, ReadAll and ReadToEnd (fd_io.h).
 #include "reference/base/fd_io.h"
 
 #include <sys/socket.h>
@@ -43,6 +43,18 @@ Status ReadAll(int fd, void* data, size_t n) {
     done += static_cast<size_t>(r);
   }
   return OkStatus();
+}
+
+Result<std::string> ReadToEnd(int fd) {
+  std::string all;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t r = read(fd, buffer, sizeof(buffer));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return UnavailableError(std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) return all;
+    all.append(buffer, static_cast<size_t>(r));
+  }
 }
 
 }  // namespace faultline

@@ -1,10 +1,11 @@
-// Provides WriteAll and ReadAll: the whole of a buffer written to, or read
-// from, a file descriptor, whatever short transfers and signals (EINTR) the
-// kernel interposes. Pipes, sockets and regular files alike.
+// Provides WriteAll, ReadAll and ReadToEnd: the whole of a buffer written to,
+// or read from, a file descriptor, whatever short transfers and signals
+// (EINTR) the kernel interposes. Pipes, sockets and regular files alike.
 #ifndef FAULTLINE_REFERENCE_BASE_FD_IO_H_
 #define FAULTLINE_REFERENCE_BASE_FD_IO_H_
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "reference/base/status.h"
@@ -23,6 +24,10 @@ inline Status WriteAll(int fd, std::string_view data) { return WriteAll(fd, data
 // caller can tell a peer that closed from a read that failed, which is
 // Unavailable "read failed: <strerror>".
 Status ReadAll(int fd, void* data, size_t n);
+
+// Reads until end of file (a child's output through a pipe) and returns it
+// all; a read that fails is Unavailable "read failed: <strerror>".
+Result<std::string> ReadToEnd(int fd);
 
 }  // namespace faultline
 

@@ -26,6 +26,19 @@ TEST(FdIoTest, RoundTripThroughAPipe) {
   close(fds[0]);
 }
 
+TEST(FdIoTest, ReadToEndTakesEverythingUntilTheWriterCloses) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string text(10000, 'x');  // more than one read's buffer
+  FL_ASSERT_OK(WriteAll(fds[1], text + "end"));
+  close(fds[1]);
+  Result<std::string> all = ReadToEnd(fds[0]);
+  FL_ASSERT_OK(all.status());
+  EXPECT_EQ(*all, text + "end");
+  close(fds[0]);
+  EXPECT_THAT(ReadToEnd(fds[0]).status(), StatusIs(StatusCode::kUnavailable, "read failed: Bad file descriptor"));
+}
+
 TEST(FdIoTest, EndOfFileMidwaySaysHowFarItGot) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "reference/base/fd_io.h"
+
 namespace faultline {
 namespace {
 
@@ -46,24 +48,17 @@ Result<std::string> RunIp(const std::vector<std::string>& args) {
     _exit(127);
   }
   close(fds[1]);
-  std::string output;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(fds[0], buffer, sizeof(buffer));
-    if (n > 0) {
-      output.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
+  Result<std::string> read = ReadToEnd(fds[0]);
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  while (!output.empty() && output.back() == '\n') output.pop_back();
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return output;
   std::string command = "ip";
   for (const std::string& arg : args) command += " " + arg;
+  if (!read.ok()) return UnavailableError("reading the output of `" + command + "`: " + read.status().message());
+  std::string output = *read;
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return output;
   return UnavailableError("`" + command + "` failed (" +
                           (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
                                              : "signal " + std::to_string(WTERMSIG(status))) +

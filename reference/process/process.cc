@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "reference/base/fd_io.h"
 #include "reference/base/parse_int.h"
 #include "reference/process/child_registry.h"
 
@@ -73,14 +74,9 @@ std::string ChildExit::Describe() const {
 }
 
 void ReportToParent(std::string_view text) {
-  int fd = ReportFd();
-  if (fd < 0) return;
-  while (!text.empty()) {
-    ssize_t n = write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<size_t>(n));
-  }
+  const int fd = ReportFd();
+  // A parent that is gone or closed its end has nobody to tell.
+  if (fd >= 0) (void)WriteAll(fd, text);
 }
 
 Result<std::string> SelfExecutable() {

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "reference/base/fd_io.h"
 #include "reference/base/parse_int.h"
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
@@ -62,20 +63,11 @@ Result<int> ProbeDeviceCount(RuntimeKind kind) {
   }
   if (pid == 0) {
     close(fds[0]);
-    const std::string answer = Answer(runtime.GetDeviceCount());
-    ssize_t ignored = write(fds[1], answer.data(), answer.size());
-    (void)ignored;
-    _exit(0);
+    // A failed write leaves the parent a short answer, which it calls unreadable.
+    _exit(WriteAll(fds[1], Answer(runtime.GetDeviceCount())).ok() ? 0 : 1);
   }
   close(fds[1]);
-  std::string answer;
-  char buffer[512];
-  for (;;) {
-    ssize_t n = read(fds[0], buffer, sizeof(buffer));
-    if (n > 0) answer.append(buffer, static_cast<size_t>(n));
-    else if (n < 0 && errno == EINTR) continue;
-    else break;
-  }
+  const Result<std::string> read = ReadToEnd(fds[0]);
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -83,7 +75,8 @@ Result<int> ProbeDeviceCount(RuntimeKind kind) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return InternalError("device probe: the probing child (pid " + std::to_string(pid) + ") did not exit cleanly");
   }
-  return ParseAnswer(answer);
+  if (!read.ok()) return InternalError("device probe: " + read.status().message());
+  return ParseAnswer(*read);
 }
 
 }  // namespace faultline
