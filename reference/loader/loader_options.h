@@ -62,8 +62,8 @@ struct LoaderOptions {
 // minibatch has its own random stream, so no worker assignment matters.
 uint64_t LoaderRngSeed(uint64_t seed, int64_t index);
 
-// Returns the options as JSON (every field but `timeout`, which only the
-// parent uses). Bytes of graph_dir that are not UTF-8 become U+FFFD (see
+// Returns the options as JSON (every field but `timeout` and `start_method`,
+// which only the parent uses: a worker knows it was started). Bytes of graph_dir that are not UTF-8 become U+FFFD (see
 // CheckOptionsFitJson).
 std::string OptionsToJson(const LoaderOptions& options);
 // OK when OptionsToJson keeps the options as they are; else an
