@@ -3,14 +3,11 @@
 // overrides the directory.
 #include "repro/F4/plugin_host.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
+#include <string>
+#include <utility>
 
-#include "reference/process/process.h"
 #include "reference/runtime/lazy_init.h"
 
 namespace faultline {
@@ -21,20 +18,8 @@ std::atomic<RuntimeKind> g_runtime{RuntimeKind::kSimCuda};
 std::mutex g_mu;
 Status* g_last_init = new Status();
 
-Result<std::string> PluginPath(PluginKind kind) {
-  const std::string file =
-      kind == PluginKind::kEager ? "libfaultline_plugin_eager.so" : "libfaultline_plugin_lazy.so";
-  std::string tried;
-  if (const char* dir = std::getenv("FAULTLINE_PLUGIN_DIR"); dir && *dir) {
-    const std::string path = std::string(dir) + "/" + file;
-    if (access(path.c_str(), R_OK) == 0) return path;
-    tried += path + " ";
-  }
-  FL_ASSIGN_OR_RETURN(std::string self, SelfExecutable());
-  const std::string path = self + ".runfiles/faultline/repro/F4/" + file;
-  if (access(path.c_str(), R_OK) == 0) return path;
-  tried += path;
-  return NotFoundError("plugin " + file + " not found; tried " + tried + " (set FAULTLINE_PLUGIN_DIR)");
+const char* PluginFile(PluginKind kind) {
+  return kind == PluginKind::kEager ? "libfaultline_plugin_eager.so" : "libfaultline_plugin_lazy.so";
 }
 
 }  // namespace
@@ -54,23 +39,17 @@ Status LastPluginInitStatus() {
 }
 
 Result<Plugin> Plugin::Load(PluginKind kind, RuntimeKind runtime) {
-  FL_ASSIGN_OR_RETURN(std::string path, PluginPath(kind));
+  FL_ASSIGN_OR_RETURN(std::string path, FindRunfile("repro/F4", PluginFile(kind), "FAULTLINE_PLUGIN_DIR"));
+  // Set before loading: the eager plugin's static initializer calls the hook.
   g_runtime.store(runtime);
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return UnavailableError("dlopen " + path + " failed: " + dlerror());
-  return Plugin(handle, path);
-}
-
-Plugin::~Plugin() {
-  if (handle_ != nullptr) dlclose(handle_);
+  FL_ASSIGN_OR_RETURN(SharedLibrary library, SharedLibrary::Open(path));
+  return Plugin(std::move(library));
 }
 
 Status Plugin::Compute() {
-  using ComputeFn = int (*)();
-  auto compute = reinterpret_cast<ComputeFn>(dlsym(handle_, "faultline_plugin_compute"));
-  if (compute == nullptr) return InternalError(path_ + " has no faultline_plugin_compute");
+  FL_ASSIGN_OR_RETURN(auto* compute, library_.Function<int()>("faultline_plugin_compute"));
   const int rc = compute();
-  if (rc < 0) return InternalError(path_ + " could not find faultline_plugin_host_init_cuda in the host binary");
+  if (rc < 0) return InternalError(path() + " could not find faultline_plugin_host_init_cuda in the host binary");
   return LastPluginInitStatus();
 }
 

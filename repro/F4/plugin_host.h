@@ -5,9 +5,11 @@
 #define FAULTLINE_REPRO_F4_PLUGIN_HOST_H_
 
 #include <string>
+#include <utility>
 
 #include "reference/base/status.h"
 #include "reference/runtime/runtime.h"
+#include "repro/shared_library.h"
 
 namespace faultline {
 namespace repro {
@@ -20,18 +22,13 @@ class Plugin {
   // Loads the plugin, making `runtime` the one its CUDA touch uses. Loading
   // the eager plugin initializes CUDA (its static initializer runs).
   static Result<Plugin> Load(PluginKind kind, RuntimeKind runtime);
-  Plugin(Plugin&& other) noexcept : handle_(other.handle_), path_(std::move(other.path_)) { other.handle_ = nullptr; }
-  Plugin(const Plugin&) = delete;
-  Plugin& operator=(const Plugin&) = delete;
-  ~Plugin();
   // Runs the plugin's compute entry (initializes CUDA on first use).
   Status Compute();
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return library_.path(); }
 
  private:
-  Plugin(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
-  void* handle_;
-  std::string path_;
+  explicit Plugin(SharedLibrary library) : library_(std::move(library)) {}
+  SharedLibrary library_;
 };
 
 // Returns the status of the plugin's last CUDA initialization through the host.

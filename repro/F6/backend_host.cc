@@ -3,14 +3,10 @@
 // FAULTLINE_BACKEND_DIR overrides the directory.
 #include "repro/F6/backend_host.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
-
-#include "reference/process/process.h"
+#include <string>
+#include <utility>
 
 namespace faultline {
 namespace repro {
@@ -30,19 +26,19 @@ Status LastProbe() {
   return *g_last_probe;
 }
 
-Result<std::string> BackendPath(ProbeKind kind) {
-  const std::string file = kind == ProbeKind::kCuInit ? "libfaultline_backend_cuinit.so" : "libfaultline_backend_nvml.so";
-  std::string tried;
-  if (const char* dir = std::getenv("FAULTLINE_BACKEND_DIR"); dir && *dir) {
-    const std::string path = std::string(dir) + "/" + file;
-    if (access(path.c_str(), R_OK) == 0) return path;
-    tried += path + " ";
+const char* BackendFile(ProbeKind kind) {
+  return kind == ProbeKind::kCuInit ? "libfaultline_backend_cuinit.so" : "libfaultline_backend_nvml.so";
+}
+
+// Calls the library's `int name()` entry; negative means it found no
+// faultline_f6_host_* hook in the host binary.
+Result<int> CallEntry(const SharedLibrary& library, const char* name) {
+  FL_ASSIGN_OR_RETURN(auto* entry, library.Function<int()>(name));
+  const int result = entry();
+  if (result < 0) {
+    return InternalError(library.path() + " could not find the faultline_f6_host_* hooks in the host binary");
   }
-  FL_ASSIGN_OR_RETURN(std::string self, SelfExecutable());
-  const std::string path = self + ".runfiles/faultline/repro/F6/" + file;
-  if (access(path.c_str(), R_OK) == 0) return path;
-  tried += path;
-  return NotFoundError("backend " + file + " not found; tried " + tried + " (set FAULTLINE_BACKEND_DIR)");
+  return result;
 }
 
 }  // namespace
@@ -63,32 +59,20 @@ extern "C" __attribute__((visibility("default"), used)) int faultline_f6_host_nv
 }
 
 Result<Backend> Backend::Load(ProbeKind kind, RuntimeKind runtime) {
-  FL_ASSIGN_OR_RETURN(std::string path, BackendPath(kind));
+  FL_ASSIGN_OR_RETURN(std::string path, FindRunfile("repro/F6", BackendFile(kind), "FAULTLINE_BACKEND_DIR"));
+  // Set before loading: the library's static initializer probes through the hooks.
   g_runtime.store(runtime);
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return UnavailableError("dlopen " + path + " failed: " + dlerror());
-  return Backend(handle, path);
-}
-
-Backend::~Backend() {
-  if (handle_ != nullptr) dlclose(handle_);
+  FL_ASSIGN_OR_RETURN(SharedLibrary library, SharedLibrary::Open(path));
+  return Backend(std::move(library));
 }
 
 Status Backend::ActiveAtLoad() const {
-  using Fn = int (*)();
-  auto at_load = reinterpret_cast<Fn>(dlsym(handle_, "faultline_backend_active_at_load"));
-  if (at_load == nullptr) return InternalError(path_ + " has no faultline_backend_active_at_load");
-  const int active = at_load();
-  if (active < 0) return InternalError(path_ + " could not find the faultline_f6_host_* hooks in the host binary");
+  FL_ASSIGN_OR_RETURN(const int active, CallEntry(library_, "faultline_backend_active_at_load"));
   return active == 1 ? OkStatus() : LastProbe();
 }
 
 Status Backend::ResolveActiveDriver() const {
-  using Fn = int (*)();
-  auto is_active = reinterpret_cast<Fn>(dlsym(handle_, "faultline_backend_is_active"));
-  if (is_active == nullptr) return InternalError(path_ + " has no faultline_backend_is_active");
-  const int active = is_active();
-  if (active < 0) return InternalError(path_ + " could not find the faultline_f6_host_* hooks in the host binary");
+  FL_ASSIGN_OR_RETURN(const int active, CallEntry(library_, "faultline_backend_is_active"));
   if (active == 1) return OkStatus();
   // Triton's _create_driver() counts the active backends: none.
   const Status probe = LastProbe();

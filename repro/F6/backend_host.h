@@ -5,9 +5,11 @@
 #define FAULTLINE_REPRO_F6_BACKEND_HOST_H_
 
 #include <string>
+#include <utility>
 
 #include "reference/base/status.h"
 #include "reference/runtime/runtime.h"
+#include "repro/shared_library.h"
 
 namespace faultline {
 namespace repro {
@@ -26,22 +28,17 @@ class Backend {
   // Loads the library; its static initializer probes the driver through
   // `runtime` (ProbeKind::kCuInit initializes CUDA in this process).
   static Result<Backend> Load(ProbeKind kind, RuntimeKind runtime);
-  Backend(Backend&& other) noexcept : handle_(other.handle_), path_(std::move(other.path_)) { other.handle_ = nullptr; }
-  Backend(const Backend&) = delete;
-  Backend& operator=(const Backend&) = delete;
-  ~Backend();
 
   // What the probe at load time found: ok when active, else why not.
   Status ActiveAtLoad() const;
   // triton.runtime.driver.active: asks is_active() now; with no active
   // driver, returns kZeroActiveDrivers carrying the probe's CUDA error.
   Status ResolveActiveDriver() const;
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return library_.path(); }
 
  private:
-  Backend(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
-  void* handle_;
-  std::string path_;
+  explicit Backend(SharedLibrary library) : library_(std::move(library)) {}
+  SharedLibrary library_;
 };
 
 }  // namespace repro

@@ -1,0 +1,121 @@
+#!/bin/bash
+# Checks that the docs describe the failures the registry has (`repro list
+# --json`): each failure's docs/failures/<id>.md has a variant table (the
+# markdown table whose first column is `variant`) naming exactly the
+# registered variants, each row's `expected` column starting with the
+# variant's expectation (reproduces / passes); and README.md's catalog table
+# has one row per failure, in the registry's order, linking its page.
+set -u
+REPRO="$1"
+# The docs are data of this test (//:catalog_docs): they sit in the
+# runfiles at their workspace paths (docs/failures/<id>.md, README.md).
+DOCS_ROOT="$TEST_SRCDIR/$TEST_WORKSPACE"
+list="$TEST_TMPDIR/list.json"
+
+"$REPRO" list --json >"$list" || { echo "FAIL: $REPRO list --json exited $?" >&2; exit 1; }
+
+python3 - "$list" "$DOCS_ROOT" <<'PY'
+import json, os, re, sys
+
+failures = json.load(open(sys.argv[1]))
+root = sys.argv[2]
+errors = []
+
+
+def cells(line):
+    # "| a | b |" -> ["a", "b"]; a cell may not hold a "|" (none does today).
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def tables(path):
+    """Yields (header line number, header cells, [(line number, cells)]) per markdown table."""
+    lines = open(path, encoding="utf-8").read().splitlines()
+    i = 0
+    while i < len(lines):
+        is_table = lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|\s*:?-", lines[i + 1])
+        if not is_table:
+            i += 1
+            continue
+        header, rows, j = cells(lines[i]), [], i + 2
+        while j < len(lines) and lines[j].startswith("|"):
+            rows.append((j + 1, cells(lines[j])))
+            j += 1
+        yield i + 1, header, rows
+        i = j
+
+
+def names(items):
+    return ", ".join(items) if items else "none"
+
+
+for f in failures:
+    fid = f["id"]
+    rel = "docs/failures/%s.md" % fid
+    path = os.path.join(root, rel)
+    if not os.path.exists(path):
+        errors.append("%s: missing for failure %s" % (rel, fid))
+        continue
+    variant_tables = [t for t in tables(path) if t[1] and t[1][0] == "variant"]
+    if len(variant_tables) != 1:
+        errors.append("%s: failure %s: expected one variant table (a markdown table whose first column "
+                      "is `variant`), found %d" % (rel, fid, len(variant_tables)))
+        continue
+    header_line, header, rows = variant_tables[0]
+    if header[-1] != "expected":
+        errors.append("%s:%d: failure %s: the variant table's last column is '%s', expected 'expected'"
+                      % (rel, header_line, fid, header[-1]))
+        continue
+    registered = {v["variant"]: v["expected"] for v in f["variants"]}
+    documented = [(line, row[0].strip("`"), row[-1]) for line, row in rows]
+    seen = set()
+    for line, name, expected in documented:
+        if name in seen:
+            errors.append("%s:%d: failure %s: variant '%s' is listed twice" % (rel, line, fid, name))
+        seen.add(name)
+        if name not in registered:
+            errors.append("%s:%d: failure %s: variant '%s' is not registered (registered: %s)"
+                          % (rel, line, fid, name, names(list(registered))))
+            continue
+        word = re.match(r"[a-z]*", expected).group(0)
+        if word != registered[name]:
+            errors.append("%s:%d: failure %s: variant '%s' expects '%s' in the doc, but the registry says %s"
+                          % (rel, line, fid, name, expected, registered[name]))
+    missing = [name for name in registered if name not in seen]
+    if missing:
+        errors.append("%s:%d: failure %s: the variant table lacks registered variant(s) %s"
+                      % (rel, header_line, fid, names(missing)))
+
+# README.md: the catalog table is the one whose first column is `id`.
+readme = os.path.join(root, "README.md")
+catalogs = [t for t in tables(readme) if t[1] and t[1][0] == "id"]
+if len(catalogs) != 1:
+    errors.append("README.md: expected one catalog table (a markdown table whose first column is `id`), "
+                  "found %d" % len(catalogs))
+else:
+    header_line, header, rows = catalogs[0]
+    ids = [f["id"] for f in failures]
+    listed = [row[0] for _, row in rows]
+    for line, row in rows:
+        link = "[%s](docs/failures/%s.md)" % (row[0], row[0])
+        if row[-1] != link:
+            errors.append("README.md:%d: failure %s: the page column is '%s', expected '%s'"
+                          % (line, row[0], row[-1], link))
+    if listed != ids:
+        extra = [i for i in listed if i not in ids]
+        missing = [i for i in ids if i not in listed]
+        twice = sorted({i for i in listed if listed.count(i) > 1})
+        detail = []
+        if missing: detail.append("no row for registered failure(s) %s" % names(missing))
+        if extra: detail.append("rows for unregistered failure(s) %s" % names(extra))
+        if twice: detail.append("more than one row for %s" % names(twice))
+        if not detail: detail.append("rows out of order")
+        errors.append("README.md:%d: catalog table: %s; rows are %s, the registry has %s"
+                      % (header_line, "; ".join(detail), names(listed), names(ids)))
+
+for e in errors:
+    print("FAIL: " + e, file=sys.stderr)
+if errors:
+    sys.exit(1)
+print("ok: %d failures, %d variants match their docs and the README catalog"
+      % (len(failures), sum(len(f["variants"]) for f in failures)))
+PY
