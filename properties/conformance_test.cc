@@ -32,6 +32,16 @@ int TargetDevices() {
   return value != nullptr && std::string(value) == "2" ? 2 : 1;
 }
 
+// A value the test does not know would quietly pick a default set.
+TEST(ConformanceConfigTest, TheEnvironmentHoldsKnownValues) {
+  const char* devices = std::getenv("FAULTLINE_CONFORMANCE_DEVICES");
+  EXPECT_TRUE(devices == nullptr || std::string(devices) == "1" || std::string(devices) == "2")
+      << "FAULTLINE_CONFORMANCE_DEVICES is '" << devices << "'; expected 1 or 2";
+  const char* driver = std::getenv("FAULTLINE_CONFORMANCE_DRIVER");
+  EXPECT_TRUE(driver == nullptr || std::string(driver) == "present" || std::string(driver) == "none")
+      << "FAULTLINE_CONFORMANCE_DRIVER is '" << driver << "'; expected present or none";
+}
+
 class ConformanceTest : public testing::TestWithParam<Scenario> {};
 
 TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {

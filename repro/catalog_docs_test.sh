@@ -5,6 +5,9 @@
 # registered variants, each row's `expected` column starting with the
 # variant's expectation (reproduces / passes); and README.md's catalog table
 # has one row per failure, in the registry's order, linking its page.
+# It does not compare the signatures the pages quote with signature.h: the
+# repro tests assert those (ExpectReproducedWith), and a page's quote is
+# kept true by hand.
 set -u
 REPRO="$1"
 # The docs are data of this test (//:catalog_docs): they sit in the

@@ -61,6 +61,13 @@ ExpectedText ProcessWithPid(const std::string& label);
 // which are not part of the observed message). Real CUDA adds nothing.
 inline constexpr char kForkNotePattern[] =
     R"(; this process \(pid \d+\) was forked after CUDA was initialized in pid \d+ at:)";
+// `pattern`, then simcuda's fork note where there is one.
+inline std::string WithForkNote(const std::string& pattern) { return pattern + "(" + kForkNotePattern + ")?"; }
+// `pattern`, an error whose driver answer is in parentheses: real CUDA closes
+// them (")"); simcuda goes on with its fork note instead.
+inline std::string ClosedOrForkNote(const std::string& pattern) {
+  return pattern + R"((\)|)" + kForkNotePattern + ")";
+}
 
 // The documented symptom a reproducing variant must show, every field as the
 // failure's doc (docs/failures/F*.md) gives it.

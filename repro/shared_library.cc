@@ -65,6 +65,8 @@ void SharedLibrary::Close() {
 }
 
 Result<void*> SharedLibrary::Symbol(const std::string& name) const {
+  // dlsym(nullptr, ...) would search the whole process (RTLD_DEFAULT).
+  if (handle_ == nullptr) return FailedPreconditionError("no library is open to look up " + name + " in");
   (void)dlerror();  // clear a stale error, so the one below is dlsym's
   void* address = dlsym(handle_, name.c_str());
   if (address == nullptr) return InternalError(path_ + " has no " + name + ": " + LastDlError());

@@ -11,7 +11,8 @@
 
 namespace faultline {
 
-Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts) {
+Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts,
+                           FileDurability durability) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -35,7 +36,7 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
     const Status written = WriteAll(fd, part);
     if (!written.ok()) return fail_with(written.message(), true);  // "write failed: <strerror>"
   }
-  if (fsync(fd) != 0) return fail("fsync", true);
+  if (durability == FileDurability::kDurable && fsync(fd) != 0) return fail("fsync", true);
   if (close(fd) != 0) return fail("close", false);
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string message = "cannot rename the temporary file onto '" + path + "': " + std::strerror(errno);

@@ -10,12 +10,18 @@
 
 namespace faultline {
 
+// Whether the file must survive a crash of the machine (kDurable: fsync
+// before the rename) or only appear whole to other processes (kVisible: the
+// rename alone does that, without the disk's latency).
+enum class FileDurability { kDurable, kVisible };
+
 // Writes `parts`, one after the other, to `path` (mode 0644) through a
-// temporary file next to it that is fsynced and renamed into place: either
-// the complete file appears at `path` or the previous state is left
-// unchanged, and no temporary file stays behind. Failures are
-// InvalidArgument errors naming the path, the step and errno.
-Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts);
+// temporary file next to it that is renamed into place: either the complete
+// file appears at `path` or the previous state is left unchanged, and no
+// temporary file stays behind. Failures are InvalidArgument errors naming
+// the path, the step and errno.
+Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts,
+                           FileDurability durability = FileDurability::kDurable);
 
 }  // namespace faultline
 

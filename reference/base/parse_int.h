@@ -33,6 +33,14 @@ std::optional<T> ParseWhole(std::string_view text) {
   return value;
 }
 
+// ParseWhole for a count, an index or a file descriptor: digits only, so a
+// sign of any kind is refused ("-0" too, which ParseWhole<int> reads as 0).
+template <typename T>
+std::optional<T> ParseWholeNonNegative(std::string_view text) {
+  if (text.empty() || text[0] == '-') return std::nullopt;
+  return ParseWhole<T>(text);
+}
+
 // ParseWhole for inputs that a caller cannot do without: fails with
 // InvalidArgument "<what> is '<text>'; expected an integer in MIN..MAX".
 template <typename T>

@@ -238,9 +238,18 @@ int OptimizerArgumentsRank(const std::vector<std::string>&) {
                                   "the ranks create different tensors: rank " + std::to_string(size - 1) +
                                   " creates it with other settings than rank 0 (this rank's: 'SparseAdam lr 0.1, "
                                   "beta1 " + (r == size - 1 ? "0.8" : "0.9") +
-                                  ", beta2 0.999, eps 1e-08') (every rank must create the same tensors, in the "
-                                  "same order)"));
-    for (const char* state : {"emb_sum", "emb_step", "emb_mem", "emb_power"}) {
+                                  ", beta2 0.999, eps 1e-08; embeddings 'emb' (dim 2)') (every rank must create the "
+                                  "same tensors, in the same order)"));
+    // Rank 1 is given one more embedding: every rank fails at the first state tensor.
+    FL_ASSIGN_OR_RETURN(DistEmbedding other, DistEmbedding::Create(transport, "other", book, 3));
+    const std::vector<DistEmbedding*> both = {&emb, &other};
+    FL_RETURN_IF_ERROR(expect(SparseAdagrad::Create(r == 1 ? both : std::vector<DistEmbedding*>{&emb}, 0.1f).status(),
+                              "invalid_argument: tensor 'emb_sum': " + here +
+                                  "the ranks create different tensors: rank 1 creates it with other settings than "
+                                  "rank 0 (this rank's: 'SparseAdagrad lr 0.1, eps 1e-10; embeddings 'emb' (dim 2)" +
+                                  (r == 1 ? ", 'other' (dim 3)" : "") +
+                                  "') (every rank must create the same tensors, in the same order)"));
+    for (const char* state : {"emb_sum", "emb_step", "emb_mem", "emb_power", "other_sum"}) {
       if (transport.FindTensor(state).ok()) return InternalError(std::string("a refused optimizer created ") + state);
     }
     FL_ASSIGN_OR_RETURN(std::unique_ptr<SparseAdam> adam, SparseAdam::Create({&emb}, 0.1f));
@@ -269,13 +278,26 @@ int DeadRank(const std::vector<std::string>&) {
 }
 FL_REGISTER_CHILD("mpi_dead_rank", DeadRank);
 
+// Argument `index` of a rank program read as seconds (a finite number >= 0).
+Result<double> SecondsArg(const std::vector<std::string>& args, size_t index, const char* program) {
+  if (index >= args.size()) return InvalidArgumentError(std::string(program) + ": its SECONDS argument is missing");
+  const std::string& text = args[index];
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0) {
+    return InvalidArgumentError(std::string(program) + ": SECONDS is '" + text + "'; expected a number >= 0");
+  }
+  return seconds;
+}
+
 // Repeats one operation on 16 rows of one partition until it fails or
 // SECONDS pass (then it reports ok, which a fault test takes for a miss).
 int HammerRank(const std::vector<std::string>& args) {
-  const std::string op = args.at(0);
-  const std::string target_arg = args.at(1);
-  const double seconds = std::stod(args.at(2));
   return RunRank([&](MpiTransport& transport, std::string*) -> Status {
+    // Parsed here, so that a bad argument is reported like any failure of the rank.
+    FL_ASSIGN_OR_RETURN(const double seconds, SecondsArg(args, 2, "mpi_hammer"));
+    const std::string& op = args[0];
+    const std::string& target_arg = args[1];
     const int size = transport.world_size();
     int target = (transport.rank() + size / 2) % size;  // "cross"
     if (target_arg != "cross") {
@@ -305,8 +327,8 @@ FL_REGISTER_CHILD("mpi_hammer", HammerRank);
 // partition. Creating a tensor is setup: the wait is bounded by the join
 // limit, not by the operation timeout.
 int LateSetupRank(const std::vector<std::string>& args) {
-  const double seconds = std::stod(args.at(0));
-  return RunRank([seconds](MpiTransport& transport, std::string*) -> Status {
+  return RunRank([&args](MpiTransport& transport, std::string*) -> Status {
+    FL_ASSIGN_OR_RETURN(const double seconds, SecondsArg(args, 0, "mpi_late_setup"));
     if (transport.rank() == 1) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     const int size = transport.world_size();
     FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(2 * size, size));
@@ -328,8 +350,12 @@ int LateJoinRank(const std::vector<std::string>& args) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) std::this_thread::sleep_for(std::chrono::duration<double>(std::stod(args.at(0))));  // late on purpose
-  return RunRank([](MpiTransport& transport, std::string*) -> Status { return transport.Barrier(); });
+  const Result<double> late = SecondsArg(args, 0, "mpi_late_join");
+  if (rank == 0 && late.ok()) std::this_thread::sleep_for(std::chrono::duration<double>(*late));  // late on purpose
+  return RunRank([&late](MpiTransport& transport, std::string*) -> Status {
+    FL_RETURN_IF_ERROR(late.status());
+    return transport.Barrier();
+  });
 }
 FL_REGISTER_CHILD("mpi_late_join", LateJoinRank);
 

@@ -314,7 +314,8 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec, const Status& checked
                                 " refused its own arguments for it (its error says why; nothing was created)");
   }
   for (int r = 1; r < size_; ++r) {
-    const std::string difference = TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data(), spec.settings);
+    const std::string difference =
+        TensorDifference(r, &all[static_cast<size_t>(r) * kTensorFields], all.data(), spec.settings);
     if (!difference.empty()) {
       return InvalidArgumentError("mpi rank " + std::to_string(rank_) + ": the ranks create different tensors: " +
                                   difference + " (every rank must create the same tensors, in the same order)");

@@ -1,7 +1,8 @@
 // Implements the rank side of the report protocol. Every file is written
-// with WriteFileAtomically (a temporary file, fsynced and renamed into
-// place): the launcher polls for these names and reads a file as soon as it
-// appears, so it must never see half of one.
+// with WriteFileAtomically (a temporary file renamed into place): the
+// launcher polls for these names and reads a file as soon as it appears, so
+// it must never see half of one. No fsync: only another process reads them,
+// and the fault tests time the marks.
 #include "reference/distributed/rank_report.h"
 
 #include <unistd.h>
@@ -16,7 +17,8 @@ namespace {
 
 // "<pid>\n<text>", as the launcher's ReadPidFile reads it.
 void WriteReportFile(const std::string& path, const std::string& text) {
-  const Status written = WriteFileAtomically(path, {std::to_string(getpid()), "\n", text});
+  const Status written =
+      WriteFileAtomically(path, {std::to_string(getpid()), "\n", text}, FileDurability::kVisible);
   // The callers cannot act on it: the launcher will find no report (or no
   // mark). Say why on stderr, which reaches the job's output that
   // MpiJob::Describe shows next to the missing report.

@@ -86,13 +86,21 @@ Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, f
 Result<std::vector<DistTensor>> SparseOptimizer::CreateStates(const std::vector<DistEmbedding*>& params,
                                                               const std::vector<StateTensor>& states,
                                                               const std::string& settings, const Status& verdict) {
+  // The embeddings, in order, are agreed on too: a trainer given another
+  // list would agree on the first state tensor and then wait for creations
+  // the others never make.
+  std::string agreed = settings + "; embeddings";
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] == nullptr) continue;
+    agreed += (i == 0 ? " '" : ", '") + params[i]->name() + "' (dim " + std::to_string(params[i]->dim()) + ")";
+  }
   std::vector<DistTensor> created;
   for (DistEmbedding* param : params) {
     if (param == nullptr) continue;  // only when refused: a refusal needs one embedding's transport
     Transport& transport = param->weights().transport();
     for (const StateTensor& state : states) {
       const TensorSpec spec{param->name() + state.suffix, param->weights().book(), state.one_column ? 1 : param->dim(),
-                            settings};
+                            agreed};
       FL_RETURN_IF_ERROR(transport.CreateTensor(spec, verdict).status());  // a refusal returns here, agreed
       FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Attach(transport, spec.name));
       created.push_back(std::move(tensor));

@@ -15,7 +15,8 @@ namespace faultline {
 // Every trainer must pass Create the same arguments. Each checks its own
 // before any state tensor exists, and its verdict and hyperparameters join
 // the agreement on the first state tensor: a trainer that refuses its
-// arguments, or was given other hyperparameters, makes every trainer fail,
+// arguments, or was given other hyperparameters or other embeddings, makes
+// every trainer fail,
 // naming it, with no state created. (A trainer given no embedding at all
 // has no transport to agree through: the others then fail at the join limit.)
 class SparseOptimizer {
@@ -43,8 +44,9 @@ class SparseOptimizer {
                             const std::vector<StateTensor>& states);
   // Creates `states` of every parameter (collective), parameter by
   // parameter, after the agreement on the first: `verdict` is this trainer's
-  // own on its arguments and `settings` its hyperparameters as text. Returns
-  // them in that order, or the verdict when it is an error.
+  // own on its arguments and `settings` its hyperparameters as text (the
+  // embeddings' names and dims are added to what is agreed). Returns them in
+  // that order, or the verdict when it is an error.
   static Result<std::vector<DistTensor>> CreateStates(const std::vector<DistEmbedding*>& params,
                                                       const std::vector<StateTensor>& states,
                                                       const std::string& settings, const Status& verdict);

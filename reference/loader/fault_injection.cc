@@ -15,8 +15,6 @@
 namespace faultline {
 namespace {
 
-// The error message spells the protocol actions' count out.
-static_assert(std::size(kProtocolActions) == 5, "update 'the last five' in FaultInjectionFromEnv's error");
 
 template <size_t N>
 std::string Join(const char* const (&words)[N]) {
@@ -36,8 +34,8 @@ bool Known(const std::string& word, const char* const (&list)[N]) {
 // Parses all of `text` as a worker index in 0..INT_MAX (no sign, no
 // trailing characters, no overflow); false otherwise.
 bool ParseWorker(std::string_view text, int* worker) {
-  const std::optional<int> value = ParseWhole<int>(text);
-  if (!value || *value < 0) return false;
+  const std::optional<int> value = ParseWholeNonNegative<int>(text);
+  if (!value) return false;
   *worker = *value;
   return true;
 }
@@ -68,7 +66,7 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
                                 "'; expected STEP:ACTION[:WORKER] with STEP one of " + Join(kInjectSteps) +
                                 " and ACTION one of " + Join(kProcessActions) + ", " + Join(kProtocolActions) +
-                                " (the last five after_write only)");
+                                " (the last " + std::to_string(std::size(kProtocolActions)) + " after_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();

@@ -63,8 +63,8 @@ struct LoaderOptions {
 uint64_t LoaderRngSeed(uint64_t seed, int64_t index);
 
 // Returns the options as JSON (every field but `timeout` and `start_method`,
-// which only the parent uses: a worker knows it was started). Bytes of graph_dir that are not UTF-8 become U+FFFD (see
-// CheckOptionsFitJson).
+// which only the parent uses: a worker knows it was started). Bytes of
+// graph_dir that are not UTF-8 become U+FFFD (see CheckOptionsFitJson).
 std::string OptionsToJson(const LoaderOptions& options);
 // OK when OptionsToJson keeps the options as they are; else an
 // InvalidArgument error naming graph_dir (a Linux path need not be UTF-8).

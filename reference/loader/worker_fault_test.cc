@@ -168,7 +168,7 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   EXPECT_EQ(loader.status().message(),
             "FAULTLINE_LOADER_INJECT is 'mid_write:explode'; expected STEP:ACTION[:WORKER] with STEP one of started, "
             "before_restore, after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff (the last five after_write only)");
+            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff (the last 5 after_write only)");
   ScopedInjection early("after_task:misindex");
   EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
             StatusCode::kInvalidArgument);
@@ -177,7 +177,7 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
 // WORKER must be all of a non-negative int: no sign, no spaces, no trailing
 // characters, nothing past INT_MAX.
 TEST(WorkerFaultTest, AWorkerThatIsNotAWholeIndexIsRefused) {
-  for (const char* worker : {"", "-1", "+1", "1x", " 1", "2147483648", "99999999999"}) {
+  for (const char* worker : {"", "-1", "-0", "+1", "1x", " 1", "2147483648", "99999999999"}) {
     ScopedInjection inject(std::string("after_task:sigkill:") + worker);
     EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
               StatusCode::kInvalidArgument)

@@ -22,8 +22,8 @@ namespace {
 // Parses all of `text` as a non-negative int (a descriptor or worker index
 // from the command line): no sign, no trailing characters, no overflow.
 Result<int> ParseSmallInt(const std::string& text, const char* what) {
-  const std::optional<int> value = ParseWhole<int>(text);
-  if (!value || *value < 0) {
+  const std::optional<int> value = ParseWholeNonNegative<int>(text);
+  if (!value) {
     return InvalidArgumentError(std::string("spawned worker: ") + what + " is '" + text +
                                 "'; expected an integer in 0.." + std::to_string(std::numeric_limits<int>::max()));
   }

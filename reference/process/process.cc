@@ -39,8 +39,8 @@ int ReportFd() {
     // Set by the parent that spawned us; anything but a descriptor number
     // (atoi read garbage as 0, stdin) means there is no report channel.
     const char* text = std::getenv(kReportFdEnv);
-    const std::optional<int> fd = ParseWhole<int>(text != nullptr ? text : "");
-    g_report_fd = fd && *fd >= 0 ? *fd : -1;
+    const std::optional<int> fd = ParseWholeNonNegative<int>(text != nullptr ? text : "");
+    g_report_fd = fd ? *fd : -1;
   }
   return g_report_fd;
 }

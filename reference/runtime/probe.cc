@@ -63,7 +63,7 @@ Result<int> ProbeDeviceCount(RuntimeKind kind) {
   }
   if (pid == 0) {
     close(fds[0]);
-    // A failed write leaves the parent a short answer, which it calls unreadable.
+    // A child that cannot write its answer exits 1: "did not exit cleanly".
     _exit(WriteAll(fds[1], Answer(runtime.GetDeviceCount())).ok() ? 0 : 1);
   }
   close(fds[1]);
@@ -72,10 +72,11 @@ Result<int> ProbeDeviceCount(RuntimeKind kind) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // A failed read first: the child whose answer was not read may have died of it.
+  if (!read.ok()) return InternalError("device probe: reading the answer: " + read.status().message());
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return InternalError("device probe: the probing child (pid " + std::to_string(pid) + ") did not exit cleanly");
   }
-  if (!read.ok()) return InternalError("device probe: " + read.status().message());
   return ParseAnswer(*read);
 }
 

@@ -13,8 +13,8 @@ namespace repro {
 // error; simcuda adds where the parent initialized CUDA (kForkNotePattern).
 inline const Signature kF1Legacy{
     "cudaErrorInitializationError", 3,
-    Pattern(R"(worker \d+ \(pid \d+\) failed in sample_neighbors on minibatch \d+: )"
-            R"(cudaPointerGetAttributes failed: initialization error()" + std::string(kForkNotePattern) + ")?"),
+    Pattern(WithForkNote(R"(worker \d+ \(pid \d+\) failed in sample_neighbors on minibatch \d+: )"
+                         R"(cudaPointerGetAttributes failed: initialization error)")),
     ProcessWithPid(R"(worker \d+)"), "sample_neighbors"};
 
 }  // namespace repro

@@ -14,8 +14,8 @@ namespace repro {
 // error; simcuda adds its detail after it (real CUDA adds none).
 inline const Signature kF2LegacyFork{
     "cudaErrorInitializationError", 3,
-    Pattern(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
-            R"(cudaHostUnregister failed: initialization error()" + std::string(kForkNotePattern) + ")?"),
+    Pattern(WithForkNote(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
+                         R"(cudaHostUnregister failed: initialization error)")),
     ProcessWithPid(R"(worker \d+)"), "restore_state"};
 inline const Signature kF2LegacySpawn{
     "cudaErrorHostMemoryNotRegistered", 713,

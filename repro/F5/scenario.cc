@@ -5,6 +5,9 @@
 // equal the host gather. docs/failures/F5.md.
 #include <unistd.h>
 
+#include <optional>
+
+#include "reference/base/parse_int.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 #include "reference/runtime/lazy_init.h"
@@ -47,7 +50,9 @@ int Worker(RuntimeKind kind, int index, int count) {
 int SpawnedWorker(const std::vector<std::string>& args) {
   if (args.size() != 3) return 2;
   Result<RuntimeKind> kind = ParseRuntimeKind(args[0]);
-  return kind.ok() ? Worker(*kind, std::stoi(args[1]), std::stoi(args[2])) : 2;
+  const std::optional<int> index = ParseWholeNonNegative<int>(args[1]);
+  const std::optional<int> count = ParseWholeNonNegative<int>(args[2]);
+  return kind.ok() && index && count ? Worker(*kind, *index, *count) : 2;
 }
 FL_REGISTER_CHILD("faultline_f5_worker", SpawnedWorker);
 

@@ -16,8 +16,7 @@ namespace repro {
 // simcuda goes on with where the parent initialized CUDA.
 inline const Signature kF5LegacyWorker{
     "failed_precondition", 0,
-    Pattern(Quote(kCannotReinitializeCuda) + R"( \(cuInit failed: initialization error(\)|)" + kForkNotePattern +
-            ")"),
+    Pattern(ClosedOrForkNote(Quote(std::string(kCannotReinitializeCuda) + " (cuInit failed: initialization error"))),
     ProcessWithPid(R"(worker \d+)"), "lazy_init"};
 
 }  // namespace repro

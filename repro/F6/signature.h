@@ -19,9 +19,9 @@ namespace repro {
 // (")"); simcuda adds its fork note.
 inline const Signature kF6LegacyWorker{
     "CUDA_ERROR_NOT_INITIALIZED", 3,
-    Pattern(Quote(std::string(kZeroActiveDrivers) +
-                  " (the NVIDIA backend's is_active() returned False: cuInit failed: initialization error") +
-            R"((\)|)" + kForkNotePattern + ")"),
+    Pattern(ClosedOrForkNote(Quote(std::string(kZeroActiveDrivers) +
+                                   " (the NVIDIA backend's is_active() returned False: cuInit failed: "
+                                   "initialization error"))),
     ProcessWithPid("worker 0"), "driver.active"};
 
 }  // namespace repro

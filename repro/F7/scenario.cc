@@ -53,10 +53,6 @@ constexpr int kWorkers = 2;
 constexpr int kBatches = 4;
 constexpr int64_t kBatchSize = 32;
 constexpr int kKilledWorker = 1;  // it owns minibatches 1 and 3 (round robin)
-// How long the legacy trainer must stay blocked, with worker 1 dead, before
-// the harness calls it a hang. The outcome does not depend on it: minibatch 1
-// can never arrive once worker 1 is dead; the deadline only bounds the wait.
-constexpr std::chrono::milliseconds kHangDeadline{1500};
 constexpr int kTimeoutSeconds = 1;  // the workaround's DataLoader(timeout=1)
 constexpr int64_t kStopFrame = -1;  // the harness's release of a proven hang
 
@@ -216,14 +212,16 @@ Outcome RunLegacy(RuntimeKind) {
   std::mutex mu;
   std::condition_variable cv;
   bool finished = false, released = false;
+  // The deadline counts from `start`, read before the watchdog exists, so
+  // the blocked time reported is never below it.
+  const auto start = std::chrono::steady_clock::now();
   std::thread watchdog([&] {
     std::unique_lock<std::mutex> lock(mu);
-    if (cv.wait_for(lock, kHangDeadline, [&] { return finished; })) return;
+    if (cv.wait_until(lock, start + kF7HangDeadline, [&] { return finished; })) return;
     released = true;
     const Frame stop{kStopFrame, 0, 0};
     (void)WriteAll(pool.data[1], &stop, sizeof(stop));
   });
-  const auto start = std::chrono::steady_clock::now();
   Delivery d = Deliver([&](Frame* frame) -> std::optional<ObservedError> {
     if (!ReadAll(pool.data[0], frame, sizeof(Frame)).ok()) {  // end of file or an error
       return ObservedError{"unavailable", 0, "data queue closed", Trainer(), "data_queue.get"};

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 
 #include "repro/registry.h"
@@ -18,6 +19,10 @@ namespace faultline {
 namespace repro {
 
 inline constexpr char kF7HangName[] = "Hang";
+// How long the legacy trainer must stay blocked, with worker 1 dead, before
+// the harness calls it a hang. The outcome does not depend on it: minibatch 1
+// can never arrive once worker 1 is dead; the deadline only bounds the wait.
+inline constexpr std::chrono::milliseconds kF7HangDeadline{1500};
 inline constexpr char kF7HangMessage[] = "the trainer is blocked in data_queue.get() waiting for minibatch 1";
 
 // The whole message; the time blocked and the dead worker's pid vary.
