@@ -90,9 +90,11 @@ Result<std::vector<DistTensor>> SparseOptimizer::CreateStates(const std::vector<
   // list would agree on the first state tensor and then wait for creations
   // the others never make.
   std::string agreed = settings + "; embeddings";
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i] == nullptr) continue;
-    agreed += (i == 0 ? " '" : ", '") + params[i]->name() + "' (dim " + std::to_string(params[i]->dim()) + ")";
+  const char* separator = " '";
+  for (DistEmbedding* param : params) {
+    if (param == nullptr) continue;
+    agreed += separator + param->name() + "' (dim " + std::to_string(param->dim()) + ")";
+    separator = ", '";
   }
   std::vector<DistTensor> created;
   for (DistEmbedding* param : params) {
