@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DEFAULT_BUNDLE = os.path.join(REPO, ".gpu-bundle", "faultline-gpu-bundle.tar.xz")
 STEPS = ("tests", "repro", "crosscheck", "bench", "sanitizer")
+SIMULATED_STEPS = ("tests", "repro", "bench")  # the sanitizer and the cross-check need a GPU
 LOG_TAIL = 4000  # characters of a passing step's output kept in logs.txt
 FAILED_LOG_TAIL = 60000  # of a failing one: every failed assertion, with what was observed
 SANITIZER_JOBS = 4  # compute-sanitizer runs at a time
@@ -250,6 +251,10 @@ def run_sanitizer(run):
     tool_path = find_sanitizer()
     kernel_tests = [t for t in run.manifest["tests"] if t["launches_kernels"] and gpus_needed(t) <= run.devices]
     log(f"=== compute-sanitizer {', '.join(SANITIZER_TOOLS)} on {len(kernel_tests)} kernel tests")
+    if not kernel_tests:  # checking nothing must not read as a pass
+        run.record("sanitizer", "compute-sanitizer", "failed",
+                   detail="the bundle has no kernel test (tag kernels) this machine can run")
+        return
     jobs = [(test, tool) for test in kernel_tests for tool in SANITIZER_TOOLS]
     if tool_path is None:
         for test, tool in jobs:
@@ -356,7 +361,19 @@ def main():
     parser.add_argument("--simulate", action="store_true",
                         help="check this runner without a GPU: tests and repro on simcuda (sanitizer and "
                              "cross-check need a GPU and are left out); never a GPU validation")
+    parser.add_argument("--check-args", action="store_true",
+                        help="only check the arguments (exit 0 or 2), as ci/gpu.sh does before it builds")
     args = parser.parse_args()
+    if not args.budget_s > 0:
+        parser.error(f"--budget-s is {args.budget_s}; expected seconds > 0")
+    steps = args.only or list(STEPS)
+    if args.simulate:
+        steps = [s for s in steps if s in SIMULATED_STEPS]
+    if not steps:  # nothing would run, and "0 passed" must not read as a validation
+        parser.error(f"--only {' '.join(args.only)} with --simulate leaves no step to run "
+                     f"(--simulate runs only {', '.join(SIMULATED_STEPS)})")
+    if args.check_args:
+        return 0
     # The steps run in folders of their own: paths must not depend on the cwd.
     args.out_dir, args.bundle = os.path.abspath(args.out_dir), os.path.abspath(args.bundle)
     if not os.path.exists(args.bundle):
@@ -379,9 +396,7 @@ def main():
             probe = json.loads(output.strip().splitlines()[-1])
         except (json.JSONDecodeError, IndexError):
             probe = {"devices": 0, "reason": f"device_probe failed (exit {code}): {output.strip()[-300:]}"}
-        steps = args.only or list(STEPS)
         if args.simulate:
-            steps = [s for s in steps if s in ("tests", "repro", "bench")]
             log("gpu_run: --simulate: tests, repro and bench on simcuda; this checks the runner, it validates no GPU")
         if probe.get("devices", 0) <= 0:
             hints = {35: "no driver", 34: "only the stub driver", 100: "no device or none visible", 3: "initialization error"}
