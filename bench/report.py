@@ -5,9 +5,15 @@ the GraphBolt peer's JSON lines; the last line is sampler_vs_graphbolt=<ratio>
 With --json it prints the same as one JSON object instead.
 
 usage: report.py OURS_JSON PEER_JSONL [--plot PNG] [--peer-error TEXT] [--json]
+
+Exit status (bench/compare_graphbolt's): 0 when our benchmarks are all there,
+with or without the peer (a peer line that is not a result counts as a peer
+error, and the rest is still shown); 1 when one of ours failed or is missing,
+or --plot could not write its PNG (e.g. no matplotlib) though the peer ran.
 """
 import argparse
 import json
+import os
 import sys
 
 
@@ -38,17 +44,26 @@ def ours_by_config(path):
 
 
 def peer_by_config(path):
-    peer = {}
+    """Returns ({(threads, weighted): result}, [problems]): a line that is not
+    a result (a warning printed to stdout, a cut-off line) is a problem of the
+    peer's, not a reason to lose our own table."""
+    peer, problems = {}, []
     try:
         with open(path) as f:
-            for line in f:
+            for number, line in enumerate(f, 1):
                 line = line.strip()
-                if line:
+                if not line:
+                    continue
+                try:
                     r = json.loads(line)
                     peer[(int(r["threads"]), bool(r["weighted"]))] = r
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+                    problems.append(f"{os.path.basename(path)} line {number} is not a peer result "
+                                    f"({e.__class__.__name__}: {e}): {line[:80]!r}")
+                    print(problems[-1], file=sys.stderr)
     except FileNotFoundError:
         pass
-    return peer
+    return peer, problems
 
 
 def shown(value, form):
@@ -88,7 +103,8 @@ def print_json(context, table, gather, memcpy, versions, peer_error, errors):
 
 
 def plot(path, sampler, peer, out):
-    """Writes the sampler curves of both sides to the PNG at `path`."""
+    """Writes the sampler curves of both sides to the PNG at `path`; returns
+    None, or why it could not."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -109,8 +125,13 @@ def plot(path, sampler, peer, out):
         fig.tight_layout()
         fig.savefig(path, dpi=100)
         print(f"plot: {path}", file=out)
-    except ImportError:
-        print("plot skipped: matplotlib is not installed in the peer's environment", file=sys.stderr)
+        return None
+    except ImportError as e:
+        why = f"no plot written to {path}: matplotlib is not installed in the peer's environment ({e})"
+    except (OSError, ValueError) as e:
+        why = f"no plot written to {path}: {e}"
+    print(why, file=sys.stderr)
+    return why
 
 
 def main():
@@ -122,15 +143,19 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = ap.parse_args()
     context, sampler, limit, gather, memcpy, errors = ours_by_config(args.ours)
-    peer = peer_by_config(args.peer)
+    peer, peer_problems = peer_by_config(args.peer)
+    peer_error = "; ".join(e for e in [args.peer_error] + peer_problems if e)
     versions = next(iter(peer.values()), {})
-    status = 1 if errors else 0  # our side must have run; the peer may be missing
     if args.plot and peer:
-        plot(args.plot, sampler, peer, sys.stderr if args.json else sys.stdout)
+        # Asked for and possible: a missing PNG is a failure, not a note.
+        why = plot(args.plot, sampler, peer, sys.stderr if args.json else sys.stdout)
+        if why:
+            errors.append(why)
     elif args.plot:
         print(f"no plot written to {args.plot}: the peer did not run", file=sys.stderr)
+    status = 1 if errors else 0  # our side must have run; the peer may be missing
     if args.json:
-        print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, args.peer_error, errors)
+        print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, peer_error, errors)
         return status
     print(f"machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           f"peer: DGL {versions.get('dgl_version', '-')} GraphBolt, torch {versions.get('torch_version', '-')}")
@@ -149,8 +174,8 @@ def main():
     if gather and memcpy:
         print(f"gather 128 x float32 random rows: {gather / 1e9:.2f} GB/s; memcpy of the same bytes: "
               f"{memcpy / 1e9:.2f} GB/s; gather/memcpy = {gather / memcpy:.2f}")
-    if args.peer_error:
-        print(f"GraphBolt peer not run: {args.peer_error}")
+    if peer_error:
+        print(f"GraphBolt peer {'error' if peer else 'not run'}: {peer_error}")
     if not ratios:
         print("sampler_vs_graphbolt=unavailable")
         return status

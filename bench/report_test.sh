@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests bench/report.py (compare_graphbolt's table) on fixed inputs: the
 # ratio is ours / GraphBolt's edges/s, the last line is the smallest ratio,
-# --json carries the same numbers, and a missing peer is said, not hidden.
+# --json carries the same numbers, a missing or garbled peer is said, not
+# hidden, and a --plot that cannot be written fails the run.
 set -uo pipefail
 REPORT="$1"
 source "$(dirname "$0")/check_lib.sh"
@@ -55,5 +56,39 @@ json="$(python3 "$REPORT" "$WORK/failed.json" "$WORK/peer.jsonl" --json 2>/dev/n
 check "a failed benchmark: --json exit status" 1 $?
 check "a failed benchmark: --json errors" "1 5.0" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
 print(len(d["errors"]), d["sampler_vs_graphbolt"])' <<<"$json")"
+
+# A peer line that is not a result (a warning on stdout, a cut-off line): a
+# peer error, said; our table and the peer's other results still shown, and
+# exit 0 (the peer may fail; ours may not).
+{ head -1 "$WORK/peer.jsonl"; echo 'Warning: something printed to stdout'; tail -1 "$WORK/peer.jsonl" | head -c 40; echo
+} >"$WORK/bad.jsonl"
+text="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/bad.jsonl" 2>"$WORK/err")"
+check "bad peer lines: exit status" 0 $?
+check "bad peer lines: our rows" "2" "$(grep -cE '^(uniform|weighted) ' <<<"$text")"
+check "bad peer lines: the good one's ratio" "sampler_vs_graphbolt=5.00" "$(tail -1 <<<"$text")"
+check "bad peer lines: said" "2" "$(grep '^GraphBolt peer error: ' <<<"$text" | grep -o 'bad.jsonl line [0-9]' | sort -u | wc -l)"
+check "bad peer lines: on stderr" "2" "$(grep -c 'is not a peer result' "$WORK/err")"
+json="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/bad.jsonl" --peer-error "one run failed" --json 2>/dev/null)"
+check "bad peer lines: --json exit status" 0 $?
+check "bad peer lines: --json" "2 5.0 True True" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); e=d["peer"]["error"]
+print(len(d["configs"]), d["sampler_vs_graphbolt"], e.startswith("one run failed; "), "line 3" in e)' <<<"$json")"
+
+# --plot when the peer ran but matplotlib cannot be imported (a stand-in that
+# fails to import, ahead on PYTHONPATH): no PNG, so exit 1, and said.
+mkdir -p "$WORK/nompl/matplotlib"
+echo 'raise ImportError("stand-in: no matplotlib")' >"$WORK/nompl/matplotlib/__init__.py"
+PYTHONPATH="$WORK/nompl" python3 "$REPORT" "$WORK/ours.json" "$WORK/peer.jsonl" --plot "$WORK/p.png" >"$WORK/out" 2>"$WORK/err"
+check "--plot without matplotlib: exit status" 1 $?
+check "--plot without matplotlib: no PNG" "no" "$([ -e "$WORK/p.png" ] && echo yes || echo no)"
+check "--plot without matplotlib: the table still" "sampler_vs_graphbolt=2.50" "$(tail -1 "$WORK/out")"
+check "--plot without matplotlib: said" "1" "$(grep -c "no plot written to $WORK/p.png: matplotlib is not installed" "$WORK/err")"
+json="$(PYTHONPATH="$WORK/nompl" python3 "$REPORT" "$WORK/ours.json" "$WORK/peer.jsonl" --plot "$WORK/p.png" --json 2>/dev/null)"
+check "--plot without matplotlib: --json exit status" 1 $?
+check "--plot without matplotlib: --json errors" "1 True" "$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
+print(len(d["errors"]), d["errors"][0].startswith("no plot written"))' <<<"$json")"
+# Without the peer there is nothing to plot: said, and not a failure (as before).
+PYTHONPATH="$WORK/nompl" python3 "$REPORT" "$WORK/ours.json" "$WORK/none.jsonl" --plot "$WORK/p.png" >/dev/null 2>"$WORK/err"
+check "--plot without the peer: exit status" 0 $?
+check "--plot without the peer: said" "no plot written to $WORK/p.png: the peer did not run" "$(cat "$WORK/err")"
 
 finish report_test

@@ -10,8 +10,8 @@
 # crash, leak, timeout, out-of-memory or sanitizer report); each crash input
 # is kept in DIR/<target>/ and printed. --resume continues a campaign: the
 # corpus of the earlier runs in DIR is kept and N counts their executions
-# too (a run that was killed counts up to its last status line). 1: a target failed; 2: bad usage or
-# the build failed.
+# too (a run that was killed counts up to its last status line). 1: a target failed; 2: bad usage,
+# DIR in use by another run, or the setup or the build failed.
 #
 # Why its own output base: `--config=fuzz` switches CC to clang-14, which
 # reconfigures Bazel's auto-detected C++ toolchain for the whole output
@@ -56,7 +56,8 @@ copy of its seed corpus, one target at a time.
   --help           this text
 
 Exit 0 only when every target ran N executions with 0 crashes; 1 when one
-did not; 2 for bad usage or a failed build.
+did not; 2 for bad usage, a DIR another ci/fuzz.sh is using, or a failed
+setup or build.
 EOF
 }
 
@@ -68,6 +69,10 @@ JSON=0
 WORK="${HOME}/.cache/faultline-fuzz/work"
 TARGETS=("${ALL_TARGETS[@]}")
 while (($#)); do
+  case "$1" in  # an option at the end without its value: named, not just the usage
+    --runs|--max-seconds|--max-len|--targets|--work)
+      (($# >= 2)) || { echo "fuzz: $1 needs a value" >&2; usage >&2; exit 2; } ;;
+  esac
   case "$1" in
     --runs) RUNS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --runs=*) RUNS="${1#--runs=}"; shift ;;
@@ -116,6 +121,20 @@ done
 # With --json, stdout carries only the JSON; everything else goes to stderr.
 if ((JSON)); then exec 3>&1 1>&2; else exec 3>&1; fi
 
+# One run per DIR: another would delete the corpora (rm -rf below) and
+# overwrite the build log under this one. The lock is fd 9, held until this
+# script and the fuzzer it runs have exited; the bazel commands get it closed
+# (9>&-), or the Bazel server they start would hold it for its idle minutes.
+mkdir -p "$WORK" || { echo "fuzz: cannot create --work $WORK" >&2; exit 2; }
+exec 9>"$WORK/.lock" || { echo "fuzz: cannot open $WORK/.lock" >&2; exit 2; }
+if ! flock -n 9; then
+  echo "fuzz: another ci/fuzz.sh is using $WORK (it holds $WORK/.lock); wait for it or pass --work DIR" >&2
+  exit 2
+fi
+
+# Bazel and the rest of the toolchain, as ci/repro.sh and ci/test.sh install them.
+ci/setup.sh >&2 9>&- || { echo "fuzz: ci/setup.sh failed (see above)" >&2; exit 2; }
+
 # clang-14 with libFuzzer and the sanitizer runtimes (Debian 12).
 missing=()
 for pkg in clang-14 libclang-rt-14-dev; do
@@ -135,19 +154,39 @@ BAZEL=(bazel --output_base="$OUTPUT_BASE" --max_idle_secs=600)
 LABELS=()
 for t in "${TARGETS[@]}"; do LABELS+=("//properties/fuzz:$t"); done
 echo "fuzz: building ${TARGETS[*]} with clang-14 and libFuzzer (output base $OUTPUT_BASE)"
-mkdir -p "$WORK"
 # The build log is long (ld.gold warns about every ASan helper symbol): keep
 # it in a file and show its end only when the build fails.
-if ! "${BAZEL[@]}" build --config=ci --config=fuzz --symlink_prefix=/ "${LABELS[@]}" >"$WORK/build.log" 2>&1; then
+if ! "${BAZEL[@]}" build --config=ci --config=fuzz --symlink_prefix=/ "${LABELS[@]}" >"$WORK/build.log" 2>&1 9>&-; then
   grep -v "ld.gold: warning" "$WORK/build.log" | tail -40 >&2
   echo "fuzz: the build failed; log in $WORK/build.log" >&2
   exit 2
 fi
-BIN="$("${BAZEL[@]}" info --config=ci --config=fuzz bazel-bin 2>/dev/null)"
+if ! BIN="$("${BAZEL[@]}" info --config=ci --config=fuzz bazel-bin 2>"$WORK/info.log" 9>&-)" || [ -z "$BIN" ]; then
+  cat "$WORK/info.log" >&2
+  echo "fuzz: bazel info bazel-bin failed (output base $OUTPUT_BASE)" >&2
+  exit 2
+fi
+for t in "${TARGETS[@]}"; do
+  if [ ! -x "$BIN/properties/fuzz/$t" ]; then
+    echo "fuzz: the build succeeded but $BIN/properties/fuzz/$t is missing" >&2
+    exit 2
+  fi
+done
 
 # The file-based targets write a few small files per input (and WriteNpy
 # fsyncs): on tmpfs that costs microseconds instead of a disk flush.
-if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
+scratch_base="${TMPDIR:-/tmp}"
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch_base=/dev/shm; fi
+# A TMPDIR of this run's own, removed on exit: the targets make their
+# faultline-fuzz-XXXXXX scratch folder in it (properties/fuzz/fuzz_support.cc)
+# and remove that only from atexit, which a crash, timeout or signal skips
+# (libFuzzer ends those through abort or _exit). TEST_TMPDIR would come first
+# there, so it is unset.
+SCRATCH="$(mktemp -d "$scratch_base/faultline-fuzz-run.XXXXXX")" ||
+  { echo "fuzz: cannot make a scratch folder in $scratch_base" >&2; exit 2; }
+trap 'rm -rf "$SCRATCH"' EXIT
+export TMPDIR="$SCRATCH"
+unset TEST_TMPDIR
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # Executions in one libFuzzer log: its final stats, or for a run that was

@@ -9,14 +9,16 @@ with ldd), the toolkit's stub libcuda (for the stub-driver conformance
 scenario) and manifest.json: per test its binary, runfiles, the environment
 Bazel would give it, its timeout and whether it launches kernels.
 
-Usage: ci/gpu_bundle.py [--out PATH] [--json]   (run from the repository root
-after `bazel build`; ci/gpu_bundle.sh does both)."""
+Usage: ci/gpu_bundle.py [--out PATH] [--json] [--check-args]   (run from the
+repository root after `bazel build`; ci/gpu_bundle.sh does both).
+Exit status: 0 written, 1 it could not be (not built, too big, ...), 2 usage."""
 
 import argparse
 import json
 import lzma
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -98,11 +100,41 @@ def find_stub():
     sys.exit("gpu_bundle: the toolkit's stub libcuda.so is missing (expected /usr/local/cuda/lib64/stubs/libcuda.so)")
 
 
+def write_archive(root, out):
+    """Writes root as out (tar.xz) through a temporary file beside it, unique
+    to this run (two runs for one --out must not write one .partial), and
+    removed on any error: never a half-written archive under the real name."""
+    fd, partial = tempfile.mkstemp(dir=os.path.dirname(out), prefix=os.path.basename(out) + ".", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as raw, lzma.open(raw, "wb", preset=9 | lzma.PRESET_EXTREME) as xz:
+            with tarfile.open(fileobj=xz, mode="w") as tar:
+                tar.add(root, arcname="faultline-gpu")
+        umask = os.umask(0)  # mkstemp makes it 0600; the archive gets the usual mode
+        os.umask(umask)
+        os.chmod(partial, 0o666 & ~umask)
+        os.replace(partial, out)
+    except BaseException:  # SystemExit from a SIGTERM included
+        try:
+            os.unlink(partial)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT, help="archive to write (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    parser.add_argument("--check-args", action="store_true",
+                        help="only check the arguments (exit 0 or 2), as ci/gpu_bundle.sh does before it builds")
     args = parser.parse_args()
+    if not args.out or args.out.endswith("/") or os.path.isdir(args.out):
+        parser.error(f"--out is '{args.out}'; expected the path of the archive to write, not a folder")
+    if args.check_args:
+        return
+    # The default SIGTERM ends Python without its `finally`s: the staging
+    # folder and the temporary archive would stay behind.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
     bin_dir = bazel("info", "--config=ci", "bazel-bin").strip()
     tests = query_tests()
@@ -167,11 +199,7 @@ def main():
             os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(root) for n in ns
             if not os.path.islink(os.path.join(d, n)))
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        partial = args.out + ".partial"
-        with lzma.open(partial, "wb", preset=9 | lzma.PRESET_EXTREME) as xz:
-            with tarfile.open(fileobj=xz, mode="w") as tar:
-                tar.add(root, arcname="faultline-gpu")
-        os.replace(partial, args.out)  # never leave a half-written archive under the real name
+        write_archive(root, os.path.abspath(args.out))
         size = os.path.getsize(args.out)
     finally:
         shutil.rmtree(stage, ignore_errors=True)

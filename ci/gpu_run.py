@@ -21,10 +21,12 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -42,10 +44,65 @@ SANITIZER_JOBS = 4  # compute-sanitizer runs at a time
 SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 SANITIZER_EXCLUSIONS = os.path.join(HERE, "sanitizer_exclusions.json")
 NOT_RUN = "not run"  # the machine has too few GPUs for it: neither passed nor failed
+# The process groups of the steps running now (several at once in the
+# sanitizer step), so that a SIGTERM can kill them all. A set's add, discard
+# and copy are atomic under the GIL: no lock, which the signal handler could
+# otherwise find held by the very thread it interrupted.
+LIVE_GROUPS = set()
+STOPPING = threading.Event()  # set by a SIGTERM or SIGINT: no new step starts
 
 
 def log(message):
     print(message, flush=True)
+
+
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # nothing left in it
+        pass
+
+
+def wait_group(proc, timeout):
+    """Waits up to `timeout` s for proc, the leader of a session of its own;
+    returns (exit code or None on timeout, output bytes). However it ends
+    (exit, timeout, an exception such as SystemExit from a SIGTERM), the whole
+    group is then killed: a test's forked workers, repro's variants and the
+    cross-check's children must not outlive their step holding a GPU context."""
+    LIVE_GROUPS.add(proc.pid)
+    try:
+        if STOPPING.is_set():  # the SIGTERM came between Popen and the add above
+            kill_group(proc.pid)
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            return proc.returncode, out
+        except subprocess.TimeoutExpired as first:
+            kill_group(proc.pid)
+            try:  # the rest of the output, now that no one in the group can write
+                out, _ = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired as again:  # one that left the group still holds the pipe
+                out = again.stdout or first.stdout or b""
+            return None, out
+    finally:
+        kill_group(proc.pid)  # strays left by a step that exited, or the step itself on an exception
+        proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+        LIVE_GROUPS.discard(proc.pid)
+
+
+def stop(signum, frame):
+    """SIGTERM/SIGINT: kill every step's group, then exit through the
+    `finally`s, which remove the unpacked bundle (faultline-gpu.* in TMPDIR)."""
+    if STOPPING.is_set():  # a second signal must not cut the cleanup short
+        return
+    STOPPING.set()
+    for pgid in list(LIVE_GROUPS):
+        kill_group(pgid)
+    # os.write, not print: the signal may have interrupted a print, and
+    # buffered writes are not reentrant.
+    os.write(2, f"gpu_run: stopped by signal {signum}; killed the running steps\n".encode())
+    sys.exit(128 + signum)
 
 
 class Run:
@@ -89,14 +146,20 @@ class Run:
         """Runs argv; returns (exit code or None on timeout, output, seconds)."""
         timeout = max(1, min(timeout, self.remaining()))
         start = time.monotonic()
-        try:
-            done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  timeout=timeout, start_new_session=True)
-            code, output = done.returncode, done.stdout.decode(errors="replace")
-        except subprocess.TimeoutExpired as e:
-            code, output = None, (e.stdout or b"").decode(errors="replace") + f"\n[killed after {timeout:.0f} s]"
-        except OSError as e:
-            code, output = 127, f"could not start {argv[0]}: {e}"
+        if STOPPING.is_set():  # a queued sanitizer job after a SIGTERM
+            code, output = None, "[not started: gpu_run is stopping]"
+        else:
+            try:
+                # A session of its own: its pid is the group that wait_group kills.
+                proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+            except OSError as e:
+                code, output = 127, f"could not start {argv[0]}: {e}"
+            else:
+                code, out = wait_group(proc, timeout)
+                output = out.decode(errors="replace")
+                if code is None:
+                    output += f"\n[killed after {timeout:.0f} s]"
         seconds = time.monotonic() - start
         keep = LOG_TAIL if code == 0 else FAILED_LOG_TAIL
         self.logs.append(f"===== {name} (exit {code}, {seconds:.1f} s)\n{output[-keep:]}\n")
@@ -381,6 +444,10 @@ def main():
         return 2
     started = time.monotonic()
     os.makedirs(args.out_dir, exist_ok=True)
+    # The default SIGTERM ends Python without running the `finally` below,
+    # leaving the unpacked bundle behind (and every step's processes).
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     work = tempfile.mkdtemp(prefix="faultline-gpu.")
     try:
         with tarfile.open(args.bundle) as tar:

@@ -73,6 +73,18 @@ command -v "$BASE_PYTHON" >/dev/null 2>&1 || die "base interpreter '$BASE_PYTHON
 [[ "$(uname -s)-$(uname -m)" == "Linux-x86_64" ]] || die "only Linux x86_64 is supported (PyPI has Linux x86_64 wheels of dgl $DGL_VERSION)"
 
 mkdir -p "$(dirname "$VENV")" 2>/dev/null || die "cannot create $(dirname "$VENV") (set FAULTLINE_GRAPHBOLT_VENV)"
+# One install at a time per venv: another run's `rm -rf "$VENV"` or `: >"$LOG"`
+# below would pull the venv or the log from under this one. Once it holds the
+# lock, a run uses the venv another one finished meanwhile, if it is ready.
+exec 9>"$VENV.lock" || die "cannot open $VENV.lock"
+if ! flock -n 9; then
+  echo "setup_venv.sh: another run is installing into $VENV; waiting for it ($VENV.lock)"
+  flock 9 || die "could not lock $VENV.lock"
+fi
+if check_ready; then
+  echo "$PY"
+  exit 0
+fi
 # A venv without a working pip (one whose creation failed half-way, e.g.
 # without Debian's python3-venv) is made again, not trusted.
 if [[ ! -x "$PY" ]] || ! "$PY" -m pip --version >/dev/null 2>&1; then
