@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The CI scripts answer --help and refuse bad arguments before they install
+# or build anything: ci/setup.sh is not among this test's files, so a script
+# that ran it first would fail with another status than the one expected.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export HOME="${HOME:-$TEST_TMPDIR}"  # Bazel gives a test no HOME; fuzz.sh's default --work is under it
+
+failures=0
+expect() {  # expect <wanted status> <command...>
+  local wanted=$1
+  shift
+  "$@" >/dev/null 2>&1
+  local got=$?
+  if [ "$got" -ne "$wanted" ]; then
+    echo "FAIL: $*: status $got, expected $wanted" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+expect 0 ci/repro.sh --help
+expect 0 ci/repro.sh --json --help
+expect 0 ci/gpu_bundle.sh --help
+expect 2 ci/gpu_bundle.sh --bogus
+expect 2 ci/gpu_bundle.sh --out
+expect 0 ci/gpu.sh --help
+expect 2 ci/gpu.sh out --bundle b.tar.xz
+expect 2 ci/gpu.sh out --bogus
+expect 2 ci/gpu.sh out --simulate --only sanitizer
+expect 0 ci/gpu_run.sh out --check-args
+expect 2 ci/gpu_run.sh out --budget-s 0 --check-args
+expect 2 ci/gpu_run.sh out --only nothing --check-args
+expect 0 ci/fuzz.sh --help
+expect 2 ci/fuzz.sh --targets ""
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all checks passed"
