@@ -118,7 +118,7 @@ FL_HOST_DEVICE FL_INLINE uint64_t MulHi64(uint64_t a, uint64_t b) {
 // bit operations and Add/Mul/Div. Writes n * 2^-53 = m * 2^e with m in
 // [sqrt(1/2), sqrt(2)], then ln(m) = 2 * atanh(s), s = (m - 1) / (m + 1),
 // summed as the odd series s + s^3/3 + ... + s^21/21 (|s| <= 0.1716, so the
-// dropped terms are below 2^-60 relative).
+// dropped terms are below 2^-60 relative). Never -0: NegLogUnit(2^53) is +0.
 FL_HOST_DEVICE FL_INLINE double NegLogUnit(uint64_t n) {
   // Position of the highest set bit (0..53), by binary search on shifts.
   int msb = 0;
@@ -152,7 +152,10 @@ FL_HOST_DEVICE FL_INLINE double NegLogUnit(uint64_t n) {
   p = Add(Mul(p, z), 1.0);
   const double log_m = Mul(Mul(2.0, s), p);
   const double log_u = Add(log_m, Mul(static_cast<double>(e), 0x1.62e42fefa39efp-1));  // e * ln 2
-  return -log_u;
+  // 0 + (-log_u): the same value, but n = 2^53 (log_u = +0) gives +0, not
+  // -0 (docs/sampling.md: u = 1 gives key 0). Keys compare by value, so no
+  // pick depends on it.
+  return Add(0.0, -log_u);
 }
 
 // ---------------------------------------------------------------------------

@@ -69,6 +69,11 @@ TEST(SamplingCoreTest, NegLogUnitIsWithinTwoUlpsOfLibm) {
     ASSERT_NEAR(got, expected, 4.5e-16 * std::max(1.0, expected)) << "n=" << n;
   }
   EXPECT_EQ(NegLogUnit(1ULL << 53), 0.0);
+  // u = 1 gives key +0 (docs/sampling.md), not -0: a key's sign bit is part
+  // of what a re-implementation must reproduce.
+  EXPECT_FALSE(std::signbit(NegLogUnit(1ULL << 53)));
+  EXPECT_FALSE(std::signbit(WeightedKeyFromBits(~0ULL, 2.0f)));  // (bits >> 11) + 1 = 2^53
+  EXPECT_EQ(WeightedKeyFromBits(~0ULL, 2.0f), 0.0);
 }
 
 TEST(SamplingCoreTest, SortEdgeIdsSorts) {

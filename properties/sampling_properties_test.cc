@@ -12,6 +12,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -57,6 +58,15 @@ int64_t GenFanout() {
                                             {1, rc::gen::element<int64_t>(40, 250)}});
 }
 
+// Generates an edge weight the spec allows (docs/sampling.md: finite, >= 0,
+// 0 or normal): zeros (also -0, never picked either), everyday values, and
+// the extremes FLT_MIN and FLT_MAX (keys E / w near 2^126 and 2^-128 times
+// E, with-replacement totals far above any float).
+rc::Gen<float> GenWeight() {
+  return rc::gen::weightedOneOf<float>({{8, rc::gen::element(0.0f, 0.0f, 1e-3f, 0.5f, 1.0f, 2.0f, 3.5f, 100.0f)},
+                                        {1, rc::gen::element(-0.0f, FLT_MIN, FLT_MAX)}});
+}
+
 // Generates a graph of up to 40 nodes with a hub and, with kAlways or by
 // chance, edge weights that include zeros; then a request with possibly
 // repeated seeds (weighted only when the graph has weights).
@@ -72,7 +82,7 @@ Case GenCase(Weights weights = Weights::kMaybe) {
     const bool to_hub = *rc::gen::inRange(0, 3) == 0;
     const int64_t dst = to_hub ? hub : *rc::gen::inRange<int64_t>(0, num_nodes);
     edges.emplace_back(src, dst);
-    if (has_weights) edge_weights.push_back(*rc::gen::element(0.0f, 0.0f, 1e-3f, 0.5f, 1.0f, 2.0f, 3.5f, 100.0f));
+    if (has_weights) edge_weights.push_back(*GenWeight());
   }
   Result<CscGraph> graph =
       GraphFromEdges(num_nodes, edges, has_weights ? std::optional<std::vector<float>>(edge_weights) : std::nullopt);
@@ -239,7 +249,7 @@ Case GenLargeFanoutCase() {
   std::vector<float> edge_weights;
   for (int64_t i = 0; i < degree; ++i) {
     edges.emplace_back(*rc::gen::inRange<int64_t>(0, num_nodes), /*hub=*/0);
-    if (weighted) edge_weights.push_back(*rc::gen::element(0.0f, 1e-3f, 0.5f, 1.0f, 3.5f));
+    if (weighted) edge_weights.push_back(*GenWeight());
   }
   Result<CscGraph> graph =
       GraphFromEdges(num_nodes, edges, weighted ? std::optional<std::vector<float>>(edge_weights) : std::nullopt);
@@ -430,7 +440,9 @@ RC_GTEST_PROP(SamplingProperties, WithReplacementMatchesANaiveOracle, ()) {
 RC_GTEST_PROP(SamplingProperties, UniqueAndCompactMapsBack, ()) {
   const Case c = GenCase();
   const SampledSubgraph s = Run(BackendNames()[0], c.request);
-  const UniqueAndCompactResult u = UniqueAndCompact(s.seeds, s.indices);
+  const Result<UniqueAndCompactResult> compacted = UniqueAndCompact(s.seeds, s.indices);
+  if (!compacted.ok()) RC_FAIL("UniqueAndCompact failed: " + compacted.status().ToString());
+  const UniqueAndCompactResult& u = *compacted;
   RC_ASSERT(u.compacted_indices.size() == s.indices.size());
   for (size_t i = 0; i < s.indices.size(); ++i) {
     RC_ASSERT(u.compacted_indices[i] >= 0);

@@ -1,6 +1,7 @@
 // Implements IndexSelect and FeatureStore.
 #include "reference/features/feature_store.h"
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -43,12 +44,14 @@ Status CopyRows(const Tensor& table, const Tensor& ids, Tensor& out) {
   const auto* id = static_cast<const int64_t*>(ids.raw_data());
   const auto* src = static_cast<const float*>(table.raw_data());
   auto* dst = static_cast<float*>(out.raw_data());
+  // Nothing to copy (and no buffer: an empty tensor's data may be null, which
+  // memcpy must not be given even for 0 bytes).
+  if (n == 0 || dim == 0) return OkStatus();
   if (ids.device().is_cpu()) {
     const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dim, src + id[i] * dim, row_bytes);
     return OkStatus();
   }
-  if (n == 0 || dim == 0) return OkStatus();
   DeviceRuntime& rt = *ids.runtime();
   DeviceGuard guard(rt, ids.device().index);
   FL_RETURN_IF_ERROR(guard.status());
@@ -74,6 +77,18 @@ Status CheckSameRuntime(const std::string& op, const std::string& what, const Te
   return InvalidArgumentError(op + ": " + what + " (" + where + ") belongs to " + RuntimeText(tensor.runtime()) +
                               " but the ids (" + ids.device().ToString() + ") to " + RuntimeText(ids.runtime()) +
                               "; expected tensors of one runtime instance (copy through the host)");
+}
+
+// Refuses an `out` whose bytes overlap those of `input` (`what`): rows
+// copied onto rows still to be read (the host's memcpy of overlapping
+// ranges is undefined; a kernel's threads race).
+Status CheckSeparate(const Tensor& out, const Tensor& input, const std::string& what) {
+  if (out.nbytes() == 0 || input.nbytes() == 0) return OkStatus();
+  const auto o = reinterpret_cast<uintptr_t>(out.raw_data()), i = reinterpret_cast<uintptr_t>(input.raw_data());
+  if (o < i + input.nbytes() && i < o + out.nbytes()) {
+    return InvalidArgumentError("IndexSelectInto: out shares memory with " + what + "; expected a separate buffer");
+  }
+  return OkStatus();
 }
 
 // Checks the table and ids of an IndexSelect (dtypes, shapes, whether the
@@ -128,6 +143,7 @@ Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out) {
                                 out.device().ToString());
   }
   if (!ids.device().is_cpu()) FL_RETURN_IF_ERROR(CheckSameRuntime("IndexSelectInto", "out", out, ids));
+  FL_RETURN_IF_ERROR(CheckSeparate(out, table, "the table"));
   FL_RETURN_IF_ERROR(CheckIds(table, ids));
   return CopyRows(table, ids, out);
 }

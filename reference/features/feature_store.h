@@ -23,7 +23,9 @@ Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids);
 // The same into `out`, a float32 tensor of shape [ids.numel(), table's
 // columns] where the ids live. For callers that gather every step into one
 // buffer: on a GPU, allocating a large result costs more than the gather
-// itself (docs/benchmarks.md, "GPU"). Nothing is written to `out` when an
+// itself (docs/benchmarks.md, "GPU"). `out` must not share memory with the
+// table (InvalidArgument "IndexSelectInto: out shares memory with the
+// table; expected a separate buffer"). Nothing is written to `out` when an
 // argument or an id is bad.
 Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out);
 

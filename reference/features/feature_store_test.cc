@@ -148,6 +148,49 @@ TEST_F(IndexSelectTest, IntoAWrongBufferOrWithABadIdWritesNothing) {
   EXPECT_EQ(*on_device.Cpu()->ToVector<float>(), sentinel);
 }
 
+// An out that is the table (or shares its storage: a copy of a tensor
+// shares it) would have rows written over rows still to be read: refused on
+// the host and on the device alike, and nothing is written.
+TEST_F(IndexSelectTest, IntoTheTableItselfIsRefused) {
+  Tensor table = MakeTable(2, 3);
+  const std::vector<float> rows = *table.ToVector<float>();
+  Tensor ids = *Tensor::FromVector<int64_t>({1, 0});
+  const std::string expected = "IndexSelectInto: out shares memory with the table; expected a separate buffer";
+  Status into_itself = IndexSelectInto(table, ids, table);
+  EXPECT_EQ(into_itself.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(into_itself.message(), expected);
+  Tensor same_storage = table;
+  EXPECT_EQ(IndexSelectInto(table, ids, same_storage).message(), expected);
+  EXPECT_EQ(*table.ToVector<float>(), rows);
+
+  Tensor device_table = *table.To(Device::Cuda(0), rt_);
+  Tensor device_ids = *ids.To(Device::Cuda(0), rt_);
+  EXPECT_EQ(IndexSelectInto(device_table, device_ids, device_table).message(), expected);
+  EXPECT_EQ(*device_table.Cpu()->ToVector<float>(), rows);
+  // A separate buffer of the same shape is fine.
+  Tensor device_out = *Tensor::Empty(DType::kFloat32, {2, 3}, Device::Cuda(0), rt_);
+  ASSERT_TRUE(IndexSelectInto(device_table, device_ids, device_out).ok());
+  EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), (std::vector<float>{1.5f, 2.0f, 2.5f, 0.0f, 0.5f, 1.0f}));
+  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+}
+
+// A table with no columns has no bytes (a null data pointer): its rows are
+// empty on every path, and nothing is copied (memcpy must not get null).
+TEST_F(IndexSelectTest, ATableWithNoColumnsGivesEmptyRows) {
+  Tensor table = *Tensor::Empty(DType::kFloat32, {5, 0});
+  Tensor ids = *Tensor::FromVector<int64_t>({1, 2});
+  Result<Tensor> host = IndexSelect(table, ids);
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->shape(), (std::vector<int64_t>{2, 0}));
+  Tensor out = *Tensor::Empty(DType::kFloat32, {2, 0});
+  EXPECT_TRUE(IndexSelectInto(table, ids, out).ok());
+  EXPECT_EQ(IndexSelect(table, *Tensor::FromVector<int64_t>({5})).status().message(),
+            "ids[0] is 5; expected a row in [0, 5)");
+  Result<Tensor> device = IndexSelect(*table.To(Device::Cuda(0), rt_), *ids.To(Device::Cuda(0), rt_));
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ(device->shape(), (std::vector<int64_t>{2, 0}));
+}
+
 TEST(IndexSelectArgsTest, WrongDtypesAndShapesAreNamed) {
   Tensor table = MakeTable(4, 2);
   EXPECT_EQ(IndexSelect(table, *Tensor::FromVector<int32_t>({1})).status().message(),

@@ -4,6 +4,7 @@
 #include "reference/graph/generators.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -67,6 +68,27 @@ class RmatEdgeSource {
   int scale_ = 0;
 };
 
+// The bytes a fixture built from an edge list needs: the list (16 per
+// edge), indptr and the cursor (8 per node each, and 8) and the indices and
+// weights (12 per edge). False when the count overflows int64: no such
+// graph fits in memory, and num_nodes + 1 would overflow on the way.
+bool FixtureBytes(int64_t num_nodes, int64_t num_edges, int64_t* bytes) {
+  int64_t node_bytes = 0, edge_bytes = 0;
+  return !__builtin_mul_overflow(num_nodes, int64_t{16}, &node_bytes) &&
+         !__builtin_mul_overflow(num_edges, int64_t{28}, &edge_bytes) &&
+         !__builtin_add_overflow(node_bytes, edge_bytes, bytes) && !__builtin_add_overflow(*bytes, int64_t{8}, bytes);
+}
+
+// The error of a fixture too large to count ("MakeStar: num_leaves=...").
+Status FixtureTooLarge(const std::string& size) {
+  return InvalidArgumentError(size + ": the graph's byte count overflows int64; expected a size whose arrays fit in memory");
+}
+
+// The error of a fixture too large for the memory.
+Status FixtureOutOfMemory(const std::string& size, int64_t bytes) {
+  return UnavailableError(size + ": out of memory allocating " + std::to_string(bytes) + " bytes for the graph");
+}
+
 }  // namespace
 
 Result<CscGraph> GeneratePowerLaw(int64_t num_nodes, int64_t num_edges, uint64_t seed, bool weighted) {
@@ -128,7 +150,19 @@ Result<CscGraph> GraphFromEdges(int64_t num_nodes, const std::vector<std::pair<i
     return InvalidArgumentError("weights has " + std::to_string(weights->size()) + " entries; expected one per edge (" +
                                 std::to_string(edges.size()) + ")");
   }
-  std::vector<int64_t> indptr(num_nodes + 1, 0);
+  const std::string size = "GraphFromEdges: num_nodes=" + std::to_string(num_nodes);
+  int64_t bytes = 0;
+  if (!FixtureBytes(num_nodes, static_cast<int64_t>(edges.size()), &bytes)) return FixtureTooLarge(size);
+  std::vector<int64_t> indptr, cursor, indices;
+  std::optional<std::vector<float>> csc_weights;
+  try {
+    indptr.assign(num_nodes + 1, 0);
+    cursor.resize(num_nodes);
+    indices.resize(edges.size());
+    if (weights) csc_weights.emplace(edges.size());
+  } catch (const std::bad_alloc&) {
+    return FixtureOutOfMemory(size, bytes);
+  }
   for (size_t i = 0; i < edges.size(); ++i) {
     const auto& [s, d] = edges[i];
     if (s < 0 || s >= num_nodes || d < 0 || d >= num_nodes) {
@@ -139,10 +173,7 @@ Result<CscGraph> GraphFromEdges(int64_t num_nodes, const std::vector<std::pair<i
     ++indptr[d + 1];
   }
   for (int64_t v = 0; v < num_nodes; ++v) indptr[v + 1] += indptr[v];
-  std::vector<int64_t> cursor(indptr.begin(), indptr.end() - 1);
-  std::vector<int64_t> indices(edges.size());
-  std::optional<std::vector<float>> csc_weights;
-  if (weights) csc_weights.emplace(edges.size());
+  std::copy(indptr.begin(), indptr.end() - 1, cursor.begin());
   for (size_t i = 0; i < edges.size(); ++i) {
     const int64_t slot = cursor[edges[i].second]++;
     indices[slot] = edges[i].first;
@@ -153,14 +184,31 @@ Result<CscGraph> GraphFromEdges(int64_t num_nodes, const std::vector<std::pair<i
 
 Result<CscGraph> MakeStar(int64_t num_leaves, std::optional<std::vector<float>> weights) {
   if (num_leaves < 0) return InvalidArgumentError("num_leaves=" + std::to_string(num_leaves) + "; expected >= 0");
+  const std::string size = "MakeStar: num_leaves=" + std::to_string(num_leaves);
+  int64_t bytes = 0;
+  // num_leaves + 1 nodes: checked first, so that the sum cannot overflow.
+  if (num_leaves == INT64_MAX || !FixtureBytes(num_leaves + 1, num_leaves, &bytes)) return FixtureTooLarge(size);
   std::vector<std::pair<int64_t, int64_t>> edges;
+  try {
+    edges.reserve(static_cast<size_t>(num_leaves));
+  } catch (const std::bad_alloc&) {
+    return FixtureOutOfMemory(size, bytes);
+  }
   for (int64_t i = 1; i <= num_leaves; ++i) edges.emplace_back(i, 0);
   return GraphFromEdges(num_leaves + 1, edges, std::move(weights));
 }
 
 Result<CscGraph> MakeChain(int64_t num_nodes) {
   if (num_nodes < 1) return InvalidArgumentError("num_nodes=" + std::to_string(num_nodes) + "; expected >= 1");
+  const std::string size = "MakeChain: num_nodes=" + std::to_string(num_nodes);
+  int64_t bytes = 0;
+  if (!FixtureBytes(num_nodes, num_nodes - 1, &bytes)) return FixtureTooLarge(size);
   std::vector<std::pair<int64_t, int64_t>> edges;
+  try {
+    edges.reserve(static_cast<size_t>(num_nodes - 1));
+  } catch (const std::bad_alloc&) {
+    return FixtureOutOfMemory(size, bytes);
+  }
   for (int64_t i = 1; i < num_nodes; ++i) edges.emplace_back(i - 1, i);
   return GraphFromEdges(num_nodes, edges);
 }

@@ -23,6 +23,11 @@ Result<CscGraph> GeneratePowerLaw(int64_t num_nodes, int64_t num_edges, uint64_t
 // Builds a graph from (src, dst) pairs: edge (s, d) lands in d's segment, and
 // edges of one node keep their order in `edges`. `weights`, when given, are
 // in the order of `edges`.
+//
+// The fixtures (GraphFromEdges, MakeStar, MakeChain) refuse a size whose
+// byte count overflows int64 (InvalidArgument naming the argument: "MakeStar:
+// num_leaves=...: the graph's byte count overflows int64; ..."), and return
+// Unavailable when the memory runs out, as GeneratePowerLaw does.
 Result<CscGraph> GraphFromEdges(int64_t num_nodes, const std::vector<std::pair<int64_t, int64_t>>& edges,
                                 std::optional<std::vector<float>> weights = std::nullopt);
 

@@ -167,7 +167,11 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
   if (num_edges == 0) return hop;
 
-  FL_ASSIGN_OR_RETURN(hop.edges, ws.Words(Buffer::kEdges, num_edges, rt, device));
+  // Picks that do not fit fail here, named as the CPU reference names them
+  // (its Unavailable error, the runtime's DeviceError here).
+  Result<DeviceWords> edges = ws.Words(Buffer::kEdges, num_edges, rt, device);
+  if (!edges.ok()) return edges.status().WithContext(SampledEdgesNeed(n, fanout, static_cast<uint64_t>(num_edges)));
+  hop.edges = *edges;
   FL_ASSIGN_OR_RETURN(hop.indices, ws.Words(Buffer::kIndices, num_edges, rt, device));
   // One 16-byte SampleKey per output slot, held as two int64 words, for the
   // top-k modes only: the others (Floyd, with replacement, fanout -1) never
@@ -199,12 +203,12 @@ struct DeviceCompaction {
   DeviceWords unique_nodes, compacted;
 };
 
-// UniqueAndCompact of `seeds` and `indices` (non-negative, checked by the
-// caller), on the device, into the workspace (the unique nodes into buffer
-// `unique_into`): a hash table of first positions, the first occurrences
-// ranked by an exclusive sum (only the count comes back, to size the
-// output), then the unique nodes and the relabelled indices. The caller
-// holds the device guard.
+// UniqueAndCompact of `seeds` and `indices` (non-negative: checked by the
+// caller with CheckCompactIds, or node ids of the graph), on the device,
+// into the workspace (the unique nodes into buffer `unique_into`): a hash
+// table of first positions, the first occurrences ranked by an exclusive
+// sum (only the count comes back, to size the output), then the unique
+// nodes and the relabelled indices. The caller holds the device guard.
 Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const DeviceWords& seeds,
                                          const DeviceWords& indices, Buffer unique_into, StreamHandle stream,
                                          DeviceSamplingWorkspace& ws) {
@@ -255,22 +259,12 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   return DeviceCompaction{unique, compacted};
 }
 
-// The device compactor's ids are non-negative: an error naming the first
-// negative one of `ids` by its array and position.
-Status CheckNonNegative(const std::vector<int64_t>& ids, const char* name) {
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0) return InvalidArgumentError(std::string(name) + "[" + std::to_string(i) + "] is negative");
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                 int64_t fanout, uint32_t layer, const SamplingOptions& options,
                                                 StreamHandle stream) {
-  FL_RETURN_IF_ERROR(
-      ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, options.weighted));
+  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, options));
   SampledSubgraph out;
   out.seeds = seeds;
   out.indptr.assign(seeds.size() + 1, 0);
@@ -293,8 +287,7 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
 Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int device_index,
                                                         const std::vector<int64_t>& seeds,
                                                         const std::vector<int64_t>& indices, StreamHandle stream) {
-  FL_RETURN_IF_ERROR(CheckNonNegative(seeds, "seeds"));
-  FL_RETURN_IF_ERROR(CheckNonNegative(indices, "indices"));
+  FL_RETURN_IF_ERROR(CheckCompactIds(seeds, indices));
   UniqueAndCompactResult out;
   if (seeds.empty() && indices.empty()) return out;
   const Device device = Device::Cuda(device_index);
@@ -322,6 +315,7 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace* workspace) {
+  FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   std::optional<DeviceSamplingWorkspace> own;
@@ -334,8 +328,7 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
   FL_RETURN_IF_ERROR(ChainLayers(seeds, fanouts,
                                  [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
                                      uint32_t layer) -> Result<const std::vector<int64_t>*> {
-    FL_RETURN_IF_ERROR(
-        ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options.weighted));
+    FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options));
     SampledLayer& out = layers.emplace_back();
     out.subgraph.seeds = layer_seeds;
     out.subgraph.indptr.assign(1, 0);

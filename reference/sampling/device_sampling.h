@@ -111,22 +111,25 @@ class DeviceSamplingWorkspace {
   int64_t allocations_ = 0;
 };
 
-// Samples like SampleNeighbors, on the graph's device, in `stream`
-// (options.num_threads is not used). Seeds are validated on the host (the
-// error names the position and value) before any launch.
+// Samples like SampleNeighbors, on the graph's device, in `stream`. The
+// request is validated on the host before any launch, as on the CPU
+// (ValidateSampleRequest: options.num_threads too, though it is not used).
+// Picks that do not fit on the device fail with the runtime's error
+// (DeviceError, cudaErrorMemoryAllocation) after SampledEdgesNeed's text.
 Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                 int64_t fanout, uint32_t layer, const SamplingOptions& options,
                                                 StreamHandle stream = nullptr);
 
 // Computes UniqueAndCompact(seeds, indices) with kernels on `device` of
 // `runtime`, in `stream`: the same unique order (seeds first, then first
-// appearance).
+// appearance), and the same refusal of negative ids (CheckCompactIds).
 Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, int device,
                                                         const std::vector<int64_t>& seeds,
                                                         const std::vector<int64_t>& indices,
                                                         StreamHandle stream = nullptr);
 
-// Samples like SampleMultiLayer, every hop (sampling and compaction) on the
+// Samples like SampleMultiLayer, the whole request validated first
+// (ValidateMultiLayerRequest), every hop (sampling and compaction) on the
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
 // of its own when null, kExact: the call then allocates its buffers and
 // frees them).

@@ -186,6 +186,20 @@ TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
   EXPECT_EQ(bad_fanout.status().message(), "fanout=-2; expected -1 (all neighbours) or 0..2147483647");
   auto huge_fanout = SampleNeighborsOnDevice(*device_graph, {1}, int64_t{1} << 31, 0, SamplingOptions{false, false, 1});
   EXPECT_EQ(huge_fanout.status().code(), StatusCode::kInvalidArgument);
+  // num_threads is not used on a device, but refused as on the CPU: the
+  // same rejections on every backend.
+  for (int threads : {0, -1, 1025, 100000}) {
+    const SamplingOptions options{false, false, 1, threads};
+    const std::string expected = "num_threads=" + std::to_string(threads) + "; expected 1..1024";
+    auto one_hop = SampleNeighborsOnDevice(*device_graph, {1}, 3, 0, options);
+    EXPECT_EQ(one_hop.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(one_hop.status().message(), expected);
+    EXPECT_EQ(SampleNeighbors(graph(), {1}, 3, 0, options).status().message(), expected);
+    auto hops = SampleMultiLayerOnDevice(*device_graph, {1}, {3, 2}, options);
+    EXPECT_EQ(hops.status().message(), "layer 0: " + expected);
+    EXPECT_EQ(SampleMultiLayer(graph(), {1}, {3, 2}, options).status().message(), "layer 0: " + expected);
+  }
+  EXPECT_TRUE(SampleNeighborsOnDevice(*device_graph, {1}, 3, 0, SamplingOptions{false, false, 1, 1024}).ok());
   auto unweighted = CscGraph::Create({0, 1, 1}, {1});
   auto unweighted_dev = DeviceGraph::Create(*unweighted, *rt_, GetParam());
   auto no_weights = SampleNeighborsOnDevice(*unweighted_dev, {0}, 1, 0, SamplingOptions{false, true, 1});
@@ -196,6 +210,36 @@ TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
   auto empty = SampleNeighborsOnDevice(*weighted_dev, {0, 1}, 2, 0, SamplingOptions{false, true, 1});
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ(empty->indptr, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+}
+
+// A valid request whose picks cannot fit (2^41 picks, 32 TiB) fails with
+// the runtime's out-of-memory error after the same text the CPU reference
+// gives (whose own error is Unavailable: no CUDA call failed there).
+TEST_P(DeviceSamplingTest, PicksBeyondTheMemoryAreNamedAsOnTheCpu) {
+  Result<CscGraph> chain = MakeChain(2);
+  ASSERT_TRUE(chain.ok());
+  auto device_graph = DeviceGraph::Create(*chain, *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok()) << device_graph.status();
+  const std::vector<int64_t> seeds(1024, 1);
+  const SamplingOptions options{/*replace=*/true, false, 1, 1};
+  const std::string need = "sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks (35184372072448 bytes)";
+  auto one_hop = SampleNeighborsOnDevice(*device_graph, seeds, 2147483647, 0, options);
+  ASSERT_FALSE(one_hop.ok());
+  EXPECT_EQ(one_hop.status().code(), StatusCode::kDeviceError);
+  ASSERT_TRUE(one_hop.status().cuda_error().has_value());
+  EXPECT_EQ(one_hop.status().cuda_error()->name, "cudaErrorMemoryAllocation");
+  EXPECT_EQ(one_hop.status().message().rfind(need + ": ", 0), 0u) << one_hop.status();
+  auto hops = SampleMultiLayerOnDevice(*device_graph, seeds, {2147483647}, options);
+  EXPECT_EQ(hops.status().code(), StatusCode::kDeviceError);
+  EXPECT_EQ(hops.status().message().rfind("layer 0: " + need + ": ", 0), 0u) << hops.status();
+  Result<SampledSubgraph> cpu = SampleNeighbors(*chain, seeds, 2147483647, 0, options);
+  EXPECT_EQ(cpu.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(cpu.status().message().rfind(need + ", ", 0), 0u) << cpu.status();
+  // A failed allocation is not sticky: the device samples as before (and
+  // the thread's last error is the allocation's, cleared here).
+  EXPECT_EQ(rt_->GetLastError().cuda_error().value_or(CudaErrorInfo{}).name, "cudaErrorMemoryAllocation");
+  EXPECT_TRUE(SampleNeighborsOnDevice(*device_graph, {1}, 2, 0, options).ok());
   EXPECT_TRUE(rt_->PeekAtLastError().ok());
 }
 
@@ -211,7 +255,7 @@ TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) 
   std::vector<int64_t> indices;
   for (int64_t i = 0; i < 5000; ++i) indices.push_back((i * 7919 + 13) % 1700 + (i % 3 == 0 ? 1000000000 : 0));
   indices.push_back(3);
-  auto host = UniqueAndCompact(seeds, indices);
+  const UniqueAndCompactResult host = *UniqueAndCompact(seeds, indices);
   auto dev = UniqueAndCompactOnDevice(*rt, 0, seeds, indices);
   ASSERT_TRUE(dev.ok()) << dev.status();
   EXPECT_EQ(dev->unique_nodes, host.unique_nodes);
@@ -219,8 +263,34 @@ TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) 
   auto empty = UniqueAndCompactOnDevice(*rt, 0, {}, {});
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->unique_nodes.empty());
-  auto negative = UniqueAndCompactOnDevice(*rt, 0, {1}, {2, -4});
-  EXPECT_EQ(negative.status().message(), "indices[1] is negative");
+}
+
+// Negative ids are refused on the device as on the host: the same code and
+// message, naming the first one (seeds before indices).
+TEST(UniqueAndCompactOnDeviceTest, RefusesNegativeIdsAsTheHostDoes) {
+  auto runtime = DeviceRuntimeUnderTest();
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  DeviceRuntime* rt = *runtime;
+  struct Case {
+    std::vector<int64_t> seeds, indices;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{-5}, {}, "seeds[0]=-5 is negative; expected node ids >= 0"},
+      {{1}, {2, -4}, "indices[1]=-4 is negative; expected node ids >= 0"},
+      {{2, -1}, {-3}, "seeds[1]=-1 is negative; expected node ids >= 0"},
+  };
+  for (const Case& c : cases) {
+    auto dev = UniqueAndCompactOnDevice(*rt, 0, c.seeds, c.indices);
+    ASSERT_FALSE(dev.ok());
+    EXPECT_EQ(dev.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(dev.status().message(), c.message);
+    auto host = UniqueAndCompact(c.seeds, c.indices);
+    ASSERT_FALSE(host.ok());
+    EXPECT_EQ(host.status().code(), dev.status().code());
+    EXPECT_EQ(host.status().message(), dev.status().message());
+  }
+  EXPECT_TRUE(rt->PeekAtLastError().ok());
 }
 
 // The device hash table under contention: millions of positions, most of
@@ -243,7 +313,7 @@ TEST(UniqueAndCompactOnDeviceTest, ManyThreadsRacingForOneSlotKeepTheHostOrder) 
   for (int64_t i = 0; i < positions; ++i) {
     indices[i] = i % 4 == 0 ? 42 : (i * 7919 + 13) % 50'000;  // node 42 in a quarter of the positions
   }
-  const UniqueAndCompactResult host = UniqueAndCompact(seeds, indices);
+  const UniqueAndCompactResult host = *UniqueAndCompact(seeds, indices);
   for (int round = 0; round < rounds; ++round) {
     auto dev = UniqueAndCompactOnDevice(*rt, 0, seeds, indices);
     ASSERT_TRUE(dev.ok()) << dev.status();

@@ -70,6 +70,17 @@ class LayersBuilder : public LayerSink {
 
 }  // namespace
 
+Status ValidateMultiLayerRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds,
+                                 const std::vector<int64_t>& fanouts, const SamplingOptions& options) {
+  if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
+  const std::vector<int64_t> no_seeds;
+  for (size_t k = 0; k < fanouts.size(); ++k) {
+    const Status layer = ValidateSampleRequest(num_nodes, has_weights, k == 0 ? seeds : no_seeds, fanouts[k], options);
+    if (!layer.ok()) return layer.WithContext("layer " + std::to_string(k));
+  }
+  return OkStatus();
+}
+
 Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
                    const ChainedHop& one_layer) {
   if (fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
@@ -102,6 +113,7 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
 
 Status SampleMultiLayerInto(const CscGraph& graph, const std::vector<int64_t>& seeds,
                             const std::vector<int64_t>& fanouts, const SamplingOptions& options, LayerSink& sink) {
+  FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
   return ChainLayers(seeds, fanouts, [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
     return SampleAndCompactLayer(graph, layer_seeds, fanout, layer, options, sink);
   });

@@ -40,6 +40,15 @@ using CompactLayer = std::function<Result<UniqueAndCompactResult>(const std::vec
 using ChainedHop = std::function<Result<const std::vector<int64_t>*>(const std::vector<int64_t>& seeds, int64_t fanout,
                                                                      uint32_t layer)>;
 
+// Checks a multi-layer request before any hop starts, as the hops would
+// check it (every backend does, so none starts a hop of a bad request):
+// fanouts not empty, then per layer k ValidateSampleRequest of its fanout
+// and `options` (and, for layer 0, of `seeds`; later layers start from
+// node ids of the graph), the error naming the layer ("layer 1:
+// fanout=-2; expected ...").
+Status ValidateMultiLayerRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds,
+                                 const std::vector<int64_t>& fanouts, const SamplingOptions& options);
+
 // Runs `one_layer` for every fanout, hop k + 1 starting from the unique
 // nodes of hop k. Fails when fanouts is empty or a hop fails (the error
 // names the hop).
@@ -81,7 +90,8 @@ class LayerSink {
 // SampleMultiLayer, handed to `sink` as it is sampled (each chunk
 // compacted straight to where the sink wants it), so that a consumer can
 // lay a minibatch out where it will be read without building it first.
-// Fails as SampleMultiLayer does.
+// Fails as SampleMultiLayer does; a bad request (ValidateMultiLayerRequest)
+// fails before the first BeginLayer.
 Status SampleMultiLayerInto(const CscGraph& graph, const std::vector<int64_t>& seeds,
                             const std::vector<int64_t>& fanouts, const SamplingOptions& options, LayerSink& sink);
 

@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "reference/graph/generators.h"
 
@@ -58,7 +61,7 @@ TEST(SampleMultiLayerTest, MatchesSampleNeighborsThenUniqueAndCompactOnAnyThread
             return SampleNeighbors(*graph, s, fanout, layer, one_thread);
           },
           [](const std::vector<int64_t>& s, const std::vector<int64_t>& indices) {
-            return Result<UniqueAndCompactResult>(UniqueAndCompact(s, indices));
+            return UniqueAndCompact(s, indices);
           });
       ASSERT_TRUE(expected.ok()) << expected.status();
       for (int threads : {1, 2, 3}) {
@@ -98,6 +101,81 @@ TEST(SampleMultiLayerTest, ErrorsNameTheLayer) {
         SampleMultiLayer(*chain, {int64_t{1} << 40}, {1}, SamplingOptions{false, false, 1, threads}).status().message(),
         HasSubstr("layer 0: seeds[0]=1099511627776 is out of range [0, 3)"));
   }
+}
+
+// A LayerSink that records its calls (and keeps the unique nodes it is given).
+class RecordingSink : public LayerSink {
+ public:
+  Status BeginLayer(uint32_t layer, const std::vector<int64_t>&, size_t) override {
+    calls.push_back("BeginLayer " + std::to_string(layer));
+    return OkStatus();
+  }
+  Result<int64_t*> AddChunk(const SampledChunk& chunk) override {
+    calls.push_back("AddChunk");
+    compacted_.resize(static_cast<size_t>(chunk.indices.size()));
+    return compacted_.data();
+  }
+  Result<const std::vector<int64_t>*> EndLayer(std::vector<int64_t> unique_nodes) override {
+    calls.push_back("EndLayer");
+    unique_.push_back(std::move(unique_nodes));
+    return &unique_.back();
+  }
+  std::vector<std::string> calls;
+
+ private:
+  std::vector<int64_t> compacted_;
+  std::deque<std::vector<int64_t>> unique_;  // the addresses stay valid
+};
+
+// A bad request fails before the sink hears of any layer: every layer's
+// fanout, the options and the seeds are checked first (a layer begun and
+// never ended would leave a minibatch writer half-way), with the error the
+// hop would have given.
+TEST(SampleMultiLayerTest, ABadRequestFailsBeforeAnyLayerBegins) {
+  Result<CscGraph> chain = MakeChain(3);
+  ASSERT_TRUE(chain.ok());
+  struct Case {
+    std::vector<int64_t> seeds, fanouts;
+    SamplingOptions options;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{2}, {3, -2}, SamplingOptions{false, false, 1, 1}, "layer 1: fanout=-2; expected -1 (all neighbours) or 0..2147483647"},
+      {{2}, {3, 1, int64_t{1} << 31}, SamplingOptions{false, false, 1, 1},
+       "layer 2: fanout=2147483648; expected -1 (all neighbours) or 0..2147483647"},
+      {{2}, {3, 2}, SamplingOptions{false, false, 1, 0}, "layer 0: num_threads=0; expected 1..1024"},
+      {{2}, {3, 2}, SamplingOptions{false, false, 1, 100000}, "layer 0: num_threads=100000; expected 1..1024"},
+      {{2}, {3, 2}, SamplingOptions{false, true, 1, 1},
+       "layer 0: weighted sampling was requested but the graph has no edge weights"},
+      {{0, 3}, {3, 2}, SamplingOptions{false, false, 1, 1}, "layer 0: seeds[1]=3 is out of range [0, 3)"},
+      {{2}, {}, SamplingOptions{false, false, 1, 1}, "fanouts is empty; expected one fanout per layer"},
+  };
+  for (const Case& c : cases) {
+    RecordingSink sink;
+    const Status status = SampleMultiLayerInto(*chain, c.seeds, c.fanouts, c.options, sink);
+    EXPECT_EQ(status.code(), c.seeds.size() == 2 ? StatusCode::kOutOfRange : StatusCode::kInvalidArgument);
+    EXPECT_EQ(status.message(), c.message);
+    EXPECT_THAT(sink.calls, testing::IsEmpty()) << c.message;
+    EXPECT_EQ(ValidateMultiLayerRequest(3, false, c.seeds, c.fanouts, c.options).message(), c.message);
+  }
+  // A good request: each layer begun, its chunks (a seed each here), ended.
+  RecordingSink sink;
+  ASSERT_TRUE(SampleMultiLayerInto(*chain, {2}, {1, 1}, SamplingOptions{false, false, 1, 1}, sink).ok());
+  EXPECT_THAT(sink.calls, ElementsAre("BeginLayer 0", "AddChunk", "EndLayer", "BeginLayer 1", "AddChunk", "AddChunk",
+                                      "EndLayer"));
+}
+
+// Picks beyond the memory fail as SampleNeighbors fails, the layer named.
+TEST(SampleMultiLayerTest, PicksBeyondTheMemoryAreAnErrorNamingTheLayer) {
+  Result<CscGraph> chain = MakeChain(2);
+  ASSERT_TRUE(chain.ok());
+  Result<std::vector<SampledLayer>> layers = SampleMultiLayer(
+      *chain, std::vector<int64_t>(1024, 1), {2147483647}, SamplingOptions{/*replace=*/true, false, 1, 1});
+  ASSERT_FALSE(layers.ok());
+  EXPECT_EQ(layers.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(layers.status().message(),
+              testing::StartsWith("layer 0: sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks "
+                                  "(35184372072448 bytes), more than this machine's memory ("));
 }
 
 }  // namespace

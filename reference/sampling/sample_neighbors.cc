@@ -9,9 +9,12 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <system_error>
 #include <thread>
+
+#include <sys/sysinfo.h>
 
 #include "kernels/sampling_core.h"
 #include "reference/sampling/uniform_floyd.h"
@@ -68,11 +71,16 @@ struct ChunkScratch {
   std::vector<core::SampleKey> keys;
 };
 
+// How a chunk's sampling ended: sampled, or not for want of memory (its
+// picks more than max_picks, or an allocation for them failed).
+enum class ChunkOutcome { kSampled, kTooLarge, kOutOfMemory };
+
 // Samples seeds[0, n) into `out`: their counts first (one pass over their
 // nodes, which keeps each seed's first edge and eligible edges for the
-// second), then their picks, then the picked edges' sources.
-void SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64_t n, const int64_t* graph_indices,
-                 ChunkScratch& scratch, SampledChunk& out) {
+// second), then their picks, then the picked edges' sources. More than
+// max_picks picks are not even allocated.
+ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64_t n,
+                         const int64_t* graph_indices, int64_t max_picks, ChunkScratch& scratch, SampledChunk& out) {
   out.counts.resize(static_cast<size_t>(n));
   scratch.eligible.resize(static_cast<size_t>(n));
   scratch.first_edge.resize(static_cast<size_t>(n));
@@ -84,8 +92,13 @@ void SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64
     out.counts[i] = core::SampledCountOf(params, scratch.eligible[i]);
     picks += out.counts[i];
   }
-  out.original_edge_ids.Resize(picks);
-  out.indices.Resize(picks);
+  if (picks > max_picks) return ChunkOutcome::kTooLarge;
+  try {
+    out.original_edge_ids.Resize(picks);
+    out.indices.Resize(picks);
+  } catch (const std::bad_alloc&) {
+    return ChunkOutcome::kOutOfMemory;
+  }
   UniformFloydBatch floyd(params);
   for (int64_t i = 0, offset = 0; i < n; offset += out.counts[i], ++i) {
     SampleSeedInto(params, seeds[i], scratch.first_edge[i], scratch.eligible[i], out.counts[i],
@@ -93,6 +106,7 @@ void SampleChunk(const core::SamplingParams& params, const int64_t* seeds, int64
   }
   floyd.Flush();
   ReadSources(out.original_edge_ids.data(), graph_indices, 0, picks, out.indices.data());
+  return ChunkOutcome::kSampled;
 }
 
 // Chunks of consecutive seeds: up to 1024, about 8 per thread for small
@@ -104,6 +118,34 @@ int64_t ChunkSeeds(int64_t n, int num_threads) {
 }
 
 std::function<void()> g_chunk_hook;  // SetChunkHookForTesting
+uint64_t g_memory_for_testing = 0;   // SetSamplingMemoryForTesting
+
+// The bytes of RAM and swap of this machine (no single allocation, nor all
+// of a call's picks together, can be larger), or the tests' stand-in.
+uint64_t MemoryBytes() {
+  if (g_memory_for_testing != 0) return g_memory_for_testing;
+  struct sysinfo info;
+  if (sysinfo(&info) != 0) return std::numeric_limits<uint64_t>::max();
+  const unsigned __int128 bytes =
+      (static_cast<unsigned __int128>(info.totalram) + info.totalswap) * std::max<unsigned>(info.mem_unit, 1);
+  return static_cast<uint64_t>(std::min<unsigned __int128>(bytes, std::numeric_limits<uint64_t>::max()));
+}
+
+// The picks of all of `seeds` (the counts SampleChunk takes), up to 2^64 - 1.
+uint64_t TotalPicks(const core::SamplingParams& params, const std::vector<int64_t>& seeds) {
+  unsigned __int128 total = 0;
+  for (int64_t seed : seeds) total += static_cast<uint64_t>(core::SampledCountOf(params, EligibleEdges(params, seed)));
+  return static_cast<uint64_t>(std::min<unsigned __int128>(total, std::numeric_limits<uint64_t>::max()));
+}
+
+std::string Decimal(unsigned __int128 value) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  } while (value != 0);
+  return digits;
+}
 
 // Each calling thread's chunks, reused from call to call (no allocation
 // once they have grown to a layer's size), unless a call is under way on the
@@ -114,11 +156,7 @@ thread_local bool t_chunks_in_use = false;
 // The validated sampling parameters of a call.
 Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                            uint32_t layer, const SamplingOptions& options) {
-  if (options.num_threads < 1 || options.num_threads > kMaxSamplingThreads) {
-    return InvalidArgumentError("num_threads=" + std::to_string(options.num_threads) + "; expected 1.." +
-                                std::to_string(kMaxSamplingThreads));
-  }
-  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, options.weighted));
+  FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), seeds, fanout, options));
   core::SamplingParams params;
   params.indptr = graph.indptr().data();
   params.weights = options.weighted ? graph.weights().data() : nullptr;
@@ -190,6 +228,31 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
   std::unique_ptr<std::atomic<bool>[]> done(new std::atomic<bool>[static_cast<size_t>(num_chunks)]);
   for (int64_t c = 0; c < num_chunks; ++c) done[c].store(false, std::memory_order_relaxed);
   std::atomic<int64_t> next{0};
+  // A thread that throws (a helper; the hook of a test) or finds no memory
+  // for its chunk leaves the chunk undone: it stops the others' claims, and
+  // this thread rethrows what it threw, as it would have thrown sampling the
+  // chunk itself, or returns the error.
+  std::atomic<bool> failure_claimed{false};  // the first thread to fail writes the failure
+  std::exception_ptr helper_failure;         // written before failed is set
+  ChunkOutcome failed_outcome = ChunkOutcome::kSampled;  // the same; with no exception, why memory failed
+  std::atomic<bool> failed{false};
+  auto fail = [&](std::exception_ptr exception, ChunkOutcome outcome) {
+    if (failure_claimed.exchange(true)) return;
+    helper_failure = std::move(exception);
+    failed_outcome = outcome;
+    next.store(num_chunks, std::memory_order_relaxed);
+    failed.store(true, std::memory_order_release);
+  };
+  const uint64_t memory = MemoryBytes();
+  const int64_t max_picks =
+      static_cast<int64_t>(std::min<uint64_t>(memory / kBytesPerSampledEdge, std::numeric_limits<int64_t>::max()));
+  // The error of picks that do not fit (the request's, counted only now).
+  auto no_room = [&](ChunkOutcome outcome) {
+    const std::string need = SampledEdgesNeed(n, fanout, TotalPicks(params, seeds));
+    return UnavailableError(outcome == ChunkOutcome::kTooLarge
+                                ? need + ", more than this machine's memory (" + std::to_string(memory) + " bytes)"
+                                : need + ": out of memory");
+  };
   // Samples the next chunk nobody has taken; false when none is left.
   auto sample_next = [&](ChunkScratch& scratch) {
     const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
@@ -197,16 +260,15 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     const int64_t first = c * chunk_seeds, count = std::min(n, first + chunk_seeds) - first;
     chunks[c].first_seed = first;
     if (g_chunk_hook) g_chunk_hook();
-    SampleChunk(params, seeds.data() + first, count, graph.indices().data(), scratch, chunks[c]);
+    const ChunkOutcome outcome =
+        SampleChunk(params, seeds.data() + first, count, graph.indices().data(), max_picks, scratch, chunks[c]);
+    if (outcome != ChunkOutcome::kSampled) {
+      fail(nullptr, outcome);
+      return false;
+    }
     done[c].store(true, std::memory_order_release);
     return true;
   };
-  // A helper that throws (e.g. std::bad_alloc) leaves its chunk undone: it
-  // stops the others' claims, and this thread rethrows what it threw, as it
-  // would have thrown sampling the chunk itself.
-  std::atomic<bool> failure_claimed{false};  // the first helper to fail writes helper_failure
-  std::exception_ptr helper_failure;         // written before helper_failed is set
-  std::atomic<bool> helper_failed{false};
   std::vector<std::thread> helpers;
   // Joins the helpers however this function returns (stopping their claims first).
   struct Joiner {
@@ -227,11 +289,7 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
           while (sample_next(scratch)) {
           }
         } catch (...) {
-          if (!failure_claimed.exchange(true)) {
-            helper_failure = std::current_exception();
-            next.store(num_chunks, std::memory_order_relaxed);
-            helper_failed.store(true, std::memory_order_release);
-          }
+          fail(std::current_exception(), ChunkOutcome::kSampled);  // the exception is the failure
         }
       });
     } catch (const std::system_error&) {
@@ -239,25 +297,49 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     }
   }
   ChunkScratch scratch;
+  int64_t handed_picks = 0;  // every sink keeps them all (SampleNeighbors, a minibatch, the compaction)
   for (int64_t c = 0; c < num_chunks; ++c) {
     while (!done[c].load(std::memory_order_acquire)) {
-      if (helper_failed.load(std::memory_order_acquire)) std::rethrow_exception(helper_failure);
+      if (failed.load(std::memory_order_acquire)) {
+        if (helper_failure) std::rethrow_exception(helper_failure);
+        return no_room(failed_outcome);
+      }
       if (!sample_next(scratch)) std::this_thread::yield();  // every chunk is taken: c is being sampled
     }
-    FL_RETURN_IF_ERROR(sink(chunks[c]));
+    handed_picks += chunks[c].indices.size();  // each at most max_picks: no overflow
+    if (handed_picks > max_picks) return no_room(ChunkOutcome::kTooLarge);
+    Status handed;
+    try {
+      handed = sink(chunks[c]);
+    } catch (const std::bad_alloc&) {
+      return no_room(ChunkOutcome::kOutOfMemory);
+    }
+    FL_RETURN_IF_ERROR(handed);
   }
   return OkStatus();
 }
 
 void SetChunkHookForTesting(std::function<void()> hook) { g_chunk_hook = std::move(hook); }
 
+void SetSamplingMemoryForTesting(uint64_t bytes) { g_memory_for_testing = bytes; }
+
+std::string SampledEdgesNeed(int64_t num_seeds, int64_t fanout, uint64_t picks) {
+  return "sampling " + std::to_string(num_seeds) + " seeds with fanout " + std::to_string(fanout) + " needs " +
+         std::to_string(picks) + " picks (" +
+         Decimal(static_cast<unsigned __int128>(picks) * kBytesPerSampledEdge) + " bytes)";
+}
+
 Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
-                             bool weighted) {
+                             const SamplingOptions& options) {
+  if (options.num_threads < 1 || options.num_threads > kMaxSamplingThreads) {
+    return InvalidArgumentError("num_threads=" + std::to_string(options.num_threads) + "; expected 1.." +
+                                std::to_string(kMaxSamplingThreads));
+  }
   if (fanout < -1 || fanout > std::numeric_limits<int32_t>::max()) {
     return InvalidArgumentError("fanout=" + std::to_string(fanout) + "; expected -1 (all neighbours) or 0.." +
                                 std::to_string(std::numeric_limits<int32_t>::max()));
   }
-  if (weighted && !has_weights) {
+  if (options.weighted && !has_weights) {
     return InvalidArgumentError("weighted sampling was requested but the graph has no edge weights");
   }
   for (size_t i = 0; i < seeds.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "reference/base/status.h"
@@ -37,14 +38,26 @@ struct SamplingOptions {
   bool replace = false;   // with replacement: exactly `fanout` draws per seed
   bool weighted = false;  // picks follow the graph's weights
   uint64_t rng_seed = 0;  // the Philox key (docs/sampling.md)
-  int num_threads = 1;    // CPU reference only, 1..kMaxSamplingThreads; results never depend on it
+  // 1..kMaxSamplingThreads on every backend (the same rejections
+  // everywhere), but only the CPU reference uses it; results never depend on it.
+  int num_threads = 1;
 };
 
-// Checks the arguments every sampling backend shares: fanout in
-// [-1, 2^31-1], weights present when weighted, seeds in [0, num_nodes). The
+// Checks the arguments every sampling backend shares, in this order:
+// options.num_threads in [1, kMaxSamplingThreads], fanout in [-1, 2^31-1],
+// weights present when options.weighted, seeds in [0, num_nodes). The
 // errors name the argument, the position and the value.
 Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
-                             bool weighted);
+                             const SamplingOptions& options);
+
+// Sampled edges take this many bytes each, in a chunk and in the result:
+// the edge id and the source node.
+inline constexpr int64_t kBytesPerSampledEdge = 16;
+
+// Names a request by what its output needs, for the error of one that does
+// not fit in memory: "sampling N seeds with fanout F needs P picks (B
+// bytes)", B = P * kBytesPerSampledEdge.
+std::string SampledEdgesNeed(int64_t num_seeds, int64_t fanout, uint64_t picks);
 
 // Samples up to `fanout` incoming edges of every seed (-1 = all of them).
 // Without replacement a seed keeps min(fanout, eligible) edges in ascending
@@ -53,7 +66,12 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 // and zero-weight edges are never picked. `layer` separates the random
 // streams of the layers of multi-layer sampling. Fails when a seed is out of
 // range, fanout < -1, num_threads < 1, or `weighted` is set on a graph
-// without weights. Duplicate seeds get identical picks.
+// without weights (ValidateSampleRequest), and when the picks do not fit in
+// memory: an Unavailable error, "sampling N seeds with fanout F needs P picks
+// (B bytes)" (SampledEdgesNeed) followed by ", more than this machine's
+// memory (M bytes)" when they exceed its RAM and swap (checked before
+// anything is allocated for them) or ": out of memory" when an allocation
+// fails. Duplicate seeds get identical picks.
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options);
 
@@ -102,10 +120,13 @@ using SampledChunkSink = std::function<Status(const SampledChunk&)>;
 // consecutive seeds in seed order on the calling thread (its memory is
 // reused after `sink` returns) while options.num_threads threads in all
 // sample the next ones, so the caller's work on a chunk overlaps theirs.
-// Fails as SampleNeighbors does, before any chunk; an error or exception
-// from `sink` reaches the caller once the other threads have stopped. Each calling
-// thread keeps its chunks' memory for the next call (about 16 bytes per
-// edge of the largest layer it sampled).
+// Fails as SampleNeighbors does: a bad argument before any chunk; picks that
+// do not fit in memory when a chunk shows it (a chunk larger than the
+// memory, or the chunks handed over so far, which every sink keeps; or a
+// std::bad_alloc from the sampling or from `sink`). Any other error or
+// exception from `sink` reaches the caller once the other threads have
+// stopped. Each calling thread keeps its chunks' memory for the next call
+// (about 16 bytes per edge of the largest layer it sampled).
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
 
@@ -113,6 +134,11 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
 // samples it (so a test can make a helper thread throw); empty: none. Set
 // it only while nothing samples (it is read without synchronisation).
 void SetChunkHookForTesting(std::function<void()> hook);
+
+// Tests: the memory (RAM and swap, in bytes) the picks of a call are checked
+// against, instead of this machine's; 0: this machine's. Set it only while
+// nothing samples.
+void SetSamplingMemoryForTesting(uint64_t bytes);
 
 }  // namespace faultline
 

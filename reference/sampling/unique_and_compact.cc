@@ -29,6 +29,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/base/huge_pages.h"
@@ -380,8 +382,22 @@ void LayerCompactor::Add(const int64_t* indices, size_t count, int64_t* compacte
 
 std::vector<int64_t> LayerCompactor::TakeUniqueNodes() { return impl_->TakeUniqueNodes(); }
 
-UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
+Status CheckCompactIds(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices) {
+  for (const auto& [ids, name] : {std::pair{&seeds, "seeds"}, std::pair{&indices, "indices"}}) {
+    for (size_t i = 0; i < ids->size(); ++i) {
+      if ((*ids)[i] < 0) {
+        return InvalidArgumentError(std::string(name) + "[" + std::to_string(i) + "]=" + std::to_string((*ids)[i]) +
+                                    " is negative; expected node ids >= 0");
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Result<UniqueAndCompactResult> UniqueAndCompact(const std::vector<int64_t>& seeds,
+                                                const std::vector<int64_t>& indices) {
   const IdRange range = RangeOf(indices, RangeOf(seeds, IdRange{}));
+  if (range.lowest < 0) return CheckCompactIds(seeds, indices);  // finds the first
   LayerCompactor compactor(seeds, range.lowest, range.highest, indices.size());
   UniqueAndCompactResult result;
   // Zero-filled first, then written through a pointer: a push_back per id

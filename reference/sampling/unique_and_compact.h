@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "reference/base/status.h"
+
 namespace faultline {
 
 // Holds the unique nodes of a layer and the compacted indices:
@@ -19,9 +21,15 @@ struct UniqueAndCompactResult {
   std::vector<int64_t> compacted_indices;
 };
 
+// Refuses negative ids, which are no node ids (InvalidArgument naming the
+// first one, seeds before indices: "seeds[0]=-5 is negative; expected node
+// ids >= 0"): the rule of UniqueAndCompact on every backend.
+Status CheckCompactIds(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
+
 // Lists the distinct seeds in order of first occurrence, then every node of
 // `indices` not seen yet, in order of first appearance, and maps `indices`
-// to positions in that list. Each calling thread keeps its lookup tables
+// to positions in that list. Fails on a negative id (CheckCompactIds), as
+// UniqueAndCompactOnDevice does. Each calling thread keeps its lookup tables
 // for the next call (one of each entry size it has used): for non-negative
 // ids below 2^22, or dense ones, a table with an entry per id up to the
 // largest it has seen, rounded up to a power of two and advised onto 2 MiB
@@ -29,7 +37,8 @@ struct UniqueAndCompactResult {
 // MiB for ids below 2^22, else at most 128 or 256 bytes per input of its
 // largest call), and a buffer of up to 16 bytes per input of its largest
 // such call (at most 8 per id); else a hash table of 8 or 16 bytes per slot.
-UniqueAndCompactResult UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
+Result<UniqueAndCompactResult> UniqueAndCompact(const std::vector<int64_t>& seeds,
+                                                const std::vector<int64_t>& indices);
 
 // UniqueAndCompact piece by piece: the seeds when it is made, then the
 // indices in order, in as many pieces as they come (the unique nodes and

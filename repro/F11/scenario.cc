@@ -215,7 +215,9 @@ Outcome Run(Algorithm algorithm, const std::vector<Schedule>& schedules, const S
   options.rng_seed = 2024;
   Result<SampledSubgraph> layer = SampleNeighbors(*graph, seeds, /*fanout=*/10, /*layer=*/0, options);
   if (!layer.ok()) return Unexpected(Observe(layer.status(), process, "sample_neighbors"), transcript);
-  const UniqueAndCompactResult reference = UniqueAndCompact(seeds, layer->indices);
+  Result<UniqueAndCompactResult> compacted = UniqueAndCompact(seeds, layer->indices);
+  if (!compacted.ok()) return Unexpected(Observe(compacted.status(), process, "unique_and_compact"), transcript);
+  const UniqueAndCompactResult reference = std::move(compacted).value();
   transcript += std::to_string(seeds.size()) + " seeds, " + std::to_string(layer->indices.size()) +
                 " sampled indices, " + std::to_string(reference.unique_nodes.size()) +
                 " unique nodes (faultline's first-appearance reference)\n";
