@@ -12,18 +12,42 @@
 # tests need more GPUs than this machine has (F8, F9, the 2-GPU conformance
 # scenarios).
 set -uo pipefail
-case "${1:-}" in
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  -*) out=gpu-run ;;  # options only: the default OUTDIR
-  *) out=${1:-gpu-run}; [ $# -gt 0 ] && shift ;;
-esac
 for arg in "$@"; do
-  [ "$arg" != --bundle ] || { echo "ci/gpu.sh: it builds its own bundle; run ci/gpu_run.sh --bundle for one you have" >&2; exit 2; }
+  case "$arg" in
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --b*|--check-args)
+      echo "ci/gpu.sh: $arg is not for ci/gpu.sh (it builds its own bundle; ci/gpu_run.sh --bundle runs one you have)" >&2
+      exit 2 ;;
+  esac
 done
+case "${1:-}" in
+  -*|"") out=gpu-run ;;  # options only: the default OUTDIR
+  *) out=$1; shift ;;
+esac
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac  # the caller's folder, before the cd
 cd "$(dirname "$0")/.."
-ci/gpu_run.sh "$out" --check-args "$@" || exit 2  # a bad option, before minutes of building
+ci/gpu_run.sh "$out" "$@" --check-args || exit 2  # a bad option, before minutes of building
+
+# The steps run in the background so that a SIGTERM or SIGINT reaches them
+# (gpu_run.py then kills its tests' process groups and removes its files);
+# bash would otherwise wait for a foreground child before its trap ran.
+child=0
+work=""
+stop() {
+  [ "$child" -eq 0 ] || { kill -TERM "$child" 2>/dev/null; wait "$child"; }
+  exit "$1"
+}
+trap 'stop 143' TERM
+trap 'stop 130' INT
+trap '[ -z "$work" ] || rm -rf "$work"' EXIT
+run() {
+  "$@" &
+  child=$!
+  wait "$child"
+  local code=$?
+  child=0
+  return "$code"
+}
 work=$(mktemp -d "${TMPDIR:-/tmp}/faultline-gpu-sh.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
-ci/gpu_bundle.sh --out "$work/fl.tar.xz" || { echo "ci/gpu.sh: building the bundle failed" >&2; exit 1; }
-ci/gpu_run.sh "$out" --bundle "$work/fl.tar.xz" "$@"
+run ci/gpu_bundle.sh --out "$work/fl.tar.xz" || { echo "ci/gpu.sh: building the bundle failed" >&2; exit 1; }
+run ci/gpu_run.sh "$out" "$@" --bundle "$work/fl.tar.xz"

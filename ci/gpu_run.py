@@ -94,8 +94,10 @@ def wait_group(proc, timeout):
 def stop(signum, frame):
     """SIGTERM/SIGINT: kill every step's group, then exit through the
     `finally`s, which remove the unpacked bundle (faultline-gpu.* in TMPDIR)."""
-    if STOPPING.is_set():  # a second signal must not cut the cleanup short
-        return
+    if STOPPING.is_set():  # a second signal: the cleanup is stuck; kill again and leave now
+        for pgid in list(LIVE_GROUPS):
+            kill_group(pgid)
+        os._exit(128 + signum)
     STOPPING.set()
     for pgid in list(LIVE_GROUPS):
         kill_group(pgid)
@@ -416,7 +418,8 @@ def write_report(run, facts, probe, started):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    # No abbreviations: ci/gpu.sh must be able to tell every option apart.
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("out_dir", help="folder for report.json, summary.txt and logs.txt")
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE, help="archive from ci/gpu_bundle.sh (default %(default)s)")
     parser.add_argument("--only", action="append", choices=STEPS, help="run only this step (repeatable)")

@@ -24,6 +24,9 @@ expect 0 ci/gpu_bundle.sh --help
 expect 2 ci/gpu_bundle.sh --bogus
 expect 2 ci/gpu_bundle.sh --out
 expect 0 ci/gpu.sh --help
+expect 0 ci/gpu.sh out --help
+expect 2 ci/gpu.sh out --bundle=b.tar.xz
+expect 2 ci/gpu.sh out --check-args
 expect 2 ci/gpu.sh out --bundle b.tar.xz
 expect 2 ci/gpu.sh out --bogus
 expect 2 ci/gpu.sh out --simulate --only sanitizer
@@ -32,6 +35,12 @@ expect 2 ci/gpu_run.sh out --budget-s 0 --check-args
 expect 2 ci/gpu_run.sh out --only nothing --check-args
 expect 0 ci/fuzz.sh --help
 expect 2 ci/fuzz.sh --targets ""
+# fuzz.sh exits 2 for a failed setup too: its message must be the usage one.
+fuzz_said=$(ci/fuzz.sh --targets "" 2>&1)
+if ! grep -q -- '--targets is empty' <<<"$fuzz_said"; then
+  echo "FAIL: ci/fuzz.sh --targets \"\": no message naming --targets" >&2
+  failures=$((failures + 1))
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed" >&2

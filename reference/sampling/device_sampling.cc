@@ -169,17 +169,19 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
 
   // Picks that do not fit fail here, named as the CPU reference names them
   // (its Unavailable error, the runtime's DeviceError here).
-  Result<DeviceWords> edges = ws.Words(Buffer::kEdges, num_edges, rt, device);
-  if (!edges.ok()) return edges.status().WithContext(SampledEdgesNeed(n, fanout, static_cast<uint64_t>(num_edges)));
-  hop.edges = *edges;
-  FL_ASSIGN_OR_RETURN(hop.indices, ws.Words(Buffer::kIndices, num_edges, rt, device));
+  const auto named = [&](Result<DeviceWords> words) -> Result<DeviceWords> {
+    if (words.ok()) return words;
+    return words.status().WithContext(SampledEdgesNeed(n, fanout, static_cast<uint64_t>(num_edges)));
+  };
+  FL_ASSIGN_OR_RETURN(hop.edges, named(ws.Words(Buffer::kEdges, num_edges, rt, device)));
+  FL_ASSIGN_OR_RETURN(hop.indices, named(ws.Words(Buffer::kIndices, num_edges, rt, device)));
   // One 16-byte SampleKey per output slot, held as two int64 words, for the
   // top-k modes only: the others (Floyd, with replacement, fanout -1) never
   // read them, and a fanout -1 hop would otherwise need twice its output.
   static_assert(sizeof(kernels::sampling::SampleKey) == 2 * sizeof(int64_t), "SampleKey layout");
   DeviceWords keys;
   if (kernels::sampling::MayUseKeyScratch(params)) {
-    FL_ASSIGN_OR_RETURN(keys, ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device));
+    FL_ASSIGN_OR_RETURN(keys, named(ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device)));
   }
   kernels::SampleSeedsKernel sample_kernel{params,
                                            Data<int64_t>(graph.indices()),

@@ -93,12 +93,8 @@ ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seed
     picks += out.counts[i];
   }
   if (picks > max_picks) return ChunkOutcome::kTooLarge;
-  try {
-    out.original_edge_ids.Resize(picks);
-    out.indices.Resize(picks);
-  } catch (const std::bad_alloc&) {
-    return ChunkOutcome::kOutOfMemory;
-  }
+  out.original_edge_ids.Resize(picks);  // a std::bad_alloc here or below: the caller's kOutOfMemory
+  out.indices.Resize(picks);
   UniformFloydBatch floyd(params);
   for (int64_t i = 0, offset = 0; i < n; offset += out.counts[i], ++i) {
     SampleSeedInto(params, seeds[i], scratch.first_edge[i], scratch.eligible[i], out.counts[i],
@@ -121,14 +117,18 @@ std::function<void()> g_chunk_hook;  // SetChunkHookForTesting
 uint64_t g_memory_for_testing = 0;   // SetSamplingMemoryForTesting
 
 // The bytes of RAM and swap of this machine (no single allocation, nor all
-// of a call's picks together, can be larger), or the tests' stand-in.
+// of a call's picks together, can be larger), or the tests' stand-in. Read
+// once: it does not change while the process runs.
 uint64_t MemoryBytes() {
   if (g_memory_for_testing != 0) return g_memory_for_testing;
-  struct sysinfo info;
-  if (sysinfo(&info) != 0) return std::numeric_limits<uint64_t>::max();
-  const unsigned __int128 bytes =
-      (static_cast<unsigned __int128>(info.totalram) + info.totalswap) * std::max<unsigned>(info.mem_unit, 1);
-  return static_cast<uint64_t>(std::min<unsigned __int128>(bytes, std::numeric_limits<uint64_t>::max()));
+  static const uint64_t machine = [] {
+    struct sysinfo info;
+    if (sysinfo(&info) != 0) return std::numeric_limits<uint64_t>::max();
+    const unsigned __int128 bytes =
+        (static_cast<unsigned __int128>(info.totalram) + info.totalswap) * std::max<unsigned>(info.mem_unit, 1);
+    return static_cast<uint64_t>(std::min<unsigned __int128>(bytes, std::numeric_limits<uint64_t>::max()));
+  }();
+  return machine;
 }
 
 // The picks of all of `seeds` (the counts SampleChunk takes), up to 2^64 - 1.
@@ -260,8 +260,12 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     const int64_t first = c * chunk_seeds, count = std::min(n, first + chunk_seeds) - first;
     chunks[c].first_seed = first;
     if (g_chunk_hook) g_chunk_hook();
-    const ChunkOutcome outcome =
-        SampleChunk(params, seeds.data() + first, count, graph.indices().data(), max_picks, scratch, chunks[c]);
+    ChunkOutcome outcome;
+    try {  // any allocation of the chunk's sampling: its picks, a seed's keys, the Floyd batch
+      outcome = SampleChunk(params, seeds.data() + first, count, graph.indices().data(), max_picks, scratch, chunks[c]);
+    } catch (const std::bad_alloc&) {
+      outcome = ChunkOutcome::kOutOfMemory;
+    }
     if (outcome != ChunkOutcome::kSampled) {
       fail(nullptr, outcome);
       return false;
@@ -309,11 +313,13 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     handed_picks += chunks[c].indices.size();  // each at most max_picks: no overflow
     if (handed_picks > max_picks) return no_room(ChunkOutcome::kTooLarge);
     Status handed;
+    bool sink_out_of_memory = false;
     try {
       handed = sink(chunks[c]);
     } catch (const std::bad_alloc&) {
-      return no_room(ChunkOutcome::kOutOfMemory);
+      sink_out_of_memory = true;  // the error is built once the exception has released what it held
     }
+    if (sink_out_of_memory) return no_room(ChunkOutcome::kOutOfMemory);
     FL_RETURN_IF_ERROR(handed);
   }
   return OkStatus();
