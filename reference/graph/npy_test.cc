@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/address_space_limit.h"
+
 namespace faultline {
 namespace npy {
 namespace {
@@ -281,29 +283,6 @@ TEST(NpyTest, ABadHeaderIsQuotedOnlyInPart) {
   EXPECT_THAT(read.status().message(), HasSubstr("bytes in all)"));
   EXPECT_LT(read.status().message().size(), 1500u) << read.status();
 }
-
-// Lowers the address-space limit for one scope, so that a large allocation
-// fails with std::bad_alloc whatever the overcommit setting.
-class AddressSpaceLimit {
- public:
-  explicit AddressSpaceLimit(int64_t extra_bytes) {
-    EXPECT_EQ(getrlimit(RLIMIT_AS, &saved_), 0);
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    int64_t vm_kib = 0;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmSize:", 0) == 0) vm_kib = std::strtoll(line.c_str() + 7, nullptr, 10);
-    }
-    EXPECT_GT(vm_kib, 0);
-    rlimit lowered = saved_;
-    lowered.rlim_cur = static_cast<rlim_t>(vm_kib * 1024 + extra_bytes);
-    EXPECT_EQ(setrlimit(RLIMIT_AS, &lowered), 0) << std::strerror(errno);
-  }
-  ~AddressSpaceLimit() { EXPECT_EQ(setrlimit(RLIMIT_AS, &saved_), 0) << std::strerror(errno); }
-
- private:
-  rlimit saved_;
-};
 
 // Under ASan and TSan a failed operator new reports and ends the process
 // instead of throwing, so the next test exists only in builds without them

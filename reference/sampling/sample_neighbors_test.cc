@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "kernels/sampling_core.h"
+#include "reference/base/address_space_limit.h"
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -425,29 +426,6 @@ TEST(SampleNeighborsTest, ASinkOutOfMemoryIsAnError) {
 // instead of throwing, so the next test exists only in builds without them
 // (the plain stage of ci/test.sh runs it): it is left out, not skipped.
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-
-// Lowers the address-space limit for one scope, so that a large allocation
-// fails with std::bad_alloc whatever the overcommit setting.
-class AddressSpaceLimit {
- public:
-  explicit AddressSpaceLimit(int64_t extra_bytes) {
-    EXPECT_EQ(getrlimit(RLIMIT_AS, &saved_), 0);
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    int64_t vm_kib = 0;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmSize:", 0) == 0) vm_kib = std::strtoll(line.c_str() + 7, nullptr, 10);
-    }
-    EXPECT_GT(vm_kib, 0);
-    rlimit lowered = saved_;
-    lowered.rlim_cur = static_cast<rlim_t>(vm_kib * 1024 + extra_bytes);
-    EXPECT_EQ(setrlimit(RLIMIT_AS, &lowered), 0) << std::strerror(errno);
-  }
-  ~AddressSpaceLimit() { EXPECT_EQ(setrlimit(RLIMIT_AS, &saved_), 0) << std::strerror(errno); }
-
- private:
-  rlimit saved_;
-};
 
 // Picks within the memory whose allocation fails all the same (a limit on
 // the process, other processes' memory): an error, not std::bad_alloc.
