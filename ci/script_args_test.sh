@@ -6,16 +6,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export HOME="${HOME:-$TEST_TMPDIR}"  # Bazel gives a test no HOME; fuzz.sh's default --work is under it
 
-failures=0
+source bench/check_lib.sh
 expect() {  # expect <wanted status> <command...>
   local wanted=$1
   shift
   "$@" >/dev/null 2>&1
-  local got=$?
-  if [ "$got" -ne "$wanted" ]; then
-    echo "FAIL: $*: status $got, expected $wanted" >&2
-    failures=$((failures + 1))
-  fi
+  check "$* (exit status)" "$wanted" "$?"
 }
 
 expect 0 ci/repro.sh --help
@@ -37,13 +33,7 @@ expect 0 ci/fuzz.sh --help
 expect 2 ci/fuzz.sh --targets ""
 # fuzz.sh exits 2 for a failed setup too: its message must be the usage one.
 fuzz_said=$(ci/fuzz.sh --targets "" 2>&1)
-if ! grep -q -- '--targets is empty' <<<"$fuzz_said"; then
-  echo "FAIL: ci/fuzz.sh --targets \"\": no message naming --targets" >&2
-  failures=$((failures + 1))
-fi
+grep -q -- '--targets is empty' <<<"$fuzz_said"
+check "ci/fuzz.sh --targets \"\" names --targets" 0 "$?"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all checks passed"
+finish script_args_test

@@ -6,48 +6,55 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "reference/base/status_matchers.h"
 
 namespace faultline {
 namespace {
 
-TEST(FdIoTest, RoundTripThroughAPipe) {
+// The read end of a pipe that holds `text` and whose write end is closed
+// (-1 when no pipe can be made: the test fails there).
+int ReadEndHolding(std::string_view text) {
   int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  FL_ASSERT_OK(WriteAll(fds[1], "hello, pipe"));
+  if (pipe(fds) != 0) {
+    ADD_FAILURE() << "pipe: " << std::strerror(errno);
+    return -1;
+  }
+  EXPECT_TRUE(WriteAll(fds[1], text).ok());  // a pipe takes 64 KiB before a reader must drain it
   close(fds[1]);
+  return fds[0];
+}
+
+TEST(FdIoTest, RoundTripThroughAPipe) {
+  const int read_end = ReadEndHolding("hello, pipe");
   char buffer[11];
-  FL_ASSERT_OK(ReadAll(fds[0], buffer, sizeof(buffer)));
+  FL_ASSERT_OK(ReadAll(read_end, buffer, sizeof(buffer)));
   EXPECT_EQ(std::string(buffer, sizeof(buffer)), "hello, pipe");
-  EXPECT_THAT(ReadAll(fds[0], buffer, 1), StatusIs(StatusCode::kOutOfRange, "end of file after 0 of 1 bytes"));
-  close(fds[0]);
+  EXPECT_THAT(ReadAll(read_end, buffer, 1), StatusIs(StatusCode::kOutOfRange, "end of file after 0 of 1 bytes"));
+  close(read_end);
 }
 
 TEST(FdIoTest, ReadToEndTakesEverythingUntilTheWriterCloses) {
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
   const std::string text(10000, 'x');  // more than one read's buffer
-  FL_ASSERT_OK(WriteAll(fds[1], text + "end"));
-  close(fds[1]);
-  Result<std::string> all = ReadToEnd(fds[0]);
+  const int read_end = ReadEndHolding(text + "end");
+  Result<std::string> all = ReadToEnd(read_end);
   FL_ASSERT_OK(all.status());
   EXPECT_EQ(*all, text + "end");
-  close(fds[0]);
-  EXPECT_THAT(ReadToEnd(fds[0]).status(), StatusIs(StatusCode::kUnavailable, "read failed: Bad file descriptor"));
+  close(read_end);
+  EXPECT_THAT(ReadToEnd(read_end).status(), StatusIs(StatusCode::kUnavailable, "read failed: Bad file descriptor"));
 }
 
 TEST(FdIoTest, EndOfFileMidwaySaysHowFarItGot) {
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  FL_ASSERT_OK(WriteAll(fds[1], "abc"));
-  close(fds[1]);
+  const int read_end = ReadEndHolding("abc");
   char buffer[8];
-  EXPECT_THAT(ReadAll(fds[0], buffer, sizeof(buffer)),
+  EXPECT_THAT(ReadAll(read_end, buffer, sizeof(buffer)),
               StatusIs(StatusCode::kOutOfRange, "end of file after 3 of 8 bytes"));
-  close(fds[0]);
+  close(read_end);
 }
 
 TEST(FdIoTest, WritesARegularFileWhole) {

@@ -15,7 +15,6 @@
 namespace faultline {
 namespace {
 
-
 template <size_t N>
 std::string Join(const char* const (&words)[N]) {
   std::string joined;
@@ -29,15 +28,6 @@ bool Known(const std::string& word, const char* const (&list)[N]) {
     if (word == entry) return true;
   }
   return false;
-}
-
-// Parses all of `text` as a worker index in 0..INT_MAX (no sign, no
-// trailing characters, no overflow); false otherwise.
-bool ParseWorker(std::string_view text, int* worker) {
-  const std::optional<int> value = ParseWholeNonNegative<int>(text);
-  if (!value) return false;
-  *worker = *value;
-  return true;
 }
 
 }  // namespace
@@ -73,8 +63,10 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   const size_t second = spec.find(':', first + 1);
   injection.step = spec.substr(0, first);
   injection.action = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
-  if (second != std::string::npos && !ParseWorker(std::string_view(spec).substr(second + 1), &injection.worker)) {
-    return bad();
+  if (second != std::string::npos) {  // a worker index in 0..INT_MAX: digits only
+    const std::optional<int> worker = ParseWholeNonNegative<int>(std::string_view(spec).substr(second + 1));
+    if (!worker) return bad();
+    injection.worker = *worker;
   }
   const bool breaks_protocol = Known(injection.action, kProtocolActions);
   if (!Known(injection.step, kInjectSteps) || !(breaks_protocol || Known(injection.action, kProcessActions))) {
