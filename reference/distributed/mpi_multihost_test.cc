@@ -179,8 +179,6 @@ TEST_F(MultiHostTest, OptimizerAcrossHostsEqualsDenseReferenceAndOneHost) {
   Result<uint64_t> seed_or = OptimizerSeed();
   ASSERT_TRUE(seed_or.ok()) << seed_or.status();
   const uint64_t seed = *seed_or;
-  std::printf("optimizer cases from seed %llu (FAULTLINE_TEST_SEED=%llu replays them)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
   SCOPED_TRACE("seed " + std::to_string(seed));
   ExpectSameDigestOnEveryLayout("mpi_optimizer", {std::to_string(seed), "5", "digest"}, 0, {});
 }

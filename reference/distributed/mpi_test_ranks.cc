@@ -455,11 +455,13 @@ int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& bod
 
 Result<uint64_t> OptimizerSeed() {
   const char* value = std::getenv("FAULTLINE_TEST_SEED");
-  if (value == nullptr) return static_cast<uint64_t>(getpid()) * 1000003u;
-  const std::optional<uint64_t> seed = ParseWhole<uint64_t>(value);
+  const std::optional<uint64_t> seed =
+      value == nullptr ? static_cast<uint64_t>(getpid()) * 1000003u : ParseWhole<uint64_t>(value);
   if (!seed) {
     return InvalidArgumentError(std::string("FAULTLINE_TEST_SEED is '") + value + "'; expected a decimal seed");
   }
+  std::printf("optimizer cases from seed %llu (FAULTLINE_TEST_SEED=%llu replays them)\n",
+              static_cast<unsigned long long>(*seed), static_cast<unsigned long long>(*seed));
   return *seed;
 }
 

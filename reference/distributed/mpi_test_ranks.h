@@ -30,8 +30,8 @@ namespace faultline {
 int RunRank(const std::function<Status(MpiTransport&, std::string* detail)>& body);
 
 // The seed of mpi_optimizer's cases: FAULTLINE_TEST_SEED when set (to replay
-// a failure), else a new one each run; the tests print it. Fails on a
-// FAULTLINE_TEST_SEED that is not a number.
+// a failure), else a new one each run; printed with how to replay it. Fails
+// on a FAULTLINE_TEST_SEED that is not a number.
 Result<uint64_t> OptimizerSeed();
 
 // The rows per partition and columns of mpi_hammer's tensor "feat".

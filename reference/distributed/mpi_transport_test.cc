@@ -67,8 +67,6 @@ TEST(MpiTransportTest, OptimizerStepsEqualTheDenseReferenceOnOneToFourRanks) {
   Result<uint64_t> seed_or = OptimizerSeed();
   ASSERT_TRUE(seed_or.ok()) << seed_or.status();
   const uint64_t seed = *seed_or;
-  std::printf("optimizer cases from seed %llu (FAULTLINE_TEST_SEED=%llu replays them)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
   for (int ranks = 1; ranks <= 4; ++ranks) {
     Result<MpiJob> job = RunMpiJob("mpi_optimizer", {std::to_string(seed), "25"}, Ranks(ranks));
     ASSERT_TRUE(job.ok()) << job.status();
