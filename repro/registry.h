@@ -61,12 +61,20 @@ ExpectedText ProcessWithPid(const std::string& label);
 // which are not part of the observed message). Real CUDA adds nothing.
 inline constexpr char kForkNotePattern[] =
     R"(; this process \(pid \d+\) was forked after CUDA was initialized in pid \d+ at:)";
-// `pattern`, then simcuda's fork note where there is one.
-inline std::string WithForkNote(const std::string& pattern) { return pattern + "(" + kForkNotePattern + ")?"; }
+// Returns `detail`, a regex, on simcuda, which adds it to an error's message,
+// and "" on real CUDA, which adds nothing: a signature asks each runtime for
+// exactly what it writes.
+inline std::string SimCudaDetail(RuntimeKind runtime, const std::string& detail) {
+  return runtime == RuntimeKind::kSimCuda ? detail : "";
+}
+// `pattern`, then simcuda's fork note on simcuda.
+inline std::string WithForkNote(RuntimeKind runtime, const std::string& pattern) {
+  return pattern + SimCudaDetail(runtime, kForkNotePattern);
+}
 // `pattern`, an error whose driver answer is in parentheses: real CUDA closes
 // them (")"); simcuda goes on with its fork note instead.
-inline std::string ClosedOrForkNote(const std::string& pattern) {
-  return pattern + R"((\)|)" + kForkNotePattern + ")";
+inline std::string ClosedOrForkNote(RuntimeKind runtime, const std::string& pattern) {
+  return pattern + (runtime == RuntimeKind::kSimCuda ? kForkNotePattern : R"(\))");
 }
 
 // The documented symptom a reproducing variant must show, every field as the

@@ -14,7 +14,7 @@ namespace {
 TEST(F1Test, LegacyFailsInsideSampleNeighborsInAForkedWorkerWithInitializationError) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F1", "legacy", runtime);
-  ExpectReproducedWith(o, kF1Legacy);
+  ExpectReproducedWith(o, F1Legacy(runtime));
   ExpectInitializationSiteNamed(o, runtime, "ProbeCudaLikeACudaBuild");
 }
 

@@ -11,11 +11,12 @@ namespace repro {
 
 // The loader names the worker, the step and the minibatch before the CUDA
 // error; simcuda adds where the parent initialized CUDA (kForkNotePattern).
-inline const Signature kF1Legacy{
-    "cudaErrorInitializationError", 3,
-    Pattern(WithForkNote(R"(worker \d+ \(pid \d+\) failed in sample_neighbors on minibatch \d+: )"
-                         R"(cudaPointerGetAttributes failed: initialization error)")),
-    ProcessWithPid(R"(worker \d+)"), "sample_neighbors"};
+inline Signature F1Legacy(RuntimeKind runtime) {
+  return {"cudaErrorInitializationError", 3,
+          Pattern(WithForkNote(runtime, R"(worker \d+ \(pid \d+\) failed in sample_neighbors on minibatch \d+: )"
+                                        R"(cudaPointerGetAttributes failed: initialization error)")),
+          ProcessWithPid(R"(worker \d+)"), "sample_neighbors"};
+}
 
 }  // namespace repro
 }  // namespace faultline

@@ -13,14 +13,14 @@ namespace {
 TEST(F2Test, LegacyForkedWorkerFailsOnCudaHostUnregisterWithInitializationError) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "legacy", runtime);
-  ExpectReproducedWith(o, kF2LegacyFork);
+  ExpectReproducedWith(o, F2LegacyFork(runtime));
   ExpectInitializationSiteNamed(o, runtime, "PlaceOnDevice");  // the parent pinned the graph
 }
 
 TEST(F2Test, LegacySpawnedWorkerCannotUnpinWhatItDidNotPin) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "legacy-spawn", runtime);
-  ExpectReproducedWith(o, kF2LegacySpawn);
+  ExpectReproducedWith(o, F2LegacySpawn(runtime));
 }
 
 TEST(F2Test, FixedRefusesWorkersWithAReasonAndItsAdviceGivesTheBaseline) {

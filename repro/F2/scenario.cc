@@ -119,9 +119,9 @@ const bool kRegistered = RegisterFailure(Failure{
     "pinned memory unregistered from data-loader workers (DGL 7381)",
     {
         {"legacy", Expectation::kReproduces, "pinned-cuda, 2 forked workers unpin the parent's pinned graph",
-         [](RuntimeKind rt) { return RunLegacy(rt, StartMethod::kFork, kF2LegacyFork); }},
+         [](RuntimeKind rt) { return RunLegacy(rt, StartMethod::kFork, F2LegacyFork(rt)); }},
         {"legacy-spawn", Expectation::kReproduces, "pinned-cuda, 2 spawned workers unpin what they did not pin",
-         [](RuntimeKind rt) { return RunLegacy(rt, StartMethod::kSpawn, kF2LegacySpawn); }},
+         [](RuntimeKind rt) { return RunLegacy(rt, StartMethod::kSpawn, F2LegacySpawn(rt)); }},
         {"fixed", Expectation::kPasses, "owner-only unpin; workers refused for pinned-cuda, num_workers = 0 used",
          RunFixed},
         {"workaround", Expectation::kPasses, "cpu-cuda with 2 forked workers", RunCpuCuda},

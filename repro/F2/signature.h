@@ -12,18 +12,20 @@ namespace repro {
 
 // The loader names the worker, the step and the minibatch before the CUDA
 // error; simcuda adds its detail after it (real CUDA adds none).
-inline const Signature kF2LegacyFork{
-    "cudaErrorInitializationError", 3,
-    Pattern(WithForkNote(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
-                         R"(cudaHostUnregister failed: initialization error)")),
-    ProcessWithPid(R"(worker \d+)"), "restore_state"};
-inline const Signature kF2LegacySpawn{
-    "cudaErrorHostMemoryNotRegistered", 713,
-    Pattern(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
-            R"(cudaHostUnregister failed: pointer does not correspond to a registered memory region)"
-            R"((; 0x[0-9a-f]+ was not registered by this process \(pid \d+\); pinning is per process, only the )"
-            R"(process that pinned memory can unpin it)?)"),
-    ProcessWithPid(R"(worker \d+)"), "restore_state"};
+inline Signature F2LegacyFork(RuntimeKind runtime) {
+  return {"cudaErrorInitializationError", 3,
+          Pattern(WithForkNote(runtime, R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
+                                        R"(cudaHostUnregister failed: initialization error)")),
+          ProcessWithPid(R"(worker \d+)"), "restore_state"};
+}
+inline Signature F2LegacySpawn(RuntimeKind runtime) {
+  return {"cudaErrorHostMemoryNotRegistered", 713,
+          Pattern(R"(worker \d+ \(pid \d+\) failed in restore_state on minibatch \d+: )"
+                  R"(cudaHostUnregister failed: pointer does not correspond to a registered memory region)" +
+                  SimCudaDetail(runtime, R"(; 0x[0-9a-f]+ was not registered by this process \(pid \d+\); pinning )"
+                                         R"(is per process, only the process that pinned memory can unpin it)")),
+          ProcessWithPid(R"(worker \d+)"), "restore_state"};
+}
 
 // What the fixed loader says when asked for workers in a device sampling mode.
 inline constexpr char kF2FixedRefusal[] =

@@ -13,7 +13,7 @@ namespace {
 TEST(F4Test, LegacyEagerPluginMakesAForkedWorkerFailLazyInit) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "legacy", runtime);
-  ExpectReproducedWith(o, kF4LegacyWorker);
+  ExpectReproducedWith(o, F4LegacyWorker(runtime));
   // CUDA was initialized by the plugin's static initializer, through dlopen
   // (glibc's frames are named only with its debug symbols: libc6-dbg, which
   // ci/setup.sh installs).
@@ -42,7 +42,7 @@ TEST(F4Test, SpawnWorkaroundPassesWithTheEagerPlugin) {
 TEST(F4Test, ServiceChildStartedByForkFailsAndBySpawnPasses) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome forked = RunIsolated("F4", "service-fork", runtime);
-  ExpectReproducedWith(forked, kF4ServiceFork);
+  ExpectReproducedWith(forked, F4ServiceFork(runtime));
   ExpectInitializationSiteNamed(forked, runtime, "RunService");
   Outcome spawned = RunIsolated("F4", "service-spawn", runtime);
   EXPECT_TRUE(spawned.passed && !spawned.error) << spawned.transcript;

@@ -79,13 +79,19 @@ const bool kRegistered = RegisterFailure(Failure{
     "CUDA context created at library load time (PEFT 1877 / 1879, HuixiangDou 349 / 351)",
     {
         {"legacy", Expectation::kReproduces, "eager plugin loaded, then a forked worker uses CUDA",
-         [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kFork, &kF4LegacyWorker); }},
+         [](RuntimeKind rt) {
+           const Signature signature = F4LegacyWorker(rt);
+           return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kFork, &signature);
+         }},
         {"fixed", Expectation::kPasses, "lazy plugin loaded, then a forked worker uses CUDA",
          [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kLazy, StartMethod::kFork, nullptr); }},
         {"workaround", Expectation::kPasses, "eager plugin loaded, then a spawned worker uses CUDA",
          [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kSpawn, nullptr); }},
         {"service-fork", Expectation::kReproduces, "parent used the device, service child started by fork",
-         [](RuntimeKind rt) { return RunService(rt, StartMethod::kFork, &kF4ServiceFork); }},
+         [](RuntimeKind rt) {
+           const Signature signature = F4ServiceFork(rt);
+           return RunService(rt, StartMethod::kFork, &signature);
+         }},
         {"service-spawn", Expectation::kPasses, "parent used the device, service child started by spawn",
          [](RuntimeKind rt) { return RunService(rt, StartMethod::kSpawn, nullptr); }},
     }});

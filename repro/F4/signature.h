@@ -14,12 +14,16 @@ namespace repro {
 // CUDA error code (torch 2.11 on an H100, docs/gpu-validation.md).
 // The driver's own answer follows in parentheses: real CUDA closes them,
 // simcuda goes on with where the parent initialized CUDA.
-inline const std::string kF4Message =
-    ClosedOrForkNote(Quote(std::string(kCannotReinitializeCuda) + " (cuInit failed: initialization error"));
-inline const Signature kF4LegacyWorker{"failed_precondition", 0, Pattern(kF4Message), ProcessWithPid("worker 0"),
-                                       "lazy_init"};
-inline const Signature kF4ServiceFork{"failed_precondition", 0, Pattern(kF4Message),
-                                      ProcessWithPid("service child"), "lazy_init"};
+inline std::string F4Message(RuntimeKind runtime) {
+  return ClosedOrForkNote(runtime,
+                          Quote(std::string(kCannotReinitializeCuda) + " (cuInit failed: initialization error"));
+}
+inline Signature F4LegacyWorker(RuntimeKind runtime) {
+  return {"failed_precondition", 0, Pattern(F4Message(runtime)), ProcessWithPid("worker 0"), "lazy_init"};
+}
+inline Signature F4ServiceFork(RuntimeKind runtime) {
+  return {"failed_precondition", 0, Pattern(F4Message(runtime)), ProcessWithPid("service child"), "lazy_init"};
+}
 
 }  // namespace repro
 }  // namespace faultline

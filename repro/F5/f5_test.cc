@@ -13,7 +13,7 @@ namespace {
 TEST(F5Test, LegacyDeviceCountMakesForkedWorkersFailLazyInit) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F5", "legacy", runtime);
-  ExpectReproducedWith(o, kF5LegacyWorker);
+  ExpectReproducedWith(o, F5LegacyWorker(runtime));
   // CUDA was initialized by the parent's device count.
   ExpectInitializationSiteNamed(o, runtime, "DeviceCountLegacy");
 }

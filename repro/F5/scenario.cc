@@ -92,7 +92,10 @@ const bool kRegistered = RegisterFailure(Failure{
     "counting devices poisons every later fork (PyTorch 83973 / 84879, 85951)",
     {
         {"legacy", Expectation::kReproduces, "cudaGetDeviceCount in the parent, then 2 forked workers use CUDA",
-         [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kFork, &kF5LegacyWorker); }},
+         [](RuntimeKind rt) {
+           const Signature signature = F5LegacyWorker(rt);
+           return Run(rt, Count::kLegacy, StartMethod::kFork, &signature);
+         }},
         {"fixed", Expectation::kPasses, "NVML device count in the parent, then 2 forked workers use CUDA",
          [](RuntimeKind rt) { return Run(rt, Count::kFixed, StartMethod::kFork, nullptr); }},
         {"workaround", Expectation::kPasses, "cudaGetDeviceCount in the parent, then 2 spawned workers use CUDA",

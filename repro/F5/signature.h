@@ -14,10 +14,12 @@ namespace repro {
 // CUDA error code (torch 2.11 on an H100, docs/gpu-validation.md).
 // The driver's own answer follows in parentheses: real CUDA closes them,
 // simcuda goes on with where the parent initialized CUDA.
-inline const Signature kF5LegacyWorker{
-    "failed_precondition", 0,
-    Pattern(ClosedOrForkNote(Quote(std::string(kCannotReinitializeCuda) + " (cuInit failed: initialization error"))),
-    ProcessWithPid(R"(worker \d+)"), "lazy_init"};
+inline Signature F5LegacyWorker(RuntimeKind runtime) {
+  return {"failed_precondition", 0,
+          Pattern(ClosedOrForkNote(
+              runtime, Quote(std::string(kCannotReinitializeCuda) + " (cuInit failed: initialization error"))),
+          ProcessWithPid(R"(worker \d+)"), "lazy_init"};
+}
 
 }  // namespace repro
 }  // namespace faultline

@@ -14,7 +14,7 @@ TEST(F6Test, LegacyCuInitProbeAtImportLeavesAForkedWorkerWithNoActiveDriver) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F6", "legacy", runtime);
   // CUDA_ERROR_NOT_INITIALIZED (3), cuInit's in the forked worker, with the whole documented message.
-  ExpectReproducedWith(o, kF6LegacyWorker);
+  ExpectReproducedWith(o, F6LegacyWorker(runtime));
   // CUDA was initialized by the backend's static initializer, through dlopen.
   ExpectInitializationSiteNamed(o, runtime, "faultline_f6_host_cu_init");
   ExpectInitializationSiteNamed(o, runtime, "dlopen");

@@ -17,12 +17,13 @@ namespace repro {
 // CUDA_ERROR_NOT_INITIALIZED (seen on an H100, docs/gpu-validation.md).
 // Triton's message, then the probe's CUDA error: on real CUDA it ends there
 // (")"); simcuda adds its fork note.
-inline const Signature kF6LegacyWorker{
-    "CUDA_ERROR_NOT_INITIALIZED", 3,
-    Pattern(ClosedOrForkNote(Quote(std::string(kZeroActiveDrivers) +
-                                   " (the NVIDIA backend's is_active() returned False: cuInit failed: "
-                                   "initialization error"))),
-    ProcessWithPid("worker 0"), "driver.active"};
+inline Signature F6LegacyWorker(RuntimeKind runtime) {
+  return {"CUDA_ERROR_NOT_INITIALIZED", 3,
+          Pattern(ClosedOrForkNote(runtime, Quote(std::string(kZeroActiveDrivers) +
+                                                  " (the NVIDIA backend's is_active() returned False: cuInit "
+                                                  "failed: initialization error"))),
+          ProcessWithPid("worker 0"), "driver.active"};
+}
 
 }  // namespace repro
 }  // namespace faultline

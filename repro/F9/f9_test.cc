@@ -14,7 +14,7 @@ namespace {
 TEST(F9Test, LegacyCountCachedBeforeTheVariableChangedPromisesAGoneDevice) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F9", "legacy", runtime);
-  ExpectReproducedWith(o, kF9LegacyStaleCount);
+  ExpectReproducedWith(o, F9LegacyStaleCount(runtime));
   EXPECT_THAT(o.transcript, testing::HasSubstr("CUDA_VISIBLE_DEVICES=1, CUDA initialized: device_count() = 2, cudaGetDeviceCount = 1"))
       << o.transcript;
 }

@@ -129,7 +129,10 @@ const bool kRegistered = RegisterFailure(Failure{
     "the device count is cached before CUDA_VISIBLE_DEVICES is final (PyTorch 95073 / 122815, vLLM 4969 / 5473)",
     {
         {"legacy", Expectation::kReproduces, "count cached at import, CUDA_VISIBLE_DEVICES 0,1 -> 1, shard over the count",
-         [](RuntimeKind rt) { return Run(rt, Caching::kAlways, &kF9LegacyStaleCount); }, kLaunchEnv},
+         [](RuntimeKind rt) {
+           const Signature signature = F9LegacyStaleCount(rt);
+           return Run(rt, Caching::kAlways, &signature);
+         }, kLaunchEnv},
         {"fixed", Expectation::kPasses, "count not cached before CUDA is initialized (PR 122815)",
          [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, nullptr); }, kLaunchEnv},
         {"workaround", Expectation::kPasses, "count never cached (vLLM cuda_device_count_stateless)",

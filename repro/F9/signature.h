@@ -11,10 +11,12 @@ namespace repro {
 
 // simcuda adds which device was asked for and how many there are; real CUDA
 // adds nothing.
-inline const Signature kF9LegacyStaleCount{
-    "cudaErrorInvalidDevice", 101,
-    Pattern(R"(cudaSetDevice failed: invalid device ordinal(; device 1 is not in \[0, 1\))?)"),
-    ProcessWithPid("main process"), "set_device"};
+inline Signature F9LegacyStaleCount(RuntimeKind runtime) {
+  return {"cudaErrorInvalidDevice", 101,
+          Pattern(R"(cudaSetDevice failed: invalid device ordinal)" +
+                  SimCudaDetail(runtime, R"(; device 1 is not in \[0, 1\))")),
+          ProcessWithPid("main process"), "set_device"};
+}
 
 }  // namespace repro
 }  // namespace faultline
