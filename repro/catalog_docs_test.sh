@@ -5,9 +5,14 @@
 # registered variants, each row's `expected` column starting with the
 # variant's expectation (reproduces / passes); and README.md's catalog table
 # has one row per failure, in the registry's order, linking its page.
-# It does not compare the signatures the pages quote with signature.h: the
-# repro tests assert those (ExpectReproducedWith), and a page's quote is
-# kept true by hand.
+# And the signatures (`signature` in `repro list --json`, per runtime): every
+# reproducing variant has one and no passing variant does; each page names
+# its reproducing variants' error names and steps in backticks; and every
+# example error a page shows (an `error: NAME (CODE): MESSAGE` line in a code
+# block, with its `process:` and `step:` lines) is one a reproducing
+# variant's signature matches, on simcuda or on cuda (and each page with a
+# reproducing variant shows at least one). The prose around the
+# quotes is kept true by hand.
 set -u
 REPRO="$1"
 # The docs are data of this test (//:catalog_docs): they sit in the
@@ -51,6 +56,72 @@ def names(items):
     return ", ".join(items) if items else "none"
 
 
+RUNTIMES = ("simcuda", "cuda")
+checked_examples = [0]
+
+
+def text_matches(expected, observed):
+    if expected["pattern"]:
+        return re.fullmatch(expected["text"], observed) is not None
+    return expected["text"] == observed
+
+
+def signature_matches(sig, error):
+    return (sig["name"] == error["name"] and ("code" not in sig or sig["code"] == error["code"])
+            and text_matches(sig["message"], error["message"]) and text_matches(sig["process"], error["process"])
+            and sig["step"] == error["step"])
+
+
+def example_errors(page):
+    """Yields (line number, error) for each `error: NAME (CODE): MESSAGE` line in
+    a fenced code block, with the `process:` and `step:` lines after it."""
+    lines, fenced = page.splitlines(), False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        m = re.fullmatch(r"error: (\S+) \((-?\d+)\): (.*)", line) if fenced else None
+        if not m:
+            continue
+        after = dict(l.split(": ", 1) for l in lines[i + 1:i + 3] if ": " in l)
+        yield i + 1, {"name": m.group(1), "code": int(m.group(2)), "message": m.group(3),
+                      "process": after.get("process"), "step": after.get("step")}
+
+
+def check_signatures(f, rel, page):
+    fid = f["id"]
+    signatures = []
+    for v in f["variants"]:
+        sigs = v.get("signature")
+        if v["expected"] == "passes":
+            if sigs is not None:
+                errors.append("%s: failure %s: passing variant '%s' has a signature" % (rel, fid, v["variant"]))
+            continue
+        if sigs is None or sorted(sigs) != sorted(RUNTIMES):
+            errors.append("%s: failure %s: reproducing variant '%s' has signatures for %s, expected %s"
+                          % (rel, fid, v["variant"], names(sorted(sigs or {})), names(RUNTIMES)))
+            continue
+        for runtime in RUNTIMES:
+            sig = sigs[runtime]
+            signatures.append(sig)
+            for field in ("name", "step"):
+                if "`%s`" % sig[field] not in page:
+                    errors.append("%s: failure %s: variant '%s' on %s: the page never names its %s `%s`"
+                                  % (rel, fid, v["variant"], runtime, field, sig[field]))
+    examples = list(example_errors(page))
+    if signatures and not examples:
+        errors.append("%s: failure %s: the page shows no example error (an `error: NAME (CODE): MESSAGE` line "
+                      "in a code block)" % (rel, fid))
+    checked_examples[0] += len(examples)
+    for line, error in examples:
+        if error["process"] is None or error["step"] is None:
+            errors.append("%s:%d: failure %s: the example error is not followed by its process: and step: lines"
+                          % (rel, line, fid))
+        elif not any(signature_matches(sig, error) for sig in signatures):
+            errors.append("%s:%d: failure %s: no reproducing variant's signature matches the example error %s"
+                          % (rel, line, fid, json.dumps(error)))
+
+
 for f in failures:
     fid = f["id"]
     rel = "docs/failures/%s.md" % fid
@@ -87,6 +158,7 @@ for f in failures:
     if missing:
         errors.append("%s:%d: failure %s: the variant table lacks registered variant(s) %s"
                       % (rel, header_line, fid, names(missing)))
+    check_signatures(f, rel, open(path, encoding="utf-8").read())
 
 # README.md: the catalog table is the one whose first column is `id`.
 readme = os.path.join(root, "README.md")
@@ -119,6 +191,6 @@ for e in errors:
     print("FAIL: " + e, file=sys.stderr)
 if errors:
     sys.exit(1)
-print("ok: %d failures, %d variants match their docs and the README catalog"
-      % (len(failures), sum(len(f["variants"]) for f in failures)))
+print("ok: %d failures, %d variants match their docs and the README catalog; %d example errors match "
+      "their signatures" % (len(failures), sum(len(f["variants"]) for f in failures), checked_examples[0]))
 PY

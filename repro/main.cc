@@ -131,7 +131,13 @@ int Main(int argc, char** argv) {
     for (const Failure& f : failures) {
       nlohmann::json variants = nlohmann::json::array();
       for (const Variant& v : f.variants) {
-        variants.push_back({{"variant", v.name}, {"expected", ExpectationName(v.expected)}, {"scenario", v.scenario}});
+        nlohmann::json variant = {{"variant", v.name}, {"expected", ExpectationName(v.expected)}, {"scenario", v.scenario}};
+        if (v.signature) {
+          for (RuntimeKind runtime : {RuntimeKind::kSimCuda, RuntimeKind::kCuda}) {
+            variant["signature"][RuntimeKindName(runtime)] = SignatureToJson(v.signature(runtime));
+          }
+        }
+        variants.push_back(std::move(variant));
       }
       array.push_back({{"id", f.id}, {"title", f.title}, {"variants", variants}});
       if (!json) {

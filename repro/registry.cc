@@ -48,6 +48,30 @@ const Variant* FindVariant(const std::string& id, const std::string& variant) {
   return nullptr;
 }
 
+Variant Reproduces(std::string name, std::string scenario, std::function<Signature(RuntimeKind)> signature,
+                   std::function<Outcome(RuntimeKind, const Signature&)> run, VariantEnv env) {
+  return Variant{std::move(name), Expectation::kReproduces, std::move(scenario),
+                 [run = std::move(run)](RuntimeKind runtime, const Signature* s) { return run(runtime, *s); },
+                 std::move(env), std::move(signature)};
+}
+
+Variant Passes(std::string name, std::string scenario, std::function<Outcome(RuntimeKind)> run, VariantEnv env) {
+  return Variant{std::move(name), Expectation::kPasses, std::move(scenario),
+                 [run = std::move(run)](RuntimeKind runtime, const Signature*) { return run(runtime); }, std::move(env),
+                 nullptr};
+}
+
+std::function<Signature(RuntimeKind)> OnEveryRuntime(Signature signature) {
+  return [signature = std::move(signature)](RuntimeKind) { return signature; };
+}
+
+nlohmann::json SignatureToJson(const Signature& s) {
+  auto text = [](const ExpectedText& t) { return nlohmann::json{{"text", t.text}, {"pattern", t.is_pattern}}; };
+  nlohmann::json j = {{"name", s.name}, {"message", text(s.message)}, {"process", text(s.process)}, {"step", s.step}};
+  if (s.code) j["code"] = *s.code;
+  return j;
+}
+
 nlohmann::json ErrorToJson(const std::optional<ObservedError>& e) {
   if (!e) return nullptr;
   return {{"name", e->name}, {"code", e->code}, {"message", e->message}, {"process", e->process}, {"step", e->step}};

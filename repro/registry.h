@@ -106,15 +106,36 @@ struct Outcome {
   std::string not_run;
 };
 
+// Runs a variant on a runtime. `signature` is the documented symptom a
+// reproducing variant must show there (nullptr for a variant that must pass).
+using VariantRun = std::function<Outcome(RuntimeKind runtime, const Signature* signature)>;
+// Environment set in a variant's process by RunIsolated, e.g.
+// {"FAULTLINE_SIMCUDA_DEVICES", "2"} for a failure that needs two devices.
+using VariantEnv = std::vector<std::pair<std::string, std::string>>;
+
 struct Variant {
   std::string name;  // "legacy", "fixed", "workaround", or one of those with a suffix ("legacy-spawn")
   Expectation expected;
   std::string scenario;  // one line: what runs
-  std::function<Outcome(RuntimeKind)> run;
-  // Set in the environment of the variant's process by RunIsolated, e.g.
-  // {"FAULTLINE_SIMCUDA_DEVICES", "2"} for a failure that needs two devices.
-  std::vector<std::pair<std::string, std::string>> env = {};
+  VariantRun run;
+  VariantEnv env;
+  // A reproducing variant's documented signature on each runtime (the one
+  // place it is chosen: the run gets it, `repro list --json` prints it);
+  // empty for a variant that must pass.
+  std::function<Signature(RuntimeKind)> signature;
 };
+
+// A variant that must show `signature` (docs/failures/F*.md): `run` gets it.
+Variant Reproduces(std::string name, std::string scenario, std::function<Signature(RuntimeKind)> signature,
+                   std::function<Outcome(RuntimeKind, const Signature&)> run, VariantEnv env = {});
+// A variant that must run to the end with the expected output.
+Variant Passes(std::string name, std::string scenario, std::function<Outcome(RuntimeKind)> run, VariantEnv env = {});
+// The signature of a failure whose symptom reads the same on every runtime.
+std::function<Signature(RuntimeKind)> OnEveryRuntime(Signature signature);
+// Returns the signature as {"name", "code" (absent: any), "message",
+// "process", "step"}, each text as {"text", "pattern"} (pattern: whether
+// `text` is an anchored ECMAScript regex).
+nlohmann::json SignatureToJson(const Signature& signature);
 
 // Returns whether `variant` is selected by --variant `filter`: an exact
 // name, or its family ("legacy" selects "legacy" and "legacy-spawn").

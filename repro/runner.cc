@@ -2,6 +2,8 @@
 // through the report pipe.
 #include "repro/runner.h"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "reference/process/child_registry.h"
@@ -37,7 +39,9 @@ int RunVariantChild(const std::vector<std::string>& args) {
   const Variant* variant = FindVariant(args[0], args[1]);
   Result<RuntimeKind> runtime = ParseRuntimeKind(args[2]);
   if (variant == nullptr || !runtime.ok()) return 2;
-  ReportToParent(OutcomeToJson(variant->run(*runtime)).dump());
+  std::optional<Signature> signature;
+  if (variant->signature) signature = variant->signature(*runtime);
+  ReportToParent(OutcomeToJson(variant->run(*runtime, signature ? &*signature : nullptr)).dump());
   return 0;
 }
 FL_REGISTER_CHILD("faultline_repro_variant", RunVariantChild);

@@ -33,15 +33,14 @@ const bool kRegistered = RegisterFailure(Failure{
     "F1",
     "CUDA initialized in CPU mode by data-loader workers (DGL 6921 / 6924)",
     {
-        {"legacy", Expectation::kReproduces, "cpu-cpu, 2 forked workers, dispatch asks CUDA is_pinned(graph)",
-         [](RuntimeKind rt) {
-           const Signature signature = F1Legacy(rt);
-           return Run(rt, Behaviour::kLegacy, StartMethod::kFork, &signature);
-         }},
-        {"fixed", Expectation::kPasses, "cpu-cpu, 2 forked workers, dispatch decides by the seeds' device",
-         [](RuntimeKind rt) { return Run(rt, Behaviour::kFixed, StartMethod::kFork, nullptr); }},
-        {"workaround", Expectation::kPasses, "legacy dispatch with 2 spawned workers",
-         [](RuntimeKind rt) { return Run(rt, Behaviour::kLegacy, StartMethod::kSpawn, nullptr); }},
+        Reproduces("legacy", "cpu-cpu, 2 forked workers, dispatch asks CUDA is_pinned(graph)", F1Legacy,
+                   [](RuntimeKind rt, const Signature& s) {
+                     return Run(rt, Behaviour::kLegacy, StartMethod::kFork, &s);
+                   }),
+        Passes("fixed", "cpu-cpu, 2 forked workers, dispatch decides by the seeds' device",
+               [](RuntimeKind rt) { return Run(rt, Behaviour::kFixed, StartMethod::kFork, nullptr); }),
+        Passes("workaround", "legacy dispatch with 2 spawned workers",
+               [](RuntimeKind rt) { return Run(rt, Behaviour::kLegacy, StartMethod::kSpawn, nullptr); }),
     }});
 
 }  // namespace

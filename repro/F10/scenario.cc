@@ -159,12 +159,13 @@ const bool kRegistered = RegisterFailure(Failure{
     "F10",
     "Setting the seed does not reseed the running thread's generator (DGL PR 6900, found testing PR 6895)",
     {
-        {"legacy", Expectation::kReproduces, "seed; sample; seed; sample on one thread; seed() reaches new generators only",
-         [](RuntimeKind) { return Run(SeedBehaviour::kLegacy, false, &kF10Legacy); }},
-        {"fixed", Expectation::kPasses, "seed() also reseeds the calling thread's generator (DGL PR 6900)",
-         [](RuntimeKind) { return Run(SeedBehaviour::kFixed, false, nullptr); }},
-        {"workaround", Expectation::kPasses, "legacy seed(); each run samples on a thread started after seed()",
-         [](RuntimeKind) { return Run(SeedBehaviour::kLegacy, true, nullptr); }},
+        Reproduces("legacy", "seed; sample; seed; sample on one thread; seed() reaches new generators only",
+                   OnEveryRuntime(kF10Legacy),
+                   [](RuntimeKind, const Signature& s) { return Run(SeedBehaviour::kLegacy, false, &s); }),
+        Passes("fixed", "seed() also reseeds the calling thread's generator (DGL PR 6900)",
+               [](RuntimeKind) { return Run(SeedBehaviour::kFixed, false, nullptr); }),
+        Passes("workaround", "legacy seed(); each run samples on a thread started after seed()",
+               [](RuntimeKind) { return Run(SeedBehaviour::kLegacy, true, nullptr); }),
     }});
 
 }  // namespace

@@ -250,14 +250,15 @@ const bool kRegistered = RegisterFailure(Failure{
     "F11",
     "Unique-and-compact order depends on thread scheduling (DGL 7010 / 7217, also 7831)",
     {
-        {"legacy", Expectation::kReproduces,
-         "concurrent id map numbering ids in insertion order; worker 0 inserts first, then worker 1 first",
-         [](RuntimeKind) { return Run(Algorithm::kInsertionOrder, kTwoInterleavings, &kF11Legacy); }},
-        {"fixed", Expectation::kPasses,
-         "smallest position per id (DGL PR 7217) under four schedules: 2 workers both orders, 4 reversed, 4 free",
-         [](RuntimeKind) { return Run(Algorithm::kFirstAppearance, kFixedSchedules, nullptr); }},
-        {"workaround", Expectation::kPasses, "legacy map with one worker (OMP_NUM_THREADS=1)",
-         [](RuntimeKind) { return Run(Algorithm::kInsertionOrder, {{1, {}}}, nullptr); }},
+        Reproduces("legacy",
+                   "concurrent id map numbering ids in insertion order; worker 0 inserts first, then worker 1 first",
+                   OnEveryRuntime(kF11Legacy),
+                   [](RuntimeKind, const Signature& s) { return Run(Algorithm::kInsertionOrder, kTwoInterleavings, &s); }),
+        Passes("fixed",
+               "smallest position per id (DGL PR 7217) under four schedules: 2 workers both orders, 4 reversed, 4 free",
+               [](RuntimeKind) { return Run(Algorithm::kFirstAppearance, kFixedSchedules, nullptr); }),
+        Passes("workaround", "legacy map with one worker (OMP_NUM_THREADS=1)",
+               [](RuntimeKind) { return Run(Algorithm::kInsertionOrder, {{1, {}}}, nullptr); }),
     }});
 
 }  // namespace

@@ -215,14 +215,15 @@ const bool kRegistered = RegisterFailure(Failure{
     "F12",
     "One embedding looked up twice in a step is updated twice (DGL PR 2596, bug 1)",
     {
-        {"legacy", Expectation::kReproduces, "two lookups of one embedding; SparseAdagrad updates once per lookup",
-         [](RuntimeKind) { return Run(Step::kPerLookupAdagrad, false, &kF12Legacy); }},
-        {"fixed", Expectation::kPasses, "SparseAdagrad concatenates both lookups, deduplicates, updates once (PR 2596)",
-         [](RuntimeKind) { return Run(Step::kAdagrad, false, nullptr); }},
-        {"fixed-adam", Expectation::kPasses, "the same two lookups through SparseAdam",
-         [](RuntimeKind) { return Run(Step::kAdam, false, nullptr); }},
-        {"workaround", Expectation::kPasses, "legacy step; the model looks up the concatenated ids once",
-         [](RuntimeKind) { return Run(Step::kPerLookupAdagrad, true, nullptr); }},
+        Reproduces("legacy", "two lookups of one embedding; SparseAdagrad updates once per lookup",
+                   OnEveryRuntime(kF12Legacy),
+                   [](RuntimeKind, const Signature& s) { return Run(Step::kPerLookupAdagrad, false, &s); }),
+        Passes("fixed", "SparseAdagrad concatenates both lookups, deduplicates, updates once (PR 2596)",
+               [](RuntimeKind) { return Run(Step::kAdagrad, false, nullptr); }),
+        Passes("fixed-adam", "the same two lookups through SparseAdam",
+               [](RuntimeKind) { return Run(Step::kAdam, false, nullptr); }),
+        Passes("workaround", "legacy step; the model looks up the concatenated ids once",
+               [](RuntimeKind) { return Run(Step::kPerLookupAdagrad, true, nullptr); }),
     }});
 
 }  // namespace

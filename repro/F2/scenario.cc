@@ -118,13 +118,12 @@ const bool kRegistered = RegisterFailure(Failure{
     "F2",
     "pinned memory unregistered from data-loader workers (DGL 7381)",
     {
-        {"legacy", Expectation::kReproduces, "pinned-cuda, 2 forked workers unpin the parent's pinned graph",
-         [](RuntimeKind rt) { return RunLegacy(rt, StartMethod::kFork, F2LegacyFork(rt)); }},
-        {"legacy-spawn", Expectation::kReproduces, "pinned-cuda, 2 spawned workers unpin what they did not pin",
-         [](RuntimeKind rt) { return RunLegacy(rt, StartMethod::kSpawn, F2LegacySpawn(rt)); }},
-        {"fixed", Expectation::kPasses, "owner-only unpin; workers refused for pinned-cuda, num_workers = 0 used",
-         RunFixed},
-        {"workaround", Expectation::kPasses, "cpu-cuda with 2 forked workers", RunCpuCuda},
+        Reproduces("legacy", "pinned-cuda, 2 forked workers unpin the parent's pinned graph", F2LegacyFork,
+                   [](RuntimeKind rt, const Signature& s) { return RunLegacy(rt, StartMethod::kFork, s); }),
+        Reproduces("legacy-spawn", "pinned-cuda, 2 spawned workers unpin what they did not pin", F2LegacySpawn,
+                   [](RuntimeKind rt, const Signature& s) { return RunLegacy(rt, StartMethod::kSpawn, s); }),
+        Passes("fixed", "owner-only unpin; workers refused for pinned-cuda, num_workers = 0 used", RunFixed),
+        Passes("workaround", "cpu-cuda with 2 forked workers", RunCpuCuda),
     }});
 
 }  // namespace

@@ -89,14 +89,15 @@ const bool kRegistered = RegisterFailure(Failure{
     "F3",
     "Device ids reach a host-only partition lookup (DGL 7333 / 7146 / 7197)",
     {
-        {"legacy", Expectation::kReproduces, "DistEmbedding(ids on cuda:0); nid2partid takes a host view of the ids",
-         [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, false, &kF3Legacy); }},
-        {"fixed", Expectation::kPasses, "the lookup copies the ids to host int64 first (DGL PR 7197)",
-         [](RuntimeKind rt) { return Run(rt, IdLookup::kCopyToHost, false, nullptr); }},
-        {"fixed-device-lookup", Expectation::kPasses, "the lookup runs as a kernel on the ids' device",
-         [](RuntimeKind rt) { return Run(rt, IdLookup::kOnDevice, false, nullptr); }},
-        {"workaround", Expectation::kPasses, "legacy lookup; the caller passes ids.cpu()",
-         [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, true, nullptr); }},
+        Reproduces("legacy", "DistEmbedding(ids on cuda:0); nid2partid takes a host view of the ids",
+                   OnEveryRuntime(kF3Legacy),
+                   [](RuntimeKind rt, const Signature& s) { return Run(rt, IdLookup::kHostView, false, &s); }),
+        Passes("fixed", "the lookup copies the ids to host int64 first (DGL PR 7197)",
+               [](RuntimeKind rt) { return Run(rt, IdLookup::kCopyToHost, false, nullptr); }),
+        Passes("fixed-device-lookup", "the lookup runs as a kernel on the ids' device",
+               [](RuntimeKind rt) { return Run(rt, IdLookup::kOnDevice, false, nullptr); }),
+        Passes("workaround", "legacy lookup; the caller passes ids.cpu()",
+               [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, true, nullptr); }),
     }});
 
 }  // namespace

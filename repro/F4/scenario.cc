@@ -78,22 +78,18 @@ const bool kRegistered = RegisterFailure(Failure{
     "F4",
     "CUDA context created at library load time (PEFT 1877 / 1879, HuixiangDou 349 / 351)",
     {
-        {"legacy", Expectation::kReproduces, "eager plugin loaded, then a forked worker uses CUDA",
-         [](RuntimeKind rt) {
-           const Signature signature = F4LegacyWorker(rt);
-           return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kFork, &signature);
-         }},
-        {"fixed", Expectation::kPasses, "lazy plugin loaded, then a forked worker uses CUDA",
-         [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kLazy, StartMethod::kFork, nullptr); }},
-        {"workaround", Expectation::kPasses, "eager plugin loaded, then a spawned worker uses CUDA",
-         [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kSpawn, nullptr); }},
-        {"service-fork", Expectation::kReproduces, "parent used the device, service child started by fork",
-         [](RuntimeKind rt) {
-           const Signature signature = F4ServiceFork(rt);
-           return RunService(rt, StartMethod::kFork, &signature);
-         }},
-        {"service-spawn", Expectation::kPasses, "parent used the device, service child started by spawn",
-         [](RuntimeKind rt) { return RunService(rt, StartMethod::kSpawn, nullptr); }},
+        Reproduces("legacy", "eager plugin loaded, then a forked worker uses CUDA", F4LegacyWorker,
+                   [](RuntimeKind rt, const Signature& s) {
+                     return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kFork, &s);
+                   }),
+        Passes("fixed", "lazy plugin loaded, then a forked worker uses CUDA",
+               [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kLazy, StartMethod::kFork, nullptr); }),
+        Passes("workaround", "eager plugin loaded, then a spawned worker uses CUDA",
+               [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kSpawn, nullptr); }),
+        Reproduces("service-fork", "parent used the device, service child started by fork", F4ServiceFork,
+                   [](RuntimeKind rt, const Signature& s) { return RunService(rt, StartMethod::kFork, &s); }),
+        Passes("service-spawn", "parent used the device, service child started by spawn",
+               [](RuntimeKind rt) { return RunService(rt, StartMethod::kSpawn, nullptr); }),
     }});
 
 }  // namespace

@@ -91,15 +91,12 @@ const bool kRegistered = RegisterFailure(Failure{
     "F5",
     "counting devices poisons every later fork (PyTorch 83973 / 84879, 85951)",
     {
-        {"legacy", Expectation::kReproduces, "cudaGetDeviceCount in the parent, then 2 forked workers use CUDA",
-         [](RuntimeKind rt) {
-           const Signature signature = F5LegacyWorker(rt);
-           return Run(rt, Count::kLegacy, StartMethod::kFork, &signature);
-         }},
-        {"fixed", Expectation::kPasses, "NVML device count in the parent, then 2 forked workers use CUDA",
-         [](RuntimeKind rt) { return Run(rt, Count::kFixed, StartMethod::kFork, nullptr); }},
-        {"workaround", Expectation::kPasses, "cudaGetDeviceCount in the parent, then 2 spawned workers use CUDA",
-         [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kSpawn, nullptr); }},
+        Reproduces("legacy", "cudaGetDeviceCount in the parent, then 2 forked workers use CUDA", F5LegacyWorker,
+                   [](RuntimeKind rt, const Signature& s) { return Run(rt, Count::kLegacy, StartMethod::kFork, &s); }),
+        Passes("fixed", "NVML device count in the parent, then 2 forked workers use CUDA",
+               [](RuntimeKind rt) { return Run(rt, Count::kFixed, StartMethod::kFork, nullptr); }),
+        Passes("workaround", "cudaGetDeviceCount in the parent, then 2 spawned workers use CUDA",
+               [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kSpawn, nullptr); }),
     }});
 
 }  // namespace

@@ -81,15 +81,14 @@ const bool kRegistered = RegisterFailure(Failure{
     "F6",
     "a backend probe at import initializes the driver (Triton PR 9578 / 10935; PyTorch 184643, vLLM 46996)",
     {
-        {"legacy", Expectation::kReproduces, "backend whose is_active() calls cuInit imported, then a forked worker",
-         [](RuntimeKind rt) {
-           const Signature signature = F6LegacyWorker(rt);
-           return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, &signature);
-         }},
-        {"fixed", Expectation::kPasses, "backend whose is_active() asks NVML imported, then a forked worker",
-         [](RuntimeKind rt) { return Run(rt, ProbeKind::kNvml, StartMethod::kFork, nullptr); }},
-        {"workaround", Expectation::kPasses, "backend whose is_active() calls cuInit imported, then a spawned worker",
-         [](RuntimeKind rt) { return Run(rt, ProbeKind::kCuInit, StartMethod::kSpawn, nullptr); }},
+        Reproduces("legacy", "backend whose is_active() calls cuInit imported, then a forked worker", F6LegacyWorker,
+                   [](RuntimeKind rt, const Signature& s) {
+                     return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, &s);
+                   }),
+        Passes("fixed", "backend whose is_active() asks NVML imported, then a forked worker",
+               [](RuntimeKind rt) { return Run(rt, ProbeKind::kNvml, StartMethod::kFork, nullptr); }),
+        Passes("workaround", "backend whose is_active() calls cuInit imported, then a spawned worker",
+               [](RuntimeKind rt) { return Run(rt, ProbeKind::kCuInit, StartMethod::kSpawn, nullptr); }),
     }});
 
 }  // namespace

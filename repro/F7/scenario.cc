@@ -200,7 +200,7 @@ std::string CheckFirstBatch(const Delivery& d, bool* equal) {
   return std::string("minibatch 0 ") + (*equal ? "equals" : "DIFFERS from") + " the single-process sample\n";
 }
 
-Outcome RunLegacy(RuntimeKind) {
+Outcome RunLegacy(RuntimeKind, const Signature& signature) {
   Pool pool;
   if (Status s = Prepare(pool); !s.ok()) return Unexpected(Observe(s, Trainer(), "start"), "F7\n");
   std::string transcript = Header(pool, "data_queue.get() and no liveness check (before PR 3474)");
@@ -252,7 +252,7 @@ Outcome RunLegacy(RuntimeKind) {
                      ") was killed by signal 9; nothing reports the dead worker, and the queue never ends because "
                      "every process holds its write end";
   transcript += "the harness released the trainer at the deadline and ended the workers\n";
-  return Reproduced(kF7LegacyHang, *d.error, transcript);
+  return Reproduced(signature, *d.error, transcript);
 }
 
 // The fixed and workaround variants: the trainer's wait either watches the
@@ -326,12 +326,12 @@ const bool kRegistered = RegisterFailure(Failure{
     "F7",
     "a killed data-loader worker hangs the trainer (PyTorch PR 3474 / 11985)",
     {
-        {"legacy", Expectation::kReproduces, "worker 1 killed; the trainer reads the shared data queue unchecked",
-         RunLegacy},
-        {"fixed", Expectation::kPasses, "worker 1 killed; the trainer's wait watches every worker (PR 3474)",
-         [](RuntimeKind) { return RunChecked(/*liveness_check=*/true); }},
-        {"workaround", Expectation::kPasses, "worker 1 killed; DataLoader(timeout=1) gives up instead of hanging",
-         [](RuntimeKind) { return RunChecked(/*liveness_check=*/false); }},
+        Reproduces("legacy", "worker 1 killed; the trainer reads the shared data queue unchecked",
+                   OnEveryRuntime(kF7LegacyHang), RunLegacy),
+        Passes("fixed", "worker 1 killed; the trainer's wait watches every worker (PR 3474)",
+               [](RuntimeKind) { return RunChecked(/*liveness_check=*/true); }),
+        Passes("workaround", "worker 1 killed; DataLoader(timeout=1) gives up instead of hanging",
+               [](RuntimeKind) { return RunChecked(/*liveness_check=*/false); }),
     }});
 
 }  // namespace

@@ -155,16 +155,17 @@ Outcome Run(RuntimeKind kind, bool set_device_in_pin_thread, const Signature* si
   return PassedIf(equal && *ctx1, "the rows equal the host rows and only device 1 has a primary context", transcript);
 }
 
-const std::vector<std::pair<std::string, std::string>> kTwoDevices = {{"FAULTLINE_SIMCUDA_DEVICES", "2"}};
+const VariantEnv kTwoDevices = {{"FAULTLINE_SIMCUDA_DEVICES", "2"}};
 
 const bool kRegistered = RegisterFailure(Failure{
     "F8",
     "the pin-memory thread creates a context on device 0 (PyTorch PR 4196; see 21081, 58626)",
     {
-        {"legacy", Expectation::kReproduces, "train on device 1, pin in a thread left on device 0 (2 devices)",
-         [](RuntimeKind rt) { return Run(rt, false, &kF8LegacyPinThread); }, kTwoDevices},
-        {"fixed", Expectation::kPasses, "train on device 1, the pin thread sets device 1 first (2 devices)",
-         [](RuntimeKind rt) { return Run(rt, true, nullptr); }, kTwoDevices},
+        Reproduces("legacy", "train on device 1, pin in a thread left on device 0 (2 devices)",
+                   OnEveryRuntime(kF8LegacyPinThread),
+                   [](RuntimeKind rt, const Signature& s) { return Run(rt, false, &s); }, kTwoDevices),
+        Passes("fixed", "train on device 1, the pin thread sets device 1 first (2 devices)",
+               [](RuntimeKind rt) { return Run(rt, true, nullptr); }, kTwoDevices),
     }});
 
 }  // namespace

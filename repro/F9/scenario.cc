@@ -121,22 +121,20 @@ Outcome Run(RuntimeKind kind, Caching caching, const Signature* signature) {
                   transcript);
 }
 
-const std::vector<std::pair<std::string, std::string>> kLaunchEnv = {{"FAULTLINE_SIMCUDA_DEVICES", "2"},
+const VariantEnv kLaunchEnv = {{"FAULTLINE_SIMCUDA_DEVICES", "2"},
                                                                      {"CUDA_VISIBLE_DEVICES", "0,1"}};
 
 const bool kRegistered = RegisterFailure(Failure{
     "F9",
     "the device count is cached before CUDA_VISIBLE_DEVICES is final (PyTorch 95073 / 122815, vLLM 4969 / 5473)",
     {
-        {"legacy", Expectation::kReproduces, "count cached at import, CUDA_VISIBLE_DEVICES 0,1 -> 1, shard over the count",
-         [](RuntimeKind rt) {
-           const Signature signature = F9LegacyStaleCount(rt);
-           return Run(rt, Caching::kAlways, &signature);
-         }, kLaunchEnv},
-        {"fixed", Expectation::kPasses, "count not cached before CUDA is initialized (PR 122815)",
-         [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, nullptr); }, kLaunchEnv},
-        {"workaround", Expectation::kPasses, "count never cached (vLLM cuda_device_count_stateless)",
-         [](RuntimeKind rt) { return Run(rt, Caching::kNever, nullptr); }, kLaunchEnv},
+        Reproduces("legacy", "count cached at import, CUDA_VISIBLE_DEVICES 0,1 -> 1, shard over the count",
+                   F9LegacyStaleCount,
+                   [](RuntimeKind rt, const Signature& s) { return Run(rt, Caching::kAlways, &s); }, kLaunchEnv),
+        Passes("fixed", "count not cached before CUDA is initialized (PR 122815)",
+               [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, nullptr); }, kLaunchEnv),
+        Passes("workaround", "count never cached (vLLM cuda_device_count_stateless)",
+               [](RuntimeKind rt) { return Run(rt, Caching::kNever, nullptr); }, kLaunchEnv),
     }});
 
 }  // namespace
