@@ -84,7 +84,14 @@ def wait_group(proc, timeout):
                 out = again.stdout or first.stdout or b""
             return None, out
     finally:
-        kill_group(proc.pid)  # strays left by a step that exited, or the step itself on an exception
+        # Strays left by a step that exited, or the step itself on an
+        # exception. The leader may be reaped already; while any stray lives,
+        # Linux keeps the number allocated as their group id (kernel/pid.c
+        # frees a pid only when no task uses it as pid, group or session),
+        # so this cannot reach another process's group; with no stray left
+        # there is nothing to kill, and a reused number would have to lead a
+        # group of its own within these microseconds.
+        kill_group(proc.pid)
         proc.wait()
         if proc.stdout:
             proc.stdout.close()
