@@ -1,6 +1,7 @@
 // Implements FirstIdOutside over CheckIdsKernel.
 #include "kernels/id_check.h"
 
+#include "kernels/fill.h"
 #include "kernels/id_check_kernels.cuh"
 #include "kernels/launch.h"
 
@@ -15,7 +16,10 @@ Result<std::optional<BadId>> FirstIdOutside(DeviceRuntime& runtime, const int64_
   auto* first_bad = static_cast<unsigned long long*>(scratch);
   auto run = [&]() -> Result<std::optional<BadId>> {
     const unsigned long long none = static_cast<unsigned long long>(n);
-    FL_RETURN_IF_ERROR(runtime.Memcpy(first_bad, &none, sizeof(none), MemcpyKind::kHostToDevice, loc));
+    // Set in `stream`, ahead of the kernel: a synchronous copy from pageable
+    // memory may return before its DMA lands, and a non-blocking stream is
+    // not ordered after it.
+    FL_RETURN_IF_ERROR(FillWords(runtime, reinterpret_cast<int64_t*>(first_bad), 1, n, stream, loc));
     FL_RETURN_IF_ERROR(LaunchKernel(runtime, "CheckIdsKernel", LaunchFor(static_cast<uint64_t>(n), 256, stream),
                                     CheckIdsKernel{ids, n, limit, first_bad},
                                     {BufferUse{ids, static_cast<size_t>(n) * sizeof(int64_t)},

@@ -7,8 +7,17 @@
 namespace faultline {
 namespace kernels {
 
-int ExclusiveSumOnCuda(const int64_t* in, int64_t* out, int64_t n, void* stream) {
+int ExclusiveSumScratchBytesOnCuda(int64_t n, size_t* bytes) {
+  *bytes = 0;
+  return static_cast<int>(cub::DeviceScan::ExclusiveSum(nullptr, *bytes, static_cast<const int64_t*>(nullptr),
+                                                        static_cast<int64_t*>(nullptr), n));
+}
+
+int ExclusiveSumOnCuda(const int64_t* in, int64_t* out, int64_t n, void* stream, void* scratch, size_t scratch_bytes) {
   const auto s = static_cast<cudaStream_t>(stream);
+  if (scratch != nullptr) {
+    return static_cast<int>(cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, in, out, n, s));
+  }
   size_t temp_bytes = 0;
   cudaError_t err = cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, in, out, n, s);
   if (err != cudaSuccess) return static_cast<int>(err);

@@ -66,11 +66,53 @@ TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScan) {
   EXPECT_TRUE(rt_->GetLastError().ok());
 }
 
+// A caller that keeps the scratch (the sampling workspace) lends it; the
+// scan then runs in it, with the same result.
+TEST_F(ExclusiveSumTest, RunsInLentScratchWithTheSameResult) {
+  for (int64_t n : {1, 257, 65537}) {
+    std::vector<int64_t> values(n);
+    for (int64_t i = 0; i < n; ++i) values[i] = (i * 31) % 7 - 2;
+    Result<size_t> scratch_bytes = ExclusiveSumScratchBytes(*rt_, n);
+    ASSERT_TRUE(scratch_bytes.ok()) << scratch_bytes.status();
+    ASSERT_GT(*scratch_bytes, 0u);
+    const size_t bytes = values.size() * sizeof(int64_t);
+    void* data = *rt_->Malloc(bytes);
+    void* scratch = *rt_->Malloc(*scratch_bytes);
+    ASSERT_TRUE(rt_->Memcpy(data, values.data(), bytes, MemcpyKind::kHostToDevice).ok());
+    Status s = ExclusiveSum(*rt_, static_cast<int64_t*>(data), static_cast<int64_t*>(data), n, nullptr,
+                            ScanScratch{scratch, *scratch_bytes});
+    EXPECT_TRUE(s.ok()) << s;
+    std::vector<int64_t> result(values.size());
+    ASSERT_TRUE(rt_->Memcpy(result.data(), data, bytes, MemcpyKind::kDeviceToHost).ok());
+    EXPECT_EQ(result, HostScan(values)) << "n = " << n;
+    EXPECT_TRUE(rt_->Free(scratch).ok());
+    EXPECT_TRUE(rt_->Free(data).ok());
+  }
+}
+
+TEST_F(ExclusiveSumTest, RefusesLentScratchSmallerThanItNeeds) {
+  const int64_t n = 1000;
+  Result<size_t> needed = ExclusiveSumScratchBytes(*rt_, n);
+  ASSERT_TRUE(needed.ok()) << needed.status();
+  void* data = *rt_->Malloc(n * sizeof(int64_t));
+  void* scratch = *rt_->Malloc(*needed);
+  Status s = ExclusiveSum(*rt_, static_cast<int64_t*>(data), static_cast<int64_t*>(data), n, nullptr,
+                          ScanScratch{scratch, *needed - 1});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "ExclusiveSum: scratch of " + std::to_string(*needed - 1) +
+                             " bytes for 1000 words; expected at least " + std::to_string(*needed) +
+                             " (ExclusiveSumScratchBytes)");
+  EXPECT_TRUE(rt_->Free(scratch).ok());
+  EXPECT_TRUE(rt_->Free(data).ok());
+}
+
 TEST_F(ExclusiveSumTest, RejectsANegativeLengthAndAcceptsAnEmptyOne) {
   Status negative = ExclusiveSum(*rt_, nullptr, nullptr, -1);
   EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(negative.message(), "ExclusiveSum: n is -1; expected n >= 0");
   EXPECT_TRUE(ExclusiveSum(*rt_, nullptr, nullptr, 0).ok());
+  Result<size_t> negative_scratch = ExclusiveSumScratchBytes(*rt_, -1);
+  EXPECT_EQ(negative_scratch.status().message(), "ExclusiveSumScratchBytes: n is -1; expected n >= 0");
 }
 
 }  // namespace

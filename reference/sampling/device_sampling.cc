@@ -4,6 +4,7 @@
 // hop's inputs left on the device, in the buffers of a workspace.
 #include "reference/sampling/device_sampling.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -113,6 +114,14 @@ Result<DeviceWords> CopyToDevice(DeviceSamplingWorkspace& ws, Buffer which, cons
   return out;
 }
 
+// Lends the workspace's scan scratch to an exclusive sum of n words.
+Result<kernels::ScanScratch> ScanScratchIn(DeviceSamplingWorkspace& ws, int64_t n, DeviceRuntime& rt, Device device) {
+  FL_ASSIGN_OR_RETURN(const size_t bytes, kernels::ExclusiveSumScratchBytes(rt, n));
+  const int64_t words = std::max<int64_t>(1, static_cast<int64_t>((bytes + sizeof(int64_t) - 1) / sizeof(int64_t)));
+  FL_ASSIGN_OR_RETURN(DeviceWords scratch, ws.Words(Buffer::kScanScratch, words, rt, device));
+  return kernels::ScanScratch{scratch.data, static_cast<size_t>(words) * sizeof(int64_t)};
+}
+
 // Waits for `stream` before the host reads what its kernels wrote: a
 // synchronous copy waits for the default stream only (and for streams that
 // synchronize with it).
@@ -163,7 +172,8 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
                                            {indptr_use, weights_use, seeds.use(), hop.indptr.use()},
                                            &kernels::LaunchSampleCountOnCuda));
-  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream));
+  FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
+  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream, scan_scratch));
   FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
   if (num_edges == 0) return hop;
 
@@ -244,7 +254,8 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
                                            &kernels::LaunchMarkFirstOnCuda));
 
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
-  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream));
+  FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
+  FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream, scan_scratch));
   FL_ASSIGN_OR_RETURN(const int64_t num_unique, TotalAt(rt, rank, n, stream));
   FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, num_unique, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
@@ -320,14 +331,17 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
+  // The guard first, so that a workspace of the call's own is freed while
+  // the graph's device is still current (freeing it after the guard put
+  // the caller's device back could create a context there).
+  std::optional<DeviceGuard> guard;
   std::optional<DeviceSamplingWorkspace> own;
   DeviceSamplingWorkspace& ws =
       workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
   std::vector<SampledLayer> layers;
   layers.reserve(fanouts.size());  // the unique nodes returned stay where they are
-  std::optional<DeviceGuard> guard;
   DeviceWords seeds_dev;  // the hop's seeds on the device: the last hop's unique nodes
-  FL_RETURN_IF_ERROR(ChainLayers(seeds, fanouts,
+  Status chained = ChainLayers(seeds, fanouts,
                                  [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
                                      uint32_t layer) -> Result<const std::vector<int64_t>*> {
     FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options));
@@ -352,7 +366,14 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
     seeds_dev = compacted.unique_nodes;
     return &out.unique_nodes;
-  }));
+  });
+  if (!chained.ok()) {
+    // Kernels this call queued may still run in the workspace's buffers: a
+    // caller could reuse them next on another stream. The error returned is
+    // the first one; a failed wait adds nothing to it.
+    if (guard) (void)rt.StreamSynchronize(stream);
+    return chained;
+  }
   return layers;
 }
 

@@ -60,9 +60,8 @@ struct DeviceWords {
 
 // The device buffers of the multi-hop sampler, kept from hop to hop and from
 // call to call: once a workspace has held a minibatch as large, a call
-// allocates no device memory for its arrays (cudaMalloc) and frees none
-// (cudaFree, which waits for the device); the prefix sums' scratch still
-// comes from CUDA's stream-ordered pool (cudaMallocAsync), which does not.
+// allocates no device memory (cudaMalloc) and frees none (cudaFree, which
+// waits for the device), the prefix sums' scratch included.
 // One call at a time may use a workspace; its buffers stay on the device
 // of their first use until it is destroyed, so it holds each buffer's
 // largest size so far.
@@ -74,6 +73,7 @@ class DeviceSamplingWorkspace {
     kIndptr, kEdges, kIndices, kSampleKeys,             // sampling
     kTableKeys, kTableFirst, kTableNewId, kIsFirst, kRank, kCompacted,  // compaction
     kNodes0, kNodes1,
+    kScanScratch,  // lent to the prefix sums (kernels::ScanScratch)
     kNumBuffers
   };
   // How a buffer that is too small is replaced. kQuarterMore leaves room

@@ -352,14 +352,14 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
                                               rt.name() + "; asked for cuda:1 of " + rt.name());
   auto negative = ws.Words(W::kIndptr, -1, rt, Device::Cuda(0));
   EXPECT_EQ(negative.status().message(),
-            "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 12 and a size in [0, 2^58]");
+            "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 13 and a size in [0, 2^58]");
   auto huge = ws.Words(W::kIndptr, W::kMaxWords + 1, rt, Device::Cuda(0));
   EXPECT_EQ(huge.status().message(), "DeviceSamplingWorkspace::Words: buffer 0, size " +
                                          std::to_string(W::kMaxWords + 1) +
-                                         "; expected a buffer below 12 and a size in [0, 2^58]");
+                                         "; expected a buffer below 13 and a size in [0, 2^58]");
   auto no_such = ws.Words(W::kNumBuffers, 1, rt, Device::Cuda(0));
   EXPECT_EQ(no_such.status().message(),
-            "DeviceSamplingWorkspace::Words: buffer 12, size 1; expected a buffer below 12 and a size in [0, 2^58]");
+            "DeviceSamplingWorkspace::Words: buffer 13, size 1; expected a buffer below 13 and a size in [0, 2^58]");
   EXPECT_EQ(ws.allocations(), 2);
   // The hash tables, whose sizes are powers of two, are exact.
   auto table = ws.Words(W::kTableKeys, 16, rt, Device::Cuda(0));
