@@ -26,6 +26,7 @@ struct Row {
   std::optional<ObservedError> error;
   std::string transcript;
   std::string not_run;  // why the variant could not run here, or empty
+  nlohmann::json signature;  // a reproducing variant's, on this runtime; else null
 };
 
 nlohmann::json ToJson(const Row& row) {
@@ -33,6 +34,8 @@ nlohmann::json ToJson(const Row& row) {
                       {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched},
                       {"runs", row.runs},         {"matched_runs", row.matched_runs}};
   j["error"] = ErrorToJson(row.error);
+  // What `error` had to show (null for a variant that must pass).
+  j["signature"] = row.signature;
   // What the variant's process said: the whole story when it crashed, timed
   // out or reported nothing (then `error` is null).
   j["transcript"] = row.transcript;
@@ -74,7 +77,8 @@ Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, 
   const Outcome& shown = result.shown;
   Row row{failure.id,   variant.name, runtime_name, ExpectationName(variant.expected), OutcomeName(shown),
           result.matched == result.runs, result.runs, result.matched, shown.error, shown.transcript,
-          shown.not_run};
+          shown.not_run, nullptr};
+  if (variant.signature) row.signature = SignatureToJson(variant.signature(runtime));
   // With --repeat, only a run that did not match has its transcript shown.
   if (!json && !row.transcript.empty() && (repeat == 1 || !row.matched)) {
     std::fprintf(stderr, "%s\n", row.transcript.c_str());

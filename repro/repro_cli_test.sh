@@ -29,12 +29,16 @@ rows = json.load(open(sys.argv[1]))
 assert len(rows) == 1, rows
 r = rows[0]
 assert (r["variant"], r["runs"], r["matched_runs"], r["matched"]) == ("legacy", 2, 2, True), r
+# The row says what the error had to show: the variant's signature on this runtime.
+sig = r["signature"]
+assert (sig["name"], sig["code"], sig["step"]) == ("failed_precondition", 0, "DistEmbedding.forward"), sig
+assert (sig["name"], sig["step"]) == (r["error"]["name"], r["error"]["step"]), r
 PY
 
 # Without --repeat the table keeps its columns and the JSON says 1 of 1;
 # each row carries the variant's transcript, and progress still goes to stderr.
 "$REPRO" run F3 --variant fixed --json >"$out" 2>"$err"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert (r['runs'], r['matched_runs']) == (1, 1), r; assert isinstance(r['transcript'], str) and r['transcript'], r" "$out" \
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; assert (r['runs'], r['matched_runs']) == (1, 1), r; assert isinstance(r['transcript'], str) and r['transcript'], r; assert r['signature'] is None, r" "$out" \
   || fail "json without --repeat: $(cat "$out")"
 grep -q "running F3 fixed on simcuda ..." "$err" || fail "json progress: $(cat "$err")"
 
