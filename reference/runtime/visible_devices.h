@@ -22,7 +22,10 @@ namespace faultline {
 //   a repeat anywhere before that end hides every device, and then the
 //   count stops at the first ordinal past the devices ("0,5,0" is none,
 //   "0,5,1" is one);
-// - in a list of UUIDs, a UUID named twice hides every device.
+// - in a list of UUIDs, a UUID named twice hides every device;
+// - a MIG instance's UUID ("MIG-...") names no device (no MIG is modelled):
+//   a list that starts with one is a list of ordinals without digits, so
+//   none is visible, and after ordinals or GPU UUIDs it ends the list.
 // An empty mask hides every device.
 int CountVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids);
 

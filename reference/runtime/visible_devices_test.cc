@@ -49,6 +49,21 @@ TEST(CountVisibleDevicesTest, UuidsNameTheOneDeviceTheyPrefix) {
   EXPECT_EQ(CountVisibleDevices("0," + kTwo[1], kTwo), 1);  // an ordinal list ends at a UUID
 }
 
+// A MIG instance's UUID ("MIG-..."; "MIG-GPU-.../gi/ci" before CUDA 11.1)
+// names no device here: simcuda models no MIG. A list that starts with one
+// is read as a list of ordinals, and it has no digits: every device is
+// hidden. After ordinals or GPU UUIDs it ends the list like any entry that
+// names no device. (PyTorch's _device_count_nvml gives up on a MIG list and
+// asks CUDA; on a MIG-enabled GPU the driver shows the named instance.)
+TEST(CountVisibleDevicesTest, AMigUuidNamesNoDevice) {
+  const std::string mig = "MIG-5eed0000-0000-4000-8000-000000000000";
+  EXPECT_EQ(CountVisibleDevices(mig, kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices("MIG-GPU-5eed0000-0000-4000-8000-000000000000/0/0", kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices(mig + ",0,1", kTwo), 0);
+  EXPECT_EQ(CountVisibleDevices("1," + mig + ",0", kTwo), 1);
+  EXPECT_EQ(CountVisibleDevices(kTwo[1] + "," + mig + "," + kTwo[0], kTwo), 1);
+}
+
 TEST(CountVisibleDevicesTest, AUuidNamedTwiceHidesEveryDevice) {
   EXPECT_EQ(CountVisibleDevices(kTwo[0] + "," + kTwo[0], kTwo), 0);
   // Two prefixes of the same device.
