@@ -127,6 +127,15 @@ const std::map<std::string, Observe>& Observations() {
                   return text + " | cuInit " + Show(child.DriverInit());  // F6's legacy path
                 });
        }},
+      {"primary_context_query_then_fork",
+       [](DeviceRuntime& rt) {
+         std::string query = Context(rt);  // cuInit, then cuDevicePrimaryCtxGetState
+         return "query " + query + "; child: " + InForkedChild(rt, [](DeviceRuntime& child) {
+                  std::string text = "count " + Show(child.GetDeviceCount());
+                  text += " | malloc " + Show(child.Malloc(64));
+                  return text + " | cuInit " + Show(child.DriverInit());
+                });
+       }},
       {"spawned_child_after_init",
        [](DeviceRuntime& rt) {
          (void)rt.GetDeviceCount();
@@ -529,6 +538,14 @@ const std::vector<Scenario>& Scenarios() {
        kForkFaq,
        std::string("cuInit ok; child: count ") + kInit3 + " | malloc " + kInit3 + " | get " + kInit3 +
            " | get again " + kInit3 + " | cuInit " + kCuInit3},
+      {"primary_context_query_then_fork",
+       "asking whether the primary context is active (cuDevicePrimaryCtxGetState, after cuInit) initializes "
+       "the driver but creates no context: the answer is no, and in a child forked afterwards the first CUDA "
+       "call fails with 3, as after cuInit alone (driver_init_only_then_fork)",
+       std::string("CUDA Driver API, Initialization (cuInit must be called before any other driver call) and "
+                   "Primary Context Management (cuDevicePrimaryCtxGetState): "
+                   "docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html; ") + kForkFaq,
+       std::string("query no-context; child: count ") + kInit3 + " | malloc " + kInit3 + " | cuInit " + kCuInit3},
       {"spawned_child_after_init", "an exec'd (spawned) child initializes CUDA normally", kForkFaq, "spawned: ok"},
       {"fork_from_another_thread",
        "the poisoning belongs to the process: a fork from a thread that never touched CUDA is poisoned too",

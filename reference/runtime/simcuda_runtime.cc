@@ -178,8 +178,18 @@ std::string SimCudaRuntime::InitializationSiteLocked() {
   return os.str();
 }
 
+// Asks as the CUDA backend does (cuda_runtime.cc): cuInit first, then
+// cuDevicePrimaryCtxGetState. So the query initializes the driver (no
+// context): a child forked after it is poisoned, as after any cuInit
+// (primary_context_query_then_fork). simcuda's query used to initialize
+// nothing, and such a child worked on simcuda only.
 Result<bool> SimCudaRuntime::PrimaryContextActive(int device) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (Status init = DriverInitLocked(SourceLocation::Current()); !init.ok()) {
+    return UnavailableError("PrimaryContextActive: " + (init.cuda_error()
+                                                            ? "cuInit returned " + std::to_string(init.cuda_error()->code)
+                                                            : init.message()));
+  }
   if (device < 0 || device >= device_count_) {
     return InvalidArgumentError("PrimaryContextActive: device " + std::to_string(device) + " is not in [0, " +
                                 std::to_string(device_count_) + ")");
@@ -231,6 +241,10 @@ Result<int> SimCudaRuntime::DoNvmlDeviceCount(SourceLocation) {
 
 Status SimCudaRuntime::DoDriverInit(SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
+  return DriverInitLocked(loc);
+}
+
+Status SimCudaRuntime::DriverInitLocked(SourceLocation loc) {
   if (driver_error_ == cudaErrorInsufficientDriver) {
     return UnavailableError("cuInit: libcuda.so.1 not found (no NVIDIA driver)");
   }

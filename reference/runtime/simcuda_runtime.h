@@ -26,6 +26,8 @@ class SimCudaRuntime final : public DeviceRuntime {
   SimCudaRuntime();
 
   RuntimeKind kind() const override { return RuntimeKind::kSimCuda; }
+  // Initializes the driver first (cuInit, no context), as the CUDA
+  // backend's query does.
   Result<bool> PrimaryContextActive(int device) override;
 
   // Returns whether this process (or the parent it was forked from) has
@@ -101,6 +103,9 @@ class SimCudaRuntime final : public DeviceRuntime {
   // Initializes the driver in this process: applies CUDA_VISIBLE_DEVICES and
   // records where. Requires mu_ held.
   void InitializeDriverLocked();
+  // cuInit: initializes the driver unless there is none, it is the stub, or
+  // this process was forked after initialization (3). Requires mu_ held.
+  Status DriverInitLocked(SourceLocation loc);
   std::string InitializationSiteLocked();
 
   std::mutex mu_;

@@ -80,6 +80,29 @@ TEST(SimCudaTest, DeviceCountFollowsConfigurationAndVisibleDevices) {
             "cudaErrorInsufficientDriver 0");
 }
 
+// The primary-context query calls cuInit first, as the CUDA backend's does:
+// it initializes the driver (no context), and reports cuInit's failure.
+int QueryPrimaryContextChild(const std::vector<std::string>&) {
+  auto state = [] { return SimCuda().initialized() ? "initialized" : "not initialized"; };
+  std::string text = state();
+  auto active = SimCuda().PrimaryContextActive(0);
+  text += std::string(" -> ") + (active.ok() ? (*active ? "context" : "no context") : active.status().message());
+  ReportToParent(text + " -> " + state());
+  return 0;
+}
+FL_REGISTER_CHILD("query_primary_context", QueryPrimaryContextChild);
+
+TEST(SimCudaTest, ThePrimaryContextQueryInitializesTheDriverLikeCuInit) {
+  EXPECT_EQ(RunChild("query_primary_context").transcript, "not initialized -> no context -> initialized");
+  EXPECT_EQ(RunChild("query_primary_context", {{"CUDA_VISIBLE_DEVICES", ""}}).transcript,
+            "not initialized -> PrimaryContextActive: cuInit returned 100 -> initialized");
+  EXPECT_EQ(RunChild("query_primary_context", {{"FAULTLINE_SIMCUDA_DRIVER", "stub"}}).transcript,
+            "not initialized -> PrimaryContextActive: cuInit returned 34 -> not initialized");
+  EXPECT_EQ(RunChild("query_primary_context", {{"FAULTLINE_SIMCUDA_DRIVER", "none"}}).transcript,
+            "not initialized -> PrimaryContextActive: cuInit: libcuda.so.1 not found (no NVIDIA driver) -> not "
+            "initialized");
+}
+
 int CapacityChild(const std::vector<std::string>&) {
   auto big = SimCuda().Malloc(2048);
   auto small = SimCuda().Malloc(512);
