@@ -195,6 +195,13 @@ const std::map<std::string, Observe>& Observations() {
          text += "; unregister inside " + Show(rt.HostUnregister(host.data() + 4096));
          return text + "; unregister start " + Show(rt.HostUnregister(host.data()));
        }},
+      {"unregister_malloc_host_pointer",
+       [](DeviceRuntime& rt) {
+         auto p = rt.MallocHost(4096);
+         if (!p.ok()) return "malloc host " + Show(p);
+         std::string text = "malloc host ok; unregister " + Show(rt.HostUnregister(*p));
+         return text + "; free host " + Show(rt.FreeHost(*p));
+       }},
       {"a_failed_call_is_not_blamed_on_the_next_launch",
        [](DeviceRuntime& rt) {
          auto p = rt.Malloc(1 << 20);
@@ -471,6 +478,7 @@ constexpr char kSticky700[] = "cudaErrorIllegalAddress(700) an illegal memory ac
 constexpr char kNotRegistered713[] =
     "cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered memory region";
 constexpr char kNoDevice100[] = "cudaErrorNoDevice(100) no CUDA-capable device is detected";
+constexpr char kInvalidValue1[] = "cudaErrorInvalidValue(1) invalid argument";
 
 // Public sources, cited by several scenarios.
 constexpr char kErrorTypesDoc[] =
@@ -485,6 +493,14 @@ constexpr char kDeviceDoc[] =
 constexpr char kMemoryDoc[] =
     "CUDA Runtime API, Memory Management (cudaMallocHost, cudaFreeHost, cudaHostRegister, "
     "cudaHostUnregister, cudaPointerGetAttributes): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html";
+constexpr char kUnregisterShim605[] =
+    "lupinemachines/lupine PR 605 (a CUDA driver shim made to match the real driver: 'return "
+    "CUDA_ERROR_INVALID_VALUE when unregister is called with an interior pointer while preserving "
+    "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED for unknown memory'): github.com/lupinemachines/lupine/pull/605";
+constexpr char kUnregisterProbe437[] =
+    "lupinemachines/lupine issue 437 (probed against the real driver 590.48.01: 'cuMemHostUnregister on a "
+    "cuMemHostAlloc pointer -> real INVALID_VALUE (1)'; cudaMallocHost and cudaHostUnregister are those driver "
+    "calls): github.com/lupinemachines/lupine/issues/437";
 constexpr char kEnvVarsDoc[] =
     "CUDA C Programming Guide, CUDA Environment Variables (CUDA_VISIBLE_DEVICES: indices or GPU UUIDs, "
     "unique prefixes allowed; devices after an invalid entry are hidden)";
@@ -590,11 +606,15 @@ const std::vector<Scenario>& Scenarios() {
        "already mapped; unregister ok; again " +
            std::string(kNotRegistered713)},
       {"unregister_interior_pointer",
-       "cudaHostUnregister takes the start of a registered range: a pointer inside one fails with 713",
-       "CUDA Runtime API, Memory Management (cudaHostUnregister: 'Unregisters a memory range that was registered "
-       "with cudaHostRegister'; cudaErrorHostMemoryNotRegistered): "
-       "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html",
-       std::string("register ok; unregister inside ") + kNotRegistered713 + "; unregister start ok"},
+       "cudaHostUnregister takes the start of a registered range: a pointer inside one fails with "
+       "cudaErrorInvalidValue (1), not 713 (713 is for memory the process never registered)",
+       std::string(kUnregisterShim605) + "; " + kMemoryDoc,
+       std::string("register ok; unregister inside ") + kInvalidValue1 + "; unregister start ok"},
+      {"unregister_malloc_host_pointer",
+       "cudaHostUnregister of memory from cudaMallocHost fails with cudaErrorInvalidValue (1), not 713, and "
+       "cudaFreeHost still frees it",
+       std::string(kUnregisterProbe437) + "; " + kMemoryDoc,
+       std::string("malloc host ok; unregister ") + kInvalidValue1 + "; free host ok"},
       {"a_failed_call_is_not_blamed_on_the_next_launch",
        "a launch returns its own status: an earlier call's error stays in the last-error slot (until "
        "cudaGetLastError reads it) and does not fail the next kernel launch",

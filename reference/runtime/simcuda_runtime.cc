@@ -393,9 +393,16 @@ Status SimCudaRuntime::DoHostUnregister(void* ptr, SourceLocation loc) {
   FL_RETURN_IF_ERROR(Enter("cudaHostUnregister", Needs::kContext, loc));
   auto it = registered_host_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == registered_host_.end()) {
+    // The driver answers "invalid value" for memory it knows but that is not
+    // the start of a registration, and 713 only for memory it does not know
+    // (lupine PR 605 and issue 437, a driver shim matched to driver 590.48.01).
     if (FindRange(registered_host_, ptr, 1) != nullptr) {
-      return Fail(cudaErrorHostMemoryNotRegistered, "cudaHostUnregister", loc,
+      return Fail(cudaErrorInvalidValue, "cudaHostUnregister", loc,
                   PointerText(ptr) + " lies inside a registered range; unregister the range's start");
+    }
+    if (FindRange(pinned_allocations_, ptr, 1) != nullptr) {
+      return Fail(cudaErrorInvalidValue, "cudaHostUnregister", loc,
+                  PointerText(ptr) + " is memory from cudaMallocHost; free it with cudaFreeHost");
     }
     return Fail(cudaErrorHostMemoryNotRegistered, "cudaHostUnregister", loc,
                 PointerText(ptr) + " was not registered by this process (pid " + std::to_string(getpid()) +
