@@ -29,6 +29,7 @@
 
 #include "reference/graph/generators.h"
 #include "reference/graph/csc_graph.h"
+#include "reference/loader/fault_injection.h"
 #include "reference/loader/loader_test_support.h"
 #include "reference/loader/minibatch.h"
 #include "reference/runtime/test_runtime.h"
@@ -399,6 +400,44 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
     EXPECT_FALSE(Alive(pids[1]));
     EXPECT_TRUE(NoLeftoverSegments());
     EXPECT_EQ((*loader)->Next().status().code(), StatusCode::kFailedPrecondition);
+  }
+}
+
+// Sets FAULTLINE_LOADER_INJECT for one scope.
+class ScopedInjection {
+ public:
+  explicit ScopedInjection(const std::string& spec) { setenv(kInjectEnv, spec.c_str(), 1); }
+  ~ScopedInjection() { unsetenv(kInjectEnv); }
+};
+
+// An exception in a worker (std::bad_alloc from its sampler, thrown in the
+// worker's thread or in a sampler thread and rethrown there) is the error
+// of the step it escaped, naming the worker, its pid and the minibatch.
+// Before, in a forked worker it unwound into the worker's copy of this
+// test: ~DataLoader ran there and killed worker 0, which the parent then
+// blamed, and gtest's handler went on running the next tests in the worker.
+TEST(DataLoaderTest, AnExceptionInAWorkerIsItsNamedErrorAndNoOtherWorkerIsBlamed) {
+  ScopedInjection inject("mid_write:throw:1");
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(std::string(StartMethodName(method)) + ", " + std::to_string(threads) + " sampler threads");
+      LoaderOptions options = Options(2, method);
+      options.sampler_threads = threads;
+      auto loader = DataLoader::Create(options);
+      ASSERT_TRUE(loader.ok()) << loader.status();
+      const std::vector<pid_t> pids = (*loader)->worker_pids();
+      auto first = (*loader)->Next();  // worker 0's, which nothing disturbed
+      ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
+      auto second = (*loader)->Next();
+      EXPECT_EQ(second.status().code(), StatusCode::kInternal);
+      EXPECT_EQ(second.status().message(), "worker 1 (pid " + std::to_string(pids[1]) +
+                                               ") failed in sample_neighbors on minibatch 1: uncaught exception "
+                                               "std::bad_alloc: std::bad_alloc");
+      ASSERT_TRUE((*loader)->failure().has_value());
+      EXPECT_EQ((*loader)->failure()->worker, 1);
+      EXPECT_EQ((*loader)->failure()->step, "sample_neighbors");
+      EXPECT_EQ((*loader)->failure()->minibatch, 1);
+    }
   }
 }
 

@@ -56,7 +56,8 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
                                 "'; expected STEP:ACTION[:WORKER] with STEP one of " + Join(kInjectSteps) +
                                 " and ACTION one of " + Join(kProcessActions) + ", " + Join(kProtocolActions) +
-                                " (the last " + std::to_string(std::size(kProtocolActions)) + " after_write only)");
+                                ", " + Join(kExceptionActions) + " (" + Join(kProtocolActions) +
+                                " after_write only; " + Join(kExceptionActions) + " mid_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();
@@ -69,10 +70,12 @@ Result<FaultInjection> FaultInjectionFromEnv() {
     injection.worker = *worker;
   }
   const bool breaks_protocol = Known(injection.action, kProtocolActions);
-  if (!Known(injection.step, kInjectSteps) || !(breaks_protocol || Known(injection.action, kProcessActions))) {
+  const bool throws = Known(injection.action, kExceptionActions);
+  if (!Known(injection.step, kInjectSteps) || !(breaks_protocol || throws || Known(injection.action, kProcessActions))) {
     return bad();
   }
   if (breaks_protocol && injection.step != "after_write") return bad();
+  if (throws && injection.step != "mid_write") return bad();
   return injection;
 }
 

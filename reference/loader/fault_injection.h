@@ -26,6 +26,12 @@ inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3",
 // answers for another minibatch (its own + 1000); stall sends the first 8
 // bytes of its answer and then hangs; cutoff sends them and exits with 3.
 inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall", "cutoff"};
+// The action that throws instead, at mid_write only: throw makes the next
+// chunk the sampler takes after the first layer was written throw
+// std::bad_alloc, in whichever of its threads takes it (a helper's
+// exception is rethrown in the worker's thread), as an allocation that
+// fails in the sampler does.
+inline constexpr const char* kExceptionActions[] = {"throw"};
 
 struct FaultInjection {
   std::string step;    // empty: nothing injected

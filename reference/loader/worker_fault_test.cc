@@ -168,10 +168,14 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   EXPECT_EQ(loader.status().message(),
             "FAULTLINE_LOADER_INJECT is 'mid_write:explode'; expected STEP:ACTION[:WORKER] with STEP one of started, "
             "before_restore, after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff (the last 5 after_write only)");
-  ScopedInjection early("after_task:misindex");
-  EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
-            StatusCode::kInvalidArgument);
+            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff, throw (misindex, badframe, "
+            "misanswer, stall, cutoff after_write only; throw mid_write only)");
+  for (const char* misplaced : {"after_task:misindex", "after_write:throw"}) {
+    ScopedInjection early(misplaced);
+    EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
+              StatusCode::kInvalidArgument)
+        << misplaced;
+  }
 }
 
 // WORKER must be all of a non-negative int: no sign, no spaces, no trailing

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 
 #include "reference/base/parse_int.h"
 #include "reference/loader/data_loader.h"
@@ -15,6 +16,8 @@
 #include "reference/loader/shared_memory.h"
 #include "reference/loader/wire_protocol.h"
 #include "reference/process/child_registry.h"
+#include "reference/process/process.h"
+#include "reference/sampling/sample_neighbors.h"
 
 namespace faultline {
 namespace {
@@ -29,6 +32,9 @@ Result<int> ParseSmallInt(const std::string& text, const char* what) {
   }
   return *value;
 }
+
+// The error of an exception that escaped a step of the worker.
+Status UncaughtException() { return InternalError("uncaught exception " + DescribeCurrentException()); }
 
 // Spawned entry: args = SpawnedWorkerArgs'. Malformed arguments (which only a
 // broken parent could pass) end the worker with exit code 2.
@@ -91,9 +97,24 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   // it (and a quarter more), so that it is mapped once, by both processes,
   // instead of growing layer by layer as the first slot did.
   size_t largest_minibatch = 0;
-  Result<std::shared_ptr<LoaderDataset>> data = PrepareWorkerDataset(o, std::move(inherited));
+  // An exception (std::bad_alloc, one a sampler thread threw and the
+  // sampler rethrew here) becomes the error of the step it escaped, like
+  // any other failure of the step: it must not unwind out of the worker,
+  // whose callers in a forked worker are the parent's.
+  Result<std::shared_ptr<LoaderDataset>> data = InternalError("unset");
+  try {
+    data = PrepareWorkerDataset(o, std::move(inherited));
+  } catch (...) {
+    data = UncaughtException();
+  }
   inject.At("after_restore", index);
-  if (data.ok()) batches = LoaderBatches(o, **data);
+  if (data.ok()) {
+    try {
+      batches = LoaderBatches(o, **data);
+    } catch (...) {
+      batches = UncaughtException();
+    }
+  }
   for (;;) {
     int64_t batch = 0;
     auto got = wire::ReadAll(task_fd, &batch, sizeof(batch));
@@ -112,14 +133,19 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
                                "receive_task"));
       return 1;
     }
-    std::string step;
+    std::string step = "write_shared_memory";
     const int slot = SegmentSlotOf(batch, o.num_workers);
-    Status status = segments[slot]->Reserve(largest_minibatch);  // names the segment and the bytes
-    if (!status.ok()) {
-      step = "write_shared_memory";
-    } else {
-      status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot],
-                                    [&] { inject.At("mid_write", index); });
+    Status status;
+    try {
+      status = segments[slot]->Reserve(largest_minibatch);  // names the segment and the bytes
+      if (status.ok()) {
+        status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot], [&] {
+          inject.At("mid_write", index);
+          if (inject.Breaks("throw", "mid_write", index)) SetChunkHookForTesting([] { throw std::bad_alloc(); });
+        });
+      }
+    } catch (...) {
+      status = UncaughtException();
     }
     largest_minibatch = std::max(largest_minibatch, segments[slot]->size());
     if (status.ok()) inject.At("after_write", index);

@@ -14,6 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cxxabi.h>
+#include <exception>
+#include <typeinfo>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -73,6 +76,22 @@ std::string ChildExit::Describe() const {
   return text + " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
 }
 
+std::string DescribeCurrentException() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (type == nullptr) return "no exception";
+  int demangled_status = 0;
+  char* demangled = abi::__cxa_demangle(type->name(), nullptr, nullptr, &demangled_status);
+  std::string text = demangled_status == 0 && demangled != nullptr ? demangled : type->name();
+  std::free(demangled);
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    text += std::string(": ") + e.what();
+  } catch (...) {
+  }
+  return text;
+}
+
 void ReportToParent(std::string_view text) {
   const int fd = ReportFd();
   // A parent that is gone or closed its end has nobody to tell.
@@ -111,7 +130,19 @@ Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
   return ForkWithReportPipe(fds, [&] {
     close(fds[0]);
     g_report_fd = fds[1];
-    int code = body();
+    int code = kUncaughtExceptionExitCode;
+    try {
+      code = body();
+    } catch (...) {
+      // Caught here, the exception cannot reach the frames above, which are
+      // the parent's (a loader's destructor would kill the child's
+      // siblings, a test framework would run the next test in the child).
+      try {
+        ReportToParent("uncaught exception " + DescribeCurrentException() + " in the forked child");
+      } catch (...) {  // no memory to describe it
+        ReportToParent("uncaught exception in the forked child (no memory to describe it)");
+      }
+    }
     std::fflush(nullptr);
     _exit(code);  // skip the parent's atexit handlers and static destructors
   });

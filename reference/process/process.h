@@ -49,7 +49,13 @@ struct SpawnOptions {
 // (SIGKILL) and reaps it, so no path leaks a process.
 class ChildProcess {
  public:
-  // Forks this process; the child runs `body` and exits with its return value.
+  // Forks this process; the child runs `body` and exits with its return
+  // value. An exception that escapes `body` never unwinds into the child's
+  // copy of the caller's stack (where destructors of the parent's objects,
+  // or a test framework's handler, would run the parent's code in the
+  // child): the child reports it (ReportToParent: "uncaught exception
+  // <type>: <what> in the forked child") and exits with
+  // kUncaughtExceptionExitCode.
   static Result<ChildProcess> Fork(std::function<int()> body);
   // Forks and execs this binary with "--faultline-child=<entry>" and `args`.
   static Result<ChildProcess> Spawn(const std::string& entry, const std::vector<std::string>& args,
@@ -94,6 +100,16 @@ class ChildProcess {
   bool reaped_ = false;
   std::string transcript_;
 };
+
+// The exit code of a forked child whose body let an exception escape:
+// EX_SOFTWARE (sysexits.h, "internal software error"), which no faultline
+// child returns on purpose.
+inline constexpr int kUncaughtExceptionExitCode = 70;
+
+// Describes the exception being handled (call it inside a catch block):
+// "<type>: <what()>" for a std::exception ("std::bad_alloc: std::bad_alloc"),
+// else "<type>" (the demangled type of whatever was thrown).
+std::string DescribeCurrentException();
 
 // Sends text to the parent's transcript (child side; no-op without a parent).
 void ReportToParent(std::string_view text);

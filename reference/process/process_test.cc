@@ -10,6 +10,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <new>
+#include <stdexcept>
+#include <utility>
 
 #include "reference/process/child_registry.h"
 
@@ -50,6 +54,31 @@ TEST(ProcessTest, ForkedChildReportsAndExits) {
   EXPECT_EQ(exit->exit_code, 7);
   EXPECT_EQ(exit->transcript, "hello from " + std::to_string(pid));
   EXPECT_EQ(exit->Describe(), "pid " + std::to_string(pid) + " exited with code 7");
+}
+
+// An exception that escapes a forked body must not unwind into the child's
+// copy of this test (gtest would catch it there and the child would go on
+// to run the next tests): the child reports it and exits with
+// kUncaughtExceptionExitCode.
+TEST(ProcessTest, AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild) {
+  struct NotAStdException {};
+  const std::pair<std::function<int()>, std::string> cases[] = {
+      {[]() -> int { throw std::runtime_error("boom"); }, "uncaught exception std::runtime_error: boom in the forked child"},
+      {[]() -> int { throw std::bad_alloc(); }, "uncaught exception std::bad_alloc: std::bad_alloc in the forked child"},
+      {[]() -> int { throw NotAStdException(); },
+       "uncaught exception faultline::(anonymous namespace)::"
+       "ProcessTest_AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild_Test::TestBody()::NotAStdException "
+       "in the forked child"},
+  };
+  for (const auto& [body, report] : cases) {
+    auto child = ChildProcess::Fork(body);
+    ASSERT_TRUE(child.ok()) << child.status();
+    auto exit = child->Wait(milliseconds(20000));
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited) << exit->Describe();
+    EXPECT_EQ(exit->exit_code, kUncaughtExceptionExitCode) << exit->Describe() << "; transcript: " << exit->transcript;
+    EXPECT_EQ(exit->transcript, report);
+  }
 }
 
 TEST(ProcessTest, SpawnedChildRunsRegisteredEntryWithArgsAndEnv) {
