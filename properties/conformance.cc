@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "kernels/fill.h"
+#include "properties/conformance_launch.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 
@@ -224,6 +225,29 @@ const std::map<std::string, Observe>& Observations() {
          if (!p.ok()) return text;
          text += "; set device 0 " + Show(rt.SetDevice(0));
          text += "; fill from 0 " + Show(kernels::Fill(rt, static_cast<float*>(*p), 1024, 1.0f));
+         return text + "; sync " + Show(rt.DeviceSynchronize());
+       }},
+      {"invalid_launch_configuration",
+       [](DeviceRuntime& rt) {
+         auto launch = [&rt](unsigned grid, unsigned block) {
+           const LaunchConfig config{grid, block, nullptr};
+           return Show(rt.Launch("EmptyKernel", config, nullptr, 0, [] {},
+                                 [config] { return LaunchEmptyKernelOnCuda(config); }));
+         };
+         std::string text;
+         const struct {
+           const char* name;
+           unsigned grid, block;
+         } bad[] = {{"block 0", 1, 0}, {"block 1025", 1, 1025}, {"grid 0", 0, 1}};
+         for (const auto& b : bad) {
+           text += std::string(b.name) + " " + launch(b.grid, b.block);
+           text += "; get " + Show(rt.GetLastError());
+           text += "; get again " + Show(rt.GetLastError()) + "; ";
+         }
+         auto p = rt.Malloc(64);
+         text += "malloc " + Show(p);
+         if (p.ok()) (void)rt.Free(*p);
+         text += "; grid 1 block 1024 " + launch(1, 1024);
          return text + "; sync " + Show(rt.DeviceSynchronize());
        }},
       {"malloc_beyond_memory_is_not_sticky",
@@ -479,6 +503,7 @@ constexpr char kNotRegistered713[] =
     "cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered memory region";
 constexpr char kNoDevice100[] = "cudaErrorNoDevice(100) no CUDA-capable device is detected";
 constexpr char kInvalidValue1[] = "cudaErrorInvalidValue(1) invalid argument";
+constexpr char kInvalidConfiguration9[] = "cudaErrorInvalidConfiguration(9) invalid configuration argument";
 
 // Public sources, cited by several scenarios.
 constexpr char kErrorTypesDoc[] =
@@ -632,6 +657,17 @@ const std::vector<Scenario>& Scenarios() {
        "cudaDeviceEnablePeerAccess): docs.nvidia.com/cuda/cuda-c-programming-guide/",
        std::string("set device 1 ok; malloc on 1 ok; set device 0 ok; fill from 0 ok; sync ") + kSticky700,
        Driver::kPresent, {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}, 2},
+      {"invalid_launch_configuration",
+       "a launch with block 0, block 1025 or grid 0 fails with cudaErrorInvalidConfiguration (9), which is not "
+       "sticky: cudaGetLastError returns it once, then success, and the next cudaMalloc and a valid launch work",
+       "CUDA Runtime API, Data types, enum cudaError (cudaErrorInvalidConfiguration: 'a kernel launch is "
+       "requesting resources that can never be satisfied by the current device ... requesting too many threads "
+       "or blocks'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html; CUDA C Programming Guide, "
+       "Thread Hierarchy (at most 1024 threads per block)",
+       std::string("block 0 ") + kInvalidConfiguration9 + "; get " + kInvalidConfiguration9 + "; get again ok; " +
+           "block 1025 " + kInvalidConfiguration9 + "; get " + kInvalidConfiguration9 + "; get again ok; " +
+           "grid 0 " + kInvalidConfiguration9 + "; get " + kInvalidConfiguration9 + "; get again ok; " +
+           "malloc ok; grid 1 block 1024 ok; sync ok"},
       {"malloc_beyond_memory_is_not_sticky",
        "a cudaMalloc larger than the device fails with 2 and the error is not sticky: cudaGetLastError returns "
        "it once, and the next allocation works",
