@@ -300,6 +300,15 @@ const std::map<std::string, Observe>& Observations() {
          return "launch " + launch + "; sync " + sync + "; get " + get + "; get again " + again + "; malloc " +
                 malloc + "; count " + count + "; get after " + after;
        }},
+      {"device_reset_after_sticky_error",
+       [](DeviceRuntime& rt) {
+         std::string fill = Show(kernels::Fill(rt, nullptr, 1, 1.0f));
+         std::string sync = Show(rt.DeviceSynchronize());
+         // cudaDeviceReset's own status is not claimed: the source says only
+         // that the process must be relaunched (simcuda's reset succeeds).
+         (void)rt.DeviceReset();
+         return "fill " + fill + "; sync " + sync + "; malloc after reset " + Show(rt.Malloc(64));
+       }},
       {"malloc_host_creates_context",
        [](DeviceRuntime& rt) {
          (void)rt.GetDeviceCount();
@@ -745,6 +754,14 @@ const std::vector<Scenario>& Scenarios() {
        kErrorTypesDoc,
        std::string("launch ok; sync ") + kSticky700 + "; get " + kSticky700 + "; get again ok; malloc " +
            kSticky700 + "; count ok; get after " + kSticky700},
+      {"device_reset_after_sticky_error",
+       "cudaDeviceReset does not repair a context broken by an illegal address: a cudaMalloc after the reset "
+       "still fails with 700 (only a new process can use CUDA again)",
+       "CUDA Runtime API, Data types, enum cudaError (cudaErrorIllegalAddress: 'This leaves the process in an "
+       "inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the "
+       "process must be terminated and relaunched'; the same words in the toolkit's driver_types.h): "
+       "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+       std::string("fill ok; sync ") + kSticky700 + "; malloc after reset " + kSticky700},
       {"stream_lifecycle", "streams are created, synchronized and destroyed",
        "CUDA Runtime API, Stream Management: docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__STREAM.html",
        "create ok; sync ok; destroy ok"},
