@@ -18,7 +18,7 @@ namespace repro {
 namespace {
 
 Variant Named(const std::string& name, Expectation expected) {
-  return Variant{name, expected, "never runs", [](RuntimeKind) { return Outcome{}; }};
+  return Variant{name, expected, "never runs", [](RuntimeKind, const Signature*) { return Outcome{}; }, {}, nullptr};
 }
 
 const bool kRegistered =
