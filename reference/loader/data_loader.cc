@@ -382,16 +382,17 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
   return Status(StatusCode::kChildFailed, who + " " + how + while_producing + (said.empty() ? "" : ": " + said));
 }
 
-// Kills a worker that answered nothing within the timeout (or sent part of
-// an answer and then nothing more).
-Status DataLoader::TimedOut(Worker& worker, int64_t batch) {
+// Kills a worker that did not answer within the timeout: it sent nothing,
+// or part of an answer and then nothing more, or was still sending it.
+Status DataLoader::TimedOut(Worker& worker, int64_t batch, bool still_sending) {
   const std::string partial = worker.reader.Partial();
   failure_ = LoaderFailure{worker.index, worker.process->pid(), partial.empty() ? "produce" : "answer", batch};
   worker.process->Kill(SIGKILL);
   Result<ChildExit> exit = worker.process->Wait(kCollectDeadline);
   worker.collected = true;
   if (exit.ok()) worker.exit = *exit;
-  const std::string what = partial.empty() ? " produced nothing for " + Seconds(options_.timeout)
+  const std::string what = partial.empty()  ? " produced nothing for " + Seconds(options_.timeout)
+                           : still_sending ? " sent " + partial + " and was still sending after " + Seconds(options_.timeout)
                                            : " sent " + partial + " and nothing more for " + Seconds(options_.timeout);
   return Status(StatusCode::kChildFailed, failure_->Process() + what + " while producing minibatch " +
                                               std::to_string(batch) + "; it was killed (LoaderOptions::timeout)");
@@ -400,6 +401,9 @@ Status DataLoader::TimedOut(Worker& worker, int64_t batch) {
 Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
   const bool has_timeout = options_.timeout.count() > 0;
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  // The bytes of a partial answer when this wait first saw some: more than
+  // that at the deadline means the worker was still sending.
+  size_t first_partial = worker.reader.PartialBytes();
   for (;;) {
     // In the order the worker sent them: its answers, then what broke.
     if (!worker.answers.empty()) return Accept(worker, batch);
@@ -410,15 +414,21 @@ Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
     if (ready > 0) {
       std::string transport;
       if (!ReadAnswers(worker, &transport) && worker.broken.empty()) Collect(worker, transport);
-      continue;
+      if (first_partial == 0) first_partial = worker.reader.PartialBytes();
+      if (!worker.answers.empty() || !worker.broken.empty() || worker.collected) continue;  // delivered above
     }
+    // Checked on every pass, also one that read bytes: a worker that sends
+    // its answer a byte at a time, each within poll's 50 ms, must still
+    // meet the deadline (and its end must still be seen).
     FL_ASSIGN_OR_RETURN(ChildExit exit, worker.process->TryWait());
     if (!worker.process->running()) {
       worker.exit = exit;
       Collect(worker, "the process ended");  // reads what it sent before it ended
       continue;
     }
-    if (has_timeout && std::chrono::steady_clock::now() >= deadline) return TimedOut(worker, batch);
+    if (has_timeout && std::chrono::steady_clock::now() >= deadline) {
+      return TimedOut(worker, batch, worker.reader.PartialBytes() > first_partial);
+    }
   }
 }
 

@@ -69,6 +69,10 @@ class DataLoader {
   std::vector<pid_t> worker_pids() const;
   // Returns where the failed Next() failed; empty before any failure.
   const std::optional<LoaderFailure>& failure() const { return failure_; }
+  // Test seam: LoaderOptions::timeout for the minibatches asked for from
+  // now on, so that a test can time only a fault, not the workers' start
+  // and the minibatches before it (no validation: tests pass 0..2^31-1 ms).
+  void SetTimeoutForTesting(std::chrono::milliseconds timeout) { options_.timeout = timeout; }
 
  private:
   struct Worker;  // a worker process and its two sockets (data_loader.cc)
@@ -89,7 +93,9 @@ class DataLoader {
   bool ReadAnswers(Worker& worker, std::string* transport);
   Status BrokeProtocol(Worker& worker, int64_t batch, const std::string& what);
   Status WorkerEnded(Worker& worker, int64_t batch);
-  Status TimedOut(Worker& worker, int64_t batch);
+  // `still_sending`: bytes of its answer arrived after the first ones this
+  // wait saw (a worker that trickles its answer), not only before.
+  Status TimedOut(Worker& worker, int64_t batch, bool still_sending);
   // cpu-cuda: copies the features to the device.
   Status CopyToDevice(ArrayView<float> features, int64_t feature_dim, int64_t batch, Tensor* on_device);
   // Ends the loader with `error` (failed loaders kill their workers).

@@ -57,7 +57,8 @@ Result<FaultInjection> FaultInjectionFromEnv() {
                                 "'; expected STEP:ACTION[:WORKER] with STEP one of " + Join(kInjectSteps) +
                                 " and ACTION one of " + Join(kProcessActions) + ", " + Join(kProtocolActions) +
                                 ", " + Join(kExceptionActions) + " (" + Join(kProtocolActions) +
-                                " after_write only; " + Join(kExceptionActions) + " mid_write only)");
+                                " at after_write or after_answer only; " + Join(kExceptionActions) +
+                                " at mid_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();
@@ -74,7 +75,7 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   if (!Known(injection.step, kInjectSteps) || !(breaks_protocol || throws || Known(injection.action, kProcessActions))) {
     return bad();
   }
-  if (breaks_protocol && injection.step != "after_write") return bad();
+  if (breaks_protocol && injection.step != "after_write" && injection.step != "after_answer") return bad();
   if (throws && injection.step != "mid_write") return bad();
   return injection;
 }

@@ -7,6 +7,7 @@
 #ifndef FAULTLINE_REFERENCE_LOADER_FAULT_INJECTION_H_
 #define FAULTLINE_REFERENCE_LOADER_FAULT_INJECTION_H_
 
+#include <cstdint>
 #include <string>
 
 #include "reference/base/status.h"
@@ -19,13 +20,17 @@ inline constexpr const char* kInjectSteps[] = {"started",   "before_restore", "a
                                                "mid_write", "after_write",    "after_answer"};
 // The actions that end or stall the process, at any step.
 inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
-// The actions that break the protocol instead, at after_write only:
-// misindex writes another minibatch index into the finished slot and
-// answers as if nothing happened (DataLoader's read_shared_memory check);
-// badframe answers with a frame header whose length is -1; misanswer
-// answers for another minibatch (its own + 1000); stall sends the first 8
-// bytes of its answer and then hangs; cutoff sends them and exits with 3.
-inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall", "cutoff"};
+// The actions that break the protocol instead, at after_write (every
+// answer) or after_answer (every answer after the worker's first, which it
+// sends as usual) only: misindex writes another minibatch index into the
+// finished slot and answers as if nothing happened (DataLoader's
+// read_shared_memory check); badframe answers with a frame header whose
+// length is -1; misanswer answers for another minibatch (its own + 1000);
+// stall sends the first 8 bytes of its answer and then hangs; cutoff sends
+// them and exits with 3; trickle sends its answer one byte every 2 ms, an
+// error report of 1 MiB that would take 35 minutes (its bytes never stop
+// for long, so only a timeout that is checked while bytes arrive ends it).
+inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall", "cutoff", "trickle"};
 // The action that throws instead, at mid_write only: throw makes the next
 // chunk the sampler takes after the first layer was written throw
 // std::bad_alloc, in whichever of its threads takes it (a helper's
@@ -42,9 +47,14 @@ struct FaultInjection {
   bool Targets(const char* here, int index) const { return step == here && (worker < 0 || worker == index); }
   // Fails the calling worker `index` here when `here` is the injected step.
   void At(const char* here, int index) const;
-  // Whether the calling worker `index` is to break the protocol by `how`
-  // (one of kProtocolActions) at `here`.
+  // Whether the calling worker `index` is to act by `how` (throw) at `here`.
   bool Breaks(const char* how, const char* here, int index) const { return action == how && Targets(here, index); }
+  // Whether the calling worker `index`, which has sent `answered` answers,
+  // is to break the protocol by `how` (one of kProtocolActions) in the
+  // answer it is about to send.
+  bool BreaksAnswer(const char* how, int index, int64_t answered) const {
+    return action == how && (Targets("after_write", index) || (Targets("after_answer", index) && answered > 0));
+  }
 };
 
 // Parses FAULTLINE_LOADER_INJECT; an unset variable injects nothing, a

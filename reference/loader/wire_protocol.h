@@ -68,6 +68,8 @@ class AnswerReader {
   // bytes of an answer's header" or "20 of the 316 bytes of its answer
   // for minibatch 5".
   std::string Partial() const;
+  // How many bytes of that frame were received (0 between frames).
+  size_t PartialBytes() const { return pending_.size(); }
 
  private:
   std::string pending_;  // the bytes of frames not yet whole

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -168,9 +169,10 @@ TEST(WorkerFaultTest, AMalformedInjectionIsRefusedWithTheExpectedForm) {
   EXPECT_EQ(loader.status().message(),
             "FAULTLINE_LOADER_INJECT is 'mid_write:explode'; expected STEP:ACTION[:WORKER] with STEP one of started, "
             "before_restore, after_restore, after_task, mid_write, after_write, after_answer and ACTION one of "
-            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff, throw (misindex, badframe, "
-            "misanswer, stall, cutoff after_write only; throw mid_write only)");
-  for (const char* misplaced : {"after_task:misindex", "after_write:throw"}) {
+            "sigkill, sigsegv, exit3, hang, misindex, badframe, misanswer, stall, cutoff, trickle, throw (misindex, "
+            "badframe, misanswer, stall, cutoff, trickle at after_write or after_answer only; throw at mid_write "
+            "only)");
+  for (const char* misplaced : {"after_task:misindex", "mid_write:trickle", "after_write:throw"}) {
     ScopedInjection early(misplaced);
     EXPECT_EQ(DataLoader::Create(LoaderTestOptions(1, StartMethod::kFork)).status().code(),
               StatusCode::kInvalidArgument)
@@ -190,35 +192,38 @@ TEST(WorkerFaultTest, AWorkerThatIsNotAWholeIndexIsRefused) {
 }
 
 // Worker `faulty` of 2 breaks the protocol by `fault` (STEP:ACTION) on its
-// first minibatch, minibatch `faulty`, for both start methods: the
-// minibatches before it arrive (their views held through the failure),
-// taking it fails with `code` and the message `message(its pid)`,
+// first minibatch (after_write) or its second (after_answer), minibatch
+// FailingMinibatch(STEP, faulty), for both start methods: the minibatches
+// before it arrive (their views held through the failure) with no
+// timeout, so that none of the workers' start or work before the fault is
+// timed; the failing one is asked for under `timeout` (0: none). Taking it
+// fails with `code` and the message `message(its pid, the message got)`,
 // failure() names the worker, `step` and the minibatch, the loader ends
 // (both workers reaped), and nothing leaks.
-void ExpectFirstMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCode code, const std::string& step,
-                                       const std::function<std::string(pid_t)>& message,
-                                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCode code, const std::string& step,
+                                  const std::function<std::string(pid_t, const std::string&)>& message,
+                                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+  const int64_t failing = FailingMinibatch(fault.substr(0, fault.find(':')), faulty);
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(fault + " in worker " + std::to_string(faulty) + ", " + StartMethodName(method));
     ScopedInjection inject(fault + ":" + std::to_string(faulty));
-    LoaderOptions options = LoaderTestOptions(kNumWorkers, method);
-    options.timeout = timeout;
-    auto loader = DataLoader::Create(options);
+    auto loader = DataLoader::Create(LoaderTestOptions(kNumWorkers, method));
     ASSERT_TRUE(loader.ok()) << loader.status();
     const std::vector<pid_t> pids = (*loader)->worker_pids();
-    std::vector<std::optional<MiniBatchView>> healthy;  // minibatches 0..faulty-1, from the workers before it
-    for (int batch = 0; batch < faulty; ++batch) {
+    std::vector<std::optional<MiniBatchView>> healthy;  // the minibatches before the failing one
+    for (int64_t batch = 0; batch < failing; ++batch) {
       auto view = (*loader)->NextView();
       ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
       healthy.push_back(std::move(*view));
     }
+    (*loader)->SetTimeoutForTesting(timeout);
     auto failed = (*loader)->NextView();
     EXPECT_EQ(failed.status().code(), code);
-    EXPECT_EQ(failed.status().message(), message(pids[faulty]));
+    EXPECT_EQ(failed.status().message(), message(pids[faulty], failed.status().message()));
     ASSERT_TRUE((*loader)->failure().has_value());
     EXPECT_EQ((*loader)->failure()->step, step);
     EXPECT_EQ((*loader)->failure()->worker, faulty);
-    EXPECT_EQ((*loader)->failure()->minibatch, faulty);
+    EXPECT_EQ((*loader)->failure()->minibatch, failing);
     for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " was left behind";
     healthy.clear();
     loader->reset();
@@ -230,7 +235,7 @@ void ExpectFirstMinibatchOfWorkerFails(int faulty, const std::string& fault, Sta
 // another index) is DataLoss in step read_shared_memory, naming the worker
 // and slot.
 TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
-  ExpectFirstMinibatchOfWorkerFails(1, "after_write:misindex", StatusCode::kDataLoss, "read_shared_memory", [](pid_t pid) {
+  ExpectMinibatchOfWorkerFails(1, "after_write:misindex", StatusCode::kDataLoss, "read_shared_memory", [](pid_t pid, const std::string&) {
     return "reading minibatch 1 from worker 1 (pid " + std::to_string(pid) +
            ")'s segment slot 0: the segment holds minibatch 1001";
   });
@@ -246,7 +251,7 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
       {"after_write:misanswer", "it answered minibatch 1001"},
   };
   for (const auto& [fault, what] : cases) {
-    ExpectFirstMinibatchOfWorkerFails(1, fault, StatusCode::kChildFailed, "answer", [what = std::string(what)](pid_t pid) {
+    ExpectMinibatchOfWorkerFails(1, fault, StatusCode::kChildFailed, "answer", [what = std::string(what)](pid_t pid, const std::string&) {
       return "worker 1 (pid " + std::to_string(pid) + ") broke the loader's protocol while producing minibatch 1: " +
              what;
     });
@@ -260,9 +265,9 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
 // in worker 0, so that minibatch 0 is the only one waited for under the
 // short timeout (see kTimeout).
 TEST(WorkerFaultTest, AWorkerThatStopsMidAnswerIsKilledAtTheTimeout) {
-  ExpectFirstMinibatchOfWorkerFails(
+  ExpectMinibatchOfWorkerFails(
       0, "after_write:stall", StatusCode::kChildFailed, "answer",
-      [](pid_t pid) {
+      [](pid_t pid, const std::string&) {
         return "worker 0 (pid " + std::to_string(pid) +
                ") sent 8 of the 16 bytes of an answer's header and nothing more for 2 s while producing minibatch 0; "
                "it was killed (LoaderOptions::timeout)";
@@ -270,10 +275,30 @@ TEST(WorkerFaultTest, AWorkerThatStopsMidAnswerIsKilledAtTheTimeout) {
       kTimeout);
 }
 
+// A worker that keeps sending its answer, a byte every 2 ms, but does not
+// finish it is killed at the timeout too: the deadline is checked on every
+// pass of the wait, not only when no byte came within poll's 50 ms (before,
+// this case never timed out). The message says how far it got, which
+// depends on the machine: N of the answer's bytes, N > 0.
+TEST(WorkerFaultTest, AWorkerThatTricklesItsAnswerIsKilledAtTheTimeout) {
+  ExpectMinibatchOfWorkerFails(
+      0, "after_answer:trickle", StatusCode::kChildFailed, "answer",
+      [](pid_t pid, const std::string& got) {
+        const std::string head = "worker 0 (pid " + std::to_string(pid) + ") sent ";
+        const size_t sent = got.rfind(head, 0) == 0 ? std::strtoull(got.c_str() + head.size(), nullptr, 10) : 0;
+        EXPECT_GT(sent, 0u) << got;
+        const std::string part = sent < 16 ? std::to_string(sent) + " of the 16 bytes of an answer's header"
+                                           : std::to_string(sent) + " of the 1048592 bytes of its answer for minibatch 2";
+        return head + part + " and was still sending after 2 s while producing minibatch 2; it was killed "
+                             "(LoaderOptions::timeout)";
+      },
+      kTimeout);
+}
+
 // A worker that ends part-way through an answer is named by how it ended,
 // with what it had sent.
 TEST(WorkerFaultTest, AWorkerThatEndsMidAnswerIsNamedWithWhatItSent) {
-  ExpectFirstMinibatchOfWorkerFails(1, "after_write:cutoff", StatusCode::kChildFailed, "produce", [](pid_t pid) {
+  ExpectMinibatchOfWorkerFails(1, "after_write:cutoff", StatusCode::kChildFailed, "produce", [](pid_t pid, const std::string&) {
     return "worker 1 (pid " + std::to_string(pid) +
            ") exited with code 3 after it had sent 8 of the 16 bytes of an answer's header while producing "
            "minibatch 1";

@@ -2,6 +2,7 @@
 #include "reference/loader/worker_loop.h"
 
 #include <malloc.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +36,20 @@ Result<int> ParseSmallInt(const std::string& text, const char* what) {
 
 // The error of an exception that escaped a step of the worker.
 Status UncaughtException() { return InternalError("uncaught exception " + DescribeCurrentException()); }
+
+// The injection's trickle: an answer frame for `batch` whose message (an
+// error report of 1 MiB) comes one byte every 2 ms; never returns.
+[[noreturn]] void Trickle(int result_fd, int64_t batch) {
+  const int64_t header[2] = {batch, int64_t{1} << 20};
+  const size_t frame = sizeof(header) + (size_t{1} << 20);
+  for (size_t sent = 0; sent < frame; ++sent) {
+    const char byte = sent < sizeof(header) ? reinterpret_cast<const char*>(header)[sent] : ' ';
+    if (!wire::WriteAll(result_fd, &byte, 1).ok()) _exit(3);
+    const timespec two_ms{0, 2000000};
+    nanosleep(&two_ms, nullptr);
+  }
+  for (;;) pause();
+}
 
 // Spawned entry: args = SpawnedWorkerArgs'. Malformed arguments (which only a
 // broken parent could pass) end the worker with exit code 2.
@@ -97,6 +112,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   // it (and a quarter more), so that it is mapped once, by both processes,
   // instead of growing layer by layer as the first slot did.
   size_t largest_minibatch = 0;
+  int64_t answers_sent = 0;  // for the injection's after_answer protocol actions
   // An exception (std::bad_alloc, one a sampler thread threw and the
   // sampler rethrew here) becomes the error of the step it escaped, like
   // any other failure of the step: it must not unwind out of the worker,
@@ -149,22 +165,26 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     }
     largest_minibatch = std::max(largest_minibatch, segments[slot]->size());
     if (status.ok()) inject.At("after_write", index);
-    if (status.ok() && inject.Breaks("misindex", "after_write", index)) {
+    auto breaks = [&](const char* how) { return status.ok() && inject.BreaksAnswer(how, index, answers_sent); };
+    if (breaks("misindex")) {
       const int64_t wrong = batch + 1000;  // the index field follows the 8-byte magic word
       std::memcpy(segments[slot]->At(sizeof(uint64_t)), &wrong, sizeof(wrong));
     }
-    if (status.ok() && inject.Breaks("badframe", "after_write", index)) {
+    if (breaks("badframe")) {
       const int64_t header[2] = {batch, -1};  // a frame no worker writes: a negative message length
       (void)wire::WriteAll(result_fd, header, sizeof(header));
+      ++answers_sent;
       continue;
     }
-    if (status.ok() && (inject.Breaks("stall", "after_write", index) || inject.Breaks("cutoff", "after_write", index))) {
+    if (breaks("stall") || breaks("cutoff")) {
       (void)wire::WriteAll(result_fd, &batch, sizeof(batch));  // half a frame header
       if (inject.action == "cutoff") _exit(3);
       for (;;) pause();
     }
-    const int64_t answered = inject.Breaks("misanswer", "after_write", index) ? batch + 1000 : batch;
+    if (breaks("trickle")) Trickle(result_fd, batch);
+    const int64_t answered = breaks("misanswer") ? batch + 1000 : batch;
     if (!reply(answered, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
+    ++answers_sent;
     inject.At("after_answer", index);
   }
 }
