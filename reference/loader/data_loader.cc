@@ -230,9 +230,13 @@ Status DataLoader::StartWorkers() {
             ? SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result)
             : std::vector<std::string>();
     auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry, args, spawn);
-    descriptors.unlock();
+    // The worker's ends go before the lock: a worker another thread forks
+    // for another loader once it is released would inherit them (they are
+    // not registered, so it would not close them) and keep this worker's
+    // sockets open, hiding its end from the parent.
     close(child_task);
     close(child_result);
+    descriptors.unlock();
     if (!process.ok()) return process.status().WithContext("starting worker " + std::to_string(w));
     worker->process.emplace(std::move(process).value());
     workers_.push_back(std::move(worker));
