@@ -10,17 +10,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cxxabi.h>
 #include <exception>
-#include <typeinfo>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <typeinfo>
 
 #include "reference/base/fd_io.h"
 #include "reference/base/parse_int.h"
@@ -32,21 +35,48 @@ namespace faultline {
 namespace {
 
 constexpr char kReportFdEnv[] = "FAULTLINE_REPORT_FD";
+// The descriptors a spawned child inherits besides the report pipe
+// (SpawnOptions::keep_fds), comma-separated.
+constexpr char kKeptFdsEnv[] = "FAULTLINE_KEPT_FDS";
 
 // The write end of the pipe to the parent: set directly in a forked child,
 // read from FAULTLINE_REPORT_FD in a spawned one.
 int g_report_fd = -2;  // -2: not looked up yet
 
+// A spawned child takes what its parent handed it across the exec, once:
+// the report pipe's descriptor from FAULTLINE_REPORT_FD, and the
+// descriptors of FAULTLINE_KEPT_FDS. Both variables are removed and the
+// descriptors made close-on-exec again, so that nothing this child
+// execs (a grandchild of the same binary would take the variable as its
+// own channel and write into this child's parent's transcript) inherits
+// them; its own children get their own channel (Spawn, Fork).
 int ReportFd() {
   if (g_report_fd == -2) {
-    // Set by the parent that spawned us; anything but a descriptor number
-    // (atoi read garbage as 0, stdin) means there is no report channel.
+    // Anything but a descriptor number (atoi read garbage as 0, stdin)
+    // means there is no report channel.
     const char* text = std::getenv(kReportFdEnv);
     const std::optional<int> fd = ParseWholeNonNegative<int>(text != nullptr ? text : "");
     g_report_fd = fd ? *fd : -1;
+    if (g_report_fd >= 0) fcntl(g_report_fd, F_SETFD, FD_CLOEXEC);
+    unsetenv(kReportFdEnv);
+    if (const char* kept = std::getenv(kKeptFdsEnv)) {
+      const std::string_view list = kept;
+      for (size_t start = 0; start < list.size();) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        if (const std::optional<int> kept_fd = ParseWholeNonNegative<int>(list.substr(start, comma - start))) {
+          fcntl(*kept_fd, F_SETFD, FD_CLOEXEC);
+        }
+        start = comma + 1;
+      }
+      unsetenv(kKeptFdsEnv);
+    }
   }
   return g_report_fd;
 }
+
+// At the start of every process of a binary that links this file (before
+// main, so before a spawned child's entry point can exec anything).
+[[maybe_unused]] const int g_adopted_report_fd = ReportFd();
 
 Status ErrnoError(const char* what) {
   return InternalError(std::string(what) + " failed: " + std::strerror(errno));
@@ -129,6 +159,9 @@ Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
   return ForkWithReportPipe(fds, [&] {
     close(fds[0]);
+    // Its channel is the new pipe; the one this process reports on (when
+    // it is a spawned child) is not the forked child's to hold open.
+    if (g_report_fd >= 0) close(g_report_fd);
     g_report_fd = fds[1];
     int code = kUncaughtExceptionExitCode;
     try {
@@ -164,7 +197,9 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<std::string> env_text;
   auto overridden = [&](const char* entry_text) {
-    if (std::strncmp(entry_text, kReportFdEnv, std::strlen(kReportFdEnv)) == 0) return true;
+    for (const char* own : {kReportFdEnv, kKeptFdsEnv}) {
+      if (std::strncmp(entry_text, own, std::strlen(own)) == 0 && entry_text[std::strlen(own)] == '=') return true;
+    }
     for (const auto& [key, value] : options.env) {
       if (std::strncmp(entry_text, key.c_str(), key.size()) == 0 && entry_text[key.size()] == '=') return true;
     }
@@ -175,6 +210,11 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   }
   for (const auto& [key, value] : options.env) env_text.push_back(key + "=" + value);
   env_text.push_back(std::string(kReportFdEnv) + "=" + std::to_string(fds[1]));
+  if (!options.keep_fds.empty()) {
+    std::string kept;
+    for (int fd : options.keep_fds) kept += (kept.empty() ? "" : ",") + std::to_string(fd);
+    env_text.push_back(std::string(kKeptFdsEnv) + "=" + kept);
+  }
   std::vector<char*> argv, envp;
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);

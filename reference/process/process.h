@@ -42,7 +42,12 @@ struct ChildExit {
 // Options for a spawned child.
 struct SpawnOptions {
   std::vector<std::pair<std::string, std::string>> env;  // set in the child's environment
-  std::vector<int> keep_fds;                             // inherited descriptors (others close on exec)
+  // Descriptors the child inherits across the exec (all others close on
+  // exec). In the child they are close-on-exec again before its entry
+  // point runs, as its report pipe is, and FAULTLINE_REPORT_FD and
+  // FAULTLINE_KEPT_FDS are gone from its environment: what it execs in
+  // turn inherits neither.
+  std::vector<int> keep_fds;
 };
 
 // A running child process. Destroying one that is still running kills it

@@ -4,17 +4,22 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <functional>
 #include <new>
 #include <stdexcept>
 #include <utility>
 
+#include "reference/base/fd_io.h"
 #include "reference/process/child_registry.h"
 
 namespace faultline {
@@ -192,25 +197,138 @@ TEST(ProcessTest, DestroyingARunningChildKillsAndReapsIt) {
   EXPECT_FALSE(ProcessExists(pid));  // reaped: not even a zombie
 }
 
+int ReportLeaked(const std::vector<std::string>&) {
+  ReportToParent("leaked");
+  return 0;
+}
+FL_REGISTER_CHILD("report_leaked", ReportLeaked);
+
 // A process started by hand with a garbage FAULTLINE_REPORT_FD has no
-// report channel (atoi read "abc" as 0 and wrote the report to stdin).
+// report channel (atoi read "abc" as 0 and wrote the report to stdin). The
+// variable is read once, when the process starts: the child execs this
+// binary with it set.
 TEST(ProcessTest, AGarbageReportDescriptorMeansNoReportChannel) {
   int stdin_pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, stdin_pair), 0);
-  const pid_t pid = fork();  // a plain fork: the child looks the variable up itself
+  std::string flag = std::string(kChildFlag) + "report_leaked";
+  const pid_t pid = fork();  // a plain fork and exec: no ChildProcess sets the variable
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     dup2(stdin_pair[1], 0);
     setenv("FAULTLINE_REPORT_FD", "abc", 1);
-    ReportToParent("leaked");
-    _exit(0);
+    char* argv[] = {const_cast<char*>("/proc/self/exe"), flag.data(), nullptr};
+    execv("/proc/self/exe", argv);
+    _exit(127);
   }
   close(stdin_pair[1]);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   char buffer[16];
   EXPECT_EQ(read(stdin_pair[0], buffer, sizeof(buffer)), 0);  // end of file: nothing was written
   close(stdin_pair[0]);
+}
+
+// "N TARGET" for each descriptor of this process (/proc/self/fd), one a
+// line, and whether the spawn variables are set.
+std::string DescribeDescriptors() {
+  std::string text;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return "cannot list /proc/self/fd\n";
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.' || std::atoi(entry->d_name) == dirfd(dir)) continue;
+    char target[512];
+    const ssize_t n = readlink((std::string("/proc/self/fd/") + entry->d_name).c_str(), target, sizeof(target) - 1);
+    text += std::string(entry->d_name) + " " + std::string(target, n > 0 ? static_cast<size_t>(n) : 0) + "\n";
+  }
+  closedir(dir);
+  for (const char* name : {"FAULTLINE_REPORT_FD", "FAULTLINE_KEPT_FDS"}) {
+    text += std::string("env ") + name + (std::getenv(name) != nullptr ? " set" : " unset") + "\n";
+  }
+  return text;
+}
+
+int PrintDescriptors(const std::vector<std::string>&) {
+  const std::string text = DescribeDescriptors();
+  return WriteAll(1, text).ok() ? 0 : 1;
+}
+FL_REGISTER_CHILD("print_descriptors", PrintDescriptors);
+
+// A spawned child that execs a grandchild (as a repro variant starts its
+// own workers), by plain fork and exec; reports its own descriptors, then
+// "--\n", then the grandchild's.
+int ExecGrandchild(const std::vector<std::string>&) {
+  const std::string own = DescribeDescriptors();
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return 10;
+  std::string flag = std::string(kChildFlag) + "print_descriptors";
+  const pid_t pid = fork();
+  if (pid < 0) return 11;
+  if (pid == 0) {
+    dup2(out[1], 1);
+    char* argv[] = {const_cast<char*>("/proc/self/exe"), flag.data(), nullptr};
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  close(out[1]);
+  Result<std::string> grandchild = ReadToEnd(out[0]);
+  close(out[0]);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !grandchild.ok()) return 12;
+  ReportToParent(own + "--\n" + *grandchild);
+  return 0;
+}
+FL_REGISTER_CHILD("exec_grandchild", ExecGrandchild);
+
+// The lines of `text` ("N TARGET" and "env ..." lines).
+std::set<std::string> Lines(const std::string& text) {
+  std::set<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  return lines;
+}
+
+// The report pipe and the kept descriptors of a spawned child, and its
+// FAULTLINE_REPORT_FD and FAULTLINE_KEPT_FDS, do not reach what it execs:
+// a grandchild of the same binary took the variable for its own channel
+// and wrote into this test's transcript, and held the pipes open.
+TEST(ProcessTest, WhatASpawnedChildExecsInheritsNeitherItsReportPipeNorItsKeptDescriptors) {
+  const std::set<std::string> before = Lines(DescribeDescriptors());  // this test's own descriptors
+  int kept[2];
+  ASSERT_EQ(pipe2(kept, O_CLOEXEC), 0);
+  char target[512];
+  const ssize_t n = readlink(("/proc/self/fd/" + std::to_string(kept[1])).c_str(), target, sizeof(target) - 1);
+  ASSERT_GT(n, 0);
+  const std::string kept_line = std::to_string(kept[1]) + " " + std::string(target, static_cast<size_t>(n));
+  SpawnOptions options;
+  options.keep_fds = {kept[1]};
+  auto child = ChildProcess::Spawn("exec_grandchild", {}, options);
+  close(kept[1]);
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(milliseconds(60000));
+  close(kept[0]);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  ASSERT_TRUE(exit->succeeded()) << exit->Describe() << " (10-12: see ExecGrandchild); " << exit->transcript;
+  const size_t split = exit->transcript.find("--\n");
+  ASSERT_NE(split, std::string::npos) << exit->transcript;
+  const std::set<std::string> in_child = Lines(exit->transcript.substr(0, split));
+  const std::set<std::string> in_grandchild = Lines(exit->transcript.substr(split + 3));
+  // What the child got from this spawn, not from this test: its report
+  // pipe and the kept descriptor, at least.
+  std::vector<std::string> handed;
+  for (const std::string& line : in_child) {
+    if (line.rfind("env ", 0) != 0 && before.count(line) == 0) handed.push_back(line);
+  }
+  EXPECT_GE(handed.size(), 2u) << exit->transcript;
+  EXPECT_EQ(in_child.count(kept_line), 1u) << "the kept descriptor did not reach the child: " << exit->transcript;
+  for (const std::string& line : handed) {
+    EXPECT_EQ(in_grandchild.count(line), 0u) << "the grandchild inherited the child's " << line << "\n"
+                                             << exit->transcript;
+  }
+  for (const char* name : {"FAULTLINE_REPORT_FD", "FAULTLINE_KEPT_FDS"}) {
+    EXPECT_EQ(in_child.count(std::string("env ") + name + " unset"), 1u) << exit->transcript;
+    EXPECT_EQ(in_grandchild.count(std::string("env ") + name + " unset"), 1u) << exit->transcript;
+  }
 }
 
 TEST(ProcessTest, ParseStartMethodNamesTheBadValue) {
