@@ -374,16 +374,24 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
                                                 worker.transport + ") and did not exit within " +
                                                 Seconds(kCollectDeadline) + "; it was killed");
   }
-  std::string how = worker.exit->exited ? "exited with code " + std::to_string(worker.exit->exit_code)
-                                        : "was killed by signal " + std::to_string(worker.exit->signal) + " (" +
-                                              strsignal(worker.exit->signal) + ")";
+  std::string how = worker.exit->reaped_elsewhere ? "ended"
+                    : worker.exit->exited        ? "exited with code " + std::to_string(worker.exit->exit_code)
+                                                 : "was killed by signal " + std::to_string(worker.exit->signal) +
+                                                       " (" + strsignal(worker.exit->signal) + ")";
   const std::string partial = worker.reader.Partial();
   if (!partial.empty()) how += " after it had sent " + partial;
+  // The kernel (SIGCHLD set to SIG_IGN) or another waiter took its exit
+  // status: that it ended is all there is to say.
+  const std::string unknown = worker.exit->reaped_elsewhere
+                                  ? "; its exit status was reaped elsewhere (waitpid: ECHILD; is SIGCHLD ignored, "
+                                    "or does another thread wait for all children?)"
+                                  : "";
   // What it printed for its parent before it could answer (a spawned
   // worker that could not start says why there).
   std::string said = worker.exit->transcript;
   while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-  return Status(StatusCode::kChildFailed, who + " " + how + while_producing + (said.empty() ? "" : ": " + said));
+  return Status(StatusCode::kChildFailed,
+                who + " " + how + while_producing + unknown + (said.empty() ? "" : ": " + said));
 }
 
 // Kills a worker that did not answer within the timeout: it sent nothing,
@@ -424,9 +432,13 @@ Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
     // Checked on every pass, also one that read bytes: a worker that sends
     // its answer a byte at a time, each within poll's 50 ms, must still
     // meet the deadline (and its end must still be seen).
-    FL_ASSIGN_OR_RETURN(ChildExit exit, worker.process->TryWait());
+    Result<ChildExit> exit = worker.process->TryWait();
+    if (!exit.ok()) {
+      failure_ = LoaderFailure{worker.index, worker.process->pid(), "produce", batch};
+      return exit.status().WithContext(failure_->Process() + " while producing minibatch " + std::to_string(batch));
+    }
     if (!worker.process->running()) {
-      worker.exit = exit;
+      worker.exit = *exit;
       Collect(worker, "the process ended");  // reads what it sent before it ended
       continue;
     }

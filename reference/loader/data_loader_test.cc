@@ -85,6 +85,13 @@ Result<std::string> AwaitCreatedSegment(int inotify_fd) {
 
 bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
 
+// Sets FAULTLINE_LOADER_INJECT for one scope.
+class ScopedInjection {
+ public:
+  explicit ScopedInjection(const std::string& spec) { setenv(kInjectEnv, spec.c_str(), 1); }
+  ~ScopedInjection() { unsetenv(kInjectEnv); }
+};
+
 TEST(ItemSamplerTest, BatchesCoverEveryItemOnceAndShuffleDependsOnlyOnTheSeed) {
   auto plain = MakeBatches({10, 4, false, false, 0});
   ASSERT_TRUE(plain.ok());
@@ -378,6 +385,38 @@ TEST(DataLoaderTest, AWorkerThatCannotGrowItsSegmentFailsInTheWrite) {
   }
 }
 
+// An application that ignores SIGCHLD (the kernel then reaps children
+// itself) or reaps every child on another thread: a worker that ends is
+// still named with its pid and minibatch, and its pid is never signalled
+// once waitpid said it is gone (it may belong to another process by then).
+// Before, Next() failed with a bare "waitpid failed: No child processes".
+// Run in a child process: the disposition must not reach this test.
+TEST(DataLoaderTest, AWorkerReapedElsewhereIsNamed) {
+  for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
+    SCOPED_TRACE(StartMethodName(method));
+    LoaderTestDatasetDir();  // written by this process, before the child
+    const ChildReport child = RunInChild([method](int report_fd) {
+      signal(SIGCHLD, SIG_IGN);
+      ScopedInjection inject("after_task:exit3:1");
+      auto loader = DataLoader::Create(Options(2, method));
+      if (!loader.ok()) return Report(report_fd, "create: " + loader.status().ToString());
+      const std::vector<pid_t> pids = (*loader)->worker_pids();
+      auto first = (*loader)->Next();
+      if (!first.ok()) return Report(report_fd, "minibatch 0: " + first.status().ToString());
+      auto second = (*loader)->Next();
+      const std::string who = "worker 1 (pid " + std::to_string(pids[1]) + ")";
+      std::string text = second.status().ToString();
+      const size_t at = text.find(who);
+      if (at != std::string::npos) text.replace(at, who.size(), "worker 1 (pid P)");
+      Report(report_fd, text);
+    });
+    EXPECT_TRUE(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0) << child.status;
+    EXPECT_EQ(child.text,
+              "child_failed: worker 1 (pid P) ended while producing minibatch 1; its exit status was reaped elsewhere "
+              "(waitpid: ECHILD; is SIGCHLD ignored, or does another thread wait for all children?)");
+  }
+}
+
 TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
@@ -402,13 +441,6 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
     EXPECT_EQ((*loader)->Next().status().code(), StatusCode::kFailedPrecondition);
   }
 }
-
-// Sets FAULTLINE_LOADER_INJECT for one scope.
-class ScopedInjection {
- public:
-  explicit ScopedInjection(const std::string& spec) { setenv(kInjectEnv, spec.c_str(), 1); }
-  ~ScopedInjection() { unsetenv(kInjectEnv); }
-};
 
 // An exception in a worker (std::bad_alloc from its sampler, thrown in the
 // worker's thread or in a sampler thread and rethrown there) is the error

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,6 +103,7 @@ Result<StartMethod> ParseStartMethod(std::string_view text, std::string_view wha
 std::string ChildExit::Describe() const {
   std::string text = "pid " + std::to_string(pid);
   if (timed_out) return text + " did not finish in time and was killed";
+  if (reaped_elsewhere) return text + " ended; its exit status was reaped elsewhere (waitpid: ECHILD)";
   if (exited) return text + " exited with code " + std::to_string(exit_code);
   return text + " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
 }
@@ -151,7 +153,11 @@ Result<ChildProcess> ChildProcess::ForkWithReportPipe(int fds[2], const std::fun
   }
   close(fds[1]);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  return ChildProcess(pid, fds[0]);
+  // Opened before anything could reap the child, unless SIGCHLD is
+  // ignored and the child ended (and its pid was reused) in these few
+  // instructions. Close-on-exec by the kernel.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  return ChildProcess(pid, fds[0], pidfd >= 0 ? pidfd : -1);
 }
 
 Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
@@ -251,10 +257,12 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     Reset();
     pid_ = other.pid_;
     report_fd_ = other.report_fd_;
+    pidfd_ = other.pidfd_;
     reaped_ = other.reaped_;
     transcript_ = std::move(other.transcript_);
     other.pid_ = -1;
     other.report_fd_ = -1;
+    other.pidfd_ = -1;
   }
   return *this;
 }
@@ -263,18 +271,41 @@ ChildProcess::~ChildProcess() { Reset(); }
 
 void ChildProcess::Reset() {
   if (running()) {
-    kill(pid_, SIGKILL);
+    Signal(SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
   if (report_fd_ >= 0) close(report_fd_);
+  if (pidfd_ >= 0) close(pidfd_);
   pid_ = -1;
   report_fd_ = -1;
+  pidfd_ = -1;
   reaped_ = false;
 }
 
+void ChildProcess::Signal(int signal) {
+  if (pidfd_ >= 0) {
+    (void)syscall(SYS_pidfd_send_signal, pidfd_, signal, nullptr, 0);  // ESRCH once it has ended
+  } else {
+    kill(pid_, signal);
+  }
+}
+
 void ChildProcess::Kill(int signal) {
-  if (running()) kill(pid_, signal);
+  if (running()) Signal(signal);
+}
+
+ChildExit ChildProcess::Reaped(int status, bool reaped_elsewhere) {
+  reaped_ = true;
+  DrainReport();
+  ChildExit result;
+  result.pid = pid_;
+  result.reaped_elsewhere = reaped_elsewhere;
+  result.exited = !reaped_elsewhere && WIFEXITED(status);
+  result.exit_code = result.exited ? WEXITSTATUS(status) : 0;
+  result.signal = !reaped_elsewhere && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  result.transcript = transcript_;
+  return result;
 }
 
 void ChildProcess::DrainReport() {
@@ -298,16 +329,18 @@ Result<ChildExit> ChildProcess::TryWait() {
   result.pid = pid_;
   if (reaped_) return InternalError("TryWait: child " + std::to_string(pid_) + " was already collected");
   int status = 0;
-  pid_t r = waitpid(pid_, &status, WNOHANG);
-  if (r < 0) return ErrnoError("waitpid");
+  pid_t r;
+  while ((r = waitpid(pid_, &status, WNOHANG)) < 0 && errno == EINTR) {
+  }
+  // Not our child any more: it ended and was reaped by the kernel
+  // (SIGCHLD ignored) or by another waiter. Its pid may be reused now.
+  if (r < 0 && errno == ECHILD) return Reaped(0, /*reaped_elsewhere=*/true);
+  if (r < 0) {
+    const int error = errno;
+    return InternalError("waitpid for pid " + std::to_string(pid_) + " failed: " + std::strerror(error));
+  }
   if (r == 0) return result;  // still running: running() stays true
-  reaped_ = true;
-  DrainReport();
-  result.exited = WIFEXITED(status);
-  result.exit_code = result.exited ? WEXITSTATUS(status) : 0;
-  result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  result.transcript = transcript_;
-  return result;
+  return Reaped(status, /*reaped_elsewhere=*/false);
 }
 
 Result<ChildExit> ChildProcess::Wait(std::chrono::milliseconds timeout) {
@@ -320,17 +353,15 @@ Result<ChildExit> ChildProcess::Wait(std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(pause);
     if (pause < std::chrono::milliseconds(10)) pause *= 2;
   }
-  kill(pid_, SIGKILL);
+  Signal(SIGKILL);
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
-  reaped_ = true;
-  DrainReport();
-  ChildExit result;
-  result.pid = pid_;
+  ChildExit result = Reaped(status, /*reaped_elsewhere=*/false);
   result.timed_out = true;
+  result.exited = false;
+  result.exit_code = 0;
   result.signal = SIGKILL;
-  result.transcript = transcript_;
   return result;
 }
 

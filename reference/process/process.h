@@ -32,10 +32,16 @@ struct ChildExit {
   int exit_code = 0;
   int signal = 0;          // the terminating signal when !exited
   bool timed_out = false;  // killed by Wait() after its deadline
+  // It ended, but waitpid found no such child (ECHILD): SIGCHLD is set to
+  // SIG_IGN (the kernel reaps children itself) or another waiter reaped it.
+  // How it ended is unknown (exited and signal are unset).
+  bool reaped_elsewhere = false;
   std::string transcript;  // everything the child sent with ReportToParent()
 
   bool succeeded() const { return exited && exit_code == 0; }
-  // Returns e.g. "pid 4242 exited with code 3" or "pid 4242 was killed by signal 9 (Killed)".
+  // Returns e.g. "pid 4242 exited with code 3", "pid 4242 was killed by
+  // signal 9 (Killed)" or "pid 4242 ended; its exit status was reaped
+  // elsewhere (waitpid: ECHILD)".
   std::string Describe() const;
 };
 
@@ -77,10 +83,16 @@ class ChildProcess {
 
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0 && !reaped_; }
-  // Sends `signal` to the child.
+  // Sends `signal` to the child while it is running(): through a pidfd
+  // opened right after the fork where the kernel has them (Linux 5.3), so
+  // that a child reaped elsewhere (SIGCHLD ignored) is never confused with
+  // a process that reused its pid; once TryWait saw it gone (ECHILD
+  // included), never.
   void Kill(int signal);
   // Returns how the child ended and drains its transcript, or returns
   // immediately with running() still true when it has not ended (poll).
+  // A child that waitpid no longer knows (ECHILD) has ended: it is
+  // returned with reaped_elsewhere, not as an error.
   Result<ChildExit> TryWait();
   // Waits up to `timeout` for the child to end; past it, kills the child
   // (SIGKILL) and reports timed_out.
@@ -92,16 +104,21 @@ class ChildProcess {
   Status WaitForTranscript(std::string_view text, std::chrono::milliseconds timeout);
 
  private:
-  ChildProcess(pid_t pid, int report_fd) : pid_(pid), report_fd_(report_fd) {}
+  ChildProcess(pid_t pid, int report_fd, int pidfd) : pid_(pid), report_fd_(report_fd), pidfd_(pidfd) {}
   // Forks with the report pipe `fds`; the child runs `in_child`, which ends
   // the process (async-signal-safe calls only, for spawn). The parent keeps
   // the non-blocking read end; both ends are closed when fork fails.
   static Result<ChildProcess> ForkWithReportPipe(int fds[2], const std::function<void()>& in_child);
   void DrainReport();
+  // Sends `signal` by pidfd, else by pid (callers check running()).
+  void Signal(int signal);
+  // Marks the child reaped: `status` from waitpid, or ECHILD.
+  ChildExit Reaped(int status, bool reaped_elsewhere);
   void Reset();
 
   pid_t pid_ = -1;
   int report_fd_ = -1;
+  int pidfd_ = -1;  // -1 where the kernel has no pidfd_open
   bool reaped_ = false;
   std::string transcript_;
 };

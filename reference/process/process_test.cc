@@ -331,6 +331,34 @@ TEST(ProcessTest, WhatASpawnedChildExecsInheritsNeitherItsReportPipeNorItsKeptDe
   }
 }
 
+// With SIGCHLD ignored the kernel reaps a child as it ends, so waitpid
+// answers ECHILD: the child has ended, with an unknown status, and is not
+// running() any more (Kill sends nothing to a pid that may be reused).
+// Run in a plain forked process, which reports by its exit code: the
+// disposition must not reach this test.
+TEST(ProcessTest, AChildReapedElsewhereHasEndedWithAnUnknownStatus) {
+  const pid_t tester = fork();
+  ASSERT_GE(tester, 0);
+  if (tester == 0) {
+    signal(SIGCHLD, SIG_IGN);
+    auto child = ChildProcess::Fork([] { return 5; });
+    if (!child.ok()) _exit(10);
+    auto exit = child->Wait(milliseconds(20000));
+    if (!exit.ok()) _exit(11);  // before: "waitpid failed: No child processes"
+    if (!exit->reaped_elsewhere || exit->exited || exit->signal != 0 || exit->timed_out) _exit(12);
+    if (exit->Describe() != "pid " + std::to_string(child->pid()) +
+                                " ended; its exit status was reaped elsewhere (waitpid: ECHILD)") {
+      _exit(13);
+    }
+    if (child->running()) _exit(14);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(tester, &status, 0), tester);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "status " << status << " (10-14: see the test's checks in order)";
+}
+
 TEST(ProcessTest, ParseStartMethodNamesTheBadValue) {
   EXPECT_EQ(*ParseStartMethod("fork"), StartMethod::kFork);
   EXPECT_EQ(*ParseStartMethod("spawn"), StartMethod::kSpawn);
