@@ -15,6 +15,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -32,6 +34,7 @@
 #include "reference/loader/shared_memory.h"
 #include "reference/loader/wire_protocol.h"
 #include "reference/loader/worker_loop.h"
+#include "reference/sampling/sample_neighbors.h"
 
 namespace faultline {
 namespace {
@@ -149,11 +152,24 @@ std::string LoaderFailure::Process() const {
 }
 
 Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& options) {
-  if (options.num_workers < 0) {
-    return InvalidArgumentError("num_workers is " + std::to_string(options.num_workers) + "; expected >= 0");
+  if (options.num_workers < 0 || options.num_workers > kMaxWorkers) {
+    return InvalidArgumentError("num_workers is " + std::to_string(options.num_workers) + "; expected 0.." +
+                                std::to_string(kMaxWorkers) + " (0: no worker processes)");
   }
-  if (options.sampler_threads < 1) {
-    return InvalidArgumentError("sampler_threads is " + std::to_string(options.sampler_threads) + "; expected >= 1");
+  if (options.sampler_threads < 1 || options.sampler_threads > kMaxSamplingThreads) {
+    return InvalidArgumentError("sampler_threads is " + std::to_string(options.sampler_threads) + "; expected 1.." +
+                                std::to_string(kMaxSamplingThreads));
+  }
+  // Checked here, not by the first minibatch's sampling: there a bad
+  // fanout was reported as a failure of worker 0.
+  if (options.fanouts.empty()) return InvalidArgumentError("fanouts is empty; expected one fanout per layer");
+  for (size_t k = 0; k < options.fanouts.size(); ++k) {
+    const int64_t fanout = options.fanouts[k];
+    if (fanout < -1 || fanout > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgumentError("fanouts[" + std::to_string(k) + "] is " + std::to_string(fanout) +
+                                  "; expected -1 (all neighbours) or 0.." +
+                                  std::to_string(std::numeric_limits<int32_t>::max()));
+    }
   }
   if (options.timeout.count() < 0 || options.timeout.count() > kMaxTimeoutMs) {
     return InvalidArgumentError("timeout is " + std::to_string(options.timeout.count()) + " ms; expected 0.." +
@@ -177,7 +193,13 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
   FL_RETURN_IF_ERROR(FaultInjectionFromEnv().status());
   std::unique_ptr<DataLoader> loader(new DataLoader());
   loader->options_ = options;
-  FL_ASSIGN_OR_RETURN(loader->dataset_, LoadLoaderDataset(options.graph_dir));
+  Result<std::shared_ptr<LoaderDataset>> dataset = LoadLoaderDataset(options.graph_dir);
+  if (!dataset.ok()) return dataset.status().WithContext("graph_dir");
+  loader->dataset_ = std::move(dataset).value();
+  if (options.weighted && !loader->dataset_->graph->has_weights()) {
+    return InvalidArgumentError("weighted is true but the graph in " + options.graph_dir +
+                                " has no edge weights (weights.npy); expected weighted = false for it");
+  }
   FL_RETURN_IF_ERROR(PlaceOnDevice(*loader->dataset_, options));
   FL_ASSIGN_OR_RETURN(loader->batches_, LoaderBatches(options, *loader->dataset_));
   loader->shm_prefix_ = LoaderSegmentPrefix() + std::to_string(g_loader_serial++);
@@ -185,65 +207,95 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
   return loader;
 }
 
+namespace {
+
+// The error of a system call that failed while a worker was started.
+Status StartError(const std::string& what, int error) {
+  return UnavailableError(what + " failed: " + std::strerror(error));
+}
+
+// `error`, and when a call ran out of descriptors (shm_open, socketpair,
+// pipe2, ... EMFILE), how many a worker takes and what the limit is.
+Status WithDescriptorHint(Status error) {
+  if (error.message().find(std::strerror(EMFILE)) == std::string::npos) return error;
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  return Status(error.code(), error.message() + " (each worker holds " + std::to_string(kDescriptorsPerWorker) +
+                                  " of this process's descriptors; RLIMIT_NOFILE allows " +
+                                  std::to_string(limit.rlim_cur) + ": raise it (ulimit -n) or use fewer workers)");
+}
+
+}  // namespace
+
 Status DataLoader::StartWorkers() {
   for (int w = 0; w < options_.num_workers; ++w) {
-    auto worker = std::make_unique<Worker>();
-    worker->index = w;
-    // From creating its descriptors to forking it (declared after `worker`:
-    // released before ~Worker takes it on an early return).
-    LoaderDescriptors::Lock descriptors = LoaderDescriptors::Hold();
-    // Its slots' segments, with no name from the start: the worker inherits
-    // the descriptors, so nothing is left in /dev/shm however either ends.
-    std::vector<int> slot_fds;
-    for (int slot = 0; slot < kPrefetchPerWorker; ++slot) {
-      const std::string name = WorkerSegmentName(shm_prefix_, w, slot);
-      FL_ASSIGN_OR_RETURN(int fd, CreateUnlinkedSegment(name));
-      worker->segments[slot] = std::make_unique<SegmentReader>(name, fd);
-      LoaderDescriptors::Add(descriptors, fd);
-      slot_fds.push_back(fd);
+    Status started = StartWorker(w);
+    if (!started.ok()) {
+      return WithDescriptorHint(started).WithContext("starting worker " + std::to_string(w) + " of " +
+                                                     std::to_string(options_.num_workers));
     }
-    int task[2], result[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, task) != 0) return InternalError("socketpair failed");
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, result) != 0) {
-      close(task[0]);
-      close(task[1]);
-      return InternalError("socketpair failed");
-    }
-    worker->task_fd = task[1];
-    worker->result_fd = result[0];
-    LoaderDescriptors::Add(descriptors, task[1]);
-    LoaderDescriptors::Add(descriptors, result[0]);
-    const int child_task = task[0], child_result = result[1];
-    // Every loader descriptor but its slots (this worker's own sockets'
-    // parent ends included): what a forked worker closes first.
-    const std::vector<int> not_its_own = LoaderDescriptors::Except(descriptors, slot_fds);
-    auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
-      InjectionInWorker().At("started", w);
-      for (int fd : not_its_own) close(fd);
-      return RunWorker(o, data, prefix, slot_fds, w, child_task, child_result);
-    };
-    SpawnOptions spawn;
-    spawn.keep_fds = {child_task, child_result};
-    spawn.keep_fds.insert(spawn.keep_fds.end(), slot_fds.begin(), slot_fds.end());
-    const std::vector<std::string> args =
-        options_.start_method == StartMethod::kSpawn
-            ? SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result)
-            : std::vector<std::string>();
-    auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry, args, spawn);
-    // The worker's ends go before the lock: a worker another thread forks
-    // for another loader once it is released would inherit them (they are
-    // not registered, so it would not close them) and keep this worker's
-    // sockets open, hiding its end from the parent.
-    close(child_task);
-    close(child_result);
-    descriptors.unlock();
-    if (!process.ok()) return process.status().WithContext("starting worker " + std::to_string(w));
-    worker->process.emplace(std::move(process).value());
-    workers_.push_back(std::move(worker));
   }
   released_ = std::make_shared<Released>();
   released_->batches.assign(static_cast<size_t>(num_batches()), false);
   SendTasks();  // each worker gets kPrefetchPerWorker tasks ahead
+  return OkStatus();
+}
+
+Status DataLoader::StartWorker(int w) {
+  auto worker = std::make_unique<Worker>();
+  worker->index = w;
+  // From creating its descriptors to forking it (declared after `worker`:
+  // released before ~Worker takes it on an early return).
+  LoaderDescriptors::Lock descriptors = LoaderDescriptors::Hold();
+  // Its slots' segments, with no name from the start: the worker inherits
+  // the descriptors, so nothing is left in /dev/shm however either ends.
+  std::vector<int> slot_fds;
+  for (int slot = 0; slot < kPrefetchPerWorker; ++slot) {
+    const std::string name = WorkerSegmentName(shm_prefix_, w, slot);
+    FL_ASSIGN_OR_RETURN(int fd, CreateUnlinkedSegment(name));
+    worker->segments[slot] = std::make_unique<SegmentReader>(name, fd);
+    LoaderDescriptors::Add(descriptors, fd);
+    slot_fds.push_back(fd);
+  }
+  int task[2], result[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, task) != 0) return StartError("socketpair", errno);
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, result) != 0) {
+    const int error = errno;
+    close(task[0]);
+    close(task[1]);
+    return StartError("socketpair", error);
+  }
+  worker->task_fd = task[1];
+  worker->result_fd = result[0];
+  LoaderDescriptors::Add(descriptors, task[1]);
+  LoaderDescriptors::Add(descriptors, result[0]);
+  const int child_task = task[0], child_result = result[1];
+  // Every loader descriptor but its slots (this worker's own sockets'
+  // parent ends included): what a forked worker closes first.
+  const std::vector<int> not_its_own = LoaderDescriptors::Except(descriptors, slot_fds);
+  auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
+    InjectionInWorker().At("started", w);
+    for (int fd : not_its_own) close(fd);
+    return RunWorker(o, data, prefix, slot_fds, w, child_task, child_result);
+  };
+  SpawnOptions spawn;
+  spawn.keep_fds = {child_task, child_result};
+  spawn.keep_fds.insert(spawn.keep_fds.end(), slot_fds.begin(), slot_fds.end());
+  const std::vector<std::string> args =
+      options_.start_method == StartMethod::kSpawn
+          ? SpawnedWorkerArgs(options_, shm_prefix_, slot_fds, w, child_task, child_result)
+          : std::vector<std::string>();
+  auto process = ChildProcess::Start(options_.start_method, body, kSpawnedWorkerEntry, args, spawn);
+  // The worker's ends go before the lock: a worker another thread forks
+  // for another loader once it is released would inherit them (they are
+  // not registered, so it would not close them) and keep this worker's
+  // sockets open, hiding its end from the parent.
+  close(child_task);
+  close(child_result);
+  descriptors.unlock();
+  if (!process.ok()) return process.status();
+  worker->process.emplace(std::move(process).value());
+  workers_.push_back(std::move(worker));
   return OkStatus();
 }
 

@@ -80,6 +80,8 @@ class DataLoader {
 
   DataLoader() = default;
   Status StartWorkers();
+  // Creates worker `w`'s segments and sockets and starts its process.
+  Status StartWorker(int w);
   // Writes task `batch` to `worker`; when the write fails, collects what the
   // worker left, to be reported when Next() reaches its minibatches.
   void SendTask(Worker& worker, int64_t batch);
@@ -123,6 +125,15 @@ void SetTaskWriteHookForTesting(TaskWriteHook hook);
 // Returns the prefix of the shared-memory segments this process's loaders
 // create, "/faultline-<pid>-<nonce>-" (ProcessSegmentPrefix).
 std::string LoaderSegmentPrefix();
+
+// The most workers a loader starts. Each is a process with its own copy of
+// the sampler's work, so past the cores of any machine more only compete;
+// a typo (100000) would otherwise fork until a system limit failed.
+constexpr int kMaxWorkers = 1024;
+// The descriptors the main process holds for each worker: its two segment
+// slots, its two sockets, the report pipe and the pidfd of its process
+// (what RLIMIT_NOFILE must leave room for, beside the application's own).
+constexpr int kDescriptorsPerWorker = 6;
 
 // Each worker is kept this many tasks ahead. Worker w gets minibatches w,
 // w + num_workers, ...; its k-th is written to its segment slot

@@ -6,6 +6,7 @@
 #include "reference/loader/item_sampler.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -632,11 +633,24 @@ TEST(DataLoaderTest, TheLeakCheckFailsLoudlyWhenItCannotLook) {
 }
 
 TEST(DataLoaderTest, BadOptionsAreNamed) {
-  LoaderOptions o = Options(-1, StartMethod::kFork);
-  EXPECT_EQ(DataLoader::Create(o).status().message(), "num_workers is -1; expected >= 0");
-  o = Options(0, StartMethod::kFork);
+  // At most kMaxWorkers: 100000 used to fork until socketpair failed
+  // ("socketpair failed", no errno, no worker).
+  for (int workers : {-1, kMaxWorkers + 1, 100000}) {
+    LoaderOptions o = Options(workers, StartMethod::kFork);
+    EXPECT_EQ(DataLoader::Create(o).status().message(),
+              "num_workers is " + std::to_string(workers) + "; expected 0..1024 (0: no worker processes)");
+  }
+  for (int threads : {0, 1025}) {
+    LoaderOptions o = Options(0, StartMethod::kFork);
+    o.sampler_threads = threads;
+    EXPECT_EQ(DataLoader::Create(o).status().message(),
+              "sampler_threads is " + std::to_string(threads) + "; expected 1..1024");
+  }
+  LoaderOptions o = Options(0, StartMethod::kFork);
   o.graph_dir = "/nonexistent/graph";
-  EXPECT_FALSE(DataLoader::Create(o).ok());
+  EXPECT_EQ(DataLoader::Create(o).status().message(),
+            "graph_dir: loading a graph from '/nonexistent/graph': cannot open '/nonexistent/graph/indptr.npy': No "
+            "such file or directory");
   // Items are node ids: -1 (every node) or at most one per node.
   auto graph = CscGraph::Load(LoaderTestDatasetDir());
   ASSERT_TRUE(graph.ok()) << graph.status();
@@ -662,13 +676,70 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
   auto unreadable = DataLoader::Create(o);
   ASSERT_FALSE(unreadable.ok());
   EXPECT_NE(unreadable.status().message().find(o.graph_dir), std::string::npos) << unreadable.status();
+  // Fanouts are checked by Create, before any worker starts: the first
+  // minibatch's sampling used to report a bad one as worker 0's failure.
+  const std::pair<std::vector<int64_t>, std::string> bad_fanouts[] = {
+      {{}, "fanouts is empty; expected one fanout per layer"},
+      {{5, -3}, "fanouts[1] is -3; expected -1 (all neighbours) or 0..2147483647"},
+      {{int64_t{2147483648}}, "fanouts[0] is 2147483648; expected -1 (all neighbours) or 0..2147483647"},
+  };
+  for (const auto& [fanouts, message] : bad_fanouts) {
+    o = Options(2, StartMethod::kFork);
+    o.fanouts = fanouts;
+    EXPECT_EQ(DataLoader::Create(o).status().message(), message);
+  }
   o = Options(0, StartMethod::kFork);
-  o.fanouts = {-3};
+  o.fanouts = {-1, 0};  // every neighbour, then none
   auto loader = DataLoader::Create(o);
-  ASSERT_TRUE(loader.ok());
-  auto next = (*loader)->Next();
-  ASSERT_FALSE(next.ok());
-  EXPECT_NE(next.status().message().find("fanout"), std::string::npos) << next.status();
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  EXPECT_TRUE((*loader)->Next().ok());
+  // The fixture has no weights.npy.
+  o = Options(2, StartMethod::kFork);
+  o.weighted = true;
+  EXPECT_EQ(DataLoader::Create(o).status().message(),
+            "weighted is true but the graph in " + o.graph_dir +
+                " has no edge weights (weights.npy); expected weighted = false for it");
+}
+
+// A worker that cannot be started is named, with the call that failed and
+// why: here the process has no descriptor left for worker 0's sockets,
+// after its two segments (RLIMIT_NOFILE set two above the highest open
+// descriptor, every lower one in use). Before: "socketpair failed", with
+// no errno and no worker. Run in a child process: the limit must not reach
+// this test.
+TEST(DataLoaderTest, AWorkerThatCannotStartIsNamedWithTheFailedCall) {
+  LoaderTestDatasetDir();  // written by this process, before the child
+  LoaderSegmentPrefix();   // its nonce drawn before the limit
+  const ChildReport child = RunInChild([](int report_fd) {
+    std::vector<int> fillers;  // every free descriptor below the highest open one
+    int highest = 0;
+    DIR* dir = opendir("/proc/self/fd");
+    while (dirent* e = readdir(dir)) highest = std::max(highest, std::atoi(e->d_name));
+    closedir(dir);
+    for (;;) {
+      const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return Report(report_fd, std::string("open /dev/null: ") + std::strerror(errno));
+      if (fd > highest) {
+        close(fd);
+        break;
+      }
+      fillers.push_back(fd);
+    }
+    rlimit old{};
+    getrlimit(RLIMIT_NOFILE, &old);
+    const rlimit lowered{static_cast<rlim_t>(highest) + 3, old.rlim_max};  // room for 2 more
+    if (setrlimit(RLIMIT_NOFILE, &lowered) != 0) return Report(report_fd, "setrlimit failed");
+    auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
+    Report(report_fd, std::to_string(lowered.rlim_cur) + "|" +
+                          (loader.ok() ? std::string("created") : loader.status().ToString()));
+  });
+  EXPECT_TRUE(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0) << child.status;
+  const std::string limit = child.text.substr(0, child.text.find('|'));
+  EXPECT_EQ(child.text.substr(child.text.find('|') + 1),
+            "unavailable: starting worker 0 of 2: socketpair failed: Too many open files (each worker holds 6 of "
+            "this process's descriptors; RLIMIT_NOFILE allows " + limit +
+                ": raise it (ulimit -n) or use fewer workers)")
+      << child.text;
 }
 
 // The device modes run on simcuda, or on real CUDA in the gpu-tagged target.
