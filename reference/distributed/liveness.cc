@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace faultline {
@@ -122,18 +123,39 @@ std::string PeerAddress::Serialize() const {
 }
 
 Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
+  auto malformed = [&](const std::string& why) {
+    return InvalidArgumentError("rank " + std::to_string(rank) + " published a malformed liveness address '" + text +
+                                "': " + why);
+  };
   std::istringstream in(text);
+  long long pid = 0, port = 0;
+  std::string host, addresses, rest;
+  if (!(in >> pid >> port >> host >> addresses)) return malformed("expected 'PID PORT HOST IPV4[,IPV4...]|-'");
+  if (in >> rest) return malformed("unexpected '" + rest + "' after the addresses");
+  if (pid < 1 || pid > std::numeric_limits<pid_t>::max()) {
+    return malformed("pid is " + std::to_string(pid) + "; expected a pid >= 1");
+  }
+  if (port < 1 || port > 65535) return malformed("port is " + std::to_string(port) + "; expected 1-65535");
   PeerAddress peer;
   peer.rank = rank;
-  std::string addresses;
-  if (!(in >> peer.pid >> peer.port >> peer.host >> addresses)) {
-    return InvalidArgumentError("rank " + std::to_string(rank) + " published a malformed address '" + text + "'");
-  }
+  peer.pid = static_cast<pid_t>(pid);
+  peer.port = static_cast<int>(port);
+  peer.host = host;  // never empty: the stream reads a word
   if (addresses != "-") {
     std::istringstream list(addresses);
     for (std::string ip; std::getline(list, ip, ',');) peer.ipv4.push_back(ip);
   }
   return peer;
+}
+
+Result<PeerAddress> PeerAddress::ParseSlot(int rank, const char* slot, size_t size) {
+  const size_t length = strnlen(slot, size);
+  if (length == size) {
+    return InvalidArgumentError("rank " + std::to_string(rank) + " published a liveness address that fills its " +
+                                std::to_string(size) + "-byte slot with no terminating NUL; expected at most " +
+                                std::to_string(size - 1) + " bytes");
+  }
+  return Parse(rank, std::string(slot, length));
 }
 
 Result<std::unique_ptr<LivenessMonitor>> LivenessMonitor::Listen(LivenessOptions options) {
@@ -169,6 +191,18 @@ Result<std::unique_ptr<LivenessMonitor>> LivenessMonitor::Listen(LivenessOptions
 }
 
 Status LivenessMonitor::Connect(const std::vector<PeerAddress>& peers, Clock::time_point deadline) {
+  const Status connected = ConnectMesh(peers, deadline);
+  if (!connected.ok()) {
+    // A goodbye would tell the peers connected so far that this rank ended
+    // normally: they would wait for it until their own limit and then blame
+    // nobody ("every rank is running and reachable").
+    AnnounceFailure();
+    LeaveWithoutGoodbye();
+  }
+  return connected;
+}
+
+Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock::time_point deadline) {
   const int rank = options_.rank;
   peers_.resize(peers.size());
   for (size_t r = 0; r < peers.size(); ++r) peers_[r].address = peers[r];
@@ -195,20 +229,30 @@ Status LivenessMonitor::Connect(const std::vector<PeerAddress>& peers, Clock::ti
                                         Name(static_cast<int>(r))));
   }
   // Lower ranks: accept until each has said hello.
+  auto missing = [&] {
+    std::vector<std::string> names;
+    for (int r = 0; r < rank; ++r) {
+      if (peers_[r].fd < 0) names.push_back(Name(r));
+    }
+    return Join(names, ", ");
+  };
   for (int accepted = 0; accepted < rank;) {
     pollfd pfd{listen_fd_, POLLIN, 0};
     const int ready = poll(&pfd, 1, MillisUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
-      std::vector<std::string> missing;
-      for (int r = 0; r < rank; ++r) {
-        if (peers_[r].fd < 0) missing.push_back(Name(r));
-      }
-      return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " +
-                              Join(missing, ", ") + " before the deadline");
+      return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " + missing() +
+                              " before the deadline");
     }
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      // Gone before it was accepted, or nothing after all: wait again. Any
+      // other error (EMFILE: no descriptor left) would recur at every poll
+      // until the deadline, and then be reported as a peer that never came.
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) continue;
+      return UnavailableError(Errno("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection " +
+                                    "of " + missing() + ": accept"));
+    }
     uint32_t hello[3] = {};
     const Status read = Exchange(fd, hello, sizeof(hello), false, deadline);
     const int from = static_cast<int>(hello[1]);

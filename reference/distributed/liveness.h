@@ -46,9 +46,14 @@ struct PeerAddress {
   int port = 0;                   // its liveness listener
   std::vector<std::string> ipv4;  // its non-loopback IPv4 addresses
 
-  // "pid port host ip,ip" and back; Parse fails on a malformed text.
+  // "pid port host ip,ip" and back; Parse fails on a malformed text, and
+  // on a pid below 1 or a port outside 1-65535.
   std::string Serialize() const;
   static Result<PeerAddress> Parse(int rank, const std::string& text);
+  // Parses the NUL-terminated text in the fixed-size `slot` of `size` bytes
+  // that rank `rank` published (the address exchange); fails when no NUL
+  // ends it within the slot, never reading past it.
+  static Result<PeerAddress> ParseSlot(int rank, const char* slot, size_t size);
 };
 
 struct LivenessOptions {
@@ -87,7 +92,10 @@ class LivenessMonitor {
   const PeerAddress& self() const { return self_; }
   // Connects to every peer in `peers` (indexed by rank, this rank included)
   // by `deadline`, then starts the heartbeat thread. Lower ranks connect to
-  // higher ones; a peer on the same host is reached on 127.0.0.1.
+  // higher ones; a peer on the same host is reached on 127.0.0.1. When it
+  // fails, the peers it did connect to are told of a failure
+  // (AnnounceFailure) and the monitor leaves without a goodbye: they must not
+  // take this rank's exit for a normal end (see LeaveWithoutGoodbye).
   Status Connect(const std::vector<PeerAddress>& peers, std::chrono::steady_clock::time_point deadline);
 
   // "rank 3 (pid 4242 on host fl-host1)".
@@ -144,6 +152,8 @@ class LivenessMonitor {
   };
 
   explicit LivenessMonitor(LivenessOptions options) : options_(std::move(options)) {}
+  // Connect without what it does on failure.
+  Status ConnectMesh(const std::vector<PeerAddress>& peers, std::chrono::steady_clock::time_point deadline);
   void Run();
   // Reads what the peer sent; true when its connection closed without a goodbye.
   bool ReadFromLocked(Peer& peer, std::chrono::steady_clock::time_point now);

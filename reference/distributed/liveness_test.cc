@@ -3,7 +3,13 @@
 // "dies" when its monitor closes its connections without a goodbye.
 #include "reference/distributed/liveness.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -142,6 +148,123 @@ TEST(LivenessMonitorTest, AnMpiErrorWithNobodyToBlameComesAfterSilenceNotAtTheDe
   EXPECT_GE(seconds, 1.0);   // it waited for a silent peer to show
   EXPECT_LT(seconds, 60.0);  // and not for the deadline
   ranks[0]->EndOp();
+}
+
+// Rank 0 connects to ranks 1 and 2 (their listeners queue the
+// connections), so it has joined; rank 2 accepts it, then gives up waiting
+// for rank 1, which never connects. Rank 2 goes (as MpiTransport::Create
+// fails and destroys it): rank 0 must see a rank that failed, not one that
+// said goodbye. Before, rank 2's monitor said goodbye, and rank 0 waited
+// until its deadline and blamed nobody.
+TEST(LivenessMonitorTest, ARankThatFailsToConnectIsAFailureToThePeersItReached) {
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks;
+  std::vector<PeerAddress> addresses;
+  for (int r = 0; r < 3; ++r) {
+    LivenessOptions options;
+    options.rank = r;
+    options.timeout = std::chrono::seconds(20);
+    Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
+    ASSERT_TRUE(monitor.ok()) << monitor.status();
+    addresses.push_back((*monitor)->self());
+    ranks.push_back(std::move(*monitor));
+  }
+  ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());
+  const std::string rank1 = "rank 1 (pid " + std::to_string(addresses[1].pid) + " on host " + addresses[1].host + ")";
+  EXPECT_EQ(ranks[2]->Connect(addresses, Clock::now() + std::chrono::milliseconds(200)).ToString(),
+            "unavailable: mpi rank 2: no liveness connection from " + rank1 + " before the deadline");
+  const std::string rank2 = ranks[0]->Name(2);
+  ranks[0]->BeginOp("barrier", "", -1, std::chrono::seconds(20));
+  ranks[2].reset();
+  EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
+            "unavailable: mpi rank 0: barrier failed: " + rank2 + " stopped after a failure of its own");
+  ranks[0]->EndOp();
+}
+
+// Raises the soft limit on open files back when it goes out of scope.
+struct FileLimit {
+  explicit FileLimit(rlim_t limit) {
+    getrlimit(RLIMIT_NOFILE, &saved);
+    rlimit lowered = saved;
+    lowered.rlim_cur = limit;
+    setrlimit(RLIMIT_NOFILE, &lowered);
+  }
+  ~FileLimit() { setrlimit(RLIMIT_NOFILE, &saved); }
+  rlimit saved{};
+};
+
+// Out of descriptors, accepting a peer's connection fails at once and says
+// why. Before, the listener stayed readable, accept4 failed at every poll
+// until the deadline, and the error blamed the peer ("no liveness
+// connection from rank 0 ... before the deadline").
+TEST(LivenessMonitorTest, AcceptingWithNoDescriptorLeftFailsAtOnceAndSaysWhy) {
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks;
+  std::vector<PeerAddress> addresses;
+  for (int r = 0; r < 2; ++r) {
+    LivenessOptions options;
+    options.rank = r;
+    options.timeout = std::chrono::seconds(20);
+    Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
+    ASSERT_TRUE(monitor.ok()) << monitor.status();
+    addresses.push_back((*monitor)->self());
+    ranks.push_back(std::move(*monitor));
+  }
+  ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());  // queued at rank 1
+  const int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lowest_free, 0) << std::strerror(errno);
+  close(lowest_free);
+  Status accepted;
+  {
+    const FileLimit limit(static_cast<rlim_t>(lowest_free));  // no descriptor left
+    accepted = ranks[1]->Connect(addresses, Clock::now() + std::chrono::seconds(20));
+  }
+  EXPECT_EQ(accepted.ToString(), "unavailable: mpi rank 1: cannot accept the liveness connection of " +
+                                     ranks[1]->Name(0) + ": accept: Too many open files");
+}
+
+TEST(PeerAddressTest, ParsesAPublishedAddress) {
+  Result<PeerAddress> peer = PeerAddress::Parse(3, "4242 8080 fl-host1 10.77.0.2,10.0.0.9");
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  EXPECT_EQ(peer->rank, 3);
+  EXPECT_EQ(peer->pid, 4242);
+  EXPECT_EQ(peer->port, 8080);
+  EXPECT_EQ(peer->host, "fl-host1");
+  EXPECT_EQ(peer->ipv4, (std::vector<std::string>{"10.77.0.2", "10.0.0.9"}));
+  peer = PeerAddress::Parse(0, "1 65535 h -");
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  EXPECT_TRUE(peer->ipv4.empty());
+}
+
+// Before, any number was taken: a pid of 0 named "pid 0" in every error,
+// and a port of 0 or past 65535 was connected to as whatever it wrapped to.
+TEST(PeerAddressTest, RefusesAMalformedAddressNamingTheRankAndWhatIsWrong) {
+  const std::string prefix = "invalid_argument: rank 3 published a malformed liveness address '";
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"0 8080 h -", "pid is 0; expected a pid >= 1"},
+           {"-7 8080 h -", "pid is -7; expected a pid >= 1"},
+           {"4242 0 h -", "port is 0; expected 1-65535"},
+           {"4242 65536 h -", "port is 65536; expected 1-65535"},
+           {"4242 8080 h", "expected 'PID PORT HOST IPV4[,IPV4...]|-'"},
+           {"", "expected 'PID PORT HOST IPV4[,IPV4...]|-'"},
+           {"4242 8080 h - more", "unexpected 'more' after the addresses"},
+       }) {
+    EXPECT_EQ(PeerAddress::Parse(3, text).status().ToString(), prefix + text + "': " + why);
+  }
+}
+
+// A rank's slot in the address exchange is 512 bytes; one that holds no NUL
+// is refused, and nothing past the slot is read (before: std::string(slot)
+// read on into the next rank's slot, or past the buffer for the last one).
+TEST(PeerAddressTest, ASlotWithNoTerminatingNulIsRefusedAndNothingPastItIsRead) {
+  std::vector<char> slot(512, '7');  // its own allocation: ASan catches a read past it
+  EXPECT_EQ(PeerAddress::ParseSlot(2, slot.data(), slot.size()).status().ToString(),
+            "invalid_argument: rank 2 published a liveness address that fills its 512-byte slot with no "
+            "terminating NUL; expected at most 511 bytes");
+  const std::string text = "4242 8080 h -";
+  std::copy(text.begin(), text.end(), slot.begin());
+  slot[text.size()] = '\0';  // what follows the NUL is not read
+  Result<PeerAddress> peer = PeerAddress::ParseSlot(2, slot.data(), slot.size());
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  EXPECT_EQ(peer->pid, 4242);
 }
 
 }  // namespace
