@@ -1,10 +1,12 @@
 // Implements WriteFileAtomically (atomic_file.h).
 #include "reference/base/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "reference/base/fd_io.h"
@@ -17,7 +19,9 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
-  const int fd = mkstemp(&tmp[0]);
+  // Close-on-exec: a process another thread forks and execs while the file
+  // is written must not hold it (mkstemp's descriptor is inherited).
+  const int fd = mkostemp(&tmp[0], O_CLOEXEC);
   if (fd < 0) {
     return InvalidArgumentError("cannot create a temporary file for '" + path + "': " + std::strerror(errno));
   }

@@ -63,7 +63,9 @@ Result<std::vector<RowBatch>> InProcessTransport::RouteToOwners(std::vector<RowB
     return InvalidArgumentError("RouteToOwners: " + std::to_string(by_partition.size()) + " batches for " +
                                 std::to_string(num_partitions_) + " partitions");
   }
-  return by_partition;  // one trainer: every partition's batch is already at its owner
+  // One trainer: every partition's batch is already at its owner, all sent by rank 0.
+  for (RowBatch& batch : by_partition) batch.counts_by_sender = {static_cast<int64_t>(batch.ids.size())};
+  return by_partition;
 }
 
 }  // namespace faultline

@@ -175,15 +175,21 @@ int MismatchedTensorsRank(const std::vector<std::string>&) {
     struct Refusal {
       std::string name;
       int64_t dim;
+      bool refuses;        // this rank
       int first_refusing;
       std::string reason;  // what the refusing ranks say
     };
     const Refusal refusals[] = {
-        {"feat", r == 1 ? 0 : 4, 1, "invalid_argument: tensor 'feat': dim is 0; expected >= 1"},
-        {r >= 2 ? "" : "feat", 4, 2, "invalid_argument: tensor name is empty; expected a name"},
+        {"feat", r == 1 ? 0 : 4, r == 1, 1, "invalid_argument: tensor 'feat': dim is 0; expected >= 1"},
+        {r >= 2 ? "" : "feat", 4, r >= 2, 2, "invalid_argument: tensor name is empty; expected a name"},
+        // A row is one MPI count (an int): before, TransferRows truncated
+        // such a dim, and the ranks only disagreed on it.
+        {"feat", r == 1 ? int64_t{1} << 31 : 4, r == 1, 1,
+         "invalid_argument: tensor 'feat': dim is 2147483648; expected <= 2147483647 (the mpi transport moves a row "
+         "as one MPI count of float32 values, an int)"},
     };
     for (const Refusal& c : refusals) {
-      const bool refuses = c.name.empty() || c.dim < 1;
+      const bool refuses = c.refuses;
       const std::string expected =
           refuses ? c.reason
                   : "invalid_argument: tensor 'feat': mpi rank " + std::to_string(r) + ": rank " +
@@ -265,6 +271,86 @@ int OptimizerArgumentsRank(const std::vector<std::string>&) {
   });
 }
 FL_REGISTER_CHILD("mpi_optimizer_arguments", OptimizerArgumentsRank);
+
+// Every rank looks up ids 0 and the last one; rank 1 skips its Backward.
+// Its Step refuses; every other rank's Step fails naming rank 1 and its
+// reason, before any gradient moves (before: they waited for rank 1 in
+// RouteToOwners until their timeout). Nothing changed; after rank 1's
+// Backward every rank steps, and one Adagrad step from 0 moves both rows by
+// -lr.
+int StepRefusedRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    const int r = transport.rank(), size = transport.world_size();
+    FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(4 * size, size));
+    FL_ASSIGN_OR_RETURN(DistEmbedding emb, DistEmbedding::Create(transport, "emb", book, 2));
+    FL_ASSIGN_OR_RETURN(std::unique_ptr<SparseAdagrad> adagrad, SparseAdagrad::Create({&emb}, 0.1f));
+    const std::vector<int64_t> rows = {0, 4 * size - 1};
+    FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(rows));
+    FL_ASSIGN_OR_RETURN(Tensor grad, Tensor::FromVector(std::vector<float>{1, 1, 1, 1}, {2, 2}));
+    FL_RETURN_IF_ERROR(emb.Forward(ids).status());
+    if (r != 1) FL_RETURN_IF_ERROR(emb.Backward(grad));
+    const std::string reason =
+        "failed_precondition: step: forward 0 of embedding 'emb' has no gradient; call Backward once per Forward "
+        "before Step";
+    const std::string expected =
+        r == 1 ? reason
+               : "failed_precondition: mpi rank " + std::to_string(r) + ": rank 1 refused the step: " + reason;
+    const Status refused = adagrad->Step();
+    if (refused.ToString() != expected) {
+      return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" + refused.ToString() +
+                           "'");
+    }
+    FL_ASSIGN_OR_RETURN(std::vector<float> after_refusal, emb.weights().PullHost(rows));
+    if (after_refusal != std::vector<float>(4, 0.0f)) return InternalError("the refused step changed a row");
+    if (r == 1) FL_RETURN_IF_ERROR(emb.Backward(grad));
+    FL_RETURN_IF_ERROR(adagrad->Step());
+    FL_ASSIGN_OR_RETURN(std::vector<float> stepped, emb.weights().PullHost(rows));
+    for (float w : stepped) {
+      if (std::abs(w + 0.1f) > 1e-6f) return InternalError("a row is " + std::to_string(w) + "; expected -0.1");
+    }
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_step_refused", StepRefusedRank);
+
+// Rank 2 hands RouteToOwners a batch whose rows do not match its ids: it
+// fails with its reason, every other rank names it, and nothing moves
+// (before: the others routed with counts rank 2 made up from its ids).
+// Then every rank routes a good batch: row id r with values (r, p) to each
+// partition p; each rank receives one row from every rank, in rank order.
+int RouteRefusedRank(const std::vector<std::string>&) {
+  return RunRank([](MpiTransport& transport, std::string*) -> Status {
+    const int r = transport.rank(), size = transport.world_size();
+    std::vector<RowBatch> good(size);
+    for (int p = 0; p < size; ++p) good[p] = RowBatch{{r}, {static_cast<float>(r), static_cast<float>(p)}, {}};
+    std::vector<RowBatch> batches = good;
+    if (r == 2) batches[0].rows.push_back(9.0f);  // 3 values for 1 id of dim 2
+    const std::string expected =
+        r == 2 ? "invalid_argument: mpi rank 2: RouteToOwners: the batch for rank 0 holds 3 values for 1 ids; expected "
+                 "one row of dim 2 per id"
+               : "invalid_argument: mpi rank " + std::to_string(r) +
+                     ": routing gradients to their owners: rank 2 refused its own batches (its error says why; "
+                     "nothing was routed)";
+    const Status refused = transport.RouteToOwners(batches, 2).status();
+    if (refused.ToString() != expected) {
+      return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" + refused.ToString() +
+                           "'");
+    }
+    FL_ASSIGN_OR_RETURN(std::vector<RowBatch> received, transport.RouteToOwners(good, 2));
+    std::vector<int64_t> ids, counts(size, 1);
+    std::vector<float> values;
+    for (int s = 0; s < size; ++s) {
+      ids.push_back(s);
+      values.insert(values.end(), {static_cast<float>(s), static_cast<float>(r)});
+    }
+    if (received.size() != 1 || received[0].ids != ids || received[0].rows != values ||
+        received[0].counts_by_sender != counts) {
+      return InternalError("rank " + std::to_string(r) + " received the wrong rows after the refusal");
+    }
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_route_refused", RouteRefusedRank);
 
 // Rank 2 dies (SIGKILL) while the others wait for it in a collective. It
 // dies straight after joining, so that the barrier is the only collective

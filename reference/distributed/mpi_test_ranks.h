@@ -9,6 +9,8 @@
 //   mpi_mismatched_tensors            ranks create different tensors, or refuse their own
 //   mpi_optimizer_arguments           ranks refuse their optimizer's arguments, or differ
 //   mpi_dead_rank                     rank 2 dies while the others wait in a barrier
+//   mpi_step_refused                  rank 1 refuses an optimizer step; all fail, then all step
+//   mpi_route_refused                 rank 2 refuses its RouteToOwners batches; all fail, then route
 //   mpi_hammer OP TARGET SECONDS      every rank repeats OP (pull, push, push_add) on
 //                                     16 rows of partition TARGET ("cross": the rank
 //                                     half a world away), marking "hammering" after 3

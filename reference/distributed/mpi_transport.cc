@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "reference/distributed/rank_report.h"
+#include "reference/distributed/route_plan.h"
 
 namespace faultline {
 namespace {
@@ -324,6 +325,44 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec, const Status& checked
   return OkStatus();
 }
 
+Status MpiTransport::CheckLimits(const TensorSpec& spec) const {
+  if (spec.dim <= INT_MAX) return OkStatus();
+  return InvalidArgumentError("tensor '" + spec.name + "': dim is " + std::to_string(spec.dim) + "; expected <= " +
+                              std::to_string(INT_MAX) + " (the mpi transport moves a row as one MPI count of "
+                              "float32 values, an int)");
+}
+
+// A verdict is a reason's length (0: none) from every rank, then, only when
+// one is not 0 (every rank sees the same lengths, so all decide alike), the
+// reasons themselves.
+Status MpiTransport::AgreeOnVerdict(const std::string& what, const Status& mine) {
+  FL_RETURN_IF_ERROR(Usable());
+  constexpr size_t kMaxReasonBytes = 4096;
+  std::string reason = mine.ok() ? "" : mine.ToString();
+  if (reason.size() > kMaxReasonBytes) reason = reason.substr(0, kMaxReasonBytes - 3) + "...";
+  int length = static_cast<int>(reason.size());
+  std::vector<int> lengths(size_);
+  MPI_Request request;
+  FL_RETURN_IF_ERROR(
+      Check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request), "MPI_Iallgather"));
+  FL_RETURN_IF_ERROR(Wait(&request, "agreeing on " + what));
+  int first = -1;
+  for (int r = 0; r < size_ && first < 0; ++r) {
+    if (lengths[r] > 0) first = r;
+  }
+  if (first < 0) return OkStatus();
+  std::vector<int> offsets(size_, 0);
+  for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::vector<char> reasons(static_cast<size_t>(offsets.back()) + lengths.back());
+  FL_RETURN_IF_ERROR(Check(MPI_Iallgatherv(reason.data(), length, MPI_CHAR, reasons.data(), lengths.data(),
+                                           offsets.data(), MPI_CHAR, MPI_COMM_WORLD, &request),
+                           "MPI_Iallgatherv"));
+  FL_RETURN_IF_ERROR(Wait(&request, "agreeing on " + what));
+  if (!mine.ok()) return mine;  // its own reason, as it would have alone
+  return FailedPreconditionError("mpi rank " + std::to_string(rank_) + ": rank " + std::to_string(first) +
+                                 " refused " + what + ": " + std::string(reasons.data() + offsets[first], lengths[first]));
+}
+
 // Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
 // ranks reach it at different times, and MPI_Win_allocate spins inside
 // MPI, which on a loaded machine took over 6 s once (stop 35).
@@ -385,7 +424,8 @@ Status MpiTransport::TransferRows(int handle, int part, const std::vector<int64_
                              "MPI_Type_create_hindexed_block"));
     MPI_Type_commit(&rows_type);
     float* origin = buffer + first * dim;
-    const int values = static_cast<int>(count * dim);
+    // chunk x dim <= max(2^24, dim), and CheckLimits keeps dim an int.
+    const int values = static_cast<int>(static_cast<int64_t>(count) * dim);
     int code;
     {
       LivenessMonitor::CallGuard guard(monitor_.get());
@@ -415,52 +455,64 @@ Status MpiTransport::WriteRows(int handle, int part, const std::vector<int64_t>&
                       mode == WriteMode::kAdd ? MPI_SUM : MPI_REPLACE);
 }
 
+// Every rank first gathers every rank's row counts (a size x size matrix)
+// and plans from it (route_plan.h): so a rank that refuses its own batches,
+// and totals past MPI's int counts, make every rank fail alike, naming the
+// same rank, before any data moves; no rank waits in an MPI_Ialltoallv that
+// another skipped.
 Result<std::vector<RowBatch>> MpiTransport::RouteToOwners(std::vector<RowBatch> by_partition, int64_t dim) {
   FL_RETURN_IF_ERROR(Usable());
+  const std::string here = "mpi rank " + std::to_string(rank_) + ": routing gradients to their owners";
+  Status mine;
   if (static_cast<int>(by_partition.size()) != size_) {
-    return InvalidArgumentError("RouteToOwners: " + std::to_string(by_partition.size()) + " batches for " +
+    mine = InvalidArgumentError("RouteToOwners: " + std::to_string(by_partition.size()) + " batches for " +
                                 std::to_string(size_) + " ranks");
   }
-  std::vector<int> send_counts(size_), receive_counts(size_);
-  for (int r = 0; r < size_; ++r) send_counts[r] = static_cast<int>(by_partition[r].ids.size());
+  for (int r = 0; mine.ok() && r < size_; ++r) {
+    const RowBatch& batch = by_partition[r];
+    int64_t expected = 0;
+    if (__builtin_mul_overflow(static_cast<int64_t>(batch.ids.size()), dim, &expected) || dim < 1 ||
+        static_cast<int64_t>(batch.rows.size()) != expected) {
+      mine = InvalidArgumentError("RouteToOwners: the batch for rank " + std::to_string(r) + " holds " +
+                                  std::to_string(batch.rows.size()) + " values for " +
+                                  std::to_string(batch.ids.size()) + " ids; expected one row of dim " +
+                                  std::to_string(dim) + " per id");
+    }
+  }
+  std::vector<int64_t> my_counts(size_, kRefusedRowCount);
+  if (mine.ok()) {
+    for (int r = 0; r < size_; ++r) my_counts[r] = static_cast<int64_t>(by_partition[r].ids.size());
+  }
+  std::vector<int64_t> counts(static_cast<size_t>(size_) * size_);
   MPI_Request request;
-  FL_RETURN_IF_ERROR(Check(MPI_Ialltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT,
-                                         MPI_COMM_WORLD, &request),
-                           "MPI_Ialltoall"));
+  FL_RETURN_IF_ERROR(Check(MPI_Iallgather(my_counts.data(), size_, MPI_INT64_T, counts.data(), size_, MPI_INT64_T,
+                                          MPI_COMM_WORLD, &request),
+                           "MPI_Iallgather"));
   FL_RETURN_IF_ERROR(Wait(&request, "routing gradients to their owners"));
+  FL_RETURN_IF_ERROR(mine.WithContext("mpi rank " + std::to_string(rank_)));  // its own reason; the others name it
+  Result<RoutePlan> planned = PlanRoute(counts, size_, rank_, dim);
+  if (!planned.ok()) return planned.status().WithContext(here);
+  const RoutePlan& plan = *planned;
 
-  // Row counts and displacements, then the same in floats (x dim).
-  auto displacements = [](const std::vector<int>& counts) {
-    std::vector<int> out(counts.size(), 0);
-    for (size_t i = 1; i < counts.size(); ++i) out[i] = out[i - 1] + counts[i - 1];
-    return out;
-  };
-  auto times_dim = [dim](std::vector<int> counts) {
-    for (int& c : counts) c = static_cast<int>(c * dim);
-    return counts;
-  };
   std::vector<int64_t> send_ids;
   std::vector<float> send_rows;
   for (const RowBatch& batch : by_partition) {
     send_ids.insert(send_ids.end(), batch.ids.begin(), batch.ids.end());
     send_rows.insert(send_rows.end(), batch.rows.begin(), batch.rows.end());
   }
-  // Nonblocking collectives read the count and offset arrays until they complete: keep them all alive.
-  const std::vector<int> send_offsets = displacements(send_counts), receive_offsets = displacements(receive_counts);
-  const std::vector<int> send_floats = times_dim(send_counts), receive_floats = times_dim(receive_counts);
-  const std::vector<int> send_float_offsets = displacements(send_floats);
-  const std::vector<int> receive_float_offsets = displacements(receive_floats);
   std::vector<RowBatch> received(1);
-  received[0].ids.resize(receive_offsets.back() + receive_counts.back());
+  received[0].ids.resize(plan.total_receive_rows);
   received[0].rows.resize(received[0].ids.size() * dim);
+  received[0].counts_by_sender.assign(plan.receive_rows.begin(), plan.receive_rows.end());
+  // Nonblocking collectives read the count and offset arrays until they complete: `plan` keeps them alive.
   MPI_Request requests[2];
-  FL_RETURN_IF_ERROR(Check(MPI_Ialltoallv(send_ids.data(), send_counts.data(), send_offsets.data(), MPI_INT64_T,
-                                          received[0].ids.data(), receive_counts.data(), receive_offsets.data(),
-                                          MPI_INT64_T, MPI_COMM_WORLD, &requests[0]),
+  FL_RETURN_IF_ERROR(Check(MPI_Ialltoallv(send_ids.data(), plan.send_rows.data(), plan.send_row_offsets.data(),
+                                          MPI_INT64_T, received[0].ids.data(), plan.receive_rows.data(),
+                                          plan.receive_row_offsets.data(), MPI_INT64_T, MPI_COMM_WORLD, &requests[0]),
                            "MPI_Ialltoallv"));
-  FL_RETURN_IF_ERROR(Check(MPI_Ialltoallv(send_rows.data(), send_floats.data(), send_float_offsets.data(), MPI_FLOAT,
-                                          received[0].rows.data(), receive_floats.data(),
-                                          receive_float_offsets.data(), MPI_FLOAT, MPI_COMM_WORLD, &requests[1]),
+  FL_RETURN_IF_ERROR(Check(MPI_Ialltoallv(send_rows.data(), plan.send_floats.data(), plan.send_float_offsets.data(),
+                                          MPI_FLOAT, received[0].rows.data(), plan.receive_floats.data(),
+                                          plan.receive_float_offsets.data(), MPI_FLOAT, MPI_COMM_WORLD, &requests[1]),
                            "MPI_Ialltoallv"));
   FL_RETURN_IF_ERROR(Wait(&requests[0], "routing gradients to their owners"));
   FL_RETURN_IF_ERROR(Wait(&requests[1], "routing gradients to their owners"));

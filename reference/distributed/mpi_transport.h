@@ -69,9 +69,12 @@ class MpiTransport : public Transport {
                    WriteMode mode) override;
   Result<std::vector<RowBatch>> RouteToOwners(std::vector<RowBatch> by_partition, int64_t dim) override;
   Status Barrier() override;
+  Status AgreeOnVerdict(const std::string& what, const Status& mine) override;
 
  protected:
   Status AgreeOnTensor(const TensorSpec& spec, const Status& checked) override;
+  // dim <= INT_MAX: a row is one MPI count (TransferRows).
+  Status CheckLimits(const TensorSpec& spec) const override;
   Status AllocateTensor(const TensorSpec& spec) override;
   int num_partitions() const override { return size_; }
 

@@ -219,5 +219,27 @@ TEST(MpiTransportTest, ALateRankAtTensorCreationIsWithinTheSetupLimit) {
   ExpectEveryRankOk(*job);
 }
 
+// The ranks' verdicts are agreed before a collective that a refusing rank
+// would skip: with a 60 s timeout, before the fix the others waited for
+// rank 1 in RouteToOwners until it ran out, and rank 2's made-up counts were
+// routed as they were.
+MpiJobOptions RanksWithTimeout(int ranks, const char* timeout_s) {
+  MpiJobOptions options = Ranks(ranks);
+  options.env = {{"FAULTLINE_MPI_TIMEOUT_S", timeout_s}};
+  return options;
+}
+
+TEST(MpiTransportTest, ARankThatRefusesAnOptimizerStepIsNamedByEveryRankAndNothingChanges) {
+  Result<MpiJob> job = RunMpiJob("mpi_step_refused", {}, RanksWithTimeout(4, "60"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ExpectEveryRankOk(*job);
+}
+
+TEST(MpiTransportTest, ARankThatRefusesItsRoutingBatchesIsNamedByEveryRankAndNothingMoves) {
+  Result<MpiJob> job = RunMpiJob("mpi_route_refused", {}, RanksWithTimeout(4, "60"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ExpectEveryRankOk(*job);
+}
+
 }  // namespace
 }  // namespace faultline

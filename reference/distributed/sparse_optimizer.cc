@@ -112,42 +112,112 @@ Result<std::vector<DistTensor>> SparseOptimizer::CreateStates(const std::vector<
   return created;
 }
 
+// Under MPI every step is collective (RouteToOwners, Barrier): a trainer
+// that refused its step alone would leave the others waiting in a
+// collective it skipped, until their timeout, with no trainer named; and its
+// next collective would pair with the wrong one. So its verdict is agreed
+// first (Transport::AgreeOnVerdict): every trainer fails, the refusing one
+// with its own reason and the others naming it with that reason, with
+// nothing changed anywhere.
 Status SparseOptimizer::Step() {
-  // Every parameter is checked before any changes: a refused step changes nothing.
+  Transport& transport = params_[0]->weights().transport();
+  // This trainer's verdict, and its gradients by owner: every parameter is
+  // checked and located before any changes.
+  Status verdict;
   for (DistEmbedding* param : params_) {
-    for (size_t t = 0; t < param->trace().size(); ++t) {
+    for (size_t t = 0; verdict.ok() && t < param->trace().size(); ++t) {
       if (!param->trace()[t].has_grad) {
-        return FailedPreconditionError("step: forward " + std::to_string(t) + " of embedding '" + param->name() +
-                                       "' has no gradient; call Backward once per Forward before Step");
+        verdict = FailedPreconditionError("step: forward " + std::to_string(t) + " of embedding '" + param->name() +
+                                          "' has no gradient; call Backward once per Forward before Step");
       }
     }
   }
-  for (size_t i = 0; i < params_.size(); ++i) {
-    DistEmbedding& param = *params_[i];
-    const int64_t dim = param.dim();
-    const RangePartitionBook& book = param.weights().book();
-    Transport& transport = param.weights().transport();
-    std::vector<EmbeddingTrace> trace = param.TakeTrace();
-
-    std::vector<RowBatch> by_partition(book.num_partitions());
-    for (size_t t = 0; t < trace.size(); ++t) {
-      FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(trace[t].ids));
-      FL_ASSIGN_OR_RETURN(IdLocations at, book.Locate(ids, IdLookup::kCopyToHost));
-      for (size_t k = 0; k < trace[t].ids.size(); ++k) {
-        RowBatch& batch = by_partition[at.partids[k]];
-        batch.ids.push_back(at.localids[k]);
-        batch.rows.insert(batch.rows.end(), trace[t].grad.begin() + k * dim, trace[t].grad.begin() + (k + 1) * dim);
-      }
+  std::vector<std::vector<RowBatch>> outgoing(params_.size());
+  for (size_t i = 0; verdict.ok() && i < params_.size(); ++i) {
+    Result<std::vector<RowBatch>> batches = BatchByOwner(*params_[i]);
+    if (batches.ok()) {
+      outgoing[i] = std::move(*batches);
+    } else {
+      verdict = batches.status().WithContext("step: embedding '" + params_[i]->name() + "'");
     }
-    FL_ASSIGN_OR_RETURN(std::vector<RowBatch> received, transport.RouteToOwners(std::move(by_partition), dim));
-    const std::vector<int> local = transport.LocalPartitions();
+  }
+  FL_RETURN_IF_ERROR(transport.AgreeOnVerdict("the step", verdict));
+
+  std::vector<std::vector<RowBatch>> received(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Transport& owner = params_[i]->weights().transport();
+    FL_ASSIGN_OR_RETURN(received[i], owner.RouteToOwners(std::move(outgoing[i]), params_[i]->dim()));
+  }
+  // What arrived is checked before anything is updated, and agreed on too.
+  Status arrived;
+  for (size_t i = 0; arrived.ok() && i < params_.size(); ++i) arrived = CheckReceived(*params_[i], received[i]);
+  FL_RETURN_IF_ERROR(transport.AgreeOnVerdict("the gradients it received", arrived));
+
+  for (size_t i = 0; i < params_.size(); ++i) {
+    (void)params_[i]->TakeTrace();  // the step is agreed: its gradients are used up
+    const RangePartitionBook& book = params_[i]->weights().book();
+    const std::vector<int> local = params_[i]->weights().transport().LocalPartitions();
     for (size_t k = 0; k < local.size(); ++k) {
-      Averaged averaged = AverageDuplicates(received[k], dim);
+      Averaged averaged = AverageDuplicates(received[i][k], params_[i]->dim());
       if (averaged.ids.empty()) continue;
       for (int64_t& id : averaged.ids) id += book.start(local[k]);
       FL_RETURN_IF_ERROR(Update(i, averaged.ids, averaged.grad));
     }
-    FL_RETURN_IF_ERROR(transport.Barrier());  // after Step, every trainer reads updated rows
+  }
+  return transport.Barrier();  // after Step, every trainer reads updated rows
+}
+
+Result<std::vector<RowBatch>> SparseOptimizer::BatchByOwner(const DistEmbedding& param) {
+  const int64_t dim = param.dim();
+  const RangePartitionBook& book = param.weights().book();
+  std::vector<RowBatch> by_partition(book.num_partitions());
+  for (const EmbeddingTrace& forward : param.trace()) {
+    FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(forward.ids));
+    FL_ASSIGN_OR_RETURN(IdLocations at, book.Locate(ids, IdLookup::kCopyToHost));
+    for (size_t k = 0; k < forward.ids.size(); ++k) {
+      RowBatch& batch = by_partition[at.partids[k]];
+      batch.ids.push_back(at.localids[k]);
+      batch.rows.insert(batch.rows.end(), forward.grad.begin() + k * dim, forward.grad.begin() + (k + 1) * dim);
+    }
+  }
+  return by_partition;
+}
+
+// A row id from another trainer that lies outside this partition would
+// update another partition's row, or fail in the owner's own call without
+// naming the sender.
+Status SparseOptimizer::CheckReceived(const DistEmbedding& param, const std::vector<RowBatch>& received) {
+  const Transport& transport = param.weights().transport();
+  const std::vector<int> local = transport.LocalPartitions();
+  const std::string where = "step: embedding '" + param.name() + "'";
+  if (received.size() != local.size()) {
+    return InternalError(where + ": RouteToOwners returned " + std::to_string(received.size()) + " batches for " +
+                         std::to_string(local.size()) + " local partitions");
+  }
+  for (size_t k = 0; k < local.size(); ++k) {
+    const RowBatch& batch = received[k];
+    const int64_t rows = param.weights().book().size(local[k]);
+    int64_t announced = 0;
+    for (int64_t count : batch.counts_by_sender) announced += count;
+    if (announced != static_cast<int64_t>(batch.ids.size()) ||
+        batch.rows.size() != batch.ids.size() * static_cast<size_t>(param.dim())) {
+      return DataLossError(where + ": partition " + std::to_string(local[k]) + " received " +
+                           std::to_string(batch.ids.size()) + " ids, " + std::to_string(batch.rows.size()) +
+                           " values and counts from its senders summing to " + std::to_string(announced) +
+                           "; expected as many ids as counted and one row of dim " + std::to_string(param.dim()) +
+                           " per id");
+    }
+    size_t at = 0;
+    for (size_t sender = 0; sender < batch.counts_by_sender.size(); ++sender) {
+      for (int64_t n = 0; n < batch.counts_by_sender[sender]; ++n, ++at) {
+        const int64_t id = batch.ids[at];
+        if (id >= 0 && id < rows) continue;
+        return DataLossError(where + ": rank " + std::to_string(sender) + " sent a gradient for row " +
+                             std::to_string(id) + " of partition " + std::to_string(local[k]) + ", which has " +
+                             std::to_string(rows) + " rows; expected a local row in [0, " + std::to_string(rows) +
+                             ")");
+      }
+    }
   }
   return OkStatus();
 }

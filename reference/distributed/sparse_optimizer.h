@@ -24,7 +24,11 @@ class SparseOptimizer {
   virtual ~SparseOptimizer() = default;
 
   // Applies one update from the gradients recorded since the last step, then
-  // clears them. Every trainer must call it (it exchanges gradients).
+  // clears them. Every trainer must call it (it exchanges gradients). A
+  // trainer that refuses its step (a forward without a gradient) makes every
+  // trainer fail, naming it and its reason, before anything changes (the
+  // gradients are kept); so does a row id that arrives outside the
+  // receiving trainer's partition, naming the trainer that sent it.
   Status Step();
 
  protected:
@@ -53,6 +57,12 @@ class SparseOptimizer {
 
   std::vector<DistEmbedding*> params_;
   float lr_;
+
+ private:
+  // The gradients recorded for `param`, grouped by the partition that owns each row.
+  static Result<std::vector<RowBatch>> BatchByOwner(const DistEmbedding& param);
+  // Every row id that RouteToOwners delivered for `param` lies in its local partition.
+  static Status CheckReceived(const DistEmbedding& param, const std::vector<RowBatch>& received);
 };
 
 // w -= lr * g / (sqrt(G) + eps) after G += g * g, per element.

@@ -159,6 +159,37 @@ TEST_F(SparseOptimizerTest, AStateNameAlreadyTakenIsNamedBeforeAnyStateIsCreated
   EXPECT_EQ(transport_.FindTensor("emb_step").status().code(), StatusCode::kNotFound);
 }
 
+// Delivers, with partition 0's gradients, one more row from "rank 1": id 3,
+// outside partition 0 (rows 0 and 1), as a peer with a corrupt or
+// disagreeing book would send it.
+class MisroutingTransport : public InProcessTransport {
+ public:
+  MisroutingTransport() : InProcessTransport(2) {}
+  Result<std::vector<RowBatch>> RouteToOwners(std::vector<RowBatch> by_partition, int64_t dim) override {
+    FL_ASSIGN_OR_RETURN(std::vector<RowBatch> routed, InProcessTransport::RouteToOwners(std::move(by_partition), dim));
+    routed[0].ids.push_back(3);
+    routed[0].rows.push_back(5.0f);
+    routed[0].counts_by_sender.push_back(1);
+    return routed;
+  }
+};
+
+// Before, the owner added its partition's start to the id and updated row
+// 3 of partition 1 silently.
+TEST(SparseOptimizerRoutingTest, ARowIdOutsideTheReceivingPartitionNamesItsSenderAndChangesNothing) {
+  MisroutingTransport transport;
+  Result<DistEmbedding> emb = DistEmbedding::Create(transport, "emb", *RangePartitionBook::Create({2, 4}), 1,
+                                                    [](int64_t id, int64_t) { return static_cast<float>(id); });
+  ASSERT_TRUE(emb.ok()) << emb.status();
+  auto adagrad = SparseAdagrad::Create({&*emb}, 0.5f).value();
+  ASSERT_TRUE(emb->Forward(*Tensor::FromVector<int64_t>({1})).ok());
+  ASSERT_TRUE(emb->Backward(*Tensor::FromVector<float>({2.0f}, {1, 1})).ok());
+  EXPECT_EQ(adagrad->Step().ToString(),
+            "data_loss: step: embedding 'emb': rank 1 sent a gradient for row 3 of partition 0, which has 2 rows; "
+            "expected a local row in [0, 2)");
+  EXPECT_EQ(*emb->weights().PullHost({0, 1, 2, 3}), (std::vector<float>{0, 1, 2, 3}));
+}
+
 TEST(DistEmbeddingDeviceTest, ForwardReturnsRowsOnTheIdsDevice) {
   auto runtime_under_test = DeviceRuntimeUnderTest();
   ASSERT_TRUE(runtime_under_test.ok()) << runtime_under_test.status();

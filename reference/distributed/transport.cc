@@ -30,8 +30,9 @@ Status CheckSpec(const TensorSpec& spec, bool name_taken, int num_partitions, co
 }  // namespace
 
 Result<int> Transport::CreateTensor(const TensorSpec& spec, const Status& caller_verdict) {
-  const Status checked =
+  Status checked =
       caller_verdict.ok() ? CheckSpec(spec, FindTensor(spec.name).ok(), num_partitions(), name()) : caller_verdict;
+  if (checked.ok()) checked = CheckLimits(spec);
   const Status agreed = AgreeOnTensor(spec, checked);
   FL_RETURN_IF_ERROR(checked);  // this trainer's own reason first
   FL_RETURN_IF_ERROR(agreed.WithContext("tensor '" + spec.name + "'"));

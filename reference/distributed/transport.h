@@ -30,6 +30,10 @@ enum class WriteMode { kOverwrite, kAdd };
 struct RowBatch {
   std::vector<int64_t> ids;
   std::vector<float> rows;
+  // In what RouteToOwners returns: how many of `ids` each trainer sent, in
+  // rank order (they are concatenated in that order), so that a bad id can
+  // be blamed on its sender.
+  std::vector<int64_t> counts_by_sender;
 };
 
 class Transport {
@@ -71,6 +75,13 @@ class Transport {
   virtual Result<std::vector<RowBatch>> RouteToOwners(std::vector<RowBatch> by_partition, int64_t dim) = 0;
   // Waits until every trainer reaches the barrier.
   virtual Status Barrier() = 0;
+  // Lets the trainers agree on a verdict each reached alone on `what` (such
+  // as "the step"), before a collective that a refusing trainer would skip:
+  // `mine` is this trainer's. Returns `mine` when it is an error; else an
+  // error naming the first trainer whose verdict is one, with its reason;
+  // else OK. Every trainer must call it, whatever its verdict. One trainer
+  // has nothing to agree with.
+  virtual Status AgreeOnVerdict(const std::string& what, const Status& mine) { return mine; }
 
  protected:
   // Lets the trainers agree on a creation before any allocates; `checked`
@@ -78,6 +89,9 @@ class Transport {
   // first trainer that refused its spec or differs from trainer 0's; every
   // trainer calls it, whatever its verdict. One trainer has nothing to agree with.
   virtual Status AgreeOnTensor(const TensorSpec&, const Status&) { return OkStatus(); }
+  // This transport's own limits on a spec (a part of this trainer's verdict
+  // on it); CheckSpec's general checks passed.
+  virtual Status CheckLimits(const TensorSpec&) const { return OkStatus(); }
   // Allocates zero-filled storage for the partitions in LocalPartitions().
   virtual Status AllocateTensor(const TensorSpec& spec) = 0;
   // The number of partitions every tensor of this transport must have.
