@@ -29,6 +29,7 @@ namespace {
 
 constexpr const char kAgentMapEnv[] = "FAULTLINE_NETNS_HOSTS";
 constexpr const char kAgentEntry[] = "mpi_netns_agent";
+constexpr const char kExecEntry[] = "mpi_netns_exec";
 // How long mpirun may outlive its last rank before the launcher ends it (keep_survivors).
 constexpr auto kMpirunGrace = std::chrono::milliseconds(250);
 
@@ -118,16 +119,74 @@ int NetnsAgent(const std::vector<std::string>& args) {
 }
 FL_REGISTER_CHILD(kAgentEntry, NetnsAgent);
 
+// How mpirun starts on host 0: `<self> --faultline-child=mpi_netns_exec
+// NETNS HOSTNAME PROGRAM ARGV0 ARGS...` enters that host and execs PROGRAM
+// with ARGV0 ARGS (no shell). Entering a host allocates and formats errors,
+// which a forked child of a threaded process must not do; a fresh image may.
+int NetnsExec(const std::vector<std::string>& args) {
+  if (args.size() < 4) {
+    std::fprintf(stderr, "%s: expected NETNS HOSTNAME PROGRAM ARGV0 [ARGS...]\n", kExecEntry);
+    return 126;
+  }
+  const Status entered = EnterHost(args[0], args[1]);
+  if (!entered.ok()) {
+    std::fprintf(stderr, "cannot enter host 0: %s\n", entered.ToString().c_str());
+    return 126;
+  }
+  std::vector<char*> argv;
+  for (size_t i = 3; i < args.size(); ++i) argv.push_back(const_cast<char*>(args[i].c_str()));
+  argv.push_back(nullptr);
+  execv(args[2].c_str(), argv.data());
+  std::fprintf(stderr, "%s: cannot run %s: %s\n", kExecEntry, args[2].c_str(), std::strerror(errno));
+  return 127;
+}
+FL_REGISTER_CHILD(kExecEntry, NetnsExec);
+
+// The path of `program` in $PATH, as execvp would find it.
+Result<std::string> FindInPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return UnavailableError("cannot run " + program + ": not found in PATH '" + (path != nullptr ? path : "") +
+                          "' (install openmpi-bin)");
+}
+
+// Removes the job's report folder when RunMpiJob returns, on every path.
+struct JobDirRemover {
+  ~JobDirRemover() { RemoveJobDir(dir); }
+  std::string dir;
+};
+
+// "exited on signal 9 (Killed)", from mpirun's line about `rank`, or "".
+std::string HowMpirunSawItEnd(const std::string& output, int rank) {
+  const std::string about = "process rank " + std::to_string(rank) + " with PID ";
+  const size_t at = output.find(about);
+  if (at == std::string::npos) return "";
+  const size_t how = output.find(" exited ", at);
+  const size_t end = output.find_first_of(".\n", how == std::string::npos ? at : how + 1);
+  if (how == std::string::npos || end == std::string::npos || output.find('\n', at) < how) return "";
+  return output.substr(how + 1, end - how - 1);
+}
+
 }  // namespace
 
 std::string MpiJob::Describe() const {
   std::string text = "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") +
-                     (mpirun_terminated ? " (terminated by the launcher after every rank ended)" : "") +
+                     (mpirun_terminated ? " (terminated by the launcher: every rank had ended, or the ones left could never leave "
+                                          "MPI_Init)"
+                                        : "") +
                      "\n--- output ---\n" + output + "--- reports ---\n";
   for (size_t r = 0; r < reports.size(); ++r) {
-    text += "rank " + std::to_string(r) + " (pid " + std::to_string(r < joined_pids.size() ? joined_pids[r] : 0) +
-            "): " + (reports[r].present ? reports[r].text : "(none)") + "\n";
+    pid_t pid = r < joined_pids.size() ? joined_pids[r] : 0;
+    if (pid == 0 && r < started_pids.size()) pid = started_pids[r];
+    if (pid == 0) pid = reports[r].pid;
+    text += "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + "): " +
+            (reports[r].present ? reports[r].text : "(none)") + "\n";
   }
+  for (const std::string& line : vanished) text += line + "\n";
   if (!leftover_pids.empty()) text += "leftover ranks: " + std::to_string(leftover_pids.size()) + "\n";
   return text;
 }
@@ -178,8 +237,12 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     }
   }
   FL_ASSIGN_OR_RETURN(std::string self, SelfExecutable());
-  FL_ASSIGN_OR_RETURN(std::string dir, MakeJobDir());
+  FL_ASSIGN_OR_RETURN(const std::string dir, MakeJobDir());
+  const JobDirRemover remover{dir};  // on every return from here on
+  FL_ASSIGN_OR_RETURN(const std::string mpirun, FindInPath("mpirun"));
 
+  // argv[0] "mpirun", as a shell would run it: an absolute path there
+  // would act as mpirun's --prefix (it changes how remote daemons start).
   std::vector<std::string> argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
                                 "-np", std::to_string(options.ranks)};
   if (hosts == nullptr) {
@@ -201,6 +264,9 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
                              "--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca", "osc", "pt2pt",
                              "--mca", "btl_tcp_disable_family", "6",
                              "--mca", "btl_tcp_if_include", kNetnsSubnet, "--mca", "oob_tcp_if_include", kNetnsSubnet});
+    // mpirun runs on host 0: through this binary, which enters it and execs mpirun.
+    argv.insert(argv.begin(),
+                {self, std::string(kChildFlag) + kExecEntry, hosts->netns(0), NetnsHosts::hostname(0), mpirun});
   }
   if (options.keep_survivors) argv.push_back("--enable-recovery");
   argv.insert(argv.end(), options.mpirun_args.begin(), options.mpirun_args.end());
@@ -208,39 +274,53 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   argv.push_back(std::string(kChildFlag) + entry);
   argv.insert(argv.end(), args.begin(), args.end());
 
+  // mpirun's environment: this process's, with the job's variables.
+  std::vector<std::pair<std::string, std::string>> set = {{kMpiReportDirEnv, dir}};
+  // OpenMPI's components leak at finalize and are unloaded before LeakSanitizer
+  // can name them: ranks skip the leak check; every other ASan check stays on
+  // (the in-process tests check the same code for leaks).
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) set.emplace_back("ASAN_OPTIONS", std::string(asan) + ":detect_leaks=0");
+  set.insert(set.end(), options.env.begin(), options.env.end());
+  if (hosts != nullptr) set.emplace_back(kAgentMapEnv, hosts->AgentMap());
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
+  for (const auto& [key, value] : set) {  // replaces the variable, as setenv would
+    const std::string prefix = key + "=";
+    env_text.erase(std::remove_if(env_text.begin(), env_text.end(),
+                                  [&prefix](const std::string& e) { return e.rfind(prefix, 0) == 0; }),
+                   env_text.end());
+    env_text.push_back(prefix + value);
+  }
+
+  // Everything the child needs is built before fork: after fork in a
+  // threaded process (the caller's `during` threads, a test's) only
+  // async-signal-safe calls are allowed (a lock another thread held, as
+  // setenv's or malloc's, stays held forever in the child).
   const std::string output_path = dir + "/output";
-  const std::string agent_map = hosts != nullptr ? hosts->AgentMap() : "";
-  const std::string netns0 = hosts != nullptr ? hosts->netns(0) : "";
+  const std::string program = hosts != nullptr ? "/proc/self/exe" : mpirun;
+  std::vector<char*> c_argv, c_envp;
+  for (std::string& arg : argv) c_argv.push_back(arg.data());
+  c_argv.push_back(nullptr);
+  for (std::string& e : env_text) c_envp.push_back(e.data());
+  c_envp.push_back(nullptr);
+  std::fflush(nullptr);  // the child must not flush this process's buffers again
   const pid_t pid = fork();
   if (pid < 0) return UnavailableError(std::string("fork for mpirun failed: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);  // one group: a timeout kills mpirun and every rank on its host
-    const int fd = open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd = open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDOUT_FILENO);  // dup2 clears close-on-exec on the copies
       dup2(fd, STDERR_FILENO);
     }
-    setenv(kMpiReportDirEnv, dir.c_str(), 1);
-    // OpenMPI's components leak at finalize and are unloaded before LeakSanitizer
-    // can name them: ranks skip the leak check; every other ASan check stays on
-    // (the in-process tests check the same code for leaks).
-    if (const char* asan = std::getenv("ASAN_OPTIONS")) {
-      setenv("ASAN_OPTIONS", (std::string(asan) + ":detect_leaks=0").c_str(), 1);
-    }
-    for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
-    if (hosts != nullptr) {
-      setenv(kAgentMapEnv, agent_map.c_str(), 1);
-      const Status entered = EnterHost(netns0, NetnsHosts::hostname(0));
-      if (!entered.ok()) {
-        std::fprintf(stderr, "cannot enter host 0: %s\n", entered.ToString().c_str());
-        _exit(126);
-      }
-    }
-    std::vector<char*> c_argv;
-    for (std::string& arg : argv) c_argv.push_back(arg.data());
-    c_argv.push_back(nullptr);
-    execvp("mpirun", c_argv.data());
-    std::fprintf(stderr, "cannot run mpirun: %s (install openmpi-bin)\n", std::strerror(errno));
+    execve(program.c_str(), c_argv.data(), c_envp.data());
+    // Only async-signal-safe calls here: errno by hand, no strerror.
+    char msg[] = "cannot run mpirun: execve failed with errno 000\n";
+    const int code = errno;
+    msg[sizeof(msg) - 5] = static_cast<char>('0' + code / 100 % 10);
+    msg[sizeof(msg) - 4] = static_cast<char>('0' + code / 10 % 10);
+    msg[sizeof(msg) - 3] = static_cast<char>('0' + code % 10);
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
     _exit(127);
   }
   setpgid(pid, pid);
@@ -250,22 +330,51 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   if (options.during) during = std::thread([&options, &running] { options.during(running); });
 
   MpiJob job;
-  job.joined_pids.assign(options.ranks, 0);
-  // Reads the "joined" marks; returns whether every rank has ended: one that
-  // joined, or one that reported without joining (it failed before).
+  // What the launcher knows of each rank, from its marks and its report.
+  struct RankState {
+    pid_t started = 0;          // "started": before MPI_Init
+    bool initialized = false;   // "initialized": MPI_Init returned
+    pid_t joined = 0;           // "joined": MpiTransport::Create succeeded
+    pid_t reported = 0;         // its report
+    bool ended = false;         // its process is gone
+    std::string ended_by_launcher;  // why the launcher ended it, if it did
+    pid_t pid() const { return joined != 0 ? joined : started != 0 ? started : reported; }
+  };
+  std::vector<RankState> ranks(options.ranks);
+  // Reads every rank's marks and whether it has ended; returns whether all have.
   auto every_rank_ended = [&] {
     bool all = true;
     for (int r = 0; r < options.ranks; ++r) {
+      RankState& rank = ranks[r];
       const std::string rank_file = dir + "/rank-" + std::to_string(r);
-      if (job.joined_pids[r] == 0) ReadPidFile(rank_file + ".mark-joined", &job.joined_pids[r], nullptr);
-      pid_t pid = job.joined_pids[r];
-      if (pid == 0) ReadPidFile(rank_file, &pid, nullptr);
-      if (pid == 0 || ProcessRunning(pid)) all = false;
+      pid_t pid = 0;
+      if (rank.started == 0) ReadPidFile(rank_file + ".mark-started", &rank.started, nullptr);
+      if (!rank.initialized) rank.initialized = ReadPidFile(rank_file + ".mark-initialized", &pid, nullptr);
+      if (rank.joined == 0) ReadPidFile(rank_file + ".mark-joined", &rank.joined, nullptr);
+      if (rank.reported == 0) ReadPidFile(rank_file, &rank.reported, nullptr);
+      rank.ended = rank.pid() != 0 && !ProcessRunning(rank.pid());
+      all = all && rank.ended;
     }
     return all;
   };
+  // MPI_Init waits for every rank, with no timeout: once a rank is gone
+  // without having finished it (no "initialized" mark, no report), the
+  // ranks still inside it wait forever. Returns that rank when the ranks
+  // left are all inside MPI_Init (those past it fail at the join limit by
+  // themselves, and are waited for), else -1.
+  auto gone_inside_init = [&] {
+    int gone = -1;
+    for (int r = 0; r < options.ranks && gone < 0; ++r) {
+      if (ranks[r].ended && !ranks[r].initialized && ranks[r].reported == 0) gone = r;
+    }
+    for (int r = 0; r < options.ranks && gone >= 0; ++r) {
+      if (!ranks[r].ended && (ranks[r].initialized || ranks[r].started == 0)) return -1;
+    }
+    return gone;
+  };
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  std::chrono::steady_clock::time_point ranks_ended{};
+  const std::chrono::steady_clock::time_point never{};
+  std::chrono::steady_clock::time_point ranks_ended = never, stuck_since = never;
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
     const auto now = std::chrono::steady_clock::now();
@@ -275,12 +384,28 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
       waitpid(pid, &status, 0);
       break;
     }
-    if (options.keep_survivors && hosts != nullptr) {
-      if (ranks_ended == std::chrono::steady_clock::time_point{} && every_rank_ended()) ranks_ended = now;
-      if (ranks_ended != std::chrono::steady_clock::time_point{} && !job.mpirun_terminated &&
-          now - ranks_ended > kMpirunGrace) {
+    if (options.keep_survivors && !job.mpirun_terminated) {
+      const bool all_ended = every_rank_ended();
+      if (hosts != nullptr && ranks_ended == never && all_ended) ranks_ended = now;
+      if (ranks_ended != never && now - ranks_ended > kMpirunGrace) {
         // SIGKILL, not SIGTERM: mpirun takes 2 s over a SIGTERM. Each remote
         // daemon sees its connection to mpirun close and exits by itself.
+        job.mpirun_terminated = true;
+        kill(-pid, SIGKILL);
+      }
+      // Still so kMpirunGrace later (a rank that just left MPI_Init has marked it by then).
+      const int gone = all_ended ? -1 : gone_inside_init();
+      if (gone < 0) {
+        stuck_since = never;
+      } else if (stuck_since == never) {
+        stuck_since = now;
+      } else if (now - stuck_since > kMpirunGrace) {
+        for (int r = 0; r < options.ranks; ++r) {
+          if (ranks[r].ended) continue;
+          ranks[r].ended_by_launcher = "was inside MPI_Init, which cannot complete without rank " +
+                                       std::to_string(gone) + ": the launcher ended it";
+          kill(ranks[r].started, SIGKILL);
+        }
         job.mpirun_terminated = true;
         kill(-pid, SIGKILL);
       }
@@ -289,25 +414,39 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   }
   running.set_ended();
   if (during.joinable()) during.join();
-  every_rank_ended();  // the last "joined" marks
+  every_rank_ended();  // the last marks
   job.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   job.output = ReadFile(output_path);
   job.reports.resize(options.ranks);
   for (int r = 0; r < options.ranks; ++r) {
     RankReport& report = job.reports[r];
     report.present = ReadPidFile(dir + "/rank-" + std::to_string(r), &report.pid, &report.text);
+    job.started_pids.push_back(ranks[r].started);
+    job.joined_pids.push_back(ranks[r].joined);
   }
   // A rank that has not ended by the grace deadline is a leftover; it is killed.
   const auto grace_deadline = std::chrono::steady_clock::now() + kRankExitGrace;
   for (int r = 0; r < options.ranks; ++r) {
-    const pid_t rank_pid = job.reports[r].present ? job.reports[r].pid : job.joined_pids[r];
+    const pid_t rank_pid = job.reports[r].present ? job.reports[r].pid : ranks[r].pid();
     if (rank_pid > 0 && !EndsBy(rank_pid, grace_deadline)) {
       job.leftover_pids.push_back(rank_pid);
       kill(rank_pid, SIGKILL);
+      continue;
     }
+    if (rank_pid == 0 || job.reports[r].present) continue;
+    // Started, ended, and never reported: killed (by the launcher, mpirun or
+    // someone else) or crashed.
+    const std::string rank = "rank " + std::to_string(r) + " (pid " + std::to_string(rank_pid) + ") ";
+    if (!ranks[r].ended_by_launcher.empty()) {
+      job.vanished.push_back(rank + ranks[r].ended_by_launcher);
+      continue;
+    }
+    const std::string how = HowMpirunSawItEnd(job.output, r);
+    job.vanished.push_back(rank + "ended without a report, " +
+                           (ranks[r].joined != 0 ? "after it joined" : "before it joined") +
+                           (how.empty() ? "" : " (mpirun: it " + how + ")"));
   }
   kill(-pid, SIGKILL);  // nothing of the job's process group outlives it
-  RemoveJobDir(dir);
   return job;
 }
 

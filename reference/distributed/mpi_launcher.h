@@ -38,10 +38,15 @@ struct MpiJobOptions {
   // so that they meet the failure themselves instead of being killed.
   // Across hosts, OpenMPI 4.1's mpirun then never exits after a rank
   // failed (nor do its daemons): once every rank has ended (each one that
-  // marked "joined", and each that reported without joining), RunMpiJob
+  // marked "started" or "joined" and is gone, and each that reported without
+  // a mark: a rank killed inside MPI_Init or while joining counts), RunMpiJob
   // gives mpirun 250 ms and then kills it (SIGKILL; each
   // remote daemon sees its connection to mpirun close and exits by itself),
-  // and says so in MpiJob::mpirun_terminated.
+  // and says so in MpiJob::mpirun_terminated. On any layout, when a rank
+  // ended inside MPI_Init (no "initialized" mark, no report) and every rank
+  // left is inside MPI_Init too (which waits for every rank, with no
+  // timeout), still 250 ms later, RunMpiJob ends those ranks and mpirun
+  // (mpirun_terminated; each such rank is named in MpiJob::vanished).
   bool keep_survivors = false;
   // Extra environment for every rank.
   std::vector<std::pair<std::string, std::string>> env;
@@ -66,11 +71,17 @@ struct RankReport {
 struct MpiJob {
   int exit_code = -1;      // mpirun's exit code (-1 when killed)
   bool timed_out = false;  // the launcher killed the job
-  // mpirun outlived every rank (keep_survivors across hosts) and the launcher ended it.
+  // mpirun outlived every rank (keep_survivors across hosts), or the ranks
+  // left could never leave MPI_Init, and the launcher ended it.
   bool mpirun_terminated = false;
   std::string output;      // mpirun's and the ranks' stdout and stderr
   std::vector<RankReport> reports;  // by rank
+  std::vector<pid_t> started_pids;  // by rank, from the "started" mark, before MPI_Init (0: never started)
   std::vector<pid_t> joined_pids;   // by rank, from the "joined" mark (0: never joined)
+  // Each rank that started and ended without a report (killed, or crashed),
+  // e.g. "rank 2 (pid 4242) ended without a report, before it joined
+  // (mpirun: it exited on signal 9 (Killed))"; mpirun's words where it said.
+  std::vector<std::string> vanished;
   // Ranks that still ran after mpirun was gone (then killed): should be none.
   std::vector<pid_t> leftover_pids;
   // Describes everything above, for a test failure message.
@@ -89,6 +100,8 @@ class RunningMpiJob {
   // Waits until `rank` reported and returns its text.
   Result<std::string> WaitForReport(int rank, std::chrono::milliseconds timeout) const;
   int ranks() const { return ranks_; }
+  // Whether mpirun has ended (RunMpiJob then waits for `during` to return).
+  bool ended() const { return ended_; }
   void set_ended() { ended_ = true; }
 
  private:

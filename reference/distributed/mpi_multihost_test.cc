@@ -326,6 +326,32 @@ TEST_F(MultiHostTest, RanksThatFailBeforeJoiningEndTheJobAcrossHosts) {
   ExpectNothingLeft(*job);
 }
 
+// Rank 2 (host 1) is killed after MPI_Init, before it joins: it never
+// marks "joined" and never reports. The others fail at the join limit;
+// then the launcher, which knows rank 2's pid from its "started" mark, sees
+// every rank ended and ends mpirun, naming rank 2. Before, rank 2 had no
+// pid for the launcher and the job ran to its 60 s timeout.
+TEST_F(MultiHostTest, ARankKilledWhileJoiningAcrossHostsEndsTheJobAndIsNamed) {
+  MpiJobOptions options = Layout({2, 2, 0, 0});
+  options.keep_survivors = true;
+  options.timeout = std::chrono::seconds(60);
+  options.env = {{"FAULTLINE_MPI_JOIN_TIMEOUT_S", "3"}};
+  Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"after_init"}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_FALSE(job->timed_out) << job->Describe();
+  EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
+  for (int r : {0, 1, 3}) {
+    EXPECT_THAT(job->reports[r].text,
+                testing::MatchesRegex("unavailable: mpi rank " + std::to_string(r) +
+                                      ": .* did not complete within 3 s: not every rank has joined.*"))
+        << job->Describe();
+  }
+  EXPECT_THAT(job->vanished, testing::ElementsAre("rank 2 (pid " + std::to_string(job->started_pids[2]) +
+                                                  ") ended without a report, before it joined"))
+      << job->Describe();
+  ExpectNothingLeft(*job);
+}
+
 class PulledLinkTest : public MultiHostTest, public testing::WithParamInterface<std::string> {};
 
 // Ranks 0 and 1 on host 0, 2 and 3 on host 1; each repeats the operation on
