@@ -352,6 +352,27 @@ int RouteRefusedRank(const std::vector<std::string>&) {
 }
 FL_REGISTER_CHILD("mpi_route_refused", RouteRefusedRank);
 
+// Rank 0 stalls after the address exchange, before it connects the
+// liveness mesh: the others fail to connect at the join limit, naming it,
+// and end by returning from main (at exit, MPI_Finalize would wait for
+// rank 0 unless the transport's failure is recorded).
+int StallBeforeConnectRank(const std::vector<std::string>&) {
+  Result<MpiOptions> options = MpiOptionsFromEnv();
+  if (!options.ok()) {
+    ReportFromRank(options.status().ToString());
+    return 1;
+  }
+  options->before_connect = [](int rank) {
+    if (rank != 0) return;
+    MarkFromRank("stalled");
+    for (;;) pause();
+  };
+  Result<std::unique_ptr<MpiTransport>> transport = MpiTransport::Create(*options);
+  ReportFromRank(transport.ok() ? "ok" : transport.status().ToString());
+  return transport.ok() ? 0 : 1;  // through exit(): the atexit handlers run
+}
+FL_REGISTER_CHILD("mpi_stall_before_connect", StallBeforeConnectRank);
+
 // Rank 2 dies (SIGKILL) while the others wait for it in a collective. It
 // dies straight after joining, so that the barrier is the only collective
 // the others can be in (after a DistTensor::Create, a slower rank was
@@ -431,9 +452,8 @@ FL_REGISTER_CHILD("mpi_late_setup", LateSetupRank);
 // every rank passes together: with a shorter join limit, every other rank
 // gives up naming rank 0, the one it has no connection from.
 int LateJoinRank(const std::vector<std::string>& args) {
-  int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const Status initialized = InitializeMpi();
+  if (!initialized.ok()) return RunRank([&](MpiTransport&, std::string*) { return initialized; });
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const Result<double> late = SecondsArg(args, 0, "mpi_late_join");
@@ -444,6 +464,26 @@ int LateJoinRank(const std::vector<std::string>& args) {
   });
 }
 FL_REGISTER_CHILD("mpi_late_join", LateJoinRank);
+
+// Rank 2 is killed (SIGKILL) while joining: "before_init" right after its
+// "started" mark, before MPI_Init (as if inside it); "after_init" after
+// MPI_Init, before MpiTransport::Create. It never marks "joined" and never
+// reports; the others wait for it until the join limit.
+int DieJoiningRank(const std::vector<std::string>& args) {
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const bool victim = rank != nullptr && std::string(rank) == "2";
+  if (victim && !args.empty() && args[0] == "before_init") {
+    MarkFromRank("started");  // as InitializeMpi does before MPI_Init
+    kill(getpid(), SIGKILL);
+  }
+  const Status initialized = InitializeMpi();
+  if (victim) kill(getpid(), SIGKILL);
+  return RunRank([&](MpiTransport& transport, std::string*) -> Status {
+    FL_RETURN_IF_ERROR(initialized);
+    return transport.Barrier();
+  });
+}
+FL_REGISTER_CHILD("mpi_die_joining", DieJoiningRank);
 
 // Large batches from every rank at once, as dist_bench makes them: 12,000
 // rows per partition, so every call moves more rows than kRowsPerCall to

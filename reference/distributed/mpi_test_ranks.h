@@ -9,6 +9,9 @@
 //   mpi_mismatched_tensors            ranks create different tensors, or refuse their own
 //   mpi_optimizer_arguments           ranks refuse their optimizer's arguments, or differ
 //   mpi_dead_rank                     rank 2 dies while the others wait in a barrier
+//   mpi_die_joining WHERE             rank 2 is killed while joining: before_init (after its
+//                                     "started" mark, before MPI_Init) or after_init
+//   mpi_stall_before_connect          rank 0 stalls before the liveness mesh; the others exit()
 //   mpi_step_refused                  rank 1 refuses an optimizer step; all fail, then all step
 //   mpi_route_refused                 rank 2 refuses its RouteToOwners batches; all fail, then route
 //   mpi_hammer OP TARGET SECONDS      every rank repeats OP (pull, push, push_add) on

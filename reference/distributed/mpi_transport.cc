@@ -1,6 +1,7 @@
 // Implements MpiTransport over OpenMPI.
 #include "reference/distributed/mpi_transport.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,19 +39,6 @@ void FinalizeAtExit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && !g_peer_failed) MPI_Finalize();
-}
-
-Status InitializeMpiOnce() {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) return OkStatus();
-  int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
-    return UnavailableError("MPI_Init_thread failed; start the program with mpirun");
-  }
-  std::atexit(FinalizeAtExit);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  return OkStatus();
 }
 
 // FNV-1a over `bytes`: a fingerprint of what ranks must agree on.
@@ -92,6 +80,23 @@ std::string TensorDifference(int r, const int64_t* mine, const int64_t* first, c
 
 }  // namespace
 
+Status InitializeMpi() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return OkStatus();
+  // Before MPI_Init, with this rank's pid: RunMpiJob then notices a rank
+  // that dies inside MPI_Init or while joining, before it marks "joined".
+  MarkFromRank("started");
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+    return UnavailableError("MPI_Init_thread failed; start the program with mpirun");
+  }
+  MarkFromRank("initialized");
+  std::atexit(FinalizeAtExit);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return OkStatus();
+}
+
 Result<MpiOptions> MpiOptionsFromEnv() {
   MpiOptions options;
   for (auto [name, field] : {std::make_pair("FAULTLINE_MPI_TIMEOUT_S", &options.timeout),
@@ -109,49 +114,70 @@ Result<MpiOptions> MpiOptionsFromEnv() {
 }
 
 Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
-  FL_RETURN_IF_ERROR(InitializeMpiOnce());
+  FL_RETURN_IF_ERROR(InitializeMpi());
   std::unique_ptr<MpiTransport> transport(new MpiTransport());
   transport->options_ = options;
   MPI_Comm_rank(MPI_COMM_WORLD, &transport->rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &transport->size_);
-  const int size = transport->size_;
   // Joining, every step of it, is bounded by one join_timeout.
   transport->join_deadline_ = std::chrono::steady_clock::now() + options.join_timeout;
 
-  FL_RETURN_IF_ERROR(transport->WireUp());
-
-  // Who is who and how to reach them, so that a failure can name the peer.
-  LivenessOptions liveness;
-  liveness.rank = transport->rank_;
-  liveness.timeout = options.timeout;
-  liveness.on_abandon = [](const Status& error) {
-    std::fprintf(stderr, "%s\n", error.ToString().c_str());
-    std::fflush(stderr);
-    ReportFromRank(error.ToString());
-  };
-  FL_ASSIGN_OR_RETURN(std::unique_ptr<LivenessMonitor> monitor, LivenessMonitor::Listen(liveness));
-  std::string address = monitor->self().Serialize();
-  if (address.size() >= kAddressBytes) {
-    return InternalError("mpi rank " + std::to_string(transport->rank_) + ": the liveness address '" + address +
-                         "' is longer than " + std::to_string(kAddressBytes - 1) + " bytes");
+  std::unique_ptr<LivenessMonitor> monitor;
+  const Status joined = transport->Join(&monitor);
+  if (!joined.ok()) {
+    // Peers that already connected to this rank's monitor must take its
+    // exit for a failure, not a goodbye (they would wait for it until their
+    // own limit, and then blame nobody); and MPI_Finalize at exit would wait
+    // for the ranks that did not join.
+    if (monitor != nullptr) {
+      monitor->AnnounceFailure();
+      monitor->LeaveWithoutGoodbye();
+    }
+    return transport->Fail(joined);
   }
-  address.resize(kAddressBytes);
-  std::vector<char> addresses(static_cast<size_t>(size) * kAddressBytes);
-  MPI_Request request;
-  FL_RETURN_IF_ERROR(transport->Check(MPI_Iallgather(address.data(), kAddressBytes, MPI_CHAR, addresses.data(),
-                                                     kAddressBytes, MPI_CHAR, MPI_COMM_WORLD, &request),
-                                      "MPI_Iallgather"));
-  FL_RETURN_IF_ERROR(transport->Wait(&request, "joining the job"));
-  std::vector<PeerAddress> peers;
-  for (int r = 0; r < size; ++r) {
-    FL_ASSIGN_OR_RETURN(PeerAddress peer,
-                        PeerAddress::Parse(r, std::string(addresses.data() + static_cast<size_t>(r) * kAddressBytes)));
-    peers.push_back(std::move(peer));
-  }
-  FL_RETURN_IF_ERROR(monitor->Connect(peers, transport->join_deadline_));
   transport->monitor_ = std::move(monitor);
   MarkFromRank("joined");
   return transport;
+}
+
+Status MpiTransport::Join(std::unique_ptr<LivenessMonitor>* monitor) {
+  FL_RETURN_IF_ERROR(WireUp());
+
+  // Who is who and how to reach them, so that a failure can name the peer.
+  LivenessOptions liveness;
+  liveness.rank = rank_;
+  liveness.timeout = options_.timeout;
+  liveness.on_abandon = [](const Status& error) {
+    // The report first: it is what RunRank's launcher reads, and writing to
+    // a stderr whose reader is gone must not end the process before it
+    // (SIGPIPE); the process ends with _exit(1) right after.
+    ReportFromRank(error.ToString());
+    signal(SIGPIPE, SIG_IGN);
+    std::fprintf(stderr, "%s\n", error.ToString().c_str());
+    std::fflush(stderr);
+  };
+  FL_ASSIGN_OR_RETURN(*monitor, LivenessMonitor::Listen(liveness));
+  std::string address = (*monitor)->self().Serialize();
+  if (address.size() >= kAddressBytes) {
+    return InternalError("mpi rank " + std::to_string(rank_) + ": the liveness address '" + address +
+                         "' is longer than " + std::to_string(kAddressBytes - 1) + " bytes");
+  }
+  address.resize(kAddressBytes);
+  std::vector<char> addresses(static_cast<size_t>(size_) * kAddressBytes);
+  MPI_Request request;
+  FL_RETURN_IF_ERROR(Check(MPI_Iallgather(address.data(), kAddressBytes, MPI_CHAR, addresses.data(), kAddressBytes,
+                                          MPI_CHAR, MPI_COMM_WORLD, &request),
+                           "MPI_Iallgather"));
+  FL_RETURN_IF_ERROR(Wait(&request, "joining the job"));
+  std::vector<PeerAddress> peers;
+  for (int r = 0; r < size_; ++r) {
+    Result<PeerAddress> peer =
+        PeerAddress::ParseSlot(r, addresses.data() + static_cast<size_t>(r) * kAddressBytes, kAddressBytes);
+    if (!peer.ok()) return peer.status().WithContext("mpi rank " + std::to_string(rank_) + ": joining the job");
+    peers.push_back(std::move(*peer));
+  }
+  if (options_.before_connect) options_.before_connect(rank_);
+  return (*monitor)->Connect(peers, join_deadline_);
 }
 
 // OpenMPI 4.1's TCP BTL connects a pair of ranks on the first message

@@ -23,6 +23,7 @@
 #define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TRANSPORT_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +44,18 @@ struct MpiOptions {
   // different times (more so on other hosts and on a loaded machine), so
   // setting up gets its own, longer limit.
   std::chrono::milliseconds join_timeout{120000};
+  // For fault tests: called with this rank on every rank once the liveness
+  // addresses are exchanged, just before the liveness mesh connects (a rank
+  // that stalls here makes the others fail to connect, at the join limit).
+  std::function<void(int rank)> before_connect;
 };
+
+// Initializes MPI once per process (MPI_THREAD_SERIALIZED; finalized at
+// exit unless a peer failed), marking "started" before MPI_Init and
+// "initialized" after it for RunMpiJob (rank_report.h). MpiTransport::Create
+// calls it; a program that uses MPI before creating the transport calls it
+// first.
+Status InitializeMpi();
 
 // Reads FAULTLINE_MPI_TIMEOUT_S (seconds, default 30) and
 // FAULTLINE_MPI_JOIN_TIMEOUT_S (default 120) into MpiOptions.
@@ -80,6 +92,9 @@ class MpiTransport : public Transport {
 
  private:
   MpiTransport() = default;
+  // Every step of joining after MPI_Init: WireUp, the liveness listener
+  // (into `monitor`), the address exchange and the liveness mesh.
+  Status Join(std::unique_ptr<LivenessMonitor>* monitor);
   // Connects every pair of ranks once, the lower rank first (see the .cc).
   Status WireUp();
   // Polls `request` until it completes, a peer dies, or `limit` (the

@@ -3,8 +3,14 @@
 // as the ranks.
 #include "reference/distributed/mpi_transport.h"
 
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -239,6 +245,149 @@ TEST(MpiTransportTest, ARankThatRefusesItsRoutingBatchesIsNamedByEveryRankAndNot
   Result<MpiJob> job = RunMpiJob("mpi_route_refused", {}, RanksWithTimeout(4, "60"));
   ASSERT_TRUE(job.ok()) << job.status();
   ExpectEveryRankOk(*job);
+}
+
+// Waits until `pid` has ended, or the job has; true when `pid` has.
+bool WaitUntilEnded(const RunningMpiJob& running, pid_t pid) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return errno == ESRCH;
+  bool ended = false;
+  while (!ended && !running.ended()) {
+    pollfd pfd{pidfd, POLLIN, 0};
+    ended = poll(&pfd, 1, 10) == 1;  // 10 ms: then look whether the job ended
+  }
+  close(pidfd);
+  return ended;
+}
+
+// Rank 0 stalls after the address exchange, before the liveness mesh: the
+// others fail to connect at the join limit, naming it, and exit (through
+// exit(), so the atexit handlers run) while it still stalls. Before, their
+// failure was not recorded, so MPI_Finalize at exit waited for rank 0: the
+// job ran to its 60 s timeout.
+TEST(MpiTransportTest, RanksThatFailToConnectTheLivenessMeshNameTheStalledRankAndExit) {
+  MpiJobOptions options = Ranks(4);
+  options.keep_survivors = true;
+  options.timeout = std::chrono::seconds(60);
+  options.env = {{"FAULTLINE_MPI_JOIN_TIMEOUT_S", "3"}};
+  std::string during_error;
+  pid_t stalled = 0;
+  options.during = [&](RunningMpiJob& running) {
+    Result<pid_t> pid = running.WaitForMark(0, "stalled", std::chrono::seconds(60));
+    if (!pid.ok()) {
+      during_error = pid.status().ToString();
+      return;
+    }
+    stalled = *pid;
+    for (int r : {1, 2, 3}) {
+      Result<pid_t> other = running.WaitForMark(r, "started", std::chrono::seconds(60));
+      if (!other.ok() || !WaitUntilEnded(running, *other)) {
+        during_error += "rank " + std::to_string(r) + " did not end while rank 0 stalled (" +
+                        (other.ok() ? "still running when the job ended" : other.status().ToString()) + ")\n";
+      }
+    }
+    kill(stalled, SIGKILL);
+  };
+  Result<MpiJob> job = RunMpiJob("mpi_stall_before_connect", {}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(during_error.empty()) << during_error << job->Describe();
+  EXPECT_FALSE(job->timed_out) << job->Describe();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  for (int r : {1, 2, 3}) {
+    EXPECT_EQ(job->reports[r].text, "unavailable: mpi rank " + std::to_string(r) +
+                                        ": no liveness connection from rank 0 (pid " + std::to_string(stalled) +
+                                        " on host " + host + ") before the deadline")
+        << job->Describe();
+  }
+  EXPECT_THAT(job->vanished, testing::ElementsAre("rank 0 (pid " + std::to_string(stalled) +
+                                                  ") ended without a report, before it joined"))
+      << job->Describe();
+  EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
+}
+
+// Rank 2 is killed after its "started" mark and before MPI_Init: the others
+// wait inside MPI_Init, which has no timeout. The launcher sees rank 2 gone
+// (its "started" pid) without a report, ends the ranks left inside
+// MPI_Init, and names every rank. Before, the job ran to its 60 s timeout
+// and named nobody.
+TEST(MpiTransportTest, ARankKilledBeforeMpiInitEndsTheJobAndEveryRankIsNamed) {
+  MpiJobOptions options = Ranks(4);
+  options.keep_survivors = true;
+  options.timeout = std::chrono::seconds(60);
+  Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"before_init"}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_FALSE(job->timed_out) << job->Describe();
+  EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
+  ASSERT_EQ(job->vanished.size(), 4u) << job->Describe();
+  for (int r = 0; r < 4; ++r) {
+    const std::string rank = "rank " + std::to_string(r) + " (pid " + std::to_string(job->started_pids[r]) + ") ";
+    EXPECT_EQ(job->vanished[r], r == 2 ? rank + "ended without a report, before it joined"
+                                       : rank + "was inside MPI_Init, which cannot complete without rank 2: the "
+                                                "launcher ended it")
+        << job->Describe();
+  }
+  EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
+}
+
+// Without --enable-recovery mpirun ends the job and says how rank 2 ended;
+// the launcher names it, with mpirun's words.
+TEST(MpiTransportTest, ARankKilledWhileJoiningIsNamedWithHowMpirunSawItEnd) {
+  MpiJobOptions options = Ranks(4);
+  options.timeout = std::chrono::seconds(60);
+  Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"after_init"}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_FALSE(job->timed_out) << job->Describe();
+  EXPECT_THAT(job->vanished, testing::Contains("rank 2 (pid " + std::to_string(job->started_pids[2]) +
+                                               ") ended without a report, before it joined (mpirun: it exited on "
+                                               "signal 9 (Killed))"))
+      << job->Describe();
+}
+
+// mpirun's environment and arguments are built before fork: its forked
+// child (of this threaded process) calls nothing that takes a lock. Before,
+// it called setenv, whose lock another thread's setenv held forever in the
+// child at about every fork here: the job never started.
+TEST(MpiLauncherTest, StartsJobsWhileAnotherThreadChangesTheEnvironment) {
+  setenv("FAULTLINE_LAUNCHER_TEST_NOISE", "a", 1);  // from now on only replaced in place
+  std::atomic<bool> stop{false};
+  std::thread changer([&stop] {
+    for (int i = 0; !stop; ++i) setenv("FAULTLINE_LAUNCHER_TEST_NOISE", i % 2 ? "a" : "b", 1);
+  });
+  for (int k = 0; k < 5; ++k) {
+    MpiJobOptions options = Ranks(1);
+    options.timeout = std::chrono::seconds(60);
+    Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);  // one rank: a barrier
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_FALSE(job->timed_out) << "job " << k << "\n" << job->Describe();
+    ExpectEveryRankOk(*job);
+  }
+  stop = true;
+  changer.join();
+}
+
+int JobFolders() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  int n = 0;
+  if (DIR* listing = opendir(base != nullptr ? base : "/tmp")) {
+    while (dirent* entry = readdir(listing)) n += std::string(entry->d_name).rfind("faultline-mpi-", 0) == 0;
+    closedir(listing);
+  }
+  return n;
+}
+
+// mpirun is looked up before anything starts; an error before the job
+// starts leaves no report folder behind (before: a failed fork returned
+// without removing it).
+TEST(MpiLauncherTest, AJobThatCannotStartSaysWhyAndLeavesNoReportFolder) {
+  const int folders = JobFolders();
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", "/nonexistent", 1);
+  Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, Ranks(1));
+  setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(job.status().ToString(),
+            "unavailable: cannot run mpirun: not found in PATH '/nonexistent' (install openmpi-bin)");
+  EXPECT_EQ(JobFolders(), folders);
 }
 
 }  // namespace
