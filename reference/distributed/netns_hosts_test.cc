@@ -4,7 +4,9 @@
 // namespaces are not permitted.
 #include "reference/distributed/netns_hosts.h"
 
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -108,13 +110,37 @@ int OwnerThatIsKilled(const std::vector<std::string>&) {
     return 1;
   }
   const std::string netns = (*hosts)->netns(0);
+  int entered[2];
+  if (pipe2(entered, O_CLOEXEC) != 0) {
+    ReportToParent(std::string("error pipe2: ") + std::strerror(errno));
+    return 1;
+  }
   const pid_t inside = fork();
   if (inside == 0) {
-    if (!EnterHost(netns, NetnsHosts::hostname(0)).ok()) _exit(1);
+    close(entered[0]);
+    if (!EnterHost(netns, NetnsHosts::hostname(0)).ok()) _exit(1);  // closes its end unwritten
+    const char byte = 1;
+    (void)!write(entered[1], &byte, 1);
     for (;;) pause();
   }
-  // Wait until it is inside, so that the sweep has a process to kill.
-  while ((*hosts)->Processes().empty()) usleep(1000);
+  close(entered[1]);
+  // Wait until it is inside, so that the sweep has a process to kill: it
+  // says so, or ends (its end of the pipe closes); 10 s bounds a child stuck
+  // on the way (within the parent's 20 s for "ready").
+  pollfd told{entered[0], POLLIN, 0};
+  char byte = 0;
+  const bool said = poll(&told, 1, 10000) == 1 && read(entered[0], &byte, 1) == 1;
+  close(entered[0]);
+  if (!said) {
+    ReportToParent("error: the process forked to enter host 0 (pid " + std::to_string(inside) +
+                   ") did not say within 10 s that it was inside; it failed to enter, or is stuck");
+    return 1;
+  }
+  if ((*hosts)->Processes().empty()) {
+    ReportToParent("error: the process inside host 0 (pid " + std::to_string(inside) +
+                   ") is not among the host's processes");
+    return 1;
+  }
   ReportToParent("ready");
   for (;;) pause();
 }
