@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
@@ -59,12 +60,41 @@ Result<std::vector<std::string>> LeftoverSegments(const std::string& dir_path, c
   return names;
 }
 
+Result<std::vector<std::string>> LeakedSegments(const std::string& proc, const std::string& segment_prefix) {
+  const std::string name = segment_prefix.substr(1);  // as the targets show it: no leading slash
+  // "/dev/shm/NAME (deleted)" for a segment from shm_open, "/memfd:NAME (deleted)" for one from memfd_create.
+  auto is_segment = [&](const std::string& target) {
+    return target.find("/dev/shm/" + name) != std::string::npos || target.find("/memfd:" + name) != std::string::npos;
+  };
+  std::vector<std::string> held;
+  const std::string fd_dir = proc + "/fd";
+  DIR* dir = opendir(fd_dir.c_str());
+  if (dir == nullptr) {
+    return UnavailableError("cannot list " + fd_dir + " to look for leaked segments: " + std::strerror(errno));
+  }
+  while (dirent* e = readdir(dir)) {
+    char target[1024];
+    const ssize_t n = readlink((fd_dir + "/" + e->d_name).c_str(), target, sizeof(target) - 1);
+    if (n <= 0) continue;
+    const std::string text(target, static_cast<size_t>(n));
+    if (is_segment(text)) held.push_back("fd " + std::string(e->d_name) + ": " + text);
+  }
+  closedir(dir);
+  std::ifstream maps(proc + "/maps");
+  if (!maps) return UnavailableError("cannot read " + proc + "/maps to look for leaked segments");
+  for (std::string line; std::getline(maps, line);) {
+    const size_t at = line.find('/');
+    if (at != std::string::npos && is_segment(line.substr(at))) held.push_back("mapped: " + line.substr(at));
+  }
+  return held;
+}
+
 ::testing::AssertionResult NoLeftoverSegments() {
-  Result<std::vector<std::string>> names = LeftoverSegments();
-  if (!names.ok()) return ::testing::AssertionFailure() << names.status();
-  if (names->empty()) return ::testing::AssertionSuccess();
+  Result<std::vector<std::string>> held = LeakedSegments();
+  if (!held.ok()) return ::testing::AssertionFailure() << held.status();
+  if (held->empty()) return ::testing::AssertionSuccess();
   ::testing::AssertionResult failure = ::testing::AssertionFailure() << "leaked shared-memory segments:";
-  for (const std::string& name : *names) failure << " /dev/shm/" << name;
+  for (const std::string& entry : *held) failure << "\n  " << entry;
   return failure;
 }
 

@@ -22,11 +22,27 @@ LoaderOptions LoaderTestOptions(int workers, StartMethod method);
 
 // Returns the segments in `dir` whose names start with `prefix` (by default
 // this process's loader prefix, LoaderSegmentPrefix()); an error when `dir`
-// cannot be read, so that a leak check can never pass by seeing nothing.
+// cannot be read, so that a check can never pass by seeing nothing.
 Result<std::vector<std::string>> LeftoverSegments(const std::string& dir = "/dev/shm",
                                                   const std::string& prefix = LoaderSegmentPrefix());
 
-// Succeeds when /dev/shm holds no segment of this process's loaders.
+// Returns what process `proc` ("/proc/self", "/proc/PID") still holds of
+// the segments whose names start with `prefix` (by default this process's
+// loader prefix, LoaderSegmentPrefix()): each descriptor open on one
+// ("fd 7: /dev/shm/NAME (deleted)") and each mapping of one ("mapped:
+// /dev/shm/NAME (deleted)"). A segment lives as long as a descriptor or a
+// mapping holds it, names or not, so this is what a leak is. An error when
+// /proc cannot be read, so that a leak check can never pass by seeing
+// nothing.
+Result<std::vector<std::string>> LeakedSegments(const std::string& proc = "/proc/self",
+                                                const std::string& prefix = LoaderSegmentPrefix());
+
+// Succeeds when this process holds no descriptor and no mapping of a
+// segment of its loaders (LeakedSegments): call it once every loader and
+// every view is gone. (It does not look in /dev/shm: each segment's name
+// goes at its creation, CreateUnlinkedSegment, so no test could make a
+// name check fail short of killing the process between shm_open and
+// shm_unlink; LeftoverSegments is for the tests that check names.)
 ::testing::AssertionResult NoLeftoverSegments();
 
 }  // namespace faultline

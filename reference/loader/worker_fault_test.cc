@@ -2,7 +2,8 @@
 // hangs at each step of its life, forked and spawned. Every case must end in
 // the error that names the worker, its pid, the fault and the minibatch (a
 // case that hangs instead is stopped by Bazel's test timeout); leave no
-// process and no /dev/shm segment; and a new loader must work afterwards.
+// process and no descriptor or mapping of a segment in the main process
+// (LeakedSegments); and a new loader must work afterwards.
 // No case asserts how long it took: timings belong in benchmarks. Prints the
 // matrix recorded in docs/reliability.md.
 #include <gtest/gtest.h>
@@ -143,7 +144,7 @@ void RunMatrix(StartMethod method) {
   std::string table = std::string("fault matrix, ") + StartMethodName(method) +
                       " (worker 1 of 2 fails, worker 0 in the hang column; timeout 2 s for hang, 60 s otherwise; each "
                       "cell: error, minibatch, time from Create to the loader cleaned up (not checked); every cell also "
-                      "checked: no process, no /dev/shm segment, a new loader works)\n";
+                      "checked: no process, no segment held, a new loader works)\n";
   char line[256];
   std::snprintf(line, sizeof(line), "| %-14s | %-20s | %-20s | %-20s | %-20s |\n", "step", "SIGKILL", "SIGSEGV",
                 "exit(3)", "hang");
