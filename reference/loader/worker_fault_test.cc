@@ -30,12 +30,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The loader timeout of the cases that test the timeout itself (hang,
-// stall). Next() applies it to every minibatch it waits for, so in those
-// cases the faulty worker is worker 0, whose minibatch 0 is the first one
-// waited for: no healthy worker is waited for before it, and a hang before
-// its first answer ends the same way however slowly it started. Where the
-// fault comes after work (after_answer: its first answer, and then worker
-// 1's minibatch 1; stall: writing minibatch 0), that work is timed too.
+// stall, trickle), set (SetTimeoutForTesting) only when Next() is about to
+// wait for the minibatch the fault withholds, so that it times the fault
+// and nothing before it: the minibatches before that one come under
+// kLongTimeout (the matrix) or none (the protocol tests). The faulty worker
+// is worker 0: where the fault comes before its first answer (every hang
+// row but after_answer) the timed wait for minibatch 0 also covers its
+// start, which ends the same way however slowly it goes (it hangs either
+// way); where it comes after (after_answer), its first answer and worker
+// 1's minibatch 1 are taken untimed first.
 constexpr auto kTimeout = std::chrono::seconds(2);
 // Every other case: the fault ends the worker, which the loader sees at
 // once. A timeout this long never fires on a healthy worker that is merely
@@ -97,7 +100,7 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
   {
     ScopedInjection inject(step + ":" + action + ":" + std::to_string(faulty));
     LoaderOptions o = LoaderTestOptions(kNumWorkers, method);
-    o.timeout = action == "hang" ? kTimeout : kLongTimeout;
+    o.timeout = kLongTimeout;
     auto loader = DataLoader::Create(o);
     if (!loader.ok()) {
       ADD_FAILURE() << loader.status();
@@ -105,6 +108,7 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
     }
     pids = (*loader)->worker_pids();
     for (int64_t i = 0; i <= (*loader)->num_batches() && error.ok(); ++i) {
+      if (action == "hang" && i == failing_minibatch) (*loader)->SetTimeoutForTesting(kTimeout);
       auto next = (*loader)->Next();
       if (!next.ok()) error = next.status();
     }
@@ -142,7 +146,8 @@ void RunMatrix(StartMethod method) {
     for (const char* action : kProcessActions) cells[step][action] = RunCase(method, step, action);
   }
   std::string table = std::string("fault matrix, ") + StartMethodName(method) +
-                      " (worker 1 of 2 fails, worker 0 in the hang column; timeout 2 s for hang, 60 s otherwise; each "
+                      " (worker 1 of 2 fails, worker 0 in the hang column; timeout 60 s, 2 s for the minibatch a hang "
+                      "withholds; each "
                       "cell: error, minibatch, time from Create to the loader cleaned up (not checked); every cell also "
                       "checked: no process, no segment held, a new loader works)\n";
   char line[256];
@@ -263,14 +268,15 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
 // header) is killed at the timeout, as a silent one is: the main process
 // never waits in read(2) for the rest of a frame. Before the answers were
 // assembled as they arrive, this case blocked Next() for good. The stall is
-// in worker 0, so that minibatch 0 is the only one waited for under the
-// short timeout (see kTimeout).
+// in worker 0's second answer (minibatch 2): minibatches 0 and 1 come
+// untimed, so the 2 s time only the stall, not the workers' start (see
+// kTimeout).
 TEST(WorkerFaultTest, AWorkerThatStopsMidAnswerIsKilledAtTheTimeout) {
   ExpectMinibatchOfWorkerFails(
-      0, "after_write:stall", StatusCode::kChildFailed, "answer",
+      0, "after_answer:stall", StatusCode::kChildFailed, "answer",
       [](pid_t pid, const std::string&) {
         return "worker 0 (pid " + std::to_string(pid) +
-               ") sent 8 of the 16 bytes of an answer's header and nothing more for 2 s while producing minibatch 0; "
+               ") sent 8 of the 16 bytes of an answer's header and nothing more for 2 s while producing minibatch 2; "
                "it was killed (LoaderOptions::timeout)";
       },
       kTimeout);
