@@ -246,12 +246,17 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     }
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      // Gone before it was accepted, or nothing after all: wait again. Any
-      // other error (EMFILE: no descriptor left) would recur at every poll
-      // until the deadline, and then be reported as a peer that never came.
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) continue;
-      return UnavailableError(Errno("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection " +
-                                    "of " + missing() + ": accept"));
+      const int accept_errno = errno;
+      // Out of descriptors or memory: it would recur at every poll until
+      // the deadline, and then read as a peer that never came. Anything
+      // else (a connection gone before it was accepted; the network errors
+      // Linux passes on through accept(2), which it says to retry): wait
+      // again.
+      if (accept_errno != EMFILE && accept_errno != ENFILE && accept_errno != ENOBUFS && accept_errno != ENOMEM) {
+        continue;
+      }
+      return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection of " +
+                              missing() + ": accept: " + std::strerror(accept_errno));
     }
     uint32_t hello[3] = {};
     const Status read = Exchange(fd, hello, sizeof(hello), false, deadline);

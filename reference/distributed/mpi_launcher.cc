@@ -54,6 +54,11 @@ Result<std::string> MakeJobDir() {
 // ranks, so normally none is left and nothing waits; after a timeout the
 // job's group was sent SIGKILL and the ranks are dying.
 constexpr auto kRankExitGrace = std::chrono::seconds(5);
+// How long the ranks left must all still be inside MPI_Init, after one rank
+// ended without finishing it, before the launcher ends them (with
+// keep_survivors): far more than a rank takes to write its mark once
+// MPI_Init returns, so that a rank past it is never taken for a stuck one.
+constexpr auto kInitStuckGrace = std::chrono::seconds(5);
 
 // Returns whether process `pid` (any process, not only a child) ends by
 // `deadline`, waiting on a pidfd, which becomes readable when it ends; a
@@ -358,14 +363,15 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     return all;
   };
   // MPI_Init waits for every rank, with no timeout: once a rank is gone
-  // without having finished it (no "initialized" mark, no report), the
-  // ranks still inside it wait forever. Returns that rank when the ranks
+  // without having finished it (no "initialized" mark; it may have
+  // reported why, e.g. its own MPI_Init failed), the ranks still inside it
+  // wait forever. Returns that rank when the ranks
   // left are all inside MPI_Init (those past it fail at the join limit by
   // themselves, and are waited for), else -1.
   auto gone_inside_init = [&] {
     int gone = -1;
     for (int r = 0; r < options.ranks && gone < 0; ++r) {
-      if (ranks[r].ended && !ranks[r].initialized && ranks[r].reported == 0) gone = r;
+      if (ranks[r].ended && !ranks[r].initialized) gone = r;
     }
     for (int r = 0; r < options.ranks && gone >= 0; ++r) {
       if (!ranks[r].ended && (ranks[r].initialized || ranks[r].started == 0)) return -1;
@@ -393,13 +399,14 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
         job.mpirun_terminated = true;
         kill(-pid, SIGKILL);
       }
-      // Still so kMpirunGrace later (a rank that just left MPI_Init has marked it by then).
+      // Still so kInitStuckGrace later: a rank that just left MPI_Init has
+      // marked it by then, however loaded the machine.
       const int gone = all_ended ? -1 : gone_inside_init();
       if (gone < 0) {
         stuck_since = never;
       } else if (stuck_since == never) {
         stuck_since = now;
-      } else if (now - stuck_since > kMpirunGrace) {
+      } else if (now - stuck_since > kInitStuckGrace) {
         for (int r = 0; r < options.ranks; ++r) {
           if (ranks[r].ended) continue;
           ranks[r].ended_by_launcher = "was inside MPI_Init, which cannot complete without rank " +

@@ -453,7 +453,10 @@ FL_REGISTER_CHILD("mpi_late_setup", LateSetupRank);
 // gives up naming rank 0, the one it has no connection from.
 int LateJoinRank(const std::vector<std::string>& args) {
   const Status initialized = InitializeMpi();
-  if (!initialized.ok()) return RunRank([&](MpiTransport&, std::string*) { return initialized; });
+  if (!initialized.ok()) {  // reported as is: RunRank would enter MPI_Init again
+    ReportFromRank(initialized.ToString());
+    return 1;
+  }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const Result<double> late = SecondsArg(args, 0, "mpi_late_join");

@@ -362,7 +362,7 @@ Status MpiTransport::CheckLimits(const TensorSpec& spec) const {
 // one is not 0 (every rank sees the same lengths, so all decide alike), the
 // reasons themselves.
 Status MpiTransport::AgreeOnVerdict(const std::string& what, const Status& mine) {
-  FL_RETURN_IF_ERROR(Usable());
+  if (Status usable = Usable(); !usable.ok()) return mine.ok() ? usable : mine;  // its own reason first
   constexpr size_t kMaxReasonBytes = 4096;
   std::string reason = mine.ok() ? "" : mine.ToString();
   if (reason.size() > kMaxReasonBytes) reason = reason.substr(0, kMaxReasonBytes - 3) + "...";

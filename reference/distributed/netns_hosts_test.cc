@@ -132,11 +132,15 @@ int OwnerThatIsKilled(const std::vector<std::string>&) {
   const bool said = poll(&told, 1, 10000) == 1 && read(entered[0], &byte, 1) == 1;
   close(entered[0]);
   if (!said) {
+    kill(inside, SIGKILL);  // not left behind in host 0 after this owner ends
+    waitpid(inside, nullptr, 0);
     ReportToParent("error: the process forked to enter host 0 (pid " + std::to_string(inside) +
                    ") did not say within 10 s that it was inside; it failed to enter, or is stuck");
     return 1;
   }
   if ((*hosts)->Processes().empty()) {
+    kill(inside, SIGKILL);
+    waitpid(inside, nullptr, 0);
     ReportToParent("error: the process inside host 0 (pid " + std::to_string(inside) +
                    ") is not among the host's processes");
     return 1;

@@ -66,6 +66,12 @@ Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, f
                                     "'); expected each embedding once");
       }
     }
+    // A step agrees, and ends with one barrier, on params[0]'s transport.
+    if (&params[i]->weights().transport() != &params[0]->weights().transport()) {
+      return InvalidArgumentError(std::string(optimizer) + ": params[" + std::to_string(i) + "] ('" +
+                                  params[i]->name() + "') lives on another transport than params[0] ('" +
+                                  params[0]->name() + "'); expected every embedding on one transport");
+    }
   }
   FL_RETURN_IF_ERROR(CheckPositive(lr, "lr", optimizer));
   // Every state tensor's name is free before any is created: a creation

@@ -151,6 +151,18 @@ TEST_F(SparseOptimizerTest, AnEmbeddingGivenTwiceIsNamedAndCreatesNothing) {
   EXPECT_TRUE(SparseAdam::Create({&embedding_}, 0.1f).ok());
 }
 
+// A step agrees, and ends with a barrier, on the first embedding's
+// transport: embeddings on two transports are refused, naming both.
+TEST_F(SparseOptimizerTest, EmbeddingsOnTwoTransportsAreRefused) {
+  InProcessTransport other = *InProcessTransport::Create(2);
+  DistEmbedding elsewhere = *DistEmbedding::Create(other, "other", *RangePartitionBook::Create({2, 4}), 1,
+                                                   [](int64_t, int64_t) { return 0.0f; });
+  EXPECT_EQ(SparseAdagrad::Create({&embedding_, &elsewhere}, 0.1f).status().message(),
+            "SparseAdagrad: params[1] ('other') lives on another transport than params[0] ('emb'); expected every "
+            "embedding on one transport");
+  EXPECT_EQ(transport_.FindTensor("emb_sum").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(SparseOptimizerTest, AStateNameAlreadyTakenIsNamedBeforeAnyStateIsCreated) {
   ASSERT_TRUE(DistTensor::Create(transport_, "emb_power", *RangePartitionBook::Create({2, 4}), 1).ok());
   EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f).status().message(),
