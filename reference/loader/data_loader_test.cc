@@ -84,8 +84,6 @@ Result<std::string> AwaitCreatedSegment(int inotify_fd) {
   }
 }
 
-bool Alive(pid_t pid) { return kill(pid, 0) == 0; }
-
 // Sets FAULTLINE_LOADER_INJECT for one scope.
 class ScopedInjection {
  public:
@@ -287,7 +285,7 @@ TEST(DataLoaderTest, ViewsHeldWhenAWorkerDiesKeepTheirMinibatches) {
                                            ") was killed by signal 9 (Killed) while producing minibatch 4"),
               std::string::npos)
         << next.status();
-    EXPECT_FALSE(Alive(pids[1]));
+    EXPECT_FALSE(Unreaped(pids[1]));
     for (size_t i = 1; i < held.size(); ++i) EXPECT_TRUE(held[i]->ToMiniBatch() == baseline[i]) << "minibatch " << i;
     EXPECT_EQ((*loader)->NextView().status().code(), StatusCode::kFailedPrecondition);
     held.clear();
@@ -446,8 +444,8 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
     EXPECT_NE(error.message().find("worker 1 (pid " + std::to_string(pids[1]) + ") was killed by signal 9 (Killed)"),
               std::string::npos)
         << error;
-    EXPECT_FALSE(Alive(pids[0]));
-    EXPECT_FALSE(Alive(pids[1]));
+    EXPECT_FALSE(Unreaped(pids[0]));
+    EXPECT_FALSE(Unreaped(pids[1]));
     EXPECT_TRUE(NoLeftoverSegments());
     EXPECT_EQ((*loader)->Next().status().code(), StatusCode::kFailedPrecondition);
   }
@@ -588,7 +586,7 @@ TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsItsWorkersAndNoSegmentKeepsAN
                                 << " has a name";
   }
   close(inotify_fd);
-  for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+  for (pid_t pid : pids) EXPECT_FALSE(Unreaped(pid));
   EXPECT_TRUE(NoLeftoverSegments()) << "after destroying the loader";
 }
 
@@ -838,7 +836,7 @@ TEST_F(DeviceModesTest, LegacyPinHandlingFailsInTheWorkerOnCudaHostUnregister) {
     ASSERT_TRUE((*loader)->failure().has_value());
     EXPECT_EQ((*loader)->failure()->step, "restore_state");
     EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
-    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+    for (pid_t pid : pids) EXPECT_FALSE(Unreaped(pid));
     EXPECT_TRUE(NoLeftoverSegments());
   }
 }
@@ -884,7 +882,7 @@ TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
     EXPECT_EQ((*loader)->failure()->step, "restore_state");
     EXPECT_EQ((*loader)->failure()->minibatch, 0);
     EXPECT_EQ((*loader)->failure()->Process(), "worker 0 (pid " + std::to_string(pids[0]) + ")");
-    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid));
+    for (pid_t pid : pids) EXPECT_FALSE(Unreaped(pid));
     EXPECT_TRUE(NoLeftoverSegments());
   }
 }

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,6 +88,14 @@ Result<std::vector<std::string>> LeakedSegments(const std::string& proc, const s
     if (at != std::string::npos && is_segment(line.substr(at))) held.push_back("mapped: " + line.substr(at));
   }
   return held;
+}
+
+bool Unreaped(pid_t pid) {
+  siginfo_t info{};
+  int r;
+  while ((r = waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT)) != 0 && errno == EINTR) {
+  }
+  return r == 0 || errno != ECHILD;  // any other error: not known to be gone
 }
 
 ::testing::AssertionResult NoLeftoverSegments() {

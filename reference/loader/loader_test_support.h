@@ -4,6 +4,7 @@
 #define FAULTLINE_REFERENCE_LOADER_LOADER_TEST_SUPPORT_H_
 
 #include <gtest/gtest.h>
+#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -36,6 +37,12 @@ Result<std::vector<std::string>> LeftoverSegments(const std::string& dir = "/dev
 // nothing.
 Result<std::vector<std::string>> LeakedSegments(const std::string& proc = "/proc/self",
                                                 const std::string& prefix = LoaderSegmentPrefix());
+
+// Whether `pid`, a child of this process, has not been reaped: it runs,
+// or it is a zombie. Asked with waitid(WNOWAIT), which leaves it as it is;
+// once it is reaped waitid says ECHILD whatever process has the pid by then
+// (kill(pid, 0), used before, counted a process that reused the pid).
+bool Unreaped(pid_t pid);
 
 // Succeeds when this process holds no descriptor and no mapping of a
 // segment of its loaders (LeakedSegments): call it once every loader and

@@ -77,8 +77,6 @@ int64_t FailingMinibatch(const std::string& step, int worker) {
   return step == "after_answer" ? worker + kNumWorkers : worker;
 }
 
-bool Alive(pid_t pid) { return kill(pid, 0) == 0; }  // zombies count: they were not reaped
-
 // Sets FAULTLINE_LOADER_INJECT for one scope.
 class ScopedInjection {
  public:
@@ -127,7 +125,7 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
   EXPECT_TRUE(check(error.message() == who + expected.text)) << error.message() << "\nexpected: " << who
                                                              << expected.text;
   EXPECT_TRUE(check(failure.has_value() && failure->worker == faulty && failure->minibatch == failing_minibatch));
-  for (pid_t pid : pids) EXPECT_TRUE(check(!Alive(pid))) << "pid " << pid << " was left behind";
+  for (pid_t pid : pids) EXPECT_TRUE(check(!Unreaped(pid))) << "pid " << pid << " was left behind";
   EXPECT_TRUE(check(NoLeftoverSegments()));
   // A new loader works afterwards.
   auto again = DataLoader::Create(LoaderTestOptions(kNumWorkers, method));
@@ -230,7 +228,7 @@ void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCo
     EXPECT_EQ((*loader)->failure()->step, step);
     EXPECT_EQ((*loader)->failure()->worker, faulty);
     EXPECT_EQ((*loader)->failure()->minibatch, failing);
-    for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " was left behind";
+    for (pid_t pid : pids) EXPECT_FALSE(Unreaped(pid)) << "pid " << pid << " was left behind";
     healthy.clear();
     loader->reset();
     EXPECT_TRUE(NoLeftoverSegments());

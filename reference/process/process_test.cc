@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -43,7 +44,17 @@ int SleepForever(const std::vector<std::string>&) {
 }
 FL_REGISTER_CHILD("sleep_forever", SleepForever);
 
-bool ProcessExists(pid_t pid) { return kill(pid, 0) == 0; }
+// Whether `pid`, a child of this process, has not been reaped: it runs,
+// or it is a zombie. Asked with waitid(WNOWAIT), which leaves it as it is;
+// once it is reaped waitid says ECHILD whatever process has the pid by then
+// (kill(pid, 0), used before, counted a process that reused the pid).
+bool Unreaped(pid_t pid) {
+  siginfo_t info{};
+  int r;
+  while ((r = waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT)) != 0 && errno == EINTR) {
+  }
+  return r == 0 || errno != ECHILD;  // any other error: not known to be gone
+}
 
 TEST(ProcessTest, ForkedChildReportsAndExits) {
   auto child = ChildProcess::Fork([] {
@@ -180,7 +191,7 @@ TEST(ProcessTest, WaitPastDeadlineKillsTheChild) {
   auto exit = child->Wait(milliseconds(50));
   ASSERT_TRUE(exit.ok());
   EXPECT_TRUE(exit->timed_out);
-  EXPECT_FALSE(ProcessExists(pid));
+  EXPECT_FALSE(Unreaped(pid));
 }
 
 TEST(ProcessTest, DestroyingARunningChildKillsAndReapsIt) {
@@ -192,9 +203,9 @@ TEST(ProcessTest, DestroyingARunningChildKillsAndReapsIt) {
     });
     ASSERT_TRUE(child.ok());
     pid = child->pid();
-    EXPECT_TRUE(ProcessExists(pid));
+    EXPECT_TRUE(Unreaped(pid));
   }
-  EXPECT_FALSE(ProcessExists(pid));  // reaped: not even a zombie
+  EXPECT_FALSE(Unreaped(pid));  // reaped: not even a zombie
 }
 
 int ReportLeaked(const std::vector<std::string>&) {
