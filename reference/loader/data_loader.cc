@@ -82,7 +82,7 @@ struct DataLoader::Worker {
   bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
   std::optional<ChildExit> exit;  // how the process ended, once reaped
   std::string transport;          // the error that revealed the failure
-  // Its segment slots, created (and their names unlinked) before it starts;
+  // Its segment slots, created (unnamed) before it starts;
   // a view holds the mapping it lies in, which outlives the reader.
   std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
   ~Worker() {
@@ -248,7 +248,7 @@ Status DataLoader::StartWorker(int w) {
   // released before ~Worker takes it on an early return).
   LoaderDescriptors::Lock descriptors = LoaderDescriptors::Hold();
   // Its slots' segments, with no name from the start: the worker inherits
-  // the descriptors, so nothing is left in /dev/shm however either ends.
+  // the descriptors, so nothing is left behind however either ends.
   std::vector<int> slot_fds;
   for (int slot = 0; slot < kPrefetchPerWorker; ++slot) {
     const std::string name = WorkerSegmentName(shm_prefix_, w, slot);

@@ -7,7 +7,8 @@
 // error naming it, its pid, the step and the minibatch; what the worker left
 // (its error report, else its exit status or signal) always wins over the
 // broken connection that revealed it. No path leaves a worker process or a
-// shared-memory segment behind.
+// shared-memory segment behind (segments are unnamed memfds, which go with
+// their last descriptor and mapping).
 #ifndef FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
 #define FAULTLINE_REFERENCE_LOADER_DATA_LOADER_H_
 
@@ -144,10 +145,10 @@ constexpr int kPrefetchPerWorker = 2;
 // Returns the slot that minibatch `batch` is written to (see above).
 int SegmentSlotOf(int64_t batch, int num_workers);
 
-// Returns the shared-memory name of worker `worker`'s segment slot `slot`
-// under `prefix`. The parent creates each slot's segment before it starts
-// the worker and unlinks the name at once (CreateUnlinkedSegment); the
-// worker inherits the descriptor. The name is for messages.
+// Returns the name of worker `worker`'s segment slot `slot` under
+// `prefix`. The parent creates each slot's segment before it starts the
+// worker, as an unnamed memfd (CreateUnlinkedSegment); the worker inherits
+// the descriptor. The name labels it in messages and /proc/PID/fd.
 std::string WorkerSegmentName(const std::string& prefix, int worker, int slot);
 
 }  // namespace faultline

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -63,25 +62,6 @@ std::vector<MiniBatch> Drain(const LoaderOptions& options, Take take = Take::kNe
     out.push_back(std::move(**next));
   }
   return out;
-}
-
-// Returns the name of a segment of this process's loaders that was created
-// since `inotify_fd` began to watch /dev/shm, waiting for one if need be.
-Result<std::string> AwaitCreatedSegment(int inotify_fd) {
-  const std::string prefix = LoaderSegmentPrefix().substr(1);
-  alignas(inotify_event) char buffer[4096];
-  for (;;) {
-    pollfd pfd{inotify_fd, POLLIN, 0};
-    if (poll(&pfd, 1, 20000) <= 0) return UnavailableError("no segment was created within 20 s");
-    const ssize_t n = read(inotify_fd, buffer, sizeof(buffer));
-    if (n <= 0) return UnavailableError(std::string("reading inotify events failed: ") + std::strerror(errno));
-    for (ssize_t at = 0; at < n;) {
-      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
-      const std::string name = event->len > 0 ? event->name : "";
-      if (name.rfind(prefix, 0) == 0) return name;
-      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-    }
-  }
 }
 
 // Sets FAULTLINE_LOADER_INJECT for one scope.
@@ -243,7 +223,7 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
       // (and so would see any descriptor or mapping left behind) ...
       const ::testing::AssertionResult held_by_view = NoLeftoverSegments();
       EXPECT_FALSE(held_by_view);
-      EXPECT_NE(std::string(held_by_view.message()).find("mapped: /dev/shm/"), std::string::npos)
+      EXPECT_NE(std::string(held_by_view.message()).find("mapped: /memfd:"), std::string::npos)
           << held_by_view.message();
       last = MiniBatchView();
       EXPECT_TRUE(NoLeftoverSegments());  // ... until it is dropped
@@ -482,20 +462,20 @@ TEST(DataLoaderTest, AnExceptionInAWorkerIsItsNamedErrorAndNoOtherWorkerIsBlamed
   }
 }
 
-// The shared memory segments process `pid` maps ("/dev/shm/NAME (deleted)"),
+// The shared memory segments process `pid` maps ("/memfd:NAME (deleted)"),
 // from /proc/PID/maps.
 std::set<std::string> MappedSegments(pid_t pid) {
   std::set<std::string> segments;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   for (std::string line; std::getline(maps, line);) {
-    const size_t at = line.find("/dev/shm/");
+    const size_t at = line.find("/memfd:");
     if (at != std::string::npos) segments.insert(line.substr(at));
   }
   return segments;
 }
 
 // What /proc/PID/fd links to, one entry per descriptor ("socket:[123]",
-// "/dev/shm/NAME (deleted)", ...).
+// "/memfd:NAME (deleted)", ...).
 std::vector<std::string> DescriptorTargets(pid_t pid) {
   std::vector<std::string> targets;
   const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
@@ -537,7 +517,7 @@ TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
       std::set<std::string> own;  // its slots, as its descriptors name them
       int sockets = 0;
       for (const std::string& target : DescriptorTargets(pids[w])) {
-        if (target.rfind("/dev/shm/", 0) == 0) {
+        if (target.rfind("/memfd:", 0) == 0) {
           own.insert(target);
           EXPECT_NE(target.find("-w" + std::to_string(w) + "-s"), std::string::npos) << target;
         }
@@ -562,30 +542,28 @@ TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
   }
 }
 
-// Destroying a loader mid-epoch stops its workers. Its slots' segments
-// have no names past their creation: the parent created each (inotify sees
-// it) and unlinked it at once, so /dev/shm holds none of them, even while
-// minibatches wait in slots the parent has not read.
-TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsItsWorkersAndNoSegmentKeepsAName) {
-  const int inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  ASSERT_GE(inotify_fd, 0) << std::strerror(errno);
-  ASSERT_GE(inotify_add_watch(inotify_fd, "/dev/shm", IN_CREATE), 0) << std::strerror(errno);
+// Destroying a loader mid-epoch stops its workers, and the main process
+// holds nothing of its segments afterwards. While it runs, with minibatches
+// waiting in slots the parent has not read, every slot is an unnamed
+// memfd (never a name in /dev/shm, which a process killed between
+// shm_open and shm_unlink would have left): 2 per worker.
+TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsItsWorkersAndItsSegmentsNeverHadANameToLeave) {
   std::vector<pid_t> pids;
-  std::string created;
   {
     auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
     ASSERT_TRUE(loader.ok());
     pids = (*loader)->worker_pids();
     ASSERT_TRUE((*loader)->Next().ok());  // minibatches 1-4 prefetched or on their way
-    Result<std::string> name = AwaitCreatedSegment(inotify_fd);
-    ASSERT_TRUE(name.ok()) << name.status();
-    created = *name;
-    Result<std::vector<std::string>> named = LeftoverSegments();
-    ASSERT_TRUE(named.ok()) << named.status();
-    EXPECT_TRUE(named->empty()) << "mid-epoch, " << created << " was created and " << named->front()
-                                << " has a name";
+    Result<std::vector<std::string>> held = LeakedSegments();
+    ASSERT_TRUE(held.ok()) << held.status();
+    size_t descriptors = 0;
+    for (const std::string& entry : *held) {
+      if (entry.rfind("fd ", 0) != 0) continue;  // its mappings
+      ++descriptors;
+      EXPECT_NE(entry.find(": /memfd:"), std::string::npos) << entry;
+    }
+    EXPECT_EQ(descriptors, 2u * kPrefetchPerWorker);
   }
-  close(inotify_fd);
   for (pid_t pid : pids) EXPECT_FALSE(Unreaped(pid));
   EXPECT_TRUE(NoLeftoverSegments()) << "after destroying the loader";
 }
@@ -602,8 +580,9 @@ bool AwaitEnd(pid_t pid) {
 }
 
 // The main process may die however it dies (here SIGKILL, mid-epoch, with
-// minibatches prefetched in slots it has not read yet): nothing is left in
-// /dev/shm and no worker lives on (PR_SET_PDEATHSIG).
+// minibatches prefetched in slots it has not read yet): no worker lives on
+// (PR_SET_PDEATHSIG), and with them goes the last holder of every segment
+// (unnamed memfds, which nothing else can reach).
 TEST(DataLoaderTest, AMainProcessKilledMidEpochLeavesNoSegmentAndNoWorker) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
@@ -627,20 +606,10 @@ TEST(DataLoaderTest, AMainProcessKilledMidEpochLeavesNoSegmentAndNoWorker) {
       const pid_t worker = static_cast<pid_t>(std::atoi(text.c_str() + at + 1));
       EXPECT_TRUE(AwaitEnd(worker)) << "worker " << worker << " outlived its main process";
     }
-    Result<std::vector<std::string>> left = LeftoverSegments("/dev/shm", prefix);
-    ASSERT_TRUE(left.ok()) << left.status();
-    for (const std::string& name : *left) {
-      ADD_FAILURE() << "left in /dev/shm: " << name;
-      UnlinkSharedMemory("/" + name);
-    }
   }
 }
 
-TEST(DataLoaderTest, TheLeakChecksFailLoudlyWhenTheyCannotLook) {
-  Result<std::vector<std::string>> names = LeftoverSegments("/nonexistent/shm");
-  ASSERT_FALSE(names.ok());
-  EXPECT_EQ(names.status().message(),
-            "cannot list /nonexistent/shm to look for leaked segments: No such file or directory");
+TEST(DataLoaderTest, TheLeakCheckFailsLoudlyWhenItCannotLook) {
   Result<std::vector<std::string>> held = LeakedSegments("/nonexistent/proc");
   ASSERT_FALSE(held.ok());
   EXPECT_EQ(held.status().message(),

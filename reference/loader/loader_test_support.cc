@@ -47,20 +47,6 @@ LoaderOptions LoaderTestOptions(int workers, StartMethod method) {
   return o;
 }
 
-Result<std::vector<std::string>> LeftoverSegments(const std::string& dir_path, const std::string& segment_prefix) {
-  DIR* dir = opendir(dir_path.c_str());
-  if (dir == nullptr) {
-    return UnavailableError("cannot list " + dir_path + " to look for leaked segments: " + std::strerror(errno));
-  }
-  std::vector<std::string> names;
-  const std::string prefix = segment_prefix.substr(1);  // the file name: no leading slash
-  while (dirent* e = readdir(dir)) {
-    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.push_back(e->d_name);
-  }
-  closedir(dir);
-  return names;
-}
-
 Result<std::vector<std::string>> LeakedSegments(const std::string& proc, const std::string& segment_prefix) {
   const std::string name = segment_prefix.substr(1);  // as the targets show it: no leading slash
   // "/dev/shm/NAME (deleted)" for a segment from shm_open, "/memfd:NAME (deleted)" for one from memfd_create.

@@ -1,5 +1,6 @@
 // Provides what the loader tests share: a small on-disk dataset, loader
-// options over it, and a check for shared-memory segments left behind.
+// options over it, and checks for shared-memory segments and processes
+// left behind.
 #ifndef FAULTLINE_REFERENCE_LOADER_LOADER_TEST_SUPPORT_H_
 #define FAULTLINE_REFERENCE_LOADER_LOADER_TEST_SUPPORT_H_
 
@@ -21,17 +22,11 @@ const std::string& LoaderTestDatasetDir();
 // Options over that dataset: fanouts {5, 3}, batches of 32, seed 11.
 LoaderOptions LoaderTestOptions(int workers, StartMethod method);
 
-// Returns the segments in `dir` whose names start with `prefix` (by default
-// this process's loader prefix, LoaderSegmentPrefix()); an error when `dir`
-// cannot be read, so that a check can never pass by seeing nothing.
-Result<std::vector<std::string>> LeftoverSegments(const std::string& dir = "/dev/shm",
-                                                  const std::string& prefix = LoaderSegmentPrefix());
-
 // Returns what process `proc` ("/proc/self", "/proc/PID") still holds of
 // the segments whose names start with `prefix` (by default this process's
 // loader prefix, LoaderSegmentPrefix()): each descriptor open on one
-// ("fd 7: /dev/shm/NAME (deleted)") and each mapping of one ("mapped:
-// /dev/shm/NAME (deleted)"). A segment lives as long as a descriptor or a
+// ("fd 7: /memfd:NAME (deleted)"; "/dev/shm/NAME" for a named segment)
+// and each mapping of one ("mapped: /memfd:NAME (deleted)"). A segment lives as long as a descriptor or a
 // mapping holds it, names or not, so this is what a leak is. An error when
 // /proc cannot be read, so that a leak check can never pass by seeing
 // nothing.
@@ -46,10 +41,9 @@ bool Unreaped(pid_t pid);
 
 // Succeeds when this process holds no descriptor and no mapping of a
 // segment of its loaders (LeakedSegments): call it once every loader and
-// every view is gone. (It does not look in /dev/shm: each segment's name
-// goes at its creation, CreateUnlinkedSegment, so no test could make a
-// name check fail short of killing the process between shm_open and
-// shm_unlink; LeftoverSegments is for the tests that check names.)
+// every view is gone. (It does not look in /dev/shm: the loaders'
+// segments are unnamed memfds, CreateUnlinkedSegment, so a name check
+// could not fail.)
 ::testing::AssertionResult NoLeftoverSegments();
 
 }  // namespace faultline

@@ -1,4 +1,5 @@
-// Implements reusable shared-memory segments with shm_open, fallocate and mmap.
+// Implements reusable shared-memory segments with shm_open (named) or
+// memfd_create (unnamed), fallocate and mmap.
 #include "reference/loader/shared_memory.h"
 
 #include <fcntl.h>
@@ -160,9 +161,11 @@ Result<SegmentReader::Message> SegmentReader::Map() {
 }
 
 Result<int> CreateUnlinkedSegment(const std::string& name) {
-  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) return ShmError("shm_open", name);
-  shm_unlink(name.c_str());
+  // An anonymous tmpfs file: no name in /dev/shm at any moment (shm_open
+  // and shm_unlink left one between the two calls, for good if the process
+  // was killed there). The name only labels it in /proc/PID/fd and maps.
+  const int fd = memfd_create(name.substr(name.rfind('/') + 1).c_str(), MFD_CLOEXEC);
+  if (fd < 0) return ShmError("memfd_create", name);
   return fd;
 }
 

@@ -1,8 +1,8 @@
 // Provides POSIX shared-memory segments for passing bytes between processes,
 // reused for message after message: a producer writes a segment
 // (SegmentWriter) and a consumer reads the bytes where they lie
-// (SegmentReader), both by name or by a descriptor of a segment whose name
-// went at its creation (CreateUnlinkedSegment). Both keep their mapping, so after the first message no
+// (SegmentReader), both by name or by a descriptor of a segment that never
+// had one (CreateUnlinkedSegment). Both keep their mapping, so after the first message no
 // pages are allocated, zeroed, mapped or freed: a minibatch of ~30 MB in a
 // fresh segment each time cost more than copying it.
 #ifndef FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
@@ -110,10 +110,14 @@ class SegmentReader {
   std::shared_ptr<const Mapping> mapping_;
 };
 
-// Creates segment `name`, empty, and unlinks the name at once: returns its
+// Creates an empty segment that never has a name in /dev/shm
+// (memfd_create; `name` labels it, "/memfd:NAME (deleted)" in
+// /proc/PID/fd and /proc/PID/maps, and in messages): returns its
 // descriptor (close-on-exec), which other processes get by inheriting it
-// (fork, or spawn's kept descriptors), so that no process's end, however it
-// comes, can leave the segment in /dev/shm.
+// (fork, or spawn's kept descriptors). It lives as long as a descriptor or
+// a mapping holds it, so no process's end, however it comes, can leave it
+// behind; and /dev/shm's size (64 MB in a default Docker container) does
+// not bound it, the memory does.
 Result<int> CreateUnlinkedSegment(const std::string& name);
 // Unlinks `name` if it exists (cleanup of names no reader opened).
 void UnlinkSharedMemory(const std::string& name);

@@ -170,5 +170,27 @@ TEST(SharedMemoryTest, ASegmentTooShortForItsLengthFieldIsDataLoss) {
                                              .ToString());
 }
 
+// A loader's segment never has a name in /dev/shm: it is a memfd (its
+// name only labels it), close-on-exec, that a writer and a reader share
+// through the descriptor. Before, shm_open created the name and shm_unlink
+// removed it a moment later; a process killed in between left it for good.
+TEST(SharedMemoryTest, AnUnlinkedSegmentNeverHasANameAndIsCloseOnExec) {
+  const std::string name = TestSegmentName("unnamed");
+  Result<int> fd = CreateUnlinkedSegment(name);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  EXPECT_FALSE(SharedMemoryExists(name));
+  char target[512];
+  const ssize_t n = readlink(("/proc/self/fd/" + std::to_string(*fd)).c_str(), target, sizeof(target) - 1);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(target, static_cast<size_t>(n)), "/memfd:" + name.substr(1) + " (deleted)");
+  EXPECT_NE(fcntl(*fd, F_GETFD) & FD_CLOEXEC, 0);
+  const int reader_fd = dup(*fd);
+  ASSERT_GE(reader_fd, 0);
+  SegmentWriter writer(name, *fd);
+  SegmentReader reader(name, reader_fd);
+  ASSERT_TRUE(writer.Write("through the descriptor").ok());
+  EXPECT_EQ(Message(reader), "through the descriptor");
+}
+
 }  // namespace
 }  // namespace faultline
