@@ -39,7 +39,8 @@ Status ExclusiveSum(DeviceRuntime& runtime, const int64_t* in, int64_t* out, int
                     ScanScratch scratch = {}, SourceLocation loc = SourceLocation::Current());
 
 // The nvcc-compiled CUB scan (scan_cuda.cu), in `scratch` when it is not
-// null, else in scratch from the stream-ordered pool; returns a cudaError_t.
+// null, else (a caller without a workspace to lend from) in scratch from
+// the stream-ordered pool; returns a cudaError_t.
 int ExclusiveSumOnCuda(const int64_t* in, int64_t* out, int64_t n, void* stream, void* scratch, size_t scratch_bytes);
 // CUB's scratch bytes for n words (no launch); returns a cudaError_t.
 int ExclusiveSumScratchBytesOnCuda(int64_t n, size_t* bytes);

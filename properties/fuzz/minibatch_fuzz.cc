@@ -4,7 +4,9 @@
 // DecodeMiniBatch from the fuzzer's buffer (exact size, so ASan sees any
 // read past the end), then written into one shared-memory segment that the
 // whole run reuses (SegmentWriter, growing as inputs do) and decoded where it
-// lies (SegmentReader), as a worker and DataLoader::Accept do. Asserts: the
+// lies (SegmentReader), as DataLoader::Accept does (its slots are unnamed
+// memfds, this segment a named one: the mapping and the decoding are the
+// same). Asserts: the
 // segment gives back exactly this input (not a longer earlier one) and its
 // name is gone once the reader opened it; both decodes
 // agree; decoding never crashes and either fails with DataLoss or returns

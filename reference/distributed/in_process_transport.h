@@ -29,12 +29,10 @@ class InProcessTransport : public Transport {
   Status AllocateTensor(const TensorSpec& spec) override;
   int num_partitions() const override { return num_partitions_; }
 
- protected:
-  // For tests that derive a transport misbehaving on purpose.
+  // For tests only, which derive a transport misbehaving on purpose.
   explicit InProcessTransport(int num_partitions) : num_partitions_(num_partitions) {}
 
  private:
-
   int num_partitions_;
   // storage_[handle][partition]: that partition's rows, row-major.
   std::vector<std::vector<std::vector<float>>> storage_;

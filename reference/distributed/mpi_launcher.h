@@ -43,9 +43,10 @@ struct MpiJobOptions {
   // gives mpirun 250 ms and then kills it (SIGKILL; each
   // remote daemon sees its connection to mpirun close and exits by itself),
   // and says so in MpiJob::mpirun_terminated. On any layout, when a rank
-  // ended inside MPI_Init (no "initialized" mark, no report) and every rank
-  // left is inside MPI_Init too (which waits for every rank, with no
-  // timeout), still 250 ms later, RunMpiJob ends those ranks and mpirun
+  // ended without finishing MPI_Init (no "initialized" mark; it may have
+  // reported why) and every rank left is inside MPI_Init too (which waits
+  // for every rank, with no timeout), still 5 s later, RunMpiJob ends those
+  // ranks and mpirun
   // (mpirun_terminated; each such rank is named in MpiJob::vanished).
   bool keep_survivors = false;
   // Extra environment for every rank.

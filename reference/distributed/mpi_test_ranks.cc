@@ -362,7 +362,7 @@ int StallBeforeConnectRank(const std::vector<std::string>&) {
     ReportFromRank(options.status().ToString());
     return 1;
   }
-  options->before_connect = [](int rank) {
+  options->before_connect_for_testing = [](int rank) {
     if (rank != 0) return;
     MarkFromRank("stalled");
     for (;;) pause();

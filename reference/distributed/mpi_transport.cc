@@ -176,7 +176,7 @@ Status MpiTransport::Join(std::unique_ptr<LivenessMonitor>* monitor) {
     if (!peer.ok()) return peer.status().WithContext("mpi rank " + std::to_string(rank_) + ": joining the job");
     peers.push_back(std::move(*peer));
   }
-  if (options_.before_connect) options_.before_connect(rank_);
+  if (options_.before_connect_for_testing) options_.before_connect_for_testing(rank_);
   return (*monitor)->Connect(peers, join_deadline_);
 }
 

@@ -47,7 +47,7 @@ struct MpiOptions {
   // For fault tests: called with this rank on every rank once the liveness
   // addresses are exchanged, just before the liveness mesh connects (a rank
   // that stalls here makes the others fail to connect, at the join limit).
-  std::function<void(int rank)> before_connect;
+  std::function<void(int rank)> before_connect_for_testing;
 };
 
 // Initializes MPI once per process (MPI_THREAD_SERIALIZED; finalized at

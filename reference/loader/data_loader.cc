@@ -214,10 +214,16 @@ Status StartError(const std::string& what, int error) {
   return UnavailableError(what + " failed: " + std::strerror(error));
 }
 
-// `error`, and when a call ran out of descriptors (shm_open, socketpair,
-// pipe2, ... EMFILE), how many a worker takes and what the limit is.
+// `error`, and when a call ran out of this process's descriptors
+// (memfd_create, socketpair, pipe2, ... EMFILE), how many a worker takes
+// and what the limit is. (ENFILE, "Too many open files in system", is the
+// system's limit, which ulimit does not raise.)
 Status WithDescriptorHint(Status error) {
-  if (error.message().find(std::strerror(EMFILE)) == std::string::npos) return error;
+  const std::string& message = error.message();
+  if (message.find(std::strerror(EMFILE)) == std::string::npos ||
+      message.find(std::strerror(ENFILE)) != std::string::npos) {
+    return error;
+  }
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
   return Status(error.code(), error.message() + " (each worker holds " + std::to_string(kDescriptorsPerWorker) +

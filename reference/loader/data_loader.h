@@ -131,16 +131,16 @@ std::string LoaderSegmentPrefix();
 // the sampler's work, so past the cores of any machine more only compete;
 // a typo (100000) would otherwise fork until a system limit failed.
 constexpr int kMaxWorkers = 1024;
-// The descriptors the main process holds for each worker: its two segment
-// slots, its two sockets, the report pipe and the pidfd of its process
-// (what RLIMIT_NOFILE must leave room for, beside the application's own).
-constexpr int kDescriptorsPerWorker = 6;
-
 // Each worker is kept this many tasks ahead. Worker w gets minibatches w,
 // w + num_workers, ...; its k-th is written to its segment slot
 // k % kPrefetchPerWorker: the parent sends task k + kPrefetchPerWorker
 // only once task k's view is dropped, so a slot is never written while read.
 constexpr int kPrefetchPerWorker = 2;
+
+// The descriptors the main process holds for each worker: its segment
+// slots, its two sockets, the report pipe and the pidfd of its process
+// (what RLIMIT_NOFILE must leave room for, beside the application's own).
+constexpr int kDescriptorsPerWorker = kPrefetchPerWorker + 4;
 
 // Returns the slot that minibatch `batch` is written to (see above).
 int SegmentSlotOf(int64_t batch, int num_workers);

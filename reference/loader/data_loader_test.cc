@@ -64,13 +64,6 @@ std::vector<MiniBatch> Drain(const LoaderOptions& options, Take take = Take::kNe
   return out;
 }
 
-// Sets FAULTLINE_LOADER_INJECT for one scope.
-class ScopedInjection {
- public:
-  explicit ScopedInjection(const std::string& spec) { setenv(kInjectEnv, spec.c_str(), 1); }
-  ~ScopedInjection() { unsetenv(kInjectEnv); }
-};
-
 TEST(ItemSamplerTest, BatchesCoverEveryItemOnceAndShuffleDependsOnlyOnTheSeed) {
   auto plain = MakeBatches({10, 4, false, false, 0});
   ASSERT_TRUE(plain.ok());

@@ -1,6 +1,7 @@
 // Implements the test-only worker fault injection (fault_injection.h).
 #include "reference/loader/fault_injection.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -78,6 +79,13 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   if (breaks_protocol && injection.step != "after_write" && injection.step != "after_answer") return bad();
   if (throws && injection.step != "mid_write") return bad();
   return injection;
+}
+
+void MarkInjectedFaultStarted() {
+  const char* path = std::getenv(kInjectStartedEnv);
+  if (path == nullptr) return;
+  const int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
 }
 
 FaultInjection InjectionInWorker() {

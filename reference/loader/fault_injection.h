@@ -15,6 +15,11 @@
 namespace faultline {
 
 inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
+// A path: a worker that stalls or trickles its answer creates this file
+// once the first bytes of that answer are sent, so that a test can start
+// a short timeout then and time the fault alone (not the worker's start or
+// the minibatches before it).
+inline constexpr char kInjectStartedEnv[] = "FAULTLINE_LOADER_INJECT_STARTED";
 // The steps of a worker's life, in order.
 inline constexpr const char* kInjectSteps[] = {"started",   "before_restore", "after_restore", "after_task",
                                                "mid_write", "after_write",    "after_answer"};
@@ -56,6 +61,9 @@ struct FaultInjection {
     return action == how && (Targets("after_write", index) || (Targets("after_answer", index) && answered > 0));
   }
 };
+
+// Creates kInjectStartedEnv's file, when the variable is set.
+void MarkInjectedFaultStarted();
 
 // Parses FAULTLINE_LOADER_INJECT; an unset variable injects nothing, a
 // malformed one is an InvalidArgument error saying what is expected.

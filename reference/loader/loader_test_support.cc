@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
@@ -76,12 +77,14 @@ Result<std::vector<std::string>> LeakedSegments(const std::string& proc, const s
   return held;
 }
 
-bool Unreaped(pid_t pid) {
-  siginfo_t info{};
-  int r;
-  while ((r = waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT)) != 0 && errno == EINTR) {
+bool AppearsWithin(const std::string& path, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  struct stat st {};
+  while (stat(path.c_str(), &st) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return r == 0 || errno != ECHILD;  // any other error: not known to be gone
+  return true;
 }
 
 ::testing::AssertionResult NoLeftoverSegments() {

@@ -10,8 +10,13 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+#include <cstdlib>
+
 #include "reference/base/status.h"
 #include "reference/loader/data_loader.h"
+#include "reference/loader/fault_injection.h"
+#include "reference/process/process_test_support.h"
 
 namespace faultline {
 
@@ -33,11 +38,27 @@ LoaderOptions LoaderTestOptions(int workers, StartMethod method);
 Result<std::vector<std::string>> LeakedSegments(const std::string& proc = "/proc/self",
                                                 const std::string& prefix = LoaderSegmentPrefix());
 
-// Whether `pid`, a child of this process, has not been reaped: it runs,
-// or it is a zombie. Asked with waitid(WNOWAIT), which leaves it as it is;
-// once it is reaped waitid says ECHILD whatever process has the pid by then
-// (kill(pid, 0), used before, counted a process that reused the pid).
-bool Unreaped(pid_t pid);
+// Sets the environment variable `name` for one scope (workers read it).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// Sets the loader's fault injection (kInjectEnv) for one scope.
+class ScopedInjection : public ScopedEnv {
+ public:
+  explicit ScopedInjection(const std::string& spec) : ScopedEnv(kInjectEnv, spec) {}
+};
+
+// Whether the file `path` exists within `limit` (a bounded wait for a
+// worker's mark, kInjectStartedEnv; checked every millisecond).
+bool AppearsWithin(const std::string& path, std::chrono::milliseconds limit);
 
 // Succeeds when this process holds no descriptor and no mapping of a
 // segment of its loaders (LeakedSegments): call it once every loader and

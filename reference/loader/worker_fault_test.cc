@@ -77,13 +77,6 @@ int64_t FailingMinibatch(const std::string& step, int worker) {
   return step == "after_answer" ? worker + kNumWorkers : worker;
 }
 
-// Sets FAULTLINE_LOADER_INJECT for one scope.
-class ScopedInjection {
- public:
-  explicit ScopedInjection(const std::string& spec) { setenv(kInjectEnv, spec.c_str(), 1); }
-  ~ScopedInjection() { unsetenv(kInjectEnv); }
-};
-
 // Runs one case; returns its matrix cell ("signal 9 mb1, 31 ms") or
 // "FAILED ...". The time is printed for the record, never checked.
 std::string RunCase(StartMethod method, const std::string& step, const std::string& action) {
@@ -200,7 +193,9 @@ TEST(WorkerFaultTest, AWorkerThatIsNotAWholeIndexIsRefused) {
 // FailingMinibatch(STEP, faulty), for both start methods: the minibatches
 // before it arrive (their views held through the failure) with no
 // timeout, so that none of the workers' start or work before the fault is
-// timed; the failing one is asked for under `timeout` (0: none). Taking it
+// timed; the failing one is asked for under `timeout` (0: none), which
+// starts only once the worker has begun its broken answer (stall, trickle:
+// kInjectStartedEnv), so that only the fault is timed. Taking it
 // fails with `code` and the message `message(its pid, the message got)`,
 // failure() names the worker, `step` and the minibatch, the loader ends
 // (both workers reaped), and nothing leaks.
@@ -211,6 +206,11 @@ void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCo
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(fault + " in worker " + std::to_string(faulty) + ", " + StartMethodName(method));
     ScopedInjection inject(fault + ":" + std::to_string(faulty));
+    // With a timeout (stall, trickle), the worker marks when its broken
+    // answer has begun, and the short timeout starts only then.
+    const std::string started = std::string(std::getenv("TEST_TMPDIR")) + "/fault-started-" + StartMethodName(method);
+    std::remove(started.c_str());
+    ScopedEnv started_env(kInjectStartedEnv, started);
     auto loader = DataLoader::Create(LoaderTestOptions(kNumWorkers, method));
     ASSERT_TRUE(loader.ok()) << loader.status();
     const std::vector<pid_t> pids = (*loader)->worker_pids();
@@ -219,6 +219,10 @@ void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCo
       auto view = (*loader)->NextView();
       ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
       healthy.push_back(std::move(*view));
+    }
+    if (timeout.count() > 0) {
+      ASSERT_TRUE(AppearsWithin(started, std::chrono::seconds(60)))
+          << "worker " << faulty << " did not begin its broken answer (" << fault << ") within 60 s";
     }
     (*loader)->SetTimeoutForTesting(timeout);
     auto failed = (*loader)->NextView();

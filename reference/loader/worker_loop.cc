@@ -45,6 +45,7 @@ Status UncaughtException() { return InternalError("uncaught exception " + Descri
   for (size_t sent = 0; sent < frame; ++sent) {
     const char byte = sent < sizeof(header) ? reinterpret_cast<const char*>(header)[sent] : ' ';
     if (!wire::WriteAll(result_fd, &byte, 1).ok()) _exit(3);
+    if (sent == 0) MarkInjectedFaultStarted();
     const timespec two_ms{0, 2000000};
     nanosleep(&two_ms, nullptr);
   }
@@ -179,6 +180,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     if (breaks("stall") || breaks("cutoff")) {
       (void)wire::WriteAll(result_fd, &batch, sizeof(batch));  // half a frame header
       if (inject.action == "cutoff") _exit(3);
+      MarkInjectedFaultStarted();
       for (;;) pause();
     }
     if (breaks("trickle")) Trickle(result_fd, batch);

@@ -157,7 +157,10 @@ Result<ChildProcess> ChildProcess::ForkWithReportPipe(int fds[2], const std::fun
   // ignored and the child ended (and its pid was reused) in these few
   // instructions. Close-on-exec by the kernel.
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  return ChildProcess(pid, fds[0], pidfd >= 0 ? pidfd : -1);
+  // ESRCH: the child has ended and been reaped already (SIGCHLD ignored):
+  // its pid may be another process's by now, so it is never signalled.
+  // Without pidfds (ENOSYS), signals go by pid.
+  return ChildProcess(pid, fds[0], pidfd >= 0 ? pidfd : errno == ESRCH ? kReapedBeforePidfd : -1);
 }
 
 Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
@@ -284,6 +287,7 @@ void ChildProcess::Reset() {
 }
 
 void ChildProcess::Signal(int signal) {
+  if (pidfd_ == kReapedBeforePidfd) return;
   if (pidfd_ >= 0) {
     (void)syscall(SYS_pidfd_send_signal, pidfd_, signal, nullptr, 0);  // ESRCH once it has ended
   } else {

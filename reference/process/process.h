@@ -104,6 +104,8 @@ class ChildProcess {
   Status WaitForTranscript(std::string_view text, std::chrono::milliseconds timeout);
 
  private:
+  // pidfd_ of a child reaped elsewhere before its pidfd could be opened.
+  static constexpr int kReapedBeforePidfd = -2;
   ChildProcess(pid_t pid, int report_fd, int pidfd) : pid_(pid), report_fd_(report_fd), pidfd_(pidfd) {}
   // Forks with the report pipe `fds`; the child runs `in_child`, which ends
   // the process (async-signal-safe calls only, for spawn). The parent keeps

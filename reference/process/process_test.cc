@@ -22,6 +22,7 @@
 
 #include "reference/base/fd_io.h"
 #include "reference/process/child_registry.h"
+#include "reference/process/process_test_support.h"
 
 namespace faultline {
 namespace {
@@ -43,18 +44,6 @@ int SleepForever(const std::vector<std::string>&) {
   for (;;) pause();
 }
 FL_REGISTER_CHILD("sleep_forever", SleepForever);
-
-// Whether `pid`, a child of this process, has not been reaped: it runs,
-// or it is a zombie. Asked with waitid(WNOWAIT), which leaves it as it is;
-// once it is reaped waitid says ECHILD whatever process has the pid by then
-// (kill(pid, 0), used before, counted a process that reused the pid).
-bool Unreaped(pid_t pid) {
-  siginfo_t info{};
-  int r;
-  while ((r = waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT)) != 0 && errno == EINTR) {
-  }
-  return r == 0 || errno != ECHILD;  // any other error: not known to be gone
-}
 
 TEST(ProcessTest, ForkedChildReportsAndExits) {
   auto child = ChildProcess::Fork([] {

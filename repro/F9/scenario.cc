@@ -121,8 +121,7 @@ Outcome Run(RuntimeKind kind, Caching caching, const Signature* signature) {
                   transcript);
 }
 
-const VariantEnv kLaunchEnv = {{"FAULTLINE_SIMCUDA_DEVICES", "2"},
-                                                                     {"CUDA_VISIBLE_DEVICES", "0,1"}};
+const VariantEnv kLaunchEnv = {{"FAULTLINE_SIMCUDA_DEVICES", "2"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
 
 const bool kRegistered = RegisterFailure(Failure{
     "F9",
