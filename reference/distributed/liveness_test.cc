@@ -22,11 +22,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// `stuck_grace` 0 takes the monitor's default.
-std::vector<std::unique_ptr<LivenessMonitor>> ConnectedRanks(int ranks, std::chrono::milliseconds timeout,
+// `ranks` monitors listening, not yet connected, and their addresses
+// (empty when one could not listen). `stuck_grace` 0 takes the default.
+std::vector<std::unique_ptr<LivenessMonitor>> ListeningRanks(int ranks, std::chrono::milliseconds timeout,
+                                                             std::vector<PeerAddress>* addresses,
                                                              std::chrono::milliseconds stuck_grace = {}) {
   std::vector<std::unique_ptr<LivenessMonitor>> monitors;
-  std::vector<PeerAddress> addresses;
   for (int r = 0; r < ranks; ++r) {
     LivenessOptions options;
     options.rank = r;
@@ -35,9 +36,17 @@ std::vector<std::unique_ptr<LivenessMonitor>> ConnectedRanks(int ranks, std::chr
     Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
     EXPECT_TRUE(monitor.ok()) << monitor.status();
     if (!monitor.ok()) return {};
-    addresses.push_back((*monitor)->self());
+    addresses->push_back((*monitor)->self());
     monitors.push_back(std::move(*monitor));
   }
+  return monitors;
+}
+
+std::vector<std::unique_ptr<LivenessMonitor>> ConnectedRanks(int ranks, std::chrono::milliseconds timeout,
+                                                             std::chrono::milliseconds stuck_grace = {}) {
+  std::vector<PeerAddress> addresses;
+  std::vector<std::unique_ptr<LivenessMonitor>> monitors = ListeningRanks(ranks, timeout, &addresses, stuck_grace);
+  if (monitors.empty()) return {};
   // Every rank connects at once, as the ranks of a job do.
   std::vector<Status> results(ranks);
   std::vector<std::thread> threads;
@@ -157,17 +166,9 @@ TEST(LivenessMonitorTest, AnMpiErrorWithNobodyToBlameComesAfterSilenceNotAtTheDe
 // said goodbye. Before, rank 2's monitor said goodbye, and rank 0 waited
 // until its deadline and blamed nobody.
 TEST(LivenessMonitorTest, ARankThatFailsToConnectIsAFailureToThePeersItReached) {
-  std::vector<std::unique_ptr<LivenessMonitor>> ranks;
   std::vector<PeerAddress> addresses;
-  for (int r = 0; r < 3; ++r) {
-    LivenessOptions options;
-    options.rank = r;
-    options.timeout = std::chrono::seconds(20);
-    Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
-    ASSERT_TRUE(monitor.ok()) << monitor.status();
-    addresses.push_back((*monitor)->self());
-    ranks.push_back(std::move(*monitor));
-  }
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(3, std::chrono::seconds(20), &addresses);
+  ASSERT_EQ(ranks.size(), 3u);
   ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());
   const std::string rank1 = "rank 1 (pid " + std::to_string(addresses[1].pid) + " on host " + addresses[1].host + ")";
   EXPECT_EQ(ranks[2]->Connect(addresses, Clock::now() + std::chrono::milliseconds(200)).ToString(),
@@ -197,17 +198,9 @@ struct FileLimit {
 // until the deadline, and the error blamed the peer ("no liveness
 // connection from rank 0 ... before the deadline").
 TEST(LivenessMonitorTest, AcceptingWithNoDescriptorLeftFailsAtOnceAndSaysWhy) {
-  std::vector<std::unique_ptr<LivenessMonitor>> ranks;
   std::vector<PeerAddress> addresses;
-  for (int r = 0; r < 2; ++r) {
-    LivenessOptions options;
-    options.rank = r;
-    options.timeout = std::chrono::seconds(20);
-    Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
-    ASSERT_TRUE(monitor.ok()) << monitor.status();
-    addresses.push_back((*monitor)->self());
-    ranks.push_back(std::move(*monitor));
-  }
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(2, std::chrono::seconds(20), &addresses);
+  ASSERT_EQ(ranks.size(), 2u);
   ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());  // queued at rank 1
   const int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(lowest_free, 0) << std::strerror(errno);
