@@ -122,25 +122,17 @@ Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(MpiOptions options) {
   // Joining, every step of it, is bounded by one join_timeout.
   transport->join_deadline_ = std::chrono::steady_clock::now() + options.join_timeout;
 
-  std::unique_ptr<LivenessMonitor> monitor;
-  const Status joined = transport->Join(&monitor);
-  if (!joined.ok()) {
-    // Peers that already connected to this rank's monitor must take its
-    // exit for a failure, not a goodbye (they would wait for it until their
-    // own limit, and then blame nobody); and MPI_Finalize at exit would wait
-    // for the ranks that did not join.
-    if (monitor != nullptr) {
-      monitor->AnnounceFailure();
-      monitor->LeaveWithoutGoodbye();
-    }
-    return transport->Fail(joined);
-  }
-  transport->monitor_ = std::move(monitor);
+  Result<std::unique_ptr<LivenessMonitor>> joined = transport->Join();
+  // Failed: MPI_Finalize at exit would wait for the ranks that did not join.
+  // (Peers this rank's monitor reached take its exit for a failure:
+  // LivenessMonitor::Connect announced it.)
+  if (!joined.ok()) return transport->Fail(joined.status());
+  transport->monitor_ = std::move(*joined);
   MarkFromRank("joined");
   return transport;
 }
 
-Status MpiTransport::Join(std::unique_ptr<LivenessMonitor>* monitor) {
+Result<std::unique_ptr<LivenessMonitor>> MpiTransport::Join() {
   FL_RETURN_IF_ERROR(WireUp());
 
   // Who is who and how to reach them, so that a failure can name the peer.
@@ -156,8 +148,8 @@ Status MpiTransport::Join(std::unique_ptr<LivenessMonitor>* monitor) {
     std::fprintf(stderr, "%s\n", error.ToString().c_str());
     std::fflush(stderr);
   };
-  FL_ASSIGN_OR_RETURN(*monitor, LivenessMonitor::Listen(liveness));
-  std::string address = (*monitor)->self().Serialize();
+  FL_ASSIGN_OR_RETURN(std::unique_ptr<LivenessMonitor> monitor, LivenessMonitor::Listen(liveness));
+  std::string address = monitor->self().Serialize();
   if (address.size() >= kAddressBytes) {
     return InternalError("mpi rank " + std::to_string(rank_) + ": the liveness address '" + address +
                          "' is longer than " + std::to_string(kAddressBytes - 1) + " bytes");
@@ -177,7 +169,8 @@ Status MpiTransport::Join(std::unique_ptr<LivenessMonitor>* monitor) {
     peers.push_back(std::move(*peer));
   }
   if (options_.before_connect_for_testing) options_.before_connect_for_testing(rank_);
-  return (*monitor)->Connect(peers, join_deadline_);
+  FL_RETURN_IF_ERROR(monitor->Connect(peers, join_deadline_));
+  return monitor;
 }
 
 // OpenMPI 4.1's TCP BTL connects a pair of ranks on the first message

@@ -92,9 +92,9 @@ class MpiTransport : public Transport {
 
  private:
   MpiTransport() = default;
-  // Every step of joining after MPI_Init: WireUp, the liveness listener
-  // (into `monitor`), the address exchange and the liveness mesh.
-  Status Join(std::unique_ptr<LivenessMonitor>* monitor);
+  // Every step of joining after MPI_Init: WireUp, the liveness listener,
+  // the address exchange and the liveness mesh; returns the connected monitor.
+  Result<std::unique_ptr<LivenessMonitor>> Join();
   // Connects every pair of ranks once, the lower rank first (see the .cc).
   Status WireUp();
   // Polls `request` until it completes, a peer dies, or `limit` (the

@@ -149,20 +149,22 @@ Status SparseOptimizer::Step() {
   }
   FL_RETURN_IF_ERROR(transport.AgreeOnVerdict("the step", verdict));
 
+  // Every parameter is on `transport` (CheckParams): one list of its partitions.
+  const std::vector<int> local = transport.LocalPartitions();
   std::vector<std::vector<RowBatch>> received(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
-    Transport& owner = params_[i]->weights().transport();
-    FL_ASSIGN_OR_RETURN(received[i], owner.RouteToOwners(std::move(outgoing[i]), params_[i]->dim()));
+    FL_ASSIGN_OR_RETURN(received[i], transport.RouteToOwners(std::move(outgoing[i]), params_[i]->dim()));
   }
   // What arrived is checked before anything is updated, and agreed on too.
   Status arrived;
-  for (size_t i = 0; arrived.ok() && i < params_.size(); ++i) arrived = CheckReceived(*params_[i], received[i]);
+  for (size_t i = 0; arrived.ok() && i < params_.size(); ++i) {
+    arrived = CheckReceived(*params_[i], local, received[i]);
+  }
   FL_RETURN_IF_ERROR(transport.AgreeOnVerdict("the gradients it received", arrived));
 
   for (size_t i = 0; i < params_.size(); ++i) {
     (void)params_[i]->TakeTrace();  // the step is agreed: its gradients are used up
     const RangePartitionBook& book = params_[i]->weights().book();
-    const std::vector<int> local = params_[i]->weights().transport().LocalPartitions();
     for (size_t k = 0; k < local.size(); ++k) {
       Averaged averaged = AverageDuplicates(received[i][k], params_[i]->dim());
       if (averaged.ids.empty()) continue;
@@ -192,9 +194,8 @@ Result<std::vector<RowBatch>> SparseOptimizer::BatchByOwner(const DistEmbedding&
 // A row id from another trainer that lies outside this partition would
 // update another partition's row, or fail in the owner's own call without
 // naming the sender.
-Status SparseOptimizer::CheckReceived(const DistEmbedding& param, const std::vector<RowBatch>& received) {
-  const Transport& transport = param.weights().transport();
-  const std::vector<int> local = transport.LocalPartitions();
+Status SparseOptimizer::CheckReceived(const DistEmbedding& param, const std::vector<int>& local,
+                                      const std::vector<RowBatch>& received) {
   const std::string where = "step: embedding '" + param.name() + "'";
   if (received.size() != local.size()) {
     return InternalError(where + ": RouteToOwners returned " + std::to_string(received.size()) + " batches for " +

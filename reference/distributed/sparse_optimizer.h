@@ -61,8 +61,10 @@ class SparseOptimizer {
  private:
   // The gradients recorded for `param`, grouped by the partition that owns each row.
   static Result<std::vector<RowBatch>> BatchByOwner(const DistEmbedding& param);
-  // Every row id that RouteToOwners delivered for `param` lies in its local partition.
-  static Status CheckReceived(const DistEmbedding& param, const std::vector<RowBatch>& received);
+  // Every row id that RouteToOwners delivered for `param` lies in its local
+  // partition (`local`: the transport's LocalPartitions, in order).
+  static Status CheckReceived(const DistEmbedding& param, const std::vector<int>& local,
+                              const std::vector<RowBatch>& received);
 };
 
 // w -= lr * g / (sqrt(G) + eps) after G += g * g, per element.

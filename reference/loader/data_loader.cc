@@ -432,10 +432,7 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
                                                 worker.transport + ") and did not exit within " +
                                                 Seconds(kCollectDeadline) + "; it was killed");
   }
-  std::string how = worker.exit->reaped_elsewhere ? "ended"
-                    : worker.exit->exited        ? "exited with code " + std::to_string(worker.exit->exit_code)
-                                                 : "was killed by signal " + std::to_string(worker.exit->signal) +
-                                                       " (" + strsignal(worker.exit->signal) + ")";
+  std::string how = worker.exit->How();
   const std::string partial = worker.reader.Partial();
   if (!partial.empty()) how += " after it had sent " + partial;
   // The kernel (SIGCHLD set to SIG_IGN) or another waiter took its exit

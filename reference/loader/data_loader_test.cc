@@ -455,31 +455,25 @@ TEST(DataLoaderTest, AnExceptionInAWorkerIsItsNamedErrorAndNoOtherWorkerIsBlamed
   }
 }
 
-// The shared memory segments process `pid` maps ("/memfd:NAME (deleted)"),
-// from /proc/PID/maps.
+// The shared memory segments process `pid` maps ("/memfd:NAME (deleted)").
 std::set<std::string> MappedSegments(pid_t pid) {
+  Result<std::vector<std::string>> mapped = MappedFiles("/proc/" + std::to_string(pid));
+  EXPECT_TRUE(mapped.ok()) << mapped.status();
   std::set<std::string> segments;
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  for (std::string line; std::getline(maps, line);) {
-    const size_t at = line.find("/memfd:");
-    if (at != std::string::npos) segments.insert(line.substr(at));
+  for (const std::string& file : mapped.ok() ? *mapped : std::vector<std::string>()) {
+    if (file.rfind("/memfd:", 0) == 0) segments.insert(file);
   }
   return segments;
 }
 
-// What /proc/PID/fd links to, one entry per descriptor ("socket:[123]",
-// "/memfd:NAME (deleted)", ...).
-std::vector<std::string> DescriptorTargets(pid_t pid) {
+// What /proc/PID/fd links to, one entry per descriptor.
+std::vector<std::string> TargetsOf(pid_t pid) {
+  Result<std::vector<DescriptorTarget>> descriptors = DescriptorTargets("/proc/" + std::to_string(pid));
+  EXPECT_TRUE(descriptors.ok()) << descriptors.status();
   std::vector<std::string> targets;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return targets;
-  while (dirent* entry = readdir(d)) {
-    char target[512];
-    const ssize_t n = readlink((dir + "/" + entry->d_name).c_str(), target, sizeof(target) - 1);
-    if (n > 0) targets.emplace_back(target, static_cast<size_t>(n));
+  for (const DescriptorTarget& d : descriptors.ok() ? *descriptors : std::vector<DescriptorTarget>()) {
+    targets.push_back(d.target);
   }
-  closedir(d);
   return targets;
 }
 
@@ -489,7 +483,7 @@ std::vector<std::string> DescriptorTargets(pid_t pid) {
 // keep that loader's unlinked slots allocated for as long as it lives.
 TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
   std::vector<std::string> before;  // the test process's own sockets, which every fork inherits
-  for (const std::string& target : DescriptorTargets(getpid())) {
+  for (const std::string& target : TargetsOf(getpid())) {
     if (target.rfind("socket:", 0) == 0) before.push_back(target);
   }
   auto first = DataLoader::Create(Options(2, StartMethod::kFork));
@@ -509,7 +503,7 @@ TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
       SCOPED_TRACE("worker " + std::to_string(w) + " (pid " + std::to_string(pids[w]) + ")");
       std::set<std::string> own;  // its slots, as its descriptors name them
       int sockets = 0;
-      for (const std::string& target : DescriptorTargets(pids[w])) {
+      for (const std::string& target : TargetsOf(pids[w])) {
         if (target.rfind("/memfd:", 0) == 0) {
           own.insert(target);
           EXPECT_NE(target.find("-w" + std::to_string(w) + "-s"), std::string::npos) << target;

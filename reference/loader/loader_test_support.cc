@@ -48,31 +48,45 @@ LoaderOptions LoaderTestOptions(int workers, StartMethod method) {
   return o;
 }
 
-Result<std::vector<std::string>> LeakedSegments(const std::string& proc, const std::string& segment_prefix) {
-  const std::string name = segment_prefix.substr(1);  // as the targets show it: no leading slash
-  // "/dev/shm/NAME (deleted)" for a segment from shm_open, "/memfd:NAME (deleted)" for one from memfd_create.
-  auto is_segment = [&](const std::string& target) {
-    return target.find("/dev/shm/" + name) != std::string::npos || target.find("/memfd:" + name) != std::string::npos;
-  };
-  std::vector<std::string> held;
+Result<std::vector<DescriptorTarget>> DescriptorTargets(const std::string& proc) {
   const std::string fd_dir = proc + "/fd";
   DIR* dir = opendir(fd_dir.c_str());
   if (dir == nullptr) {
     return UnavailableError("cannot list " + fd_dir + " to look for leaked segments: " + std::strerror(errno));
   }
+  std::vector<DescriptorTarget> targets;
   while (dirent* e = readdir(dir)) {
     char target[1024];
     const ssize_t n = readlink((fd_dir + "/" + e->d_name).c_str(), target, sizeof(target) - 1);
-    if (n <= 0) continue;
-    const std::string text(target, static_cast<size_t>(n));
-    if (is_segment(text)) held.push_back("fd " + std::string(e->d_name) + ": " + text);
+    if (n > 0) targets.push_back({e->d_name, std::string(target, static_cast<size_t>(n))});
   }
   closedir(dir);
+  return targets;
+}
+
+Result<std::vector<std::string>> MappedFiles(const std::string& proc) {
   std::ifstream maps(proc + "/maps");
   if (!maps) return UnavailableError("cannot read " + proc + "/maps to look for leaked segments");
+  std::vector<std::string> files;
   for (std::string line; std::getline(maps, line);) {
     const size_t at = line.find('/');
-    if (at != std::string::npos && is_segment(line.substr(at))) held.push_back("mapped: " + line.substr(at));
+    if (at != std::string::npos) files.push_back(line.substr(at));
+  }
+  return files;
+}
+
+Result<std::vector<std::string>> LeakedSegments(const std::string& proc, const std::string& segment_prefix) {
+  // "/memfd:NAME (deleted)": the loaders' slots are memfds (CreateUnlinkedSegment).
+  const std::string segment = "/memfd:" + segment_prefix.substr(1);  // no leading slash in the memfd's name
+  auto is_segment = [&](const std::string& target) { return target.find(segment) != std::string::npos; };
+  std::vector<std::string> held;
+  FL_ASSIGN_OR_RETURN(const std::vector<DescriptorTarget> descriptors, DescriptorTargets(proc));
+  for (const DescriptorTarget& d : descriptors) {
+    if (is_segment(d.target)) held.push_back("fd " + d.fd + ": " + d.target);
+  }
+  FL_ASSIGN_OR_RETURN(const std::vector<std::string> mapped, MappedFiles(proc));
+  for (const std::string& file : mapped) {
+    if (is_segment(file)) held.push_back("mapped: " + file);
   }
   return held;
 }

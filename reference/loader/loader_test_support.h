@@ -27,11 +27,23 @@ const std::string& LoaderTestDatasetDir();
 // Options over that dataset: fanouts {5, 3}, batches of 32, seed 11.
 LoaderOptions LoaderTestOptions(int workers, StartMethod method);
 
+// One descriptor of a process and what /proc/PID/fd links it to
+// ("socket:[123]", "/memfd:NAME (deleted)", ...).
+struct DescriptorTarget {
+  std::string fd;
+  std::string target;
+};
+// The descriptors of process `proc` ("/proc/self", "/proc/PID"); an error
+// when they cannot be listed.
+Result<std::vector<DescriptorTarget>> DescriptorTargets(const std::string& proc);
+// The files process `proc` maps, one entry per mapping, from /proc/PID/maps
+// ("/memfd:NAME (deleted)", "/usr/lib/..."); an error when it cannot be read.
+Result<std::vector<std::string>> MappedFiles(const std::string& proc);
+
 // Returns what process `proc` ("/proc/self", "/proc/PID") still holds of
 // the segments whose names start with `prefix` (by default this process's
 // loader prefix, LoaderSegmentPrefix()): each descriptor open on one
-// ("fd 7: /memfd:NAME (deleted)"; "/dev/shm/NAME" for a named segment)
-// and each mapping of one ("mapped: /memfd:NAME (deleted)"). A segment lives as long as a descriptor or a
+// ("fd 7: /memfd:NAME (deleted)") and each mapping of one ("mapped: /memfd:NAME (deleted)"). A segment lives as long as a descriptor or a
 // mapping holds it, names or not, so this is what a leak is. An error when
 // /proc cannot be read, so that a leak check can never pass by seeing
 // nothing.

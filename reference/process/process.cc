@@ -100,12 +100,18 @@ Result<StartMethod> ParseStartMethod(std::string_view text, std::string_view wha
   return InvalidArgumentError(std::string(what) + " is '" + std::string(text) + "'; expected fork or spawn");
 }
 
+std::string ChildExit::How() const {
+  if (reaped_elsewhere) return "ended";
+  if (exited) return "exited with code " + std::to_string(exit_code);
+  return "was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+}
+
 std::string ChildExit::Describe() const {
   std::string text = "pid " + std::to_string(pid);
   if (timed_out) return text + " did not finish in time and was killed";
-  if (reaped_elsewhere) return text + " ended; its exit status was reaped elsewhere (waitpid: ECHILD)";
-  if (exited) return text + " exited with code " + std::to_string(exit_code);
-  return text + " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  text += " " + How();
+  if (reaped_elsewhere) text += "; its exit status was reaped elsewhere (waitpid: ECHILD)";
+  return text;
 }
 
 std::string DescribeCurrentException() {

@@ -43,6 +43,9 @@ struct ChildExit {
   // signal 9 (Killed)" or "pid 4242 ended; its exit status was reaped
   // elsewhere (waitpid: ECHILD)".
   std::string Describe() const;
+  // How it ended, without the pid: "exited with code 3", "was killed by
+  // signal 9 (Killed)" or "ended" (reaped elsewhere). Not for a timed-out child.
+  std::string How() const;
 };
 
 // Options for a spawned child.
