@@ -9,6 +9,11 @@ namespace kernels {
 
 Result<size_t> ExclusiveSumScratchBytes(DeviceRuntime& runtime, int64_t n, SourceLocation loc) {
   if (n < 0) return InvalidArgumentError("ExclusiveSumScratchBytes: n is " + std::to_string(n) + "; expected n >= 0");
+  // CUB's query fails with an earlier call's error still in the last-error
+  // slot (seen on an H100: a cudaMalloc's cudaErrorMemoryAllocation, then
+  // the query's cudaErrorInvalidDevice, 101). That error was reported to its
+  // caller: read it first, on every backend, so they leave the same state.
+  (void)runtime.GetLastError(loc);
   if (runtime.kind() != RuntimeKind::kCuda) return sizeof(int64_t);
   size_t bytes = 0;
   const int error = ExclusiveSumScratchBytesOnCuda(n, &bytes);
@@ -23,6 +28,10 @@ Status ExclusiveSum(DeviceRuntime& runtime, const int64_t* in, int64_t* out, int
                     ScanScratch scratch, SourceLocation loc) {
   if (n < 0) return InvalidArgumentError("ExclusiveSum: n is " + std::to_string(n) + "; expected n >= 0");
   if (n == 0) return OkStatus();
+  // CUB checks its launches with cudaPeekAtLastError, so an earlier call's
+  // error, already reported to its caller, would fail the scan: read it
+  // first (on every backend, so that they leave the same last error).
+  (void)runtime.GetLastError(loc);
   if (scratch.data != nullptr) {
     FL_ASSIGN_OR_RETURN(const size_t needed, ExclusiveSumScratchBytes(runtime, n, loc));
     if (scratch.bytes < needed) {
@@ -31,10 +40,6 @@ Status ExclusiveSum(DeviceRuntime& runtime, const int64_t* in, int64_t* out, int
                                   " (ExclusiveSumScratchBytes)");
     }
   }
-  // CUB checks its launches with cudaPeekAtLastError, so an earlier call's
-  // error, already reported to its caller, would fail the scan: read it
-  // first (on every backend, so that they leave the same last error).
-  (void)runtime.GetLastError(loc);
   const size_t bytes = static_cast<size_t>(n) * sizeof(int64_t);
   const BufferUse buffers[] = {{in, bytes}, {out, bytes}, {scratch.data, scratch.bytes}};
   return runtime.Launch(

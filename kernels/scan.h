@@ -26,6 +26,7 @@ struct ScanScratch {
 // Returns the scratch bytes ExclusiveSum needs for n words on the runtime's
 // current device: CUB's own answer on cuda; one word on simcuda, whose
 // sequential twin needs none but checks a lent buffer as a kernel's.
+// Reads (clears) the thread's last error first, as ExclusiveSum does.
 Result<size_t> ExclusiveSumScratchBytes(DeviceRuntime& runtime, int64_t n,
                                         SourceLocation loc = SourceLocation::Current());
 

@@ -66,6 +66,17 @@ TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScan) {
   EXPECT_TRUE(rt_->GetLastError().ok());
 }
 
+// The same for the scratch query: on an H100, CUB's query failed with
+// cudaErrorInvalidDevice (101) while a failed cudaMalloc's error was still
+// the last error, and the device sampler's multi-hop call failed with it.
+TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScratchQuery) {
+  ASSERT_FALSE(rt_->Malloc(size_t{1} << 40).ok());  // leaves cudaErrorMemoryAllocation as the last error
+  Result<size_t> bytes = ExclusiveSumScratchBytes(*rt_, 1025);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_GT(*bytes, 0u);
+  EXPECT_TRUE(rt_->GetLastError().ok());
+}
+
 // A caller that keeps the scratch (the sampling workspace) lends it; the
 // scan then runs in it, with the same result.
 TEST_F(ExclusiveSumTest, RunsInLentScratchWithTheSameResult) {

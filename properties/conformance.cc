@@ -64,6 +64,17 @@ std::string CountAndDeviceCount(DeviceRuntime& rt) {
   return count + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
 }
 
+// Every call a program makes after CUDA's initialization failed (no
+// visible device, or a device named twice in CUDA_VISIBLE_DEVICES).
+std::string EveryCallAfterAFailedInitialization(DeviceRuntime& rt) {
+  std::string text = "count " + Show(rt.GetDeviceCount());
+  text += "; get " + Show(rt.GetLastError());
+  text += "; get again " + Show(rt.GetLastError());
+  text += "; set device " + Show(rt.SetDevice(0));
+  text += "; malloc " + Show(rt.Malloc(64));
+  return text + "; cuInit " + Show(rt.DriverInit());
+}
+
 std::string CountOnly(DeviceRuntime& rt) {
   auto count = rt.GetDeviceCount();
   return count.ok() ? "count ok " + std::to_string(*count) : Show(count);
@@ -266,15 +277,7 @@ const std::map<std::string, Observe>& Observations() {
          return Show(rt.HostUnregister(host.data()));
        }},
       {"no_visible_device", CountAndDeviceCount},
-      {"no_visible_device_every_call",
-       [](DeviceRuntime& rt) {
-         std::string text = "count " + Show(rt.GetDeviceCount());
-         text += "; get " + Show(rt.GetLastError());
-         text += "; get again " + Show(rt.GetLastError());
-         text += "; set device " + Show(rt.SetDevice(0));
-         text += "; malloc " + Show(rt.Malloc(64));
-         return text + "; cuInit " + Show(rt.DriverInit());
-       }},
+      {"no_visible_device_every_call", EveryCallAfterAFailedInitialization},
       {"invalid_device",
        [](DeviceRuntime& rt) { return Show(rt.SetDevice(rt.DeviceCount() + 7)); }},
       {"illegal_address_is_sticky",
@@ -302,12 +305,14 @@ const std::map<std::string, Observe>& Observations() {
        }},
       {"device_reset_after_sticky_error",
        [](DeviceRuntime& rt) {
-         std::string fill = Show(kernels::Fill(rt, nullptr, 1, 1.0f));
-         std::string sync = Show(rt.DeviceSynchronize());
-         // cudaDeviceReset's own status is not claimed: the source says only
-         // that the process must be relaunched (simcuda's reset succeeds).
-         (void)rt.DeviceReset();
-         return "fill " + fill + "; sync " + sync + "; malloc after reset " + Show(rt.Malloc(64));
+         std::string text = "fill " + Show(kernels::Fill(rt, nullptr, 1, 1.0f));
+         text += "; sync " + Show(rt.DeviceSynchronize());
+         text += "; reset " + Show(rt.DeviceReset());
+         text += "; malloc after reset " + Show(rt.Malloc(64));
+         text += "; get " + Show(rt.GetLastError());
+         text += "; get again " + Show(rt.GetLastError());
+         text += "; malloc again " + Show(rt.Malloc(64));
+         return text + "; count " + Show(rt.GetDeviceCount());
        }},
       {"malloc_host_creates_context",
        [](DeviceRuntime& rt) {
@@ -421,7 +426,11 @@ const std::map<std::string, Observe>& Observations() {
        }},
       {"visible_devices_unknown_uuid", CountAndDeviceCount},
       {"visible_devices_cut_at_unknown_uuid", CountOnly},
-      {"visible_devices_repeated_ordinal", CountAndDeviceCount},
+      {"visible_devices_repeated_ordinal",
+       [](DeviceRuntime& rt) {
+         std::string text = EveryCallAfterAFailedInitialization(rt);
+         return text + "; DeviceCount()=" + std::to_string(rt.DeviceCount());
+       }},
       {"visible_devices_read_like_strtoul", CountOnly},
       {"driver_version_not_older_than_runtime",
        [](DeviceRuntime& rt) {
@@ -512,7 +521,13 @@ constexpr char kNotRegistered713[] =
     "cudaErrorHostMemoryNotRegistered(713) pointer does not correspond to a registered memory region";
 constexpr char kNoDevice100[] = "cudaErrorNoDevice(100) no CUDA-capable device is detected";
 constexpr char kInvalidValue1[] = "cudaErrorInvalidValue(1) invalid argument";
-constexpr char kInvalidConfiguration9[] = "cudaErrorInvalidConfiguration(9) invalid configuration argument";
+constexpr char kInvalidDevice101[] = "cudaErrorInvalidDevice(101) invalid device ordinal";
+constexpr char kDevicesUnavailable46[] =
+    "cudaErrorDevicesUnavailable(46) CUDA-capable device(s) is/are busy or unavailable";
+// Seen on an H100 (CUDA 13.0, driver 580): the GPU runs of 2026-11-26 in
+// docs/gpu-validation.md are the source where the documentation is silent
+// or says otherwise.
+constexpr char kGpuRun20261126[] = "observed on an H100, CUDA 13.0, driver 580: docs/gpu-validation.md, 2026-11-26";
 
 // Public sources, cited by several scenarios.
 constexpr char kErrorTypesDoc[] =
@@ -666,17 +681,6 @@ const std::vector<Scenario>& Scenarios() {
        "cudaDeviceEnablePeerAccess): docs.nvidia.com/cuda/cuda-c-programming-guide/",
        std::string("set device 1 ok; malloc on 1 ok; set device 0 ok; fill from 0 ok; sync ") + kSticky700,
        Driver::kPresent, {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}, 2},
-      {"invalid_launch_configuration",
-       "a launch with block 0, block 1025 or grid 0 fails with cudaErrorInvalidConfiguration (9), which is not "
-       "sticky: cudaGetLastError returns it once, then success, and the next cudaMalloc and a valid launch work",
-       "CUDA Runtime API, Data types, enum cudaError (cudaErrorInvalidConfiguration: 'a kernel launch is "
-       "requesting resources that can never be satisfied by the current device ... requesting too many threads "
-       "or blocks'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html; CUDA C Programming Guide, "
-       "Thread Hierarchy (at most 1024 threads per block)",
-       std::string("block 0 ") + kInvalidConfiguration9 + "; get " + kInvalidConfiguration9 + "; get again ok; " +
-           "block 1025 " + kInvalidConfiguration9 + "; get " + kInvalidConfiguration9 + "; get again ok; " +
-           "grid 0 " + kInvalidConfiguration9 + "; get " + kInvalidConfiguration9 + "; get again ok; " +
-           "malloc ok; grid 1 block 1024 ok; sync ok"},
       {"malloc_beyond_memory_is_not_sticky",
        "a cudaMalloc larger than the device fails with 2 and the error is not sticky: cudaGetLastError returns "
        "it once, and the next allocation works",
@@ -702,9 +706,25 @@ const std::vector<Scenario>& Scenarios() {
        "devices listed before an unknown UUID stay visible; the list is cut there", kEnvVarsDoc, "count ok 1",
        Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,GPU-ffffffff-ffff-ffff-ffff-ffffffffffff,0"}}},
       {"visible_devices_repeated_ordinal",
-       "a CUDA_VISIBLE_DEVICES that names a device twice hides every device (error 100)",
-       std::string(kVisibleDevicesRules) + "; " + kEnvVarsDoc, std::string(kNoDevice100) + "; DeviceCount()=0",
+       "a CUDA_VISIBLE_DEVICES that names a device twice hides every device, and initialization fails with "
+       "cudaErrorInvalidDevice (101), not the 100 of an empty list: every call and every read of the last "
+       "error return it, and cuInit fails with CUDA_ERROR_INVALID_DEVICE (101)",
+       std::string(kGpuRun20261126) + " (the count's 101); " + kVisibleDevicesRules + "; " + kEnvVarsDoc,
+       std::string("count ") + kInvalidDevice101 + "; get " + kInvalidDevice101 + "; get again " +
+           kInvalidDevice101 + "; set device " + kInvalidDevice101 + "; malloc " + kInvalidDevice101 +
+           "; cuInit CUDA_ERROR_INVALID_DEVICE(101) invalid device ordinal; DeviceCount()=0",
        Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,0"}}},
+      {"invalid_launch_configuration",
+       "cudaLaunchKernel with block 0, block 1025 or grid 0 fails with cudaErrorInvalidValue (1), not the "
+       "cudaErrorInvalidConfiguration (9) the error's description suggests, and the error is not sticky: "
+       "cudaGetLastError returns it once, then success, and the next cudaMalloc and a valid launch work",
+       std::string(kGpuRun20261126) + "; the driver's cuLaunchKernel answers dimensions out of range with "
+       "CUDA_ERROR_INVALID_VALUE ('cuLaunchKernel failed: invalid argument', tinygrad PR 625); CUDA C "
+       "Programming Guide, Thread Hierarchy (at most 1024 threads per block)",
+       std::string("block 0 ") + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " +
+           "block 1025 " + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " +
+           "grid 0 " + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " +
+           "malloc ok; grid 1 block 1024 ok; sync ok"},
       {"visible_devices_read_like_strtoul",
        "a CUDA_VISIBLE_DEVICES entry is read like strtoul: its leading digits are the ordinal",
        std::string(kVisibleDevicesRules) + " ('1gpu2,2ampere is equivalent to 1,2')", "count ok 1",
@@ -755,13 +775,15 @@ const std::vector<Scenario>& Scenarios() {
        std::string("launch ok; sync ") + kSticky700 + "; get " + kSticky700 + "; get again ok; malloc " +
            kSticky700 + "; count ok; get after " + kSticky700},
       {"device_reset_after_sticky_error",
-       "cudaDeviceReset does not repair a context broken by an illegal address: a cudaMalloc after the reset "
-       "still fails with 700 (only a new process can use CUDA again)",
-       "CUDA Runtime API, Data types, enum cudaError (cudaErrorIllegalAddress: 'This leaves the process in an "
-       "inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the "
-       "process must be terminated and relaunched'; the same words in the toolkit's driver_types.h): "
-       "docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
-       std::string("fill ok; sync ") + kSticky700 + "; malloc after reset " + kSticky700},
+       "cudaDeviceReset does not repair a context broken by an illegal address: after the reset every call "
+       "that needs the device fails with cudaErrorDevicesUnavailable (46), which cudaGetLastError returns "
+       "once; only a new process can use CUDA again, and cudaGetDeviceCount still answers",
+       std::string(kGpuRun20261126) + " (the first cudaMalloc's 46); CUDA Runtime API, Data types, enum "
+       "cudaError (cudaErrorIllegalAddress: 'To continue using CUDA, the process must be terminated and "
+       "relaunched'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+       std::string("fill ok; sync ") + kSticky700 + "; reset ok; malloc after reset " + kDevicesUnavailable46 +
+           "; get " + kDevicesUnavailable46 + "; get again ok; malloc again " + kDevicesUnavailable46 +
+           "; count ok"},
       {"stream_lifecycle", "streams are created, synchronized and destroyed",
        "CUDA Runtime API, Stream Management: docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__STREAM.html",
        "create ok; sync ok; destroy ok"},

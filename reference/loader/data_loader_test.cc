@@ -271,8 +271,9 @@ TEST(DataLoaderTest, ViewsHeldWhenAWorkerDiesKeepTheirMinibatches) {
 // with no feature values.
 TEST(DataLoaderTest, ADatasetWithoutFeaturesGivesTheSameMinibatchesThroughWorkers) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/loader_no_features_" + std::to_string(getpid());
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << std::strerror(errno);
+  // A folder of its own on every run (--gtest_repeat runs this in the same process).
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/loader_no_features_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
   Result<CscGraph> graph = GeneratePowerLaw(300, 3000, 5, /*weighted=*/false);
   ASSERT_TRUE(graph.ok() && graph->Save(dir).ok());
   LoaderOptions options = Options(0, StartMethod::kFork);

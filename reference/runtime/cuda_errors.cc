@@ -20,6 +20,7 @@ constexpr ErrorEntry kErrors[] = {
     {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
      "CUDA driver version is insufficient for CUDA runtime version"},
     {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {cudaErrorDevicesUnavailable, "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable"},
     {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
@@ -70,6 +71,7 @@ const char* DriverErrorName(int code) {
     case 3: return "CUDA_ERROR_NOT_INITIALIZED";
     case 34: return "CUDA_ERROR_STUB_LIBRARY";
     case 100: return "CUDA_ERROR_NO_DEVICE";
+    case 101: return "CUDA_ERROR_INVALID_DEVICE";
     default: return "CUDA_ERROR_UNKNOWN";
   }
 }
@@ -79,6 +81,7 @@ const char* DriverErrorString(int code) {
     case 3: return "initialization error";
     case 34: return "CUDA driver is a stub library";
     case 100: return "no CUDA-capable device is detected";
+    case 101: return "invalid device ordinal";
     default: return "unknown error";
   }
 }

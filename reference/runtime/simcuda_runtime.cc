@@ -46,12 +46,12 @@ std::string SimulatedUuid(int ordinal) {
 
 // Applies CUDA_VISIBLE_DEVICES to the simulated devices as the driver does
 // (visible_devices.h).
-int VisibleDevices(int physical) {
+VisibleDevices ApplyVisibleDevices(int physical) {
   const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (mask == nullptr) return physical;
+  if (mask == nullptr) return {physical, false};
   std::vector<std::string> uuids;
   for (int d = 0; d < physical; ++d) uuids.push_back(SimulatedUuid(d));
-  return CountVisibleDevices(mask, uuids);
+  return ReadVisibleDevices(mask, uuids);
 }
 
 // Reads FAULTLINE_SIMCUDA_DRIVER: unset or "present", "none", "stub".
@@ -107,7 +107,11 @@ void SimCudaRuntime::InitializeDriverLocked() {
   initialized_ = true;
   init_pid_ = getpid();
   // The driver reads CUDA_VISIBLE_DEVICES once, at initialization (cuInit).
-  device_count_ = VisibleDevices(physical_devices_);
+  const VisibleDevices visible = ApplyVisibleDevices(physical_devices_);
+  device_count_ = visible.count;
+  init_error_ = visible.names_a_device_twice ? cudaErrorInvalidDevice
+                : visible.count == 0         ? cudaErrorNoDevice
+                                             : cudaSuccess;
   if (g_init_trace == nullptr) g_init_trace = new backward::StackTrace();
   g_init_trace->load_here(48);
 }
@@ -130,9 +134,12 @@ Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   }
   if (!initialized_) InitializeDriverLocked();
   runtime_initialized_ = true;
-  if (device_count_ == 0) return Fail(cudaErrorNoDevice, api, loc);
+  if (init_error_ != cudaSuccess) return Fail(init_error_, api, loc);
   if (needs != Needs::kContext) return OkStatus();
   primary_context_[t_current_device] = true;
+  if (sticky_error_ == cudaErrorDevicesUnavailable) {
+    return Fail(sticky_error_, api, loc, "the device was reset after a sticky error; only a new process can use it");
+  }
   if (sticky_error_ != cudaSuccess) {
     return Fail(sticky_error_, api, loc, "sticky error from an earlier kernel; the context is unusable");
   }
@@ -236,7 +243,7 @@ Result<int> SimCudaRuntime::DoNvmlDeviceCount(SourceLocation) {
   if (driver_error_ != cudaSuccess) {
     return UnavailableError("nvmlInit: libnvidia-ml.so.1 not found (no NVIDIA driver)");
   }
-  return VisibleDevices(physical_devices_);
+  return ApplyVisibleDevices(physical_devices_).count;
 }
 
 Status SimCudaRuntime::DoDriverInit(SourceLocation loc) {
@@ -255,7 +262,10 @@ Status SimCudaRuntime::DriverInitLocked(SourceLocation loc) {
     return CudaCallError(3, DriverErrorName(3), DriverErrorString(3), "cuInit", loc, ForkDetail());
   }
   if (!initialized_) InitializeDriverLocked();
-  if (device_count_ == 0) return CudaCallError(100, DriverErrorName(100), DriverErrorString(100), "cuInit", loc);
+  if (init_error_ != cudaSuccess) {  // the driver's codes match the runtime's here: 100, 101
+    const int code = static_cast<int>(init_error_);
+    return CudaCallError(code, DriverErrorName(code), DriverErrorString(code), "cuInit", loc);
+  }
   return OkStatus();
 }
 
@@ -316,6 +326,10 @@ Status SimCudaRuntime::DoDeviceReset(SourceLocation loc) {
   }
   used_bytes_[device] = 0;
   primary_context_[device] = false;
+  // A reset does not repair a sticky error: on an H100 the next cudaMalloc
+  // failed with cudaErrorDevicesUnavailable (46), not 700
+  // (device_reset_after_sticky_error, docs/gpu-validation.md 2026-11-26).
+  if (sticky_error_ != cudaSuccess) sticky_error_ = cudaErrorDevicesUnavailable;
   return OkStatus();
 }
 
@@ -514,8 +528,8 @@ Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
     code = driver_error_;
   } else if (runtime_init_failed_) {
     code = cudaErrorInitializationError;
-  } else if (initialized_ && device_count_ == 0) {
-    code = cudaErrorNoDevice;  // initialization found no device
+  } else if (initialized_ && init_error_ != cudaSuccess) {
+    code = init_error_;  // initialization found no device, or one named twice
   } else if (clear) {
     t_last_error = cudaSuccess;
   }
@@ -538,8 +552,12 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const LaunchConfig& confi
   *run_body = false;
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaLaunchKernel", Needs::kContext, loc));
+  // cudaLaunchKernel answers an out-of-range grid or block with
+  // cudaErrorInvalidValue (1), not the cudaErrorInvalidConfiguration (9)
+  // its documentation suggests (seen on an H100, CUDA 13.0, driver 580;
+  // docs/gpu-validation.md 2026-11-26).
   if (config.grid == 0 || config.block == 0 || config.block > 1024) {
-    return Fail(cudaErrorInvalidConfiguration, "cudaLaunchKernel", loc,
+    return Fail(cudaErrorInvalidValue, "cudaLaunchKernel", loc,
                 std::string(kernel) + " launched with grid " + std::to_string(config.grid) + ", block " +
                     std::to_string(config.block) + "; expected grid >= 1 and 1 <= block <= 1024");
   }

@@ -114,6 +114,10 @@ class SimCudaRuntime final : public DeviceRuntime {
   cudaError_t driver_error_ = cudaSuccess;
   int physical_devices_ = 1;
   int device_count_ = 1;  // visible devices: CUDA_VISIBLE_DEVICES applied at initialization
+  // What initialization found: cudaSuccess, cudaErrorNoDevice (nothing
+  // visible) or cudaErrorInvalidDevice (CUDA_VISIBLE_DEVICES named a device
+  // twice). Every call, and every read of the last error, returns it.
+  cudaError_t init_error_ = cudaSuccess;
   size_t capacity_bytes_ = size_t{16} << 30;
 
   bool initialized_ = false;          // the driver is initialized (cuInit, or any runtime call)
@@ -128,7 +132,8 @@ class SimCudaRuntime final : public DeviceRuntime {
   // A sticky error (cudaErrorIllegalAddress after a faulting kernel): once
   // set, every call that needs the context fails with it (and sets it as
   // the last error again) until the process ends; cudaGetLastError clears
-  // only the slot. cudaDeviceReset does not clear it.
+  // only the slot. cudaDeviceReset does not clear it: it turns it into
+  // cudaErrorDevicesUnavailable (46), as seen on an H100.
   cudaError_t sticky_error_ = cudaSuccess;
 
   std::map<uintptr_t, Range> device_allocations_;

@@ -188,7 +188,7 @@ TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
   Status s = SimCuda().Launch("Probe", config, nullptr, 0, [&run] { run = true; }, [] { return 0; });
   EXPECT_FALSE(run);
   ASSERT_TRUE(s.cuda_error().has_value());
-  EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidConfiguration");
+  EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidValue");
   EXPECT_THAT(s.message(), testing::HasSubstr("Probe launched with grid 1, block 2048")) << s;
   (void)SimCuda().GetLastError();
 }

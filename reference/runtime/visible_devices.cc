@@ -1,4 +1,4 @@
-// Implements CountVisibleDevices (visible_devices.h).
+// Implements CountVisibleDevices and ReadVisibleDevices (visible_devices.h).
 #include "reference/runtime/visible_devices.h"
 
 #include <algorithm>
@@ -49,22 +49,27 @@ long DeviceWithUuidPrefix(const std::string& entry, const std::vector<std::strin
 }  // namespace
 
 int CountVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids) {
+  return ReadVisibleDevices(mask, uuids).count;
+}
+
+VisibleDevices ReadVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids) {
+  constexpr VisibleDevices kRepeat{0, true};
   const std::vector<std::string> entries = SplitAtCommas(mask);
   const long physical = static_cast<long>(uuids.size());
   if (entries.empty() || entries[0].rfind("GPU-", 0) != 0) {
     std::vector<long> ordinals;  // up to the first entry with no digits
     for (const std::string& entry : entries) {
       const long ordinal = LeadingOrdinal(entry);
-      if (Contains(ordinals, ordinal)) return 0;
+      if (Contains(ordinals, ordinal)) return kRepeat;
       if (ordinal < 0) break;
       ordinals.push_back(ordinal);
     }
     const auto past = std::find_if(ordinals.begin(), ordinals.end(), [&](long o) { return o >= physical; });
-    return static_cast<int>(past - ordinals.begin());
+    return {static_cast<int>(past - ordinals.begin()), false};
   }
   std::vector<std::string> prefixes;  // up to the first entry that is not a UUID
   for (const std::string& entry : entries) {
-    if (std::find(prefixes.begin(), prefixes.end(), entry) != prefixes.end()) return 0;
+    if (std::find(prefixes.begin(), prefixes.end(), entry) != prefixes.end()) return kRepeat;
     if (entry.rfind("GPU-", 0) != 0) break;
     prefixes.push_back(entry);
   }
@@ -72,10 +77,10 @@ int CountVisibleDevices(const std::string& mask, const std::vector<std::string>&
   for (const std::string& prefix : prefixes) {
     const long device = DeviceWithUuidPrefix(prefix, uuids);
     if (device < 0) break;  // unknown, or ambiguous (where PyTorch gives up on counting)
-    if (Contains(devices, device)) return 0;
+    if (Contains(devices, device)) return kRepeat;
     devices.push_back(device);
   }
-  return static_cast<int>(devices.size());
+  return {static_cast<int>(devices.size()), false};
 }
 
 }  // namespace faultline

@@ -29,6 +29,16 @@ namespace faultline {
 // An empty mask hides every device.
 int CountVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids);
 
+// What CUDA_VISIBLE_DEVICES leaves visible, and whether it named a device
+// twice: the driver then fails initialization with cudaErrorInvalidDevice
+// (101), not cudaErrorNoDevice (100) (seen on an H100 with "0,0",
+// docs/gpu-validation.md 2026-11-26).
+struct VisibleDevices {
+  int count = 0;
+  bool names_a_device_twice = false;
+};
+VisibleDevices ReadVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids);
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_RUNTIME_VISIBLE_DEVICES_H_

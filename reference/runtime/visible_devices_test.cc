@@ -38,6 +38,19 @@ TEST(CountVisibleDevicesTest, ADeviceNamedTwiceHidesEveryDevice) {
   EXPECT_EQ(CountVisibleDevices("0,1", {kTwo[0]}), 1);
 }
 
+// The driver fails initialization with 101 for a repeat, where a list that
+// leaves nothing visible gives 100: ReadVisibleDevices says which.
+TEST(CountVisibleDevicesTest, ARepeatIsToldApartFromAnEmptyList) {
+  EXPECT_TRUE(ReadVisibleDevices("0,0", kTwo).names_a_device_twice);
+  EXPECT_TRUE(ReadVisibleDevices("0,5,0", kTwo).names_a_device_twice);
+  EXPECT_TRUE(ReadVisibleDevices(kTwo[1] + "," + kTwo[1], kTwo).names_a_device_twice);
+  EXPECT_FALSE(ReadVisibleDevices("0,x,0", kTwo).names_a_device_twice);
+  EXPECT_FALSE(ReadVisibleDevices("", kTwo).names_a_device_twice);
+  EXPECT_FALSE(ReadVisibleDevices("5", kTwo).names_a_device_twice);
+  EXPECT_EQ(ReadVisibleDevices("1,0", kTwo).count, 2);
+  EXPECT_EQ(ReadVisibleDevices("0,0", kTwo).count, 0);
+}
+
 TEST(CountVisibleDevicesTest, UuidsNameTheOneDeviceTheyPrefix) {
   EXPECT_EQ(CountVisibleDevices(kTwo[1], kTwo), 1);
   EXPECT_EQ(CountVisibleDevices(kTwo[1] + "," + kTwo[0], kTwo), 2);
