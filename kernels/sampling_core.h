@@ -319,8 +319,22 @@ FL_HOST_DEVICE FL_INLINE int64_t SampledCountOf(const SamplingParams& p, int64_t
   return eligible < p.fanout ? eligible : p.fanout;
 }
 
+// EligibleCount(p, node), but weighted edges are counted only until the
+// count reaches what SampleSeed and SampledCountOf tell apart: fanout + 1
+// without replacement, 1 with, every edge for fanout -1. A hub's count then
+// costs O(fanout) reads instead of one per edge (one thread counts each
+// seed on the device), and every decision is the same as with the full count.
+FL_HOST_DEVICE FL_INLINE int64_t EligibleCountForSampling(const SamplingParams& p, int64_t node) {
+  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
+  if (!p.weighted) return end - begin;
+  const int64_t enough = p.fanout < 0 ? end - begin : (p.replace ? 1 : p.fanout + 1);
+  int64_t count = 0;
+  for (int64_t e = begin; e < end && count < enough; ++e) count += p.weights[e] > 0.0f ? 1 : 0;
+  return count;
+}
+
 FL_HOST_DEVICE FL_INLINE int64_t SampledCount(const SamplingParams& p, int64_t node) {
-  return SampledCountOf(p, EligibleCount(p, node));
+  return SampledCountOf(p, EligibleCountForSampling(p, node));
 }
 
 // Returns whether SampleSeed picks a node's edges by weighted keys, one
@@ -370,6 +384,12 @@ FL_HOST_DEVICE FL_INLINE void FloydDraw(int64_t begin, int64_t degree, int64_t k
   out_edges[i] = taken ? begin + j : candidate;
 }
 
+// Offers edge `e` to the top-p.fanout heap of the top-k modes (weighted:
+// only edges with weight > 0; uniform with fanout above kMaxFloydFanout:
+// every edge). Edges must be offered in ascending order.
+FL_HOST_DEVICE FL_INLINE void OfferTopKEdge(const SamplingParams& p, int64_t e, SampleKey* keys, int64_t* edges,
+                                            int64_t* size);
+
 // Offers edge `e` (weight > 0) with random value `bits` =
 // EdgeBits(rng_seed, layer, kTagWeightedEdge, e) to the top-p.fanout heap of
 // *size entries (keys, edges). Edges must be offered in ascending order.
@@ -391,7 +411,7 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
                                             SampleKey* scratch) {
   const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
   const int64_t degree = end - begin;
-  const int64_t eligible = EligibleCount(p, node);
+  const int64_t eligible = EligibleCountForSampling(p, node);
   if (eligible == 0 || p.fanout == 0) return 0;
 
   // Every eligible edge, ascending.
@@ -447,19 +467,73 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
   }
 
   // Without replacement, fanout < eligible: the fanout smallest (key, edge).
-  const int64_t k = p.fanout;
   int64_t size = 0;
-  for (int64_t e = begin; e < end; ++e) {
-    if (p.weighted) {
-      if (p.weights[e] > 0.0f) {
-        OfferWeightedEdge(p, e, EdgeBits(p.rng_seed, p.layer, kTagWeightedEdge, e), scratch, out_edges, &size);
-      }
-      continue;
+  for (int64_t e = begin; e < end; ++e) OfferTopKEdge(p, e, scratch, out_edges, &size);
+  SortEdgeIds(out_edges, size);
+  return size;
+}
+
+FL_HOST_DEVICE FL_INLINE void OfferTopKEdge(const SamplingParams& p, int64_t e, SampleKey* keys, int64_t* edges,
+                                            int64_t* size) {
+  if (p.weighted) {
+    if (p.weights[e] > 0.0f) {
+      OfferWeightedEdge(p, e, EdgeBits(p.rng_seed, p.layer, kTagWeightedEdge, e), keys, edges, size);
     }
-    SampleKey key;
-    key.real = 0.0;
-    key.bits = UniformEdgeKey(p.rng_seed, p.layer, e);
-    HeapOffer(scratch, out_edges, &size, k, key, e);
+    return;
+  }
+  SampleKey key;
+  key.real = 0.0;
+  key.bits = UniformEdgeKey(p.rng_seed, p.layer, e);
+  HeapOffer(keys, edges, size, p.fanout, key, e);
+}
+
+// ---------------------------------------------------------------------------
+// A hub's top-k in chunks (the device's split of one seed across threads).
+//
+// SampleSeed's top-k modes offer every edge of a seed to one heap: one
+// thread per seed, so on a GPU a hub (in-degree 156,811 in the benchmark
+// graph) keeps its thread busy long after the others are done. The device
+// sampler instead splits such a seed's edges into chunks of
+// kTopKChunkEdges: each chunk keeps its own top-k (SampleTopKChunk, one
+// thread each), and the seed's thread offers the chunks' survivors to its
+// heap (MergeTopKChunks). The heap orders (key, edge) strictly, so an edge
+// of the seed's top-k is in its chunk's top-k, and the merge keeps exactly
+// SampleSeed's edges, whatever the split.
+
+constexpr int64_t kTopKChunkEdges = 1024;
+
+// Returns the number of chunks SampleSeed's top-k of `node` is split into
+// on the device: 0 when the node is not a top-k seed or has at most one
+// chunk of edges.
+FL_HOST_DEVICE FL_INLINE int64_t TopKChunks(const SamplingParams& p, int64_t node) {
+  const int64_t degree = p.indptr[node + 1] - p.indptr[node];
+  // A chunk that keeps all its edges saves nothing: fanout below a chunk.
+  if (degree <= kTopKChunkEdges || !MayUseKeyScratch(p) || p.fanout >= kTopKChunkEdges) return 0;
+  if (EligibleCountForSampling(p, node) <= p.fanout) return 0;  // SampleSeed takes every eligible edge
+  return (degree + kTopKChunkEdges - 1) / kTopKChunkEdges;
+}
+
+// Writes the top-p.fanout edges of chunk `chunk` of `node`'s edges to
+// edges[0, p.fanout), ascending, then -1 in the slots left (a chunk may
+// hold fewer eligible edges). `keys` has room for p.fanout keys.
+FL_HOST_DEVICE FL_INLINE void SampleTopKChunk(const SamplingParams& p, int64_t node, int64_t chunk, SampleKey* keys,
+                                              int64_t* edges) {
+  const int64_t begin = p.indptr[node] + chunk * kTopKChunkEdges;
+  const int64_t end = begin + kTopKChunkEdges < p.indptr[node + 1] ? begin + kTopKChunkEdges : p.indptr[node + 1];
+  int64_t size = 0;
+  for (int64_t e = begin; e < end; ++e) OfferTopKEdge(p, e, keys, edges, &size);
+  SortEdgeIds(edges, size);
+  for (int64_t i = size; i < p.fanout; ++i) edges[i] = -1;
+}
+
+// Writes SampleSeed(p, node, ...)'s edges from the survivors of `chunks`
+// chunks (SampleTopKChunk's output, p.fanout slots each, in chunk order)
+// to out_edges; `scratch` has room for p.fanout keys. Returns p.fanout.
+FL_HOST_DEVICE FL_INLINE int64_t MergeTopKChunks(const SamplingParams& p, const int64_t* survivors, int64_t chunks,
+                                                 int64_t* out_edges, SampleKey* scratch) {
+  int64_t size = 0;
+  for (int64_t i = 0; i < chunks * p.fanout; ++i) {
+    if (survivors[i] >= 0) OfferTopKEdge(p, survivors[i], scratch, out_edges, &size);
   }
   SortEdgeIds(out_edges, size);
   return size;

@@ -157,6 +157,82 @@ TEST(SamplingCoreTest, SampleSeedNeverPicksZeroWeightEdges) {
   }
 }
 
+// The counts SampleSeed and SampledCountOf need, read only as far as they
+// tell cases apart, give the full count's answers.
+TEST(SamplingCoreTest, TheCountForSamplingDecidesAsTheFullCount) {
+  // Node 0: 12 edges, positive at 1, 5, 6, 11; node 1: all zero.
+  const int64_t indptr[] = {0, 12, 15};
+  const float weights[] = {0, 1, 0, 0, 0, 2, 3, 0, 0, 0, 0, 4, 0, 0, 0};
+  SamplingParams p;
+  p.indptr = indptr;
+  p.weights = weights;
+  p.weighted = true;
+  for (bool replace : {false, true}) {
+    for (int64_t fanout : {-1, 0, 1, 2, 3, 4, 5, 12}) {
+      p.fanout = fanout;
+      p.replace = replace;
+      for (int64_t node : {0, 1}) {
+        const int64_t full = EligibleCount(p, node);
+        const int64_t capped = EligibleCountForSampling(p, node);
+        EXPECT_EQ(SampledCountOf(p, capped), SampledCountOf(p, full)) << fanout << replace << node;
+        EXPECT_EQ(UsesWeightedTopK(p, capped), UsesWeightedTopK(p, full)) << fanout << replace << node;
+        EXPECT_EQ(capped == 0, full == 0);
+        EXPECT_LE(capped, full);
+      }
+    }
+  }
+  p.fanout = 1;
+  p.replace = false;
+  EXPECT_EQ(EligibleCountForSampling(p, 0), 2);  // stops at fanout + 1
+}
+
+// A hub's top-k taken chunk by chunk, then merged, is SampleSeed's, in
+// every top-k mode, for hubs whose last chunk is one edge, whose weights
+// are mostly zero, and fanouts up to a chunk.
+TEST(SamplingCoreTest, AHubsTopKInChunksIsSampleSeeds) {
+  const std::vector<int64_t> degrees = {5000, kTopKChunkEdges + 1, 3000, 2 * kTopKChunkEdges, 40};
+  std::vector<int64_t> indptr = {0};
+  for (int64_t d : degrees) indptr.push_back(indptr.back() + d);
+  std::mt19937_64 random(7);
+  std::vector<float> weights(indptr.back());
+  for (float& w : weights) w = random() % 7 == 0 ? 0.0f : static_cast<float>((random() >> 40) + 1);
+  for (int64_t e = indptr[2]; e < indptr[3]; ++e) weights[e] = e < indptr[2] + 3 ? 1.0f : 0.0f;  // 3 eligible
+  SamplingParams p;
+  p.indptr = indptr.data();
+  p.weights = weights.data();
+  p.rng_seed = 99;
+  p.layer = 2;
+  struct Mode {
+    bool weighted;
+    int64_t fanout;
+  };
+  int split = 0;
+  for (const Mode& m : {Mode{true, 1}, Mode{true, 5}, Mode{true, 300}, Mode{true, kTopKChunkEdges - 1},
+                        Mode{true, kTopKChunkEdges}, Mode{false, 5}, Mode{false, 300}, Mode{false, 1000}}) {
+    p.weighted = m.weighted;
+    p.fanout = m.fanout;
+    for (int64_t node = 0; node < static_cast<int64_t>(degrees.size()); ++node) {
+      SCOPED_TRACE(std::to_string(m.weighted) + " fanout " + std::to_string(m.fanout) + " node " +
+                   std::to_string(node));
+      const int64_t chunks = TopKChunks(p, node);
+      if (chunks == 0) continue;
+      ++split;
+      EXPECT_EQ(chunks, (degrees[node] + kTopKChunkEdges - 1) / kTopKChunkEdges);
+      std::vector<int64_t> expected(m.fanout), merged(m.fanout), survivors(chunks * m.fanout);
+      std::vector<SampleKey> keys(m.fanout);
+      const int64_t n = SampleSeed(p, node, expected.data(), keys.data());
+      for (int64_t c = 0; c < chunks; ++c) SampleTopKChunk(p, node, c, keys.data(), survivors.data() + c * m.fanout);
+      ASSERT_EQ(MergeTopKChunks(p, survivors.data(), chunks, merged.data(), keys.data()), n);
+      EXPECT_EQ(merged, expected);
+    }
+  }
+  // Split: nodes 0 and 3 for weighted 1, 5, 300 and 1023, node 1 but at
+  // 1023 (a seventh of its 1025 weights are zero), node 2 (3 eligible
+  // edges) at fanout 1 only; uniform 300 and 1000 split nodes 0-3; fanout
+  // 1024 and Floyd's 5 never.
+  EXPECT_EQ(split, 2 * 4 + 3 + 1 + 2 * 4);
+}
+
 }  // namespace
 }  // namespace sampling
 }  // namespace kernels

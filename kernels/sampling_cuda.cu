@@ -13,5 +13,9 @@ int LaunchSampleSeedsOnCuda(const SampleSeedsKernel& kernel, const LaunchConfig&
   return LaunchOnCuda(kernel, config);
 }
 
+int LaunchSampleTopKChunksOnCuda(const SampleTopKChunksKernel& kernel, const LaunchConfig& config) {
+  return LaunchOnCuda(kernel, config);
+}
+
 }  // namespace kernels
 }  // namespace faultline

@@ -10,16 +10,46 @@
 namespace faultline {
 namespace kernels {
 
-// Writes counts[i] = the number of picks of seeds[i].
+// Writes counts[i] = the number of picks of seeds[i], and, when `chunks`
+// is not null, chunks[i] = the chunks its top-k is split into (TopKChunks).
 struct SampleCountKernel {
   sampling::SamplingParams params;
   const int64_t* seeds;
   int64_t num_seeds;
   int64_t* counts;
+  int64_t* chunks;  // null when !MayUseKeyScratch(params)
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
       counts[i] = sampling::SampledCount(params, seeds[i]);
+      if (chunks != nullptr) chunks[i] = sampling::TopKChunks(params, seeds[i]);
+    }
+  }
+};
+
+// Runs chunk c of every split seed (SampleTopKChunk): thread j of
+// [0, chunk_offsets[num_seeds]) takes the seed whose range
+// [chunk_offsets[i], chunk_offsets[i+1]) holds j (the exclusive sum of
+// TopKChunks) and writes its survivors to survivors[j * fanout, ...).
+struct SampleTopKChunksKernel {
+  sampling::SamplingParams params;
+  const int64_t* seeds;
+  int64_t num_seeds;
+  const int64_t* chunk_offsets;
+  int64_t num_chunks;
+  int64_t* survivors;
+  sampling::SampleKey* keys;  // fanout per chunk
+
+  FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
+    for (uint64_t j = t.global(); j < static_cast<uint64_t>(num_chunks); j += t.stride()) {
+      int64_t lo = 0, hi = num_seeds;  // chunk_offsets[lo] <= j < chunk_offsets[hi]: find the seed
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (chunk_offsets[mid] <= static_cast<int64_t>(j)) lo = mid; else hi = mid;
+      }
+      const int64_t slot = static_cast<int64_t>(j) * params.fanout;
+      sampling::SampleTopKChunk(params, seeds[lo], static_cast<int64_t>(j) - chunk_offsets[lo], keys + slot,
+                                survivors + slot);
     }
   }
 };
@@ -35,12 +65,19 @@ struct SampleSeedsKernel {
   int64_t* out_edges;
   int64_t* out_indices;
   sampling::SampleKey* scratch;  // null when !MayUseKeyScratch(params)
+  // The split seeds' chunks (SampleTopKChunksKernel); null when none.
+  const int64_t* chunk_offsets;
+  const int64_t* survivors;
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
       const int64_t offset = out_indptr[i];
-      const int64_t n = sampling::SampleSeed(params, seeds[i], out_edges + offset,
-                                             scratch == nullptr ? nullptr : scratch + offset);
+      const int64_t chunks = chunk_offsets == nullptr ? 0 : chunk_offsets[i + 1] - chunk_offsets[i];
+      const int64_t n =
+          chunks > 0 ? sampling::MergeTopKChunks(params, survivors + chunk_offsets[i] * params.fanout, chunks,
+                                                 out_edges + offset, scratch + offset)
+                     : sampling::SampleSeed(params, seeds[i], out_edges + offset,
+                                            scratch == nullptr ? nullptr : scratch + offset);
       for (int64_t j = 0; j < n; ++j) out_indices[offset + j] = graph_indices[out_edges[offset + j]];
     }
   }
@@ -48,6 +85,7 @@ struct SampleSeedsKernel {
 
 int LaunchSampleCountOnCuda(const SampleCountKernel& kernel, const LaunchConfig& config);
 int LaunchSampleSeedsOnCuda(const SampleSeedsKernel& kernel, const LaunchConfig& config);
+int LaunchSampleTopKChunksOnCuda(const SampleTopKChunksKernel& kernel, const LaunchConfig& config);
 
 }  // namespace kernels
 }  // namespace faultline

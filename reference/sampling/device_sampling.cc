@@ -141,7 +141,10 @@ Result<int64_t> TotalAt(DeviceRuntime& rt, const DeviceWords& words, int64_t n, 
 // Samples the seeds `seeds` (at least one, on the graph's device, in range:
 // the caller checked them) into the workspace: per-seed counts, their
 // exclusive sum on the device (only the total comes back, to size the
-// output), then the picks. The caller holds the device guard.
+// output), then the picks. In the top-k modes a hub's edges are first
+// split into chunks, each keeping its own top-k on a thread of its own
+// (kernels::sampling::TopKChunks), so that no thread walks a whole hub.
+// The caller holds the device guard.
 Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout,
                                     uint32_t layer, const SamplingOptions& options, StreamHandle stream,
                                     DeviceSamplingWorkspace& ws) {
@@ -167,15 +170,48 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   const BufferUse indptr_use = graph.indptr().buffer();
   const BufferUse weights_use = weighted ? graph.weights().buffer() : BufferUse{nullptr, 0};
 
+  // Per seed, its chunks (0 unless split), then their exclusive sum: chunk
+  // offsets, zeroed past the end as indptr is.
+  const bool top_k = kernels::sampling::MayUseKeyScratch(params);
+  DeviceWords chunk_offsets;
+  if (top_k) {
+    FL_ASSIGN_OR_RETURN(chunk_offsets, ws.Words(Buffer::kChunkOffsets, n + 1, rt, device));
+    FL_RETURN_IF_ERROR(kernels::FillWords(rt, chunk_offsets.data + n, 1, 0, stream));
+  }
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
-  kernels::SampleCountKernel count_kernel{params, seeds.data, n, hop.indptr.data};
+  kernels::SampleCountKernel count_kernel{params, seeds.data, n, hop.indptr.data, chunk_offsets.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
-                                           {indptr_use, weights_use, seeds.use(), hop.indptr.use()},
+                                           {indptr_use, weights_use, seeds.use(), hop.indptr.use(), chunk_offsets.use()},
                                            &kernels::LaunchSampleCountOnCuda));
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream, scan_scratch));
   FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
   if (num_edges == 0) return hop;
+  int64_t num_chunks = 0;
+  if (top_k) {
+    FL_RETURN_IF_ERROR(
+        kernels::ExclusiveSum(rt, chunk_offsets.data, chunk_offsets.data, n + 1, stream, scan_scratch));
+    FL_ASSIGN_OR_RETURN(num_chunks, TotalAt(rt, chunk_offsets, n, stream));
+  }
+  DeviceWords survivors, chunk_keys;
+  if (num_chunks > 0) {
+    // fanout < kTopKChunkEdges for a split seed, so the survivors are fewer
+    // words than the split seeds' edges.
+    FL_ASSIGN_OR_RETURN(survivors, ws.Words(Buffer::kChunkSurvivors, num_chunks * fanout, rt, device));
+    FL_ASSIGN_OR_RETURN(chunk_keys, ws.Words(Buffer::kChunkKeys, 2 * num_chunks * fanout, rt, device));
+    kernels::SampleTopKChunksKernel chunk_kernel{params,
+                                                 seeds.data,
+                                                 n,
+                                                 chunk_offsets.data,
+                                                 num_chunks,
+                                                 survivors.data,
+                                                 reinterpret_cast<kernels::sampling::SampleKey*>(chunk_keys.data)};
+    FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+        rt, "SampleTopKChunksKernel", kernels::LaunchFor(static_cast<uint64_t>(num_chunks), 128, stream),
+        chunk_kernel,
+        {indptr_use, weights_use, seeds.use(), chunk_offsets.use(), survivors.use(), chunk_keys.use()},
+        &kernels::LaunchSampleTopKChunksOnCuda));
+  }
 
   // Picks that do not fit fail here, named as the CPU reference names them
   // (its Unavailable error, the runtime's DeviceError here).
@@ -200,11 +236,13 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                            hop.indptr.data,
                                            hop.edges.data,
                                            hop.indices.data,
-                                           reinterpret_cast<kernels::sampling::SampleKey*>(keys.data)};
+                                           reinterpret_cast<kernels::sampling::SampleKey*>(keys.data),
+                                           num_chunks > 0 ? chunk_offsets.data : nullptr,
+                                           survivors.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "SampleSeedsKernel", launch, sample_kernel,
       {indptr_use, weights_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(), hop.edges.use(),
-       hop.indices.use(), keys.use()},
+       hop.indices.use(), keys.use(), chunk_offsets.use(), survivors.use()},
       &kernels::LaunchSampleSeedsOnCuda));
   return hop;
 }

@@ -71,6 +71,7 @@ class DeviceSamplingWorkspace {
   // holding a hop's seeds and the unique nodes the next hop samples from.
   enum Buffer : int {
     kIndptr, kEdges, kIndices, kSampleKeys,             // sampling
+    kChunkOffsets, kChunkSurvivors, kChunkKeys,          // hubs' top-k in chunks (kernels::sampling::TopKChunks)
     kTableKeys, kTableFirst, kTableNewId, kIsFirst, kRank, kCompacted,  // compaction
     kNodes0, kNodes1,
     kScanScratch,  // lent to the prefix sums (kernels::ScanScratch)

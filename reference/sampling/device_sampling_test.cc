@@ -6,8 +6,10 @@
 
 #include <iterator>
 #include <optional>
+#include <random>
 #include <string>
 
+#include "kernels/sampling_core.h"
 #include "reference/graph/generators.h"
 #include "reference/runtime/test_runtime.h"
 #include "reference/sampling/multi_layer.h"
@@ -243,6 +245,63 @@ TEST_P(DeviceSamplingTest, PicksBeyondTheMemoryAreNamedAsOnTheCpu) {
   EXPECT_TRUE(rt_->PeekAtLastError().ok());
 }
 
+// Hubs whose top-k the device splits into chunks (one thread per chunk,
+// then a merge: kernels::sampling::TopKChunks) give the CPU's picks, one
+// hop and three: in-degrees of 5000, one chunk and one edge, 3000 with
+// three eligible edges, and two chunks exactly, among 3000 small nodes
+// whose edges often come from the hubs, so that every hop meets them.
+TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
+  const int64_t kChunk = kernels::sampling::kTopKChunkEdges;
+  const std::vector<int64_t> hub_degrees = {5000, kChunk + 1, 3000, 2 * kChunk};
+  std::mt19937_64 random(5);
+  const int64_t num_nodes = 3000;
+  std::vector<int64_t> indptr = {0}, indices;
+  std::vector<float> weights;
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    const int64_t degree = v < 4 ? hub_degrees[v] : static_cast<int64_t>(random() % 6);
+    for (int64_t j = 0; j < degree; ++j) {
+      indices.push_back(random() % 3 == 0 ? static_cast<int64_t>(random() % 4)
+                                          : static_cast<int64_t>(random() % num_nodes));
+      const bool eligible = v == 2 ? j < 3 : random() % 7 != 0;
+      weights.push_back(eligible ? static_cast<float>((random() >> 40) + 1) : 0.0f);
+    }
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  auto graph = CscGraph::Create(indptr, indices, weights);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto device_graph = DeviceGraph::Create(*graph, *rt_, GetParam());
+  ASSERT_TRUE(device_graph.ok()) << device_graph.status();
+  const std::vector<int64_t> seeds = {0, 1, 2, 3, 17, 2999, 0};
+  const Mode modes[] = {{"weighted 5", 5, false, true}, {"weighted 300", 300, false, true},
+                        {"weighted 1", 1, false, true}, {"uniform top-k 300", 300, false, false},
+                        {"uniform top-k 1000", 1000, false, false}};
+  for (const Mode& m : modes) {
+    SCOPED_TRACE(m.name);
+    const SamplingOptions options{m.replace, m.weighted, 31};
+    auto cpu = SampleNeighbors(*graph, seeds, m.fanout, 2, SamplingOptions{m.replace, m.weighted, 31, 2});
+    auto dev = SampleNeighborsOnDevice(*device_graph, seeds, m.fanout, 2, options);
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    EXPECT_EQ(dev->indptr, cpu->indptr);
+    EXPECT_EQ(dev->original_edge_ids, cpu->original_edge_ids);
+    EXPECT_EQ(dev->indices, cpu->indices);
+    auto cpu_hops = SampleMultiLayer(*graph, seeds, {m.fanout, m.fanout, m.fanout}, SamplingOptions{m.replace, m.weighted, 31, 2});
+    auto dev_hops = SampleMultiLayerOnDevice(*device_graph, seeds, {m.fanout, m.fanout, m.fanout}, options);
+    ASSERT_TRUE(cpu_hops.ok()) << cpu_hops.status();
+    ASSERT_TRUE(dev_hops.ok()) << dev_hops.status();
+    ExpectSameLayers(*dev_hops, *cpu_hops);
+  }
+  // The hubs are split: the device took the chunked path, not SampleSeed's.
+  kernels::sampling::SamplingParams p;
+  p.indptr = indptr.data();
+  p.weights = weights.data();
+  p.weighted = true;
+  p.fanout = 5;
+  EXPECT_EQ(kernels::sampling::TopKChunks(p, 0), 5);
+  EXPECT_EQ(kernels::sampling::TopKChunks(p, 1), 2);
+  EXPECT_EQ(kernels::sampling::TopKChunks(p, 2), 0);  // 3 eligible edges: all of them, no top-k
+}
+
 INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
                          testing::Values(GraphPlacement::kDevice, GraphPlacement::kPinnedHost),
                          [](const auto& info) { return info.param == GraphPlacement::kDevice ? "device" : "pinned"; });
@@ -350,16 +409,15 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
   ASSERT_FALSE(elsewhere.ok());
   EXPECT_EQ(elsewhere.status().message(), std::string("DeviceSamplingWorkspace: holds buffers on cuda:0 of ") +
                                               rt.name() + "; asked for cuda:1 of " + rt.name());
+  const std::string below = "; expected a buffer below " + std::to_string(W::kNumBuffers) + " and a size in [0, 2^58]";
   auto negative = ws.Words(W::kIndptr, -1, rt, Device::Cuda(0));
-  EXPECT_EQ(negative.status().message(),
-            "DeviceSamplingWorkspace::Words: buffer 0, size -1; expected a buffer below 13 and a size in [0, 2^58]");
+  EXPECT_EQ(negative.status().message(), "DeviceSamplingWorkspace::Words: buffer 0, size -1" + below);
   auto huge = ws.Words(W::kIndptr, W::kMaxWords + 1, rt, Device::Cuda(0));
-  EXPECT_EQ(huge.status().message(), "DeviceSamplingWorkspace::Words: buffer 0, size " +
-                                         std::to_string(W::kMaxWords + 1) +
-                                         "; expected a buffer below 13 and a size in [0, 2^58]");
+  EXPECT_EQ(huge.status().message(),
+            "DeviceSamplingWorkspace::Words: buffer 0, size " + std::to_string(W::kMaxWords + 1) + below);
   auto no_such = ws.Words(W::kNumBuffers, 1, rt, Device::Cuda(0));
   EXPECT_EQ(no_such.status().message(),
-            "DeviceSamplingWorkspace::Words: buffer 13, size 1; expected a buffer below 13 and a size in [0, 2^58]");
+            "DeviceSamplingWorkspace::Words: buffer " + std::to_string(W::kNumBuffers) + ", size 1" + below);
   EXPECT_EQ(ws.allocations(), 2);
   // The hash tables, whose sizes are powers of two, are exact.
   auto table = ws.Words(W::kTableKeys, 16, rt, Device::Cuda(0));
