@@ -494,7 +494,7 @@ FL_HOST_DEVICE FL_INLINE void OfferTopKEdge(const SamplingParams& p, int64_t e, 
 // thread per seed, so on a GPU a hub (in-degree 156,811 in the benchmark
 // graph) keeps its thread busy long after the others are done. The device
 // sampler instead splits such a seed's edges into chunks of
-// kTopKChunkEdges: each chunk keeps its own top-k (SampleTopKChunk, one
+// TopKChunkEdges(p): each chunk keeps its own top-k (SampleTopKChunk, one
 // thread each), and the seed's thread offers the chunks' survivors to its
 // heap (MergeTopKChunks). The heap orders (key, edge) strictly, so an edge
 // of the seed's top-k is in its chunk's top-k, and the merge keeps exactly
@@ -502,15 +502,25 @@ FL_HOST_DEVICE FL_INLINE void OfferTopKEdge(const SamplingParams& p, int64_t e, 
 
 constexpr int64_t kTopKChunkEdges = 1024;
 
-// Returns the number of chunks SampleSeed's top-k of `node` is split into
-// on the device: 0 when the node is not a top-k seed or has at most one
-// chunk of edges.
+// The edges of one chunk: at least kTopKChunkEdges, and eight times the
+// fanout, so that the survivors (fanout per chunk) the merge offers are at
+// most an eighth of the seed's edges.
+FL_HOST_DEVICE FL_INLINE int64_t TopKChunkEdges(const SamplingParams& p) {
+  if (p.fanout <= kTopKChunkEdges / 8) return kTopKChunkEdges;
+  return p.fanout < (int64_t{1} << 59) ? 8 * p.fanout : int64_t{1} << 62;  // no overflow: larger than any graph
+}
+
+// Returns the number of chunks SampleSeed's top-k of a node with `degree`
+// edges, `eligible` of them (EligibleCountForSampling), is split into on
+// the device: 0 when it is not a top-k seed or has one chunk of edges.
+FL_HOST_DEVICE FL_INLINE int64_t TopKChunksOf(const SamplingParams& p, int64_t degree, int64_t eligible) {
+  const int64_t chunk = TopKChunkEdges(p);
+  if (degree <= chunk || !MayUseKeyScratch(p) || eligible <= p.fanout) return 0;
+  return (degree + chunk - 1) / chunk;
+}
+
 FL_HOST_DEVICE FL_INLINE int64_t TopKChunks(const SamplingParams& p, int64_t node) {
-  const int64_t degree = p.indptr[node + 1] - p.indptr[node];
-  // A chunk that keeps all its edges saves nothing: fanout below a chunk.
-  if (degree <= kTopKChunkEdges || !MayUseKeyScratch(p) || p.fanout >= kTopKChunkEdges) return 0;
-  if (EligibleCountForSampling(p, node) <= p.fanout) return 0;  // SampleSeed takes every eligible edge
-  return (degree + kTopKChunkEdges - 1) / kTopKChunkEdges;
+  return TopKChunksOf(p, p.indptr[node + 1] - p.indptr[node], EligibleCountForSampling(p, node));
 }
 
 // Writes the top-p.fanout edges of chunk `chunk` of `node`'s edges to
@@ -518,8 +528,9 @@ FL_HOST_DEVICE FL_INLINE int64_t TopKChunks(const SamplingParams& p, int64_t nod
 // hold fewer eligible edges). `keys` has room for p.fanout keys.
 FL_HOST_DEVICE FL_INLINE void SampleTopKChunk(const SamplingParams& p, int64_t node, int64_t chunk, SampleKey* keys,
                                               int64_t* edges) {
-  const int64_t begin = p.indptr[node] + chunk * kTopKChunkEdges;
-  const int64_t end = begin + kTopKChunkEdges < p.indptr[node + 1] ? begin + kTopKChunkEdges : p.indptr[node + 1];
+  const int64_t chunk_edges = TopKChunkEdges(p);
+  const int64_t begin = p.indptr[node] + chunk * chunk_edges;
+  const int64_t end = p.indptr[node + 1] - begin > chunk_edges ? begin + chunk_edges : p.indptr[node + 1];
   int64_t size = 0;
   for (int64_t e = begin; e < end; ++e) OfferTopKEdge(p, e, keys, edges, &size);
   SortEdgeIds(edges, size);

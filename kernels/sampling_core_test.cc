@@ -188,9 +188,9 @@ TEST(SamplingCoreTest, TheCountForSamplingDecidesAsTheFullCount) {
 
 // A hub's top-k taken chunk by chunk, then merged, is SampleSeed's, in
 // every top-k mode, for hubs whose last chunk is one edge, whose weights
-// are mostly zero, and fanouts up to a chunk.
+// are mostly zero, and fanouts whose chunks grow past 1024 edges.
 TEST(SamplingCoreTest, AHubsTopKInChunksIsSampleSeeds) {
-  const std::vector<int64_t> degrees = {5000, kTopKChunkEdges + 1, 3000, 2 * kTopKChunkEdges, 40};
+  const std::vector<int64_t> degrees = {5000, kTopKChunkEdges + 1, 3000, 2 * kTopKChunkEdges, 40, 20000};
   std::vector<int64_t> indptr = {0};
   for (int64_t d : degrees) indptr.push_back(indptr.back() + d);
   std::mt19937_64 random(7);
@@ -217,7 +217,8 @@ TEST(SamplingCoreTest, AHubsTopKInChunksIsSampleSeeds) {
       const int64_t chunks = TopKChunks(p, node);
       if (chunks == 0) continue;
       ++split;
-      EXPECT_EQ(chunks, (degrees[node] + kTopKChunkEdges - 1) / kTopKChunkEdges);
+      EXPECT_EQ(chunks, (degrees[node] + TopKChunkEdges(p) - 1) / TopKChunkEdges(p));
+      EXPECT_LE(chunks * m.fanout, degrees[node] / 8 + m.fanout);  // what the merge offers
       std::vector<int64_t> expected(m.fanout), merged(m.fanout), survivors(chunks * m.fanout);
       std::vector<SampleKey> keys(m.fanout);
       const int64_t n = SampleSeed(p, node, expected.data(), keys.data());
@@ -226,11 +227,11 @@ TEST(SamplingCoreTest, AHubsTopKInChunksIsSampleSeeds) {
       EXPECT_EQ(merged, expected);
     }
   }
-  // Split: nodes 0 and 3 for weighted 1, 5, 300 and 1023, node 1 but at
-  // 1023 (a seventh of its 1025 weights are zero), node 2 (3 eligible
-  // edges) at fanout 1 only; uniform 300 and 1000 split nodes 0-3; fanout
-  // 1024 and Floyd's 5 never.
-  EXPECT_EQ(split, 2 * 4 + 3 + 1 + 2 * 4);
+  // Chunks are 1024 edges up to fanout 128, then 8 x fanout. Split:
+  // weighted 1 nodes 0-3 (node 2 has 3 eligible edges), weighted 5 nodes
+  // 0, 1, 3, weighted 300 (chunks of 2400) node 0, uniform 300 nodes 0 and
+  // 2, and node 5 (20,000 edges) in every mode but Floyd's 5.
+  EXPECT_EQ(split, 4 + 3 + 1 + 2 + 7);
 }
 
 }  // namespace

@@ -21,8 +21,12 @@ struct SampleCountKernel {
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
-      counts[i] = sampling::SampledCount(params, seeds[i]);
-      if (chunks != nullptr) chunks[i] = sampling::TopKChunks(params, seeds[i]);
+      const int64_t node = seeds[i];
+      const int64_t eligible = sampling::EligibleCountForSampling(params, node);
+      counts[i] = sampling::SampledCountOf(params, eligible);
+      if (chunks != nullptr) {
+        chunks[i] = sampling::TopKChunksOf(params, params.indptr[node + 1] - params.indptr[node], eligible);
+      }
     }
   }
 };

@@ -51,8 +51,9 @@ void OnFileTooLarge(int) {
 // code, so that the limit does not reach this test.
 TEST(AtomicFileTest, TheTemporaryFileIsCloseOnExecAndGoneAfterAFailedWrite) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/atomic_file_test_" + std::to_string(getpid());
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << std::strerror(errno);
+  // A folder of its own on every run (--gtest_repeat runs this in the same process).
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/atomic_file_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
   const std::string path = dir + "/atomic_target";
   const pid_t child = fork();
   ASSERT_GE(child, 0);

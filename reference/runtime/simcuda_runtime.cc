@@ -326,10 +326,10 @@ Status SimCudaRuntime::DoDeviceReset(SourceLocation loc) {
   }
   used_bytes_[device] = 0;
   primary_context_[device] = false;
-  // A reset does not repair a sticky error: on an H100 the next cudaMalloc
-  // failed with cudaErrorDevicesUnavailable (46), not 700
+  // A reset of the faulted device does not repair it: on an H100 the next
+  // cudaMalloc failed with cudaErrorDevicesUnavailable (46), not 700
   // (device_reset_after_sticky_error, docs/gpu-validation.md 2026-11-26).
-  if (sticky_error_ != cudaSuccess) sticky_error_ = cudaErrorDevicesUnavailable;
+  if (sticky_error_ != cudaSuccess && device == sticky_device_) sticky_error_ = cudaErrorDevicesUnavailable;
   return OkStatus();
 }
 
@@ -583,6 +583,7 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const LaunchConfig& confi
     if (!reachable) {
       // Like a GPU fault: the launch itself succeeds, the context is lost.
       sticky_error_ = cudaErrorIllegalAddress;
+      sticky_device_ = t_current_device;
       return OkStatus();
     }
   }

@@ -132,9 +132,12 @@ class SimCudaRuntime final : public DeviceRuntime {
   // A sticky error (cudaErrorIllegalAddress after a faulting kernel): once
   // set, every call that needs the context fails with it (and sets it as
   // the last error again) until the process ends; cudaGetLastError clears
-  // only the slot. cudaDeviceReset does not clear it: it turns it into
-  // cudaErrorDevicesUnavailable (46), as seen on an H100.
+  // only the slot. cudaDeviceReset does not clear it: a reset of the
+  // device that faulted turns it into cudaErrorDevicesUnavailable (46), as
+  // seen on an H100. (One error for the process: simcuda does not keep a
+  // broken context per device.)
   cudaError_t sticky_error_ = cudaSuccess;
+  int sticky_device_ = -1;  // the device whose kernel faulted
 
   std::map<uintptr_t, Range> device_allocations_;
   std::map<uintptr_t, Range> registered_host_;

@@ -183,34 +183,18 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
                                            {indptr_use, weights_use, seeds.use(), hop.indptr.use(), chunk_offsets.use()},
                                            &kernels::LaunchSampleCountOnCuda));
+  // Both prefix sums, then one wait for their totals.
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream, scan_scratch));
-  FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
-  if (num_edges == 0) return hop;
-  int64_t num_chunks = 0;
   if (top_k) {
     FL_RETURN_IF_ERROR(
         kernels::ExclusiveSum(rt, chunk_offsets.data, chunk_offsets.data, n + 1, stream, scan_scratch));
-    FL_ASSIGN_OR_RETURN(num_chunks, TotalAt(rt, chunk_offsets, n, stream));
   }
-  DeviceWords survivors, chunk_keys;
-  if (num_chunks > 0) {
-    // fanout < kTopKChunkEdges for a split seed, so the survivors are fewer
-    // words than the split seeds' edges.
-    FL_ASSIGN_OR_RETURN(survivors, ws.Words(Buffer::kChunkSurvivors, num_chunks * fanout, rt, device));
-    FL_ASSIGN_OR_RETURN(chunk_keys, ws.Words(Buffer::kChunkKeys, 2 * num_chunks * fanout, rt, device));
-    kernels::SampleTopKChunksKernel chunk_kernel{params,
-                                                 seeds.data,
-                                                 n,
-                                                 chunk_offsets.data,
-                                                 num_chunks,
-                                                 survivors.data,
-                                                 reinterpret_cast<kernels::sampling::SampleKey*>(chunk_keys.data)};
-    FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-        rt, "SampleTopKChunksKernel", kernels::LaunchFor(static_cast<uint64_t>(num_chunks), 128, stream),
-        chunk_kernel,
-        {indptr_use, weights_use, seeds.use(), chunk_offsets.use(), survivors.use(), chunk_keys.use()},
-        &kernels::LaunchSampleTopKChunksOnCuda));
+  FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
+  if (num_edges == 0) return hop;  // no seed has an edge to split
+  int64_t num_chunks = 0;
+  if (top_k) {
+    FL_ASSIGN_OR_RETURN(num_chunks, TotalAt(rt, chunk_offsets, n, stream));  // the stream is idle now
   }
 
   // Picks that do not fit fail here, named as the CPU reference names them
@@ -226,8 +210,27 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   // read them, and a fanout -1 hop would otherwise need twice its output.
   static_assert(sizeof(kernels::sampling::SampleKey) == 2 * sizeof(int64_t), "SampleKey layout");
   DeviceWords keys;
-  if (kernels::sampling::MayUseKeyScratch(params)) {
+  if (top_k) {
     FL_ASSIGN_OR_RETURN(keys, named(ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device)));
+  }
+  DeviceWords survivors, chunk_keys;
+  if (num_chunks > 0) {
+    // fanout survivors (and keys) per chunk: at most an eighth of the split
+    // seeds' edges (TopKChunkEdges).
+    FL_ASSIGN_OR_RETURN(survivors, named(ws.Words(Buffer::kChunkSurvivors, num_chunks * fanout, rt, device)));
+    FL_ASSIGN_OR_RETURN(chunk_keys, named(ws.Words(Buffer::kChunkKeys, 2 * num_chunks * fanout, rt, device)));
+    kernels::SampleTopKChunksKernel chunk_kernel{params,
+                                                 seeds.data,
+                                                 n,
+                                                 chunk_offsets.data,
+                                                 num_chunks,
+                                                 survivors.data,
+                                                 reinterpret_cast<kernels::sampling::SampleKey*>(chunk_keys.data)};
+    FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+        rt, "SampleTopKChunksKernel", kernels::LaunchFor(static_cast<uint64_t>(num_chunks), 128, stream),
+        chunk_kernel,
+        {indptr_use, weights_use, seeds.use(), chunk_offsets.use(), survivors.use(), chunk_keys.use()},
+        &kernels::LaunchSampleTopKChunksOnCuda));
   }
   kernels::SampleSeedsKernel sample_kernel{params,
                                            Data<int64_t>(graph.indices()),

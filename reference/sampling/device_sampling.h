@@ -104,6 +104,8 @@ class DeviceSamplingWorkspace {
   Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
   // The device allocations it has made, and the bytes it holds.
   int64_t allocations() const { return allocations_; }
+  // The words buffer `which` holds (0 until first used).
+  int64_t words(Buffer which) const { return buffers_[which].nbytes() / static_cast<int64_t>(sizeof(int64_t)); }
   size_t bytes() const;
 
  private:

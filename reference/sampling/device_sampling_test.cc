@@ -291,15 +291,22 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
     ASSERT_TRUE(dev_hops.ok()) << dev_hops.status();
     ExpectSameLayers(*dev_hops, *cpu_hops);
   }
-  // The hubs are split: the device took the chunked path, not SampleSeed's.
-  kernels::sampling::SamplingParams p;
-  p.indptr = indptr.data();
-  p.weights = weights.data();
-  p.weighted = true;
-  p.fanout = 5;
-  EXPECT_EQ(kernels::sampling::TopKChunks(p, 0), 5);
-  EXPECT_EQ(kernels::sampling::TopKChunks(p, 1), 2);
-  EXPECT_EQ(kernels::sampling::TopKChunks(p, 2), 0);  // 3 eligible edges: all of them, no top-k
+  // The device took the chunked path: hubs 0, 1 and 3 in chunks of 1024
+  // (5 + 2 + 2 of them, fanout survivors each) at weighted fanout 5; hub 2
+  // has 3 eligible edges (no top-k), the small nodes one chunk at most.
+  using W = DeviceSamplingWorkspace;
+  W ws(W::Growth::kExact);
+  auto hop = SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, true, 31},
+                                      nullptr, &ws);
+  ASSERT_TRUE(hop.ok()) << hop.status();
+  EXPECT_EQ(ws.words(W::kChunkSurvivors), 9 * 5);
+  EXPECT_EQ(ws.words(W::kChunkKeys), 2 * 9 * 5);
+  W uniform(W::Growth::kExact);  // Floyd's draws: no chunks, no keys
+  ASSERT_TRUE(SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, false, 31},
+                                       nullptr, &uniform)
+                  .ok());
+  EXPECT_EQ(uniform.words(W::kChunkSurvivors), 0);
+  EXPECT_EQ(uniform.words(W::kChunkOffsets), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
