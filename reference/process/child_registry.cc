@@ -13,6 +13,12 @@ std::map<std::string, ChildMain>& Registry() {
   return *registry;
 }
 
+UncaughtInChildHandler g_uncaught_handler = nullptr;
+
+// EX_SOFTWARE, as kUncaughtExceptionExitCode in process.h (which depends
+// on this library, not the other way round).
+constexpr int kUncaughtExitCode = 70;
+
 }  // namespace
 
 bool RegisterChildMain(const std::string& name, ChildMain main) {
@@ -32,8 +38,25 @@ bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code) {
     return true;
   }
   std::vector<std::string> args(argv + 2, argv + argc);
-  *exit_code = it->second(args);
+  *exit_code = kUncaughtExitCode;
+  try {
+    *exit_code = it->second(args);
+  } catch (...) {
+    // Caught, the exception ends the child with a report instead of
+    // std::terminate's SIGABRT, which told the parent only "killed by signal 6".
+    try {
+      if (g_uncaught_handler != nullptr) {
+        g_uncaught_handler(name);
+      } else {
+        std::fprintf(stderr, "faultline: child entry point '%s' let an exception escape\n", name.c_str());
+      }
+    } catch (...) {  // no memory to describe it
+      std::fprintf(stderr, "faultline: child entry point '%s' let an exception escape\n", name.c_str());
+    }
+  }
   return true;
 }
+
+void SetUncaughtInChildHandler(UncaughtInChildHandler handler) { g_uncaught_handler = handler; }
 
 }  // namespace faultline

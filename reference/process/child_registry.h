@@ -28,7 +28,17 @@ bool HasChildEntry(const std::string& name);
 // binary that spawns children (ChildProcess::Spawn, a data loader with
 // start_method spawn) must call it first thing in main: its spawned copy
 // runs main, and only this call turns it into the child.
+// An entry point that lets an exception escape ends the child with
+// kUncaughtExceptionExitCode (process.h) instead of std::terminate's abort,
+// after the handler below reports it (or, with none installed, a line on
+// stderr naming the entry point and the exception).
 bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code);
+
+// Called inside the catch block when entry point `entry` let an exception
+// escape. reference/process installs one that sends the exception to the
+// parent's transcript (ReportToParent).
+using UncaughtInChildHandler = void (*)(const std::string& entry);
+void SetUncaughtInChildHandler(UncaughtInChildHandler handler);
 
 }  // namespace faultline
 

@@ -79,6 +79,16 @@ int ReportFd() {
 // main, so before a spawned child's entry point can exec anything).
 [[maybe_unused]] const int g_adopted_report_fd = ReportFd();
 
+// A spawned child's entry point that lets an exception escape reports it
+// as a forked body's does (MaybeRunRegisteredChild then exits with 70).
+[[maybe_unused]] const bool g_reports_uncaught_in_spawned_child = [] {
+  SetUncaughtInChildHandler([](const std::string& entry) {
+    ReportToParent("uncaught exception " + DescribeCurrentException() + " in spawned child entry point '" + entry +
+                   "'");
+  });
+  return true;
+}();
+
 Status ErrnoError(const char* what) {
   return InternalError(std::string(what) + " failed: " + std::strerror(errno));
 }

@@ -128,9 +128,10 @@ class ChildProcess {
   std::string transcript_;
 };
 
-// The exit code of a forked child whose body let an exception escape:
-// EX_SOFTWARE (sysexits.h, "internal software error"), which no faultline
-// child returns on purpose.
+// The exit code of a forked child whose body, or a spawned child whose
+// entry point (child_registry.h), let an exception escape: EX_SOFTWARE
+// (sysexits.h, "internal software error"), which no faultline child
+// returns on purpose.
 inline constexpr int kUncaughtExceptionExitCode = 70;
 
 // Describes the exception being handled (call it inside a catch block):

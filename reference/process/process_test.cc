@@ -86,6 +86,22 @@ TEST(ProcessTest, AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild) {
   }
 }
 
+int ThrowInSpawnedChild(const std::vector<std::string>&) { throw std::runtime_error("boom"); }
+FL_REGISTER_CHILD("throw_in_spawned_child", ThrowInSpawnedChild);
+
+// The same for a spawned child's entry point: before, std::terminate
+// aborted it and the parent learnt only "killed by signal 6".
+TEST(ProcessTest, AnExceptionThatEscapesASpawnedEntryPointIsReportedAndEndsTheChild) {
+  auto child = ChildProcess::Spawn("throw_in_spawned_child", {});
+  ASSERT_TRUE(child.ok()) << child.status();
+  auto exit = child->Wait(milliseconds(20000));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_TRUE(exit->exited) << exit->Describe();
+  EXPECT_EQ(exit->exit_code, kUncaughtExceptionExitCode) << exit->Describe();
+  EXPECT_EQ(exit->transcript,
+            "uncaught exception std::runtime_error: boom in spawned child entry point 'throw_in_spawned_child'");
+}
+
 TEST(ProcessTest, SpawnedChildRunsRegisteredEntryWithArgsAndEnv) {
   SpawnOptions options;
   options.env = {{"FAULTLINE_TEST_VALUE", "spawned"}};
