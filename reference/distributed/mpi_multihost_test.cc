@@ -9,15 +9,20 @@
 //
 // Where network namespaces are not permitted, every test here fails and says
 // so; FAULTLINE_SKIP_MULTIHOST=1 skips them on purpose.
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -169,6 +174,45 @@ TEST_F(MultiHostTest, RanksOnDifferentHostsTalkOverTcpOnly) {
 // or the simcuda device, bad inputs interleaved) against one local tensor,
 // with the same rapidcheck seed on one host, 2 hosts x 2 ranks and 4 hosts x
 // 1 rank: every pulled row is the same, bit for bit.
+// The names in folder `dir` (not "." and "..").
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* listing = opendir(dir.c_str())) {
+    while (dirent* entry = readdir(listing)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(listing);
+  }
+  return names;
+}
+
+// Open MPI keeps a session folder per job under TMPDIR (or /tmp): contact
+// files and PMIx's shared-memory segments, 8 MB. A job that did not end
+// cleanly (the launcher ended mpirun, a rank was killed, a link pulled)
+// left mpirun's behind (ompi.<host>.<uid>/pid.<mpirun's pid>): 1,067
+// folders, 7.6 GB, in this machine's /tmp after two days of test runs. The
+// launcher now gives each job a session folder of its own and removes it.
+TEST_F(MultiHostTest, AJobAcrossHostsLeavesNoOpenMpiSessionFolder) {
+  // Where Open MPI puts it by default (TMPDIR unset, as under `bazel test`).
+  const std::string sessions = "/tmp/ompi." + NetnsHosts::hostname(0) + "." + std::to_string(getuid());
+  const std::vector<std::string> before = Entries(sessions);
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string saved = tmpdir != nullptr ? tmpdir : "";
+  unsetenv("TMPDIR");
+  // Every rank fails before it joins; the launcher ends mpirun (the job of
+  // RanksThatFailBeforeJoiningEndTheJobAcrossHosts).
+  MpiJobOptions options = Layout({2, 2, 0, 0});
+  options.keep_survivors = true;
+  options.timeout = std::chrono::seconds(60);
+  options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "soon"}};
+  Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);
+  if (tmpdir != nullptr) setenv("TMPDIR", saved.c_str(), 1);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
+  EXPECT_EQ(Entries(sessions), before) << "Open MPI's session folder of this job is left in " << sessions;
+}
+
 TEST_F(MultiHostTest, DistTensorStateMachineAcrossHostsMatchesOneHost) {
   ExpectSameDigestOnEveryLayout("mpi_state_machine", {"digest"}, 3, {{"RC_PARAMS", "seed=20261123 max_success=40"}});
 }
