@@ -504,7 +504,7 @@ constexpr int64_t kTopKChunkEdges = 1024;
 
 // The edges of one chunk: at least kTopKChunkEdges, and eight times the
 // fanout, so that the survivors (fanout per chunk) the merge offers are at
-// most an eighth of the seed's edges.
+// most an eighth of the seed's edges, plus one fanout for its last chunk.
 FL_HOST_DEVICE FL_INLINE int64_t TopKChunkEdges(const SamplingParams& p) {
   if (p.fanout <= kTopKChunkEdges / 8) return kTopKChunkEdges;
   return p.fanout < (int64_t{1} << 59) ? 8 * p.fanout : int64_t{1} << 62;  // no overflow: larger than any graph

@@ -1,6 +1,8 @@
 // Implements the registry of child entry points.
 #include "reference/process/child_registry.h"
 
+#include <cxxabi.h>
+
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -14,10 +16,6 @@ std::map<std::string, ChildMain>& Registry() {
 }
 
 UncaughtInChildHandler g_uncaught_handler = nullptr;
-
-// EX_SOFTWARE, as kUncaughtExceptionExitCode in process.h (which depends
-// on this library, not the other way round).
-constexpr int kUncaughtExitCode = 70;
 
 }  // namespace
 
@@ -38,9 +36,11 @@ bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code) {
     return true;
   }
   std::vector<std::string> args(argv + 2, argv + argc);
-  *exit_code = kUncaughtExitCode;
+  *exit_code = kUncaughtExceptionExitCode;
   try {
     *exit_code = it->second(args);
+  } catch (abi::__forced_unwind&) {
+    throw;  // pthread_exit or cancellation: glibc aborts if it is swallowed
   } catch (...) {
     // Caught, the exception ends the child with a report instead of
     // std::terminate's SIGABRT, which told the parent only "killed by signal 6".

@@ -10,6 +10,11 @@
 
 namespace faultline {
 
+// The exit code of a forked child whose body, or a spawned child whose
+// entry point, let an exception escape: EX_SOFTWARE (sysexits.h,
+// "internal software error"), which no faultline child returns on purpose.
+inline constexpr int kUncaughtExceptionExitCode = 70;
+
 // A child entry point: receives the arguments after the entry name and
 // returns the process exit code.
 using ChildMain = int (*)(const std::vector<std::string>& args);
@@ -29,9 +34,10 @@ bool HasChildEntry(const std::string& name);
 // start_method spawn) must call it first thing in main: its spawned copy
 // runs main, and only this call turns it into the child.
 // An entry point that lets an exception escape ends the child with
-// kUncaughtExceptionExitCode (process.h) instead of std::terminate's abort,
-// after the handler below reports it (or, with none installed, a line on
-// stderr naming the entry point and the exception).
+// kUncaughtExceptionExitCode instead of std::terminate's abort, after the
+// handler below reports it (or, with none installed, a line on stderr
+// naming the entry point). A thread's forced unwinding (pthread_exit,
+// cancellation) is not an exception and goes on.
 bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code);
 
 // Called inside the catch block when entry point `entry` let an exception

@@ -83,8 +83,12 @@ int ReportFd() {
 // as a forked body's does (MaybeRunRegisteredChild then exits with 70).
 [[maybe_unused]] const bool g_reports_uncaught_in_spawned_child = [] {
   SetUncaughtInChildHandler([](const std::string& entry) {
-    ReportToParent("uncaught exception " + DescribeCurrentException() + " in spawned child entry point '" + entry +
-                   "'");
+    try {
+      ReportToParent("uncaught exception " + DescribeCurrentException() + " in spawned child entry point '" + entry +
+                     "'");
+    } catch (...) {  // no memory to describe it
+      ReportToParent("uncaught exception in a spawned child entry point (no memory to describe it)");
+    }
   });
   return true;
 }();
@@ -191,6 +195,8 @@ Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
     int code = kUncaughtExceptionExitCode;
     try {
       code = body();
+    } catch (abi::__forced_unwind&) {
+      throw;  // pthread_exit or cancellation: glibc aborts if it is swallowed
     } catch (...) {
       // Caught here, the exception cannot reach the frames above, which are
       // the parent's (a loader's destructor would kill the child's

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/process/child_registry.h"  // kUncaughtExceptionExitCode
 
 namespace faultline {
 
@@ -128,11 +129,6 @@ class ChildProcess {
   std::string transcript_;
 };
 
-// The exit code of a forked child whose body, or a spawned child whose
-// entry point (child_registry.h), let an exception escape: EX_SOFTWARE
-// (sysexits.h, "internal software error"), which no faultline child
-// returns on purpose.
-inline constexpr int kUncaughtExceptionExitCode = 70;
 
 // Describes the exception being handled (call it inside a catch block):
 // "<type>: <what()>" for a std::exception ("std::bad_alloc: std::bad_alloc"),

@@ -215,8 +215,8 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   }
   DeviceWords survivors, chunk_keys;
   if (num_chunks > 0) {
-    // fanout survivors (and keys) per chunk: at most an eighth of the split
-    // seeds' edges (TopKChunkEdges).
+    // fanout survivors (and keys) per chunk: per split seed, at most an
+    // eighth of its edges plus one fanout (TopKChunkEdges).
     FL_ASSIGN_OR_RETURN(survivors, named(ws.Words(Buffer::kChunkSurvivors, num_chunks * fanout, rt, device)));
     FL_ASSIGN_OR_RETURN(chunk_keys, named(ws.Words(Buffer::kChunkKeys, 2 * num_chunks * fanout, rt, device)));
     kernels::SampleTopKChunksKernel chunk_kernel{params,
