@@ -17,8 +17,10 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "reference/distributed/netns_hosts.h"
 
@@ -93,6 +95,19 @@ Result<std::string> MakeSessionDir() {
   std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") + "/fl-ompi-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     return UnavailableError("cannot create Open MPI's session folder (" + pattern + "): " + std::strerror(errno));
+  }
+  return pattern;
+}
+
+// The folder for one single-host job's shared-memory segments (vader's and
+// osc sm's, 1 per rank): in /dev/shm, as Open MPI's default, but the job's
+// own, since a rank killed before MPI_Finalize never unlinks its segment
+// (the launcher ends ranks stuck in MPI_Init: 95 segments had piled up).
+Result<std::string> MakeSharedMemoryDir() {
+  std::string pattern = "/dev/shm/fl-ompi-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return UnavailableError("cannot create a folder for Open MPI's shared memory (" + pattern +
+                            "): " + std::strerror(errno));
   }
   return pattern;
 }
@@ -180,9 +195,15 @@ Result<std::string> FindInPath(const std::string& program) {
 // Removes a folder of the job's (its reports, Open MPI's session folder)
 // when RunMpiJob returns, on every path: after the job's process group was
 // killed, so nothing writes there any more.
-struct FolderRemover {
-  ~FolderRemover() { RemoveTree(dir); }
-  std::string dir;
+class FolderRemover {
+ public:
+  explicit FolderRemover(std::string dir) : dir_(std::move(dir)) {}
+  FolderRemover(const FolderRemover&) = delete;
+  FolderRemover& operator=(const FolderRemover&) = delete;
+  ~FolderRemover() { RemoveTree(dir_); }
+
+ private:
+  std::string dir_;
 };
 
 // "exited on signal 9 (Killed)", from mpirun's line about `rank`, or "".
@@ -272,9 +293,14 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   // would act as mpirun's --prefix (it changes how remote daemons start).
   std::vector<std::string> argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
                                 "-np", std::to_string(options.ranks), "--mca", "orte_tmpdir_base", session_dir};
+  std::optional<FolderRemover> shm_remover;
   if (hosts == nullptr) {
     // One machine: shared memory only, and no CMA (needs ptrace rights).
-    argv.insert(argv.end(), {"--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none"});
+    FL_ASSIGN_OR_RETURN(const std::string shm_dir, MakeSharedMemoryDir());
+    shm_remover.emplace(shm_dir);
+    argv.insert(argv.end(), {"--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
+                             "--mca", "btl_vader_backing_directory", shm_dir, "--mca", "osc_sm_backing_directory",
+                             shm_dir});
   } else {
     std::string host_list;
     for (int k = 0; k < hosts->size(); ++k) {
