@@ -43,14 +43,18 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-Result<std::string> MakeJobDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/faultline-mpi-XXXXXX";
+// Creates the folder `base`/`prefix`XXXXXX; an error names `what` it was for.
+Result<std::string> MakeFolder(const std::string& base, const char* prefix, const char* what) {
+  std::string pattern = base + "/" + prefix + "XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
-    return UnavailableError("cannot create a directory for the MPI job's reports (" + pattern +
-                            "): " + std::strerror(errno));
+    return UnavailableError(std::string("cannot create ") + what + " (" + pattern + "): " + std::strerror(errno));
   }
   return pattern;
+}
+
+Result<std::string> MakeJobDir() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  return MakeFolder(base != nullptr ? base : "/tmp", "faultline-mpi-", "a directory for the MPI job's reports");
 }
 
 // How long ranks may take to end after mpirun has: mpirun waits for its
@@ -85,18 +89,13 @@ bool EndsBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
 // Open MPI's session folder for one job: mpirun, its daemons and the ranks
 // keep their contact files and PMIx shared-memory segments under
 // <base>/ompi.<host>.<uid>/ (orte_tmpdir_base). In /tmp itself, every job
-// that did not end cleanly (a killed rank, the launcher's SIGKILL of the
-// job's group) and every multi-host job left a folder of 8 MB behind:
-// 1,067 of them, 7.6 GB, on this project's machine after two days of test
-// runs. A short path (TMPDIR or /tmp, as Open MPI's default) keeps PMIx's
+// that did not end cleanly (the launcher ended mpirun, a rank was killed, a
+// link pulled) left a folder of 8 MB behind: 1,067 of them, 7.6 GB, on
+// this project's machine after two days of test runs. A short path (TMPDIR or /tmp, as Open MPI's default) keeps PMIx's
 // socket paths within their 108 bytes; Bazel's TEST_TMPDIR is too long.
 Result<std::string> MakeSessionDir() {
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") + "/fl-ompi-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return UnavailableError("cannot create Open MPI's session folder (" + pattern + "): " + std::strerror(errno));
-  }
-  return pattern;
+  return MakeFolder(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "fl-ompi-", "Open MPI's session folder");
 }
 
 // The folder for one single-host job's shared-memory segments (vader's and
@@ -104,12 +103,7 @@ Result<std::string> MakeSessionDir() {
 // own, since a rank killed before MPI_Finalize never unlinks its segment
 // (the launcher ends ranks stuck in MPI_Init: 95 segments had piled up).
 Result<std::string> MakeSharedMemoryDir() {
-  std::string pattern = "/dev/shm/fl-ompi-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return UnavailableError("cannot create a folder for Open MPI's shared memory (" + pattern +
-                            "): " + std::strerror(errno));
-  }
-  return pattern;
+  return MakeFolder("/dev/shm", "fl-ompi-", "a folder for Open MPI's shared memory");
 }
 
 // Removes `dir` and everything in it (not following links).

@@ -44,13 +44,9 @@ bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code) {
   } catch (...) {
     // Caught, the exception ends the child with a report instead of
     // std::terminate's SIGABRT, which told the parent only "killed by signal 6".
-    try {
-      if (g_uncaught_handler != nullptr) {
-        g_uncaught_handler(name);
-      } else {
-        std::fprintf(stderr, "faultline: child entry point '%s' let an exception escape\n", name.c_str());
-      }
-    } catch (...) {  // no memory to describe it
+    if (g_uncaught_handler != nullptr) {
+      g_uncaught_handler(name);
+    } else {
       std::fprintf(stderr, "faultline: child entry point '%s' let an exception escape\n", name.c_str());
     }
   }

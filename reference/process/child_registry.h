@@ -41,8 +41,8 @@ bool HasChildEntry(const std::string& name);
 bool MaybeRunRegisteredChild(int argc, char** argv, int* exit_code);
 
 // Called inside the catch block when entry point `entry` let an exception
-// escape. reference/process installs one that sends the exception to the
-// parent's transcript (ReportToParent).
+// escape; it must not throw. reference/process installs one that sends the
+// exception to the parent's transcript (ReportToParent).
 using UncaughtInChildHandler = void (*)(const std::string& entry);
 void SetUncaughtInChildHandler(UncaughtInChildHandler handler);
 

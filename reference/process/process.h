@@ -129,7 +129,6 @@ class ChildProcess {
   std::string transcript_;
 };
 
-
 // Describes the exception being handled (call it inside a catch block):
 // "<type>: <what()>" for a std::exception ("std::bad_alloc: std::bad_alloc"),
 // else "<type>" (the demangled type of whatever was thrown).
