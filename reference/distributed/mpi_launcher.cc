@@ -2,10 +2,8 @@
 #include "reference/distributed/mpi_launcher.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +24,7 @@
 
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
+#include "reference/process/process_ref.h"
 
 namespace faultline {
 namespace {
@@ -67,25 +66,6 @@ constexpr auto kRankExitGrace = std::chrono::seconds(5);
 // MPI_Init returns, so that a rank past it is never taken for a stuck one.
 constexpr auto kInitStuckGrace = std::chrono::seconds(5);
 
-// Returns whether process `pid` (any process, not only a child) ends by
-// `deadline`, waiting on a pidfd, which becomes readable when it ends; a
-// zombie has ended, and a pid that no longer exists ended long ago.
-bool EndsBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return errno == ESRCH || !ProcessRunning(pid);  // ENOSYS on kernels before 5.3: its state now
-  bool ended = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd pfd{pidfd, POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
-    if (ready < 0 && errno == EINTR) continue;
-    ended = ready > 0;
-    break;
-  }
-  close(pidfd);
-  return ended;
-}
-
 // Open MPI's session folder for one job: mpirun, its daemons and the ranks
 // keep their contact files and PMIx shared-memory segments under
 // <base>/ompi.<host>.<uid>/ (orte_tmpdir_base). In /tmp itself, every job
@@ -117,10 +97,10 @@ void RemoveTree(const std::string& dir) {
       16, FTW_DEPTH | FTW_PHYS);
 }
 
-// Reads "<pid>\n<text>" as written by rank_report.cc.
-bool ReadPidFile(const std::string& path, pid_t* pid, std::string* text) {
+// Reads "<pid> <start ticks>\n<text>" as written by rank_report.cc.
+bool ReadRankFile(const std::string& path, ProcessRef* process, std::string* text) {
   std::ifstream in(path);
-  if (!(in >> *pid)) return false;
+  if (!(in >> process->pid >> process->start_ticks)) return false;
   in.ignore(1);
   std::stringstream rest;
   rest << in.rdbuf();
@@ -236,9 +216,9 @@ Result<std::pair<pid_t, std::string>> RunningMpiJob::WaitForFile(const std::stri
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const bool ended = ended_;  // read before looking, so a last write is not missed
-    pid_t pid = 0;
+    ProcessRef process;
     std::string text;
-    if (ReadPidFile(dir_ + "/" + name, &pid, &text)) return std::make_pair(pid, text);
+    if (ReadRankFile(dir_ + "/" + name, &process, &text)) return std::make_pair(process.pid, text);
     if (ended) return UnavailableError("the job ended before " + what);
     if (std::chrono::steady_clock::now() > deadline) {
       return UnavailableError("no " + what + " within " + std::to_string(timeout.count()) + " ms");
@@ -254,8 +234,8 @@ Result<pid_t> RunningMpiJob::WaitForMark(int rank, const std::string& mark, std:
 }
 
 bool RunningMpiJob::Reported(int rank) const {
-  pid_t pid = 0;
-  return ReadPidFile(dir_ + "/rank-" + std::to_string(rank), &pid, nullptr);
+  ProcessRef process;
+  return ReadRankFile(dir_ + "/rank-" + std::to_string(rank), &process, nullptr);
 }
 
 Result<std::string> RunningMpiJob::WaitForReport(int rank, std::chrono::milliseconds timeout) const {
@@ -378,14 +358,17 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
 
   MpiJob job;
   // What the launcher knows of each rank, from its marks and its report.
+  // Ranks are mpirun's children, not the launcher's: each is named by its
+  // pid and start time, so that a process that got a rank's pid after the
+  // rank ended is neither waited for nor killed.
   struct RankState {
-    pid_t started = 0;          // "started": before MPI_Init
+    ProcessRef started;         // "started": before MPI_Init
     bool initialized = false;   // "initialized": MPI_Init returned
-    pid_t joined = 0;           // "joined": MpiTransport::Create succeeded
-    pid_t reported = 0;         // its report
+    ProcessRef joined;          // "joined": MpiTransport::Create succeeded
+    ProcessRef reported;        // its report
     bool ended = false;         // its process is gone
     std::string ended_by_launcher;  // why the launcher ended it, if it did
-    pid_t pid() const { return joined != 0 ? joined : started != 0 ? started : reported; }
+    ProcessRef process() const { return joined.pid != 0 ? joined : started.pid != 0 ? started : reported; }
   };
   std::vector<RankState> ranks(options.ranks);
   // Reads every rank's marks and whether it has ended; returns whether all have.
@@ -394,12 +377,12 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     for (int r = 0; r < options.ranks; ++r) {
       RankState& rank = ranks[r];
       const std::string rank_file = dir + "/rank-" + std::to_string(r);
-      pid_t pid = 0;
-      if (rank.started == 0) ReadPidFile(rank_file + ".mark-started", &rank.started, nullptr);
-      if (!rank.initialized) rank.initialized = ReadPidFile(rank_file + ".mark-initialized", &pid, nullptr);
-      if (rank.joined == 0) ReadPidFile(rank_file + ".mark-joined", &rank.joined, nullptr);
-      if (rank.reported == 0) ReadPidFile(rank_file, &rank.reported, nullptr);
-      rank.ended = rank.pid() != 0 && !ProcessRunning(rank.pid());
+      ProcessRef initialized;
+      if (rank.started.pid == 0) ReadRankFile(rank_file + ".mark-started", &rank.started, nullptr);
+      if (!rank.initialized) rank.initialized = ReadRankFile(rank_file + ".mark-initialized", &initialized, nullptr);
+      if (rank.joined.pid == 0) ReadRankFile(rank_file + ".mark-joined", &rank.joined, nullptr);
+      if (rank.reported.pid == 0) ReadRankFile(rank_file, &rank.reported, nullptr);
+      rank.ended = rank.process().pid != 0 && !ProcessRunning(rank.process());
       all = all && rank.ended;
     }
     return all;
@@ -416,7 +399,7 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
       if (ranks[r].ended && !ranks[r].initialized) gone = r;
     }
     for (int r = 0; r < options.ranks && gone >= 0; ++r) {
-      if (!ranks[r].ended && (ranks[r].initialized || ranks[r].started == 0)) return -1;
+      if (!ranks[r].ended && (ranks[r].initialized || ranks[r].started.pid == 0)) return -1;
     }
     return gone;
   };
@@ -453,7 +436,7 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
           if (ranks[r].ended) continue;
           ranks[r].ended_by_launcher = "was inside MPI_Init, which cannot complete without rank " +
                                        std::to_string(gone) + ": the launcher ended it";
-          kill(ranks[r].started, SIGKILL);
+          ProcessHandle::Open(ranks[r].started).Signal(SIGKILL);
         }
         job.mpirun_terminated = true;
         kill(-pid, SIGKILL);
@@ -469,17 +452,20 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   job.reports.resize(options.ranks);
   for (int r = 0; r < options.ranks; ++r) {
     RankReport& report = job.reports[r];
-    report.present = ReadPidFile(dir + "/rank-" + std::to_string(r), &report.pid, &report.text);
-    job.started_pids.push_back(ranks[r].started);
-    job.joined_pids.push_back(ranks[r].joined);
+    report.present = ReadRankFile(dir + "/rank-" + std::to_string(r), &ranks[r].reported, &report.text);
+    report.pid = ranks[r].reported.pid;
+    job.started_pids.push_back(ranks[r].started.pid);
+    job.joined_pids.push_back(ranks[r].joined.pid);
   }
   // A rank that has not ended by the grace deadline is a leftover; it is killed.
   const auto grace_deadline = std::chrono::steady_clock::now() + kRankExitGrace;
   for (int r = 0; r < options.ranks; ++r) {
-    const pid_t rank_pid = job.reports[r].present ? job.reports[r].pid : ranks[r].pid();
-    if (rank_pid > 0 && !EndsBy(rank_pid, grace_deadline)) {
+    const ProcessRef rank_process = job.reports[r].present ? ranks[r].reported : ranks[r].process();
+    const pid_t rank_pid = rank_process.pid;
+    ProcessHandle handle = ProcessHandle::Open(rank_process);
+    if (!handle.EndsBy(grace_deadline)) {
       job.leftover_pids.push_back(rank_pid);
-      kill(rank_pid, SIGKILL);
+      handle.Signal(SIGKILL);
       continue;
     }
     if (rank_pid == 0 || job.reports[r].present) continue;
@@ -492,7 +478,7 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     }
     const std::string how = HowMpirunSawItEnd(job.output, r);
     job.vanished.push_back(rank + "ended without a report, " +
-                           (ranks[r].joined != 0 ? "after it joined" : "before it joined") +
+                           (ranks[r].joined.pid != 0 ? "after it joined" : "before it joined") +
                            (how.empty() ? "" : " (mpirun: it " + how + ")"));
   }
   kill(-pid, SIGKILL);  // nothing of the job's process group outlives it

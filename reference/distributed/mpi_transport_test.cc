@@ -4,14 +4,12 @@
 #include "reference/distributed/mpi_transport.h"
 
 #include <dirent.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -20,6 +18,8 @@
 
 #include "reference/distributed/mpi_launcher.h"
 #include "reference/distributed/mpi_test_ranks.h"
+#include "reference/process/process_at_pid.h"
+#include "reference/process/process_ref.h"
 
 namespace faultline {
 namespace {
@@ -249,15 +249,14 @@ TEST(MpiTransportTest, ARankThatRefusesItsRoutingBatchesIsNamedByEveryRankAndNot
 
 // Waits until `pid` has ended, or the job has; true when `pid` has.
 bool WaitUntilEnded(const RunningMpiJob& running, pid_t pid) {
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return errno == ESRCH;
-  bool ended = false;
-  while (!ended && !running.ended()) {
-    pollfd pfd{pidfd, POLLIN, 0};
-    ended = poll(&pfd, 1, 10) == 1;  // 10 ms: then look whether the job ended
+  const std::optional<ProcessRef> process = ProcessRefOf(pid);
+  if (!process) return true;  // gone already
+  ProcessHandle handle = ProcessHandle::Open(*process);
+  // 10 ms at a time: then look whether the job ended.
+  while (!handle.EndsBy(std::chrono::steady_clock::now() + std::chrono::milliseconds(10))) {
+    if (running.ended()) return false;
   }
-  close(pidfd);
-  return ended;
+  return true;
 }
 
 // Rank 0 stalls after the address exchange, before the liveness mesh: the
@@ -327,6 +326,43 @@ TEST(MpiTransportTest, ARankKilledBeforeMpiInitEndsTheJobAndEveryRankIsNamed) {
                                                 "launcher ended it")
         << job->Describe();
   }
+  EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
+}
+
+// Rank 2 dies before MPI_Init, and another process gets its pid at once, as
+// happens by itself once pids come round (pid_max is 32768 here). The
+// launcher knows rank 2 by pid and start time: it still sees rank 2 gone,
+// ends the ranks left inside MPI_Init, and neither waits for nor kills the
+// stranger. Before, the launcher knew a rank by its pid alone: it took the
+// stranger for rank 2, so the job ran to its timeout, and then it killed the
+// stranger as a leftover rank.
+TEST(MpiLauncherTest, AProcessThatGetsAnEndedRanksPidIsNotTakenForTheRank) {
+  MpiJobOptions options = Ranks(4);
+  options.keep_survivors = true;
+  options.timeout = std::chrono::seconds(30);
+  std::optional<ProcessAtPid> stranger;
+  std::string during_error;
+  options.during = [&](RunningMpiJob& running) {
+    Result<pid_t> rank2 = running.WaitForMark(2, "started", std::chrono::seconds(30));
+    // Rank 2 ran far longer than one 10 ms tick before its mark: its start time is not the stranger's.
+    Result<ProcessAtPid> started = rank2.ok() ? ProcessAtPid::Start(*rank2, 0, std::chrono::seconds(10))
+                                              : Result<ProcessAtPid>(rank2.status());
+    if (started.ok()) {
+      stranger.emplace(std::move(*started));
+    } else {
+      during_error = started.status().ToString();
+    }
+  };
+  Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"before_init"}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(stranger.has_value()) << during_error;
+  EXPECT_EQ(stranger->pid(), job->started_pids[2]);
+  EXPECT_TRUE(stranger->Running()) << "the launcher killed the process that got rank 2's pid\n" << job->Describe();
+  EXPECT_FALSE(job->timed_out) << job->Describe();
+  EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
+  EXPECT_THAT(job->vanished, testing::Contains("rank 2 (pid " + std::to_string(job->started_pids[2]) +
+                                               ") ended without a report, before it joined"))
+      << job->Describe();
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
 }
 

@@ -23,6 +23,7 @@
 
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
+#include "reference/process/process_ref.h"
 
 namespace faultline {
 namespace {
@@ -176,7 +177,9 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
     for (pid_t pid : ProcessesInNetns(netns)) inside.push_back(pid);
   }
   ASSERT_THAT(inside, SizeIs(1)) << "the killed run's process in its host 0";
-  if (reap_owner_first) ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
+  if (reap_owner_first) {
+    ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
+  }
 
   Result<std::unique_ptr<NetnsHosts>> next = NetnsHosts::Create(1);  // sweeps as it starts
   ASSERT_TRUE(next.ok()) << next.status();
@@ -184,7 +187,9 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
   EXPECT_FALSE(ProcessRunning(inside[0])) << "the process left in the stale namespace still runs";
   EXPECT_THAT((*live)->Namespaces(), SizeIs(2)) << "the sweep removed a live owner's namespaces";
   EXPECT_THAT(NamespacesStartingWith((*next)->prefix()), SizeIs(2));
-  if (!reap_owner_first) ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
+  if (!reap_owner_first) {
+    ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Owner, SweepTest, testing::Values(true, false),

@@ -11,14 +11,18 @@
 #include <cstdlib>
 
 #include "reference/base/atomic_file.h"
+#include "reference/process/process_ref.h"
 
 namespace faultline {
 namespace {
 
-// "<pid>\n<text>", as the launcher's ReadPidFile reads it.
+// "<pid> <start ticks>\n<text>", as the launcher's ReadRankFile reads it:
+// the start time tells the launcher whether the process it later finds at
+// that pid is still this rank (ProcessRef).
 void WriteReportFile(const std::string& path, const std::string& text) {
-  const Status written =
-      WriteFileAtomically(path, {std::to_string(getpid()), "\n", text}, FileDurability::kVisible);
+  const ProcessRef self = SelfProcessRef();
+  const Status written = WriteFileAtomically(
+      path, {std::to_string(self.pid), " ", std::to_string(self.start_ticks), "\n", text}, FileDurability::kVisible);
   // The callers cannot act on it: the launcher will find no report (or no
   // mark). Say why on stderr, which reaches the job's output that
   // MpiJob::Describe shows next to the missing report.

@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -413,17 +412,6 @@ Status ChildProcess::WaitForTranscript(std::string_view text, std::chrono::milli
       return missing("closed its report pipe");
     }
   }
-}
-
-bool ProcessRunning(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  // The state letter follows the parenthesized command name, which may hold spaces.
-  const size_t paren = line.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= line.size()) return false;
-  const char state = line[paren + 2];
-  return state != 'Z' && state != 'X';
 }
 
 }  // namespace faultline

@@ -140,10 +140,6 @@ void ReportToParent(std::string_view text);
 // Returns the path of the running binary (/proc/self/exe).
 Result<std::string> SelfExecutable();
 
-// Returns whether process `pid` of this host is running (false when it is
-// gone or a zombie waiting to be reaped).
-bool ProcessRunning(pid_t pid);
-
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_PROCESS_PROCESS_H_

@@ -1,0 +1,104 @@
+// ProcessRef and ProcessHandle name one process, never the process that got
+// its pid after it: each case makes that happen at once with ProcessAtPid.
+#include "reference/process/process_ref.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+#include "reference/process/process_at_pid.h"
+
+namespace faultline {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+// A forked child that waits in pause() until killed.
+pid_t StartPausedChild() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (;;) pause();
+  }
+  return pid;
+}
+
+void Reap(pid_t pid) {
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+TEST(ProcessRefTest, ThisProcessIsRunningUnderItsOwnRef) {
+  const ProcessRef self = SelfProcessRef();
+  EXPECT_EQ(self.pid, getpid());
+  EXPECT_GT(self.start_ticks, 0u);
+  EXPECT_TRUE(ProcessRunning(self));
+  EXPECT_FALSE(ProcessRunning(ProcessRef{self.pid, self.start_ticks + 1}));
+  EXPECT_FALSE(ProcessHandle::Open(self).ended());
+}
+
+TEST(ProcessRefTest, AZombieHasEnded) {
+  const pid_t pid = StartPausedChild();
+  ASSERT_GT(pid, 0);
+  const std::optional<ProcessRef> ref = ProcessRefOf(pid);
+  ASSERT_TRUE(ref.has_value());
+  ProcessHandle handle = ProcessHandle::Open(*ref);
+  EXPECT_FALSE(handle.ended());
+  kill(pid, SIGKILL);
+  EXPECT_TRUE(handle.EndsBy(steady_clock::now() + std::chrono::seconds(30)));
+  EXPECT_FALSE(ProcessRunning(*ref)) << "a zombie is not running";
+  EXPECT_FALSE(ProcessRunning(pid));
+  EXPECT_TRUE(ProcessHandle::Open(*ref).ended());
+  Reap(pid);
+}
+
+// The process that had the pid ended and was reaped; another now has the pid.
+TEST(ProcessRefTest, AProcessThatGotTheEndedOnesPidIsNotNamedByItsRef) {
+  const pid_t pid = StartPausedChild();
+  ASSERT_GT(pid, 0);
+  const std::optional<ProcessRef> ref = ProcessRefOf(pid);
+  ASSERT_TRUE(ref.has_value());
+  kill(pid, SIGKILL);
+  Reap(pid);
+  Result<ProcessAtPid> stranger = ProcessAtPid::Start(pid, ref->start_ticks, milliseconds(5000));
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  ASSERT_EQ(stranger->pid(), pid);
+
+  EXPECT_TRUE(ProcessRunning(pid)) << "the pid is running: the stranger's";
+  EXPECT_FALSE(ProcessRunning(*ref));
+  ProcessHandle handle = ProcessHandle::Open(*ref);
+  EXPECT_TRUE(handle.ended());
+  handle.Signal(SIGKILL);
+  EXPECT_TRUE(stranger->Running()) << "a signal for the ended process reached the stranger";
+}
+
+// The handle was opened while its process ran: it stays that process's.
+TEST(ProcessRefTest, AHandleOpenedBeforeTheEndNeverSignalsTheNextProcessWithThePid) {
+  const pid_t pid = StartPausedChild();
+  ASSERT_GT(pid, 0);
+  const std::optional<ProcessRef> ref = ProcessRefOf(pid);
+  ASSERT_TRUE(ref.has_value());
+  ProcessHandle handle = ProcessHandle::Open(*ref);
+  ASSERT_FALSE(handle.ended());
+  handle.Signal(SIGKILL);
+  Reap(pid);
+  Result<ProcessAtPid> stranger = ProcessAtPid::Start(pid, ref->start_ticks, milliseconds(5000));
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+
+  handle.Signal(SIGKILL);
+  EXPECT_TRUE(stranger->Running()) << "the handle's signal reached the process that reused its pid";
+  EXPECT_TRUE(handle.EndsBy(steady_clock::now()));
+}
+
+TEST(ProcessRefTest, NoProcessHasPidZeroOrBelow) {
+  EXPECT_FALSE(ProcessRefOf(0).has_value());
+  EXPECT_FALSE(ProcessRefOf(-1).has_value());
+  EXPECT_TRUE(ProcessHandle::Open(ProcessRef{}).ended());
+}
+
+}  // namespace
+}  // namespace faultline
