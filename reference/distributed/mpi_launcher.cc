@@ -97,17 +97,6 @@ void RemoveTree(const std::string& dir) {
       16, FTW_DEPTH | FTW_PHYS);
 }
 
-// Reads "<pid> <start ticks>\n<text>" as written by rank_report.cc.
-bool ReadRankFile(const std::string& path, ProcessRef* process, std::string* text) {
-  std::ifstream in(path);
-  if (!(in >> process->pid >> process->start_ticks)) return false;
-  in.ignore(1);
-  std::stringstream rest;
-  rest << in.rdbuf();
-  if (text != nullptr) *text = rest.str();
-  return true;
-}
-
 // The ssh stand-in: `<self> --faultline-child=mpi_netns_agent HOST WORDS...`
 // enters HOST's namespaces and runs WORDS with /bin/sh, as sshd would.
 int NetnsAgent(const std::vector<std::string>& args) {
@@ -211,14 +200,15 @@ std::string MpiJob::Describe() const {
   return text;
 }
 
-Result<std::pair<pid_t, std::string>> RunningMpiJob::WaitForFile(const std::string& name, const std::string& what,
+Result<std::pair<pid_t, std::string>> RunningMpiJob::WaitForFile(int rank, const std::string& mark,
+                                                                  const std::string& what,
                                                                   std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const bool ended = ended_;  // read before looking, so a last write is not missed
     ProcessRef process;
     std::string text;
-    if (ReadRankFile(dir_ + "/" + name, &process, &text)) return std::make_pair(process.pid, text);
+    if (ReadRankFile(RankFilePath(dir_, rank, mark), &process, &text)) return std::make_pair(process.pid, text);
     if (ended) return UnavailableError("the job ended before " + what);
     if (std::chrono::steady_clock::now() > deadline) {
       return UnavailableError("no " + what + " within " + std::to_string(timeout.count()) + " ms");
@@ -228,19 +218,18 @@ Result<std::pair<pid_t, std::string>> RunningMpiJob::WaitForFile(const std::stri
 }
 
 Result<pid_t> RunningMpiJob::WaitForMark(int rank, const std::string& mark, std::chrono::milliseconds timeout) const {
-  FL_ASSIGN_OR_RETURN(auto found, WaitForFile("rank-" + std::to_string(rank) + ".mark-" + mark,
-                                              "rank " + std::to_string(rank) + " marked '" + mark + "'", timeout));
+  FL_ASSIGN_OR_RETURN(auto found,
+                      WaitForFile(rank, mark, "rank " + std::to_string(rank) + " marked '" + mark + "'", timeout));
   return found.first;
 }
 
 bool RunningMpiJob::Reported(int rank) const {
   ProcessRef process;
-  return ReadRankFile(dir_ + "/rank-" + std::to_string(rank), &process, nullptr);
+  return ReadRankFile(RankFilePath(dir_, rank), &process, nullptr);
 }
 
 Result<std::string> RunningMpiJob::WaitForReport(int rank, std::chrono::milliseconds timeout) const {
-  FL_ASSIGN_OR_RETURN(auto found, WaitForFile("rank-" + std::to_string(rank),
-                                              "rank " + std::to_string(rank) + " reported", timeout));
+  FL_ASSIGN_OR_RETURN(auto found, WaitForFile(rank, "", "rank " + std::to_string(rank) + " reported", timeout));
   return found.second;
 }
 
@@ -376,12 +365,11 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     bool all = true;
     for (int r = 0; r < options.ranks; ++r) {
       RankState& rank = ranks[r];
-      const std::string rank_file = dir + "/rank-" + std::to_string(r);
       ProcessRef initialized;
-      if (rank.started.pid == 0) ReadRankFile(rank_file + ".mark-started", &rank.started, nullptr);
-      if (!rank.initialized) rank.initialized = ReadRankFile(rank_file + ".mark-initialized", &initialized, nullptr);
-      if (rank.joined.pid == 0) ReadRankFile(rank_file + ".mark-joined", &rank.joined, nullptr);
-      if (rank.reported.pid == 0) ReadRankFile(rank_file, &rank.reported, nullptr);
+      if (rank.started.pid == 0) ReadRankFile(RankFilePath(dir, r, "started"), &rank.started, nullptr);
+      if (!rank.initialized) rank.initialized = ReadRankFile(RankFilePath(dir, r, "initialized"), &initialized, nullptr);
+      if (rank.joined.pid == 0) ReadRankFile(RankFilePath(dir, r, "joined"), &rank.joined, nullptr);
+      if (rank.reported.pid == 0) ReadRankFile(RankFilePath(dir, r), &rank.reported, nullptr);
       rank.ended = rank.process().pid != 0 && !ProcessRunning(rank.process());
       all = all && rank.ended;
     }
@@ -452,7 +440,7 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   job.reports.resize(options.ranks);
   for (int r = 0; r < options.ranks; ++r) {
     RankReport& report = job.reports[r];
-    report.present = ReadRankFile(dir + "/rank-" + std::to_string(r), &ranks[r].reported, &report.text);
+    report.present = ReadRankFile(RankFilePath(dir, r), &ranks[r].reported, &report.text);
     report.pid = ranks[r].reported.pid;
     job.started_pids.push_back(ranks[r].started.pid);
     job.joined_pids.push_back(ranks[r].joined.pid);

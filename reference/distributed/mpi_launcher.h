@@ -106,7 +106,8 @@ class RunningMpiJob {
   void set_ended() { ended_ = true; }
 
  private:
-  Result<std::pair<pid_t, std::string>> WaitForFile(const std::string& name, const std::string& what,
+  // Waits for `rank`'s mark `mark`, or its report when `mark` is empty.
+  Result<std::pair<pid_t, std::string>> WaitForFile(int rank, const std::string& mark, const std::string& what,
                                                     std::chrono::milliseconds timeout) const;
   std::string dir_;
   int ranks_;

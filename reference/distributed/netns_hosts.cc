@@ -10,13 +10,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/parse_int.h"
+#include "reference/process/process_ref.h"
 
 namespace faultline {
 namespace {
@@ -63,24 +65,6 @@ Result<std::string> RunIp(const std::vector<std::string>& args) {
                           (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
                                              : "signal " + std::to_string(WTERMSIG(status))) +
                           "): " + output);
-}
-
-// The start time of `pid` (clock ticks since boot, /proc/PID/stat field 22), or "" when it is gone
-// or has ended and waits to be reaped (state Z or X): a killed test stays a zombie until its
-// parent (Bazel, a shell) waits for it, and owns nothing by then.
-std::string StartTime(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return "";
-  const size_t paren = line.rfind(')');
-  if (paren == std::string::npos) return "";
-  std::istringstream fields(line.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return "";
-    if (i == 22) return field;
-  }
-  return "";
 }
 
 bool Exists(const std::string& path) {
@@ -137,13 +121,12 @@ std::vector<pid_t> ProcessesInNetns(const std::string& netns) {
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return pids;
   while (dirent* entry = readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0') continue;
+    const std::optional<pid_t> pid = ParseWholeNonNegative<pid_t>(entry->d_name);
+    if (!pid) continue;
     struct stat ns;
     const std::string path = std::string("/proc/") + entry->d_name + "/ns/net";
     if (stat(path.c_str(), &ns) == 0 && ns.st_dev == target.st_dev && ns.st_ino == target.st_ino) {
-      pids.push_back(static_cast<pid_t>(pid));
+      pids.push_back(*pid);
     }
   }
   closedir(proc);
@@ -159,10 +142,12 @@ Result<std::vector<std::string>> SweepStaleNetns() {
     std::istringstream parts(name.substr(std::strlen(kNetnsPrefix)));
     std::string pid_text, start;
     if (!std::getline(parts, pid_text, '-') || !std::getline(parts, start, '-')) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(pid_text.c_str(), &end, 10);
-    if (end == pid_text.c_str() || *end != '\0') continue;
-    if (StartTime(static_cast<pid_t>(pid)) == start) continue;  // its owner still runs
+    const std::optional<pid_t> pid = ParseWholeNonNegative<pid_t>(pid_text);
+    const std::optional<uint64_t> start_ticks = ParseWholeNonNegative<uint64_t>(start);
+    if (!pid || !start_ticks) continue;
+    // Its owner still runs. A killed test stays a zombie until its parent
+    // (Bazel, a shell) waits for it, and owns nothing by then.
+    if (ProcessRunning(ProcessRef{*pid, *start_ticks})) continue;
     Status deleted = DeleteNetns(name);
     if (deleted.ok()) {
       removed.push_back(name);
@@ -182,7 +167,8 @@ Result<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(int hosts) {
   static std::atomic<int> sequence{0};
   const pid_t self = getpid();
   std::unique_ptr<NetnsHosts> fixture(new NetnsHosts(
-      hosts, std::string(kNetnsPrefix) + std::to_string(self) + "-" + StartTime(self) + "-" + std::to_string(sequence++)));
+      hosts, std::string(kNetnsPrefix) + std::to_string(self) + "-" + std::to_string(SelfProcessRef().start_ticks) + "-" +
+                 std::to_string(sequence++)));
   const std::string sw = fixture->switch_netns();
   Result<std::string> made = RunIp({"netns", "add", sw});
   if (!made.ok()) {

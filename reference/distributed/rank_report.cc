@@ -9,15 +9,18 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "reference/base/atomic_file.h"
+#include "reference/base/parse_int.h"
 #include "reference/process/process_ref.h"
 
 namespace faultline {
 namespace {
 
-// "<pid> <start ticks>\n<text>", as the launcher's ReadRankFile reads it:
-// the start time tells the launcher whether the process it later finds at
+// The start time tells the launcher whether the process it later finds at
 // that pid is still this rank (ProcessRef).
 void WriteReportFile(const std::string& path, const std::string& text) {
   const ProcessRef self = SelfProcessRef();
@@ -29,24 +32,39 @@ void WriteReportFile(const std::string& path, const std::string& text) {
   if (!written.ok()) std::fprintf(stderr, "rank report: %s\n", written.ToString().c_str());
 }
 
-// "DIR/rank-N", or "" outside a job.
-std::string RankPath() {
+// RankFilePath of this rank's report or mark; "" outside a job.
+std::string OwnFilePath(const std::string& mark) {
   const char* dir = std::getenv(kMpiReportDirEnv);
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-  if (dir == nullptr || rank == nullptr) return "";
-  return std::string(dir) + "/rank-" + rank;
+  const std::optional<int> index = rank != nullptr ? ParseWholeNonNegative<int>(rank) : std::nullopt;
+  if (dir == nullptr || !index) return "";
+  return RankFilePath(dir, *index, mark);
 }
 
 }  // namespace
 
+std::string RankFilePath(const std::string& dir, int rank, const std::string& mark) {
+  return dir + "/rank-" + std::to_string(rank) + (mark.empty() ? "" : ".mark-" + mark);
+}
+
+bool ReadRankFile(const std::string& path, ProcessRef* process, std::string* text) {
+  std::ifstream in(path);
+  if (!(in >> process->pid >> process->start_ticks)) return false;
+  in.ignore(1);
+  std::stringstream rest;
+  rest << in.rdbuf();
+  if (text != nullptr) *text = rest.str();
+  return true;
+}
+
 void ReportFromRank(const std::string& text) {
-  const std::string path = RankPath();
+  const std::string path = OwnFilePath("");
   if (!path.empty()) WriteReportFile(path, text);
 }
 
 void MarkFromRank(const std::string& mark) {
-  const std::string path = RankPath();
-  if (!path.empty()) WriteReportFile(path + ".mark-" + mark, mark);
+  const std::string path = OwnFilePath(mark);
+  if (!path.empty()) WriteReportFile(path, mark);
 }
 
 }  // namespace faultline

@@ -1,6 +1,7 @@
 // Implements ProcessRef over /proc/PID/stat and ProcessHandle over pidfds.
 #include "reference/process/process_ref.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -21,52 +21,75 @@ struct ProcessStat {
   uint64_t start_ticks = 0;
 };
 
-// Reads the state letter (field 3) and the start time (field 22) of /proc/PID/stat.
-std::optional<ProcessStat> ReadStat(pid_t pid) {
-  if (pid <= 0) return std::nullopt;
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(file, line)) return std::nullopt;
+// What /proc/PID/stat says: the process's state letter (field 3) and start
+// time (field 22); nothing when no process has the pid; `unreadable` when
+// the file could not be read for another reason (no descriptor left), so
+// that nothing is known.
+struct StatRead {
+  std::optional<ProcessStat> stat;
+  bool unreadable = false;
+};
+
+StatRead ReadStat(pid_t pid) {
+  if (pid <= 0) return {};
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {std::nullopt, errno != ENOENT && errno != ESRCH};
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer) - 1)) < 0 && errno == EINTR) {
+  }
+  const int read_errno = errno;
+  close(fd);
+  if (n <= 0) return {std::nullopt, n < 0 && read_errno != ESRCH};
+  const std::string line(buffer, static_cast<size_t>(n));
   // The fields follow the parenthesized command name, which may hold spaces and parentheses.
   const size_t paren = line.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
+  if (paren == std::string::npos) return {std::nullopt, true};
   std::istringstream fields(line.substr(paren + 1));
   ProcessStat stat;
   std::string skipped;
-  if (!(fields >> stat.state)) return std::nullopt;
+  if (!(fields >> stat.state)) return {std::nullopt, true};
   for (int field = 4; field < 22; ++field) {
-    if (!(fields >> skipped)) return std::nullopt;
+    if (!(fields >> skipped)) return {std::nullopt, true};
   }
-  if (!(fields >> stat.start_ticks)) return std::nullopt;
-  return stat;
+  if (!(fields >> stat.start_ticks)) return {std::nullopt, true};
+  return {stat, false};
 }
 
 bool Alive(const ProcessStat& stat) { return stat.state != 'Z' && stat.state != 'X'; }
 
+// Whether /proc shows `ref`'s process running; nullopt when it cannot be read.
+std::optional<bool> Runs(const ProcessRef& ref) {
+  const StatRead read = ReadStat(ref.pid);
+  if (read.unreadable) return std::nullopt;
+  return read.stat && read.stat->start_ticks == ref.start_ticks && Alive(*read.stat);
+}
+
 }  // namespace
 
 std::optional<ProcessRef> ProcessRefOf(pid_t pid) {
-  const std::optional<ProcessStat> stat = ReadStat(pid);
-  if (!stat) return std::nullopt;
-  return ProcessRef{pid, stat->start_ticks};
+  const StatRead read = ReadStat(pid);
+  if (!read.stat) return std::nullopt;
+  return ProcessRef{pid, read.stat->start_ticks};
 }
 
 ProcessRef SelfProcessRef() { return ProcessRefOf(getpid()).value_or(ProcessRef{getpid(), 0}); }
 
-bool ProcessRunning(const ProcessRef& ref) {
-  const std::optional<ProcessStat> stat = ReadStat(ref.pid);
-  return stat && stat->start_ticks == ref.start_ticks && Alive(*stat);
-}
+bool ProcessRunning(const ProcessRef& ref) { return Runs(ref).value_or(true); }
 
 bool ProcessRunning(pid_t pid) {
-  const std::optional<ProcessStat> stat = ReadStat(pid);
-  return stat && Alive(*stat);
+  const StatRead read = ReadStat(pid);
+  return read.stat && Alive(*read.stat);
 }
 
 ProcessHandle ProcessHandle::Open(const ProcessRef& ref) {
   if (ref.pid <= 0) return ProcessHandle(ref, -1, true);
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, ref.pid, 0));
-  if (pidfd < 0) return ProcessHandle(ref, -1, errno != ENOSYS || !ProcessRunning(ref));
+  // ESRCH: no process has the pid. Any other failure (no pidfds before
+  // Linux 5.3, no descriptor left) says nothing about the process: the
+  // handle then looks at it by ProcessRef each time.
+  if (pidfd < 0) return ProcessHandle(ref, -1, errno == ESRCH || !ProcessRunning(ref));
   // The pidfd holds whatever process had the pid when it was opened. That
   // was ref's process if the pid's process now is: ref's process started
   // before the open, so it still held its pid then.
@@ -104,7 +127,7 @@ bool ProcessHandle::EndsBy(std::chrono::steady_clock::time_point deadline) {
   while (!ended_) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const int timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-    if (pidfd_ < 0) {  // no pidfds: look at the process every 10 ms
+    if (pidfd_ < 0) {  // no pidfd: look at the process every 10 ms
       ended_ = !ProcessRunning(ref_);
       if (ended_ || timeout_ms == 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 10)));
@@ -123,7 +146,7 @@ void ProcessHandle::Signal(int signal) {
   if (ended_) return;
   if (pidfd_ >= 0) {
     (void)syscall(SYS_pidfd_send_signal, pidfd_, signal, nullptr, 0);  // ESRCH once it has ended
-  } else if (ProcessRunning(ref_)) {
+  } else if (Runs(ref_).value_or(false)) {  // only a process known to be ref_'s
     kill(ref_.pid, signal);
   }
 }

@@ -29,7 +29,8 @@ std::optional<ProcessRef> ProcessRefOf(pid_t pid);
 ProcessRef SelfProcessRef();
 
 // Whether the process `ref` names is running: false when it is a zombie or
-// gone, and when its pid now belongs to another process.
+// gone, and when its pid now belongs to another process; true when /proc
+// cannot be read (no descriptor left), as nothing shows it has ended.
 bool ProcessRunning(const ProcessRef& ref);
 // Whether process `pid` of this host is running (false when it is gone or a
 // zombie waiting to be reaped). Whichever process has the pid now: prefer
@@ -39,8 +40,9 @@ bool ProcessRunning(pid_t pid);
 // A pidfd on the process a ProcessRef names, checked to be that process when
 // it is opened; from then on it cannot come to mean another process. Empty
 // (ended() from the start) when the process had already ended or its pid
-// was another's. Without pidfds (Linux before 5.3) it checks the ProcessRef
-// again before each signal.
+// was another's. Where no pidfd can be opened (Linux before 5.3, no
+// descriptor left) it checks the ProcessRef again before each signal and
+// while it waits.
 class ProcessHandle {
  public:
   static ProcessHandle Open(const ProcessRef& ref);

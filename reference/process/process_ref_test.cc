@@ -2,7 +2,9 @@
 // its pid after it: each case makes that happen at once with ProcessAtPid.
 #include "reference/process/process_ref.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +94,32 @@ TEST(ProcessRefTest, AHandleOpenedBeforeTheEndNeverSignalsTheNextProcessWithTheP
   handle.Signal(SIGKILL);
   EXPECT_TRUE(stranger->Running()) << "the handle's signal reached the process that reused its pid";
   EXPECT_TRUE(handle.EndsBy(steady_clock::now()));
+}
+
+// Out of descriptors, no pidfd can be opened: the handle still knows the
+// process runs, and still sees it end. Before, any failure to open the
+// pidfd read as "ended", and the MPI launcher neither waited for nor
+// killed a rank that was still running.
+TEST(ProcessRefTest, AHandleWithNoDescriptorLeftStillSeesItsProcessRunAndEnd) {
+  const pid_t pid = StartPausedChild();
+  ASSERT_GT(pid, 0);
+  const std::optional<ProcessRef> ref = ProcessRefOf(pid);
+  ASSERT_TRUE(ref.has_value());
+  const int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  rlimit saved{};
+  getrlimit(RLIMIT_NOFILE, &saved);
+  rlimit lowered = saved;
+  lowered.rlim_cur = static_cast<rlim_t>(lowest_free);  // no descriptor left
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  ProcessHandle handle = ProcessHandle::Open(*ref);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  EXPECT_FALSE(handle.ended()) << "a running process read as ended";
+  handle.Signal(SIGKILL);
+  EXPECT_TRUE(handle.EndsBy(steady_clock::now() + std::chrono::seconds(30)));
+  kill(pid, SIGKILL);  // in case the handle's did not reach it: Reap must not wait forever
+  Reap(pid);
 }
 
 TEST(ProcessRefTest, NoProcessHasPidZeroOrBelow) {

@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <sstream>
 
+#include "reference/base/parse_int.h"
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
 #include "reference/runtime/visible_devices.h"
@@ -21,19 +24,23 @@ namespace {
 thread_local cudaError_t t_last_error = cudaSuccess;
 thread_local int t_current_device = 0;
 
+// The most devices FAULTLINE_SIMCUDA_DEVICES may ask for.
+constexpr size_t kMaxSimulatedDevices = 64;
+
 // Where CUDA was first initialized; inherited by forked children.
 backward::StackTrace* g_init_trace = nullptr;
 
-size_t EnvSize(const char* name, size_t fallback) {
+// Environment variable `name` as a whole number in 0..`max`; anything else
+// is ignored, with a line on stderr, for `fallback`.
+size_t EnvSize(const char* name, size_t fallback, size_t max) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (*end != '\0') {
-    std::fprintf(stderr, "simcuda: ignoring %s='%s': expected a non-negative integer\n", name, text);
+  const std::optional<size_t> value = ParseWholeNonNegative<size_t>(text);
+  if (!value || *value > max) {
+    std::fprintf(stderr, "simcuda: ignoring %s='%s': expected an integer in 0..%zu\n", name, text, max);
     return fallback;
   }
-  return value;
+  return *value;
 }
 
 // The UUID simcuda gives physical device `ordinal`, in the form the driver
@@ -82,10 +89,10 @@ bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
 
 SimCudaRuntime::SimCudaRuntime() {
   driver_error_ = DriverError();
-  physical_devices_ = static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1));
+  physical_devices_ = static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1, kMaxSimulatedDevices));
   // Until initialization applies CUDA_VISIBLE_DEVICES (see Enter), every device is visible.
   device_count_ = physical_devices_;
-  capacity_bytes_ = EnvSize("FAULTLINE_SIMCUDA_MEMORY_BYTES", capacity_bytes_);
+  capacity_bytes_ = EnvSize("FAULTLINE_SIMCUDA_MEMORY_BYTES", capacity_bytes_, std::numeric_limits<size_t>::max());
   primary_context_.assign(physical_devices_, false);
   used_bytes_.assign(physical_devices_, 0);
   // A fork while another thread holds mu_ must not leave the child's copy locked.

@@ -80,6 +80,18 @@ TEST(SimCudaTest, DeviceCountFollowsConfigurationAndVisibleDevices) {
             "cudaErrorInsufficientDriver 0");
 }
 
+// A count that is not a whole number in 0..64 is ignored, with a warning,
+// for the default of 1. Before, "-1" wrapped to a huge count and the
+// process died (std::length_error) on its first use of simcuda.
+TEST(SimCudaTest, ABadDeviceCountIsIgnoredWithAWarning) {
+  for (const char* bad : {"-1", "65", "2x", " 2", "4294967297", "18446744073709551616"}) {
+    const ChildExit exit = RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", bad}});
+    EXPECT_TRUE(exit.succeeded()) << bad << ": " << exit.Describe();
+    EXPECT_EQ(exit.transcript, "1 1") << bad;
+  }
+  EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "64"}}).transcript, "64 64");
+}
+
 // The primary-context query calls cuInit first, as the CUDA backend's does:
 // it initializes the driver (no context), and reports cuInit's failure.
 int QueryPrimaryContextChild(const std::vector<std::string>&) {
