@@ -144,7 +144,7 @@ def fl_device_tests(name, srcs, deps = [], cuda_name = None, env = {}, tags = []
     Both run the same compiled cases (<name>_cases, compiled once).
     cuda_name defaults to <name> with "_test" replaced by "_cuda_test".
     launches_kernels tags the GPU twin "kernels": ci/gpu_run.sh and ci/gpu.sh
-    run compute-sanitizer memcheck and racecheck on every such test.
+    run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on every such test.
     """
     fl_test_cases(name = name + "_cases", srcs = srcs, deps = deps)
     fl_cc_test(name = name, env = env, tags = tags, deps = [":" + name + "_cases"], **kwargs)

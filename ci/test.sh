@@ -33,7 +33,7 @@ run_stage asan-ubsan --config=asan-ubsan --build_tests_only //... || status=1
 # processes start threads (tag "threaded", kept true by
 # reference/process/thread_census.h) except the MPI ones (OpenMPI's own
 # threads are not instrumented).
-run_stage tsan --config=tsan --build_tests_only --test_tag_filters=threaded,-gpu,-benchmark,-mpi //... || status=1
+run_stage tsan --config=tsan --build_tests_only --test_tag_filters=threaded,-gpu,-mpi //... || status=1
 print_totals
 if [ "$JSON" -eq 1 ]; then print_json >&3; fi
 exit "$status"
