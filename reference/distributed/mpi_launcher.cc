@@ -298,27 +298,10 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   if (const char* asan = std::getenv("ASAN_OPTIONS")) set.emplace_back("ASAN_OPTIONS", std::string(asan) + ":detect_leaks=0");
   set.insert(set.end(), options.env.begin(), options.env.end());
   if (hosts != nullptr) set.emplace_back(kAgentMapEnv, hosts->AgentMap());
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
-  for (const auto& [key, value] : set) {  // replaces the variable, as setenv would
-    const std::string prefix = key + "=";
-    env_text.erase(std::remove_if(env_text.begin(), env_text.end(),
-                                  [&prefix](const std::string& e) { return e.rfind(prefix, 0) == 0; }),
-                   env_text.end());
-    env_text.push_back(prefix + value);
-  }
-
-  // Everything the child needs is built before fork: after fork in a
-  // threaded process (the caller's `during` threads, a test's) only
-  // async-signal-safe calls are allowed (a lock another thread held, as
-  // setenv's or malloc's, stays held forever in the child).
+  // Built before fork: this process has threads (the caller's `during`, a test's).
+  ExecImage image(std::move(argv), set);
   const std::string output_path = dir + "/output";
   const std::string program = hosts != nullptr ? "/proc/self/exe" : mpirun;
-  std::vector<char*> c_argv, c_envp;
-  for (std::string& arg : argv) c_argv.push_back(arg.data());
-  c_argv.push_back(nullptr);
-  for (std::string& e : env_text) c_envp.push_back(e.data());
-  c_envp.push_back(nullptr);
   std::fflush(nullptr);  // the child must not flush this process's buffers again
   const pid_t pid = fork();
   if (pid < 0) return UnavailableError(std::string("fork for mpirun failed: ") + std::strerror(errno));
@@ -329,15 +312,7 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
       dup2(fd, STDOUT_FILENO);  // dup2 clears close-on-exec on the copies
       dup2(fd, STDERR_FILENO);
     }
-    execve(program.c_str(), c_argv.data(), c_envp.data());
-    // Only async-signal-safe calls here: errno by hand, no strerror.
-    char msg[] = "cannot run mpirun: execve failed with errno 000\n";
-    const int code = errno;
-    msg[sizeof(msg) - 5] = static_cast<char>('0' + code / 100 % 10);
-    msg[sizeof(msg) - 4] = static_cast<char>('0' + code / 10 % 10);
-    msg[sizeof(msg) - 3] = static_cast<char>('0' + code % 10);
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    _exit(127);
+    image.Exec(program.c_str(), STDERR_FILENO, "cannot run mpirun: execve");
   }
   setpgid(pid, pid);
 

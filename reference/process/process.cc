@@ -221,51 +221,63 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
 
-  // Everything the child needs is built before fork: after fork in a
-  // threaded process only async-signal-safe calls are allowed.
-  std::vector<std::string> argv_text = {exe, std::string(kChildFlag) + entry};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<std::string> env_text;
-  auto overridden = [&](const char* entry_text) {
-    for (const char* own : {kReportFdEnv, kKeptFdsEnv}) {
-      if (std::strncmp(entry_text, own, std::strlen(own)) == 0 && entry_text[std::strlen(own)] == '=') return true;
-    }
-    for (const auto& [key, value] : options.env) {
-      if (std::strncmp(entry_text, key.c_str(), key.size()) == 0 && entry_text[key.size()] == '=') return true;
-    }
-    return false;
-  };
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (!overridden(*e)) env_text.emplace_back(*e);
-  }
-  for (const auto& [key, value] : options.env) env_text.push_back(key + "=" + value);
-  env_text.push_back(std::string(kReportFdEnv) + "=" + std::to_string(fds[1]));
-  if (!options.keep_fds.empty()) {
+  std::vector<std::string> argv = {exe, std::string(kChildFlag) + entry};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::pair<std::string, std::string>> set = options.env;
+  set.emplace_back(kReportFdEnv, std::to_string(fds[1]));
+  std::vector<std::string> unset;
+  if (options.keep_fds.empty()) {
+    unset.push_back(kKeptFdsEnv);
+  } else {
     std::string kept;
     for (int fd : options.keep_fds) kept += (kept.empty() ? "" : ",") + std::to_string(fd);
-    env_text.push_back(std::string(kKeptFdsEnv) + "=" + kept);
+    set.emplace_back(kKeptFdsEnv, kept);
   }
-  std::vector<char*> argv, envp;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  ExecImage image(std::move(argv), set, unset);
 
   return ForkWithReportPipe(fds, [&] {
     fcntl(fds[1], F_SETFD, 0);  // the report pipe survives exec
     for (int fd : options.keep_fds) fcntl(fd, F_SETFD, 0);
     // Through /proc/self/exe, the running file, which stays executable when
     // a rebuild replaces or deletes its path mid-run (argv[0] keeps the path).
-    execve("/proc/self/exe", argv.data(), envp.data());
-    // Only async-signal-safe calls here: errno by hand, no strerror.
-    char msg[] = "faultline: execve of the spawned child failed with errno 000\n";
-    const int code = errno;
-    msg[sizeof(msg) - 5] = static_cast<char>('0' + code / 100 % 10);
-    msg[sizeof(msg) - 4] = static_cast<char>('0' + code / 10 % 10);
-    msg[sizeof(msg) - 3] = static_cast<char>('0' + code % 10);
-    (void)!write(fds[1], msg, sizeof(msg) - 1);
-    _exit(127);
+    image.Exec("/proc/self/exe", fds[1], "faultline: execve of the spawned child");
   });
+}
+
+ExecImage::ExecImage(std::vector<std::string> argv, const std::vector<std::pair<std::string, std::string>>& set,
+                     const std::vector<std::string>& unset)
+    : argv_text_(std::move(argv)) {
+  auto named = [](const std::string& entry, const std::string& name) {
+    return entry.size() > name.size() && entry[name.size()] == '=' && entry.compare(0, name.size(), name) == 0;
+  };
+  for (char** e = environ; *e != nullptr; ++e) env_text_.emplace_back(*e);
+  auto remove = [&](const std::string& name) {
+    env_text_.erase(std::remove_if(env_text_.begin(), env_text_.end(),
+                                   [&](const std::string& entry) { return named(entry, name); }),
+                    env_text_.end());
+  };
+  for (const std::string& name : unset) remove(name);
+  for (const auto& [name, value] : set) {
+    remove(name);
+    env_text_.push_back(name + "=" + value);
+  }
+  for (std::string& a : argv_text_) argv_.push_back(a.data());
+  argv_.push_back(nullptr);
+  for (std::string& e : env_text_) envp_.push_back(e.data());
+  envp_.push_back(nullptr);
+}
+
+void ExecImage::Exec(const char* path, int report_fd, const char* what) {
+  execve(path, argv_.data(), envp_.data());
+  // Only async-signal-safe calls here: errno by hand, no strerror.
+  char tail[] = " failed with errno 000\n";
+  const int code = errno;
+  tail[sizeof(tail) - 5] = static_cast<char>('0' + code / 100 % 10);
+  tail[sizeof(tail) - 4] = static_cast<char>('0' + code / 10 % 10);
+  tail[sizeof(tail) - 3] = static_cast<char>('0' + code % 10);
+  (void)!write(report_fd, what, std::strlen(what));
+  (void)!write(report_fd, tail, sizeof(tail) - 1);
+  _exit(127);
 }
 
 Result<ChildProcess> ChildProcess::Start(StartMethod method, std::function<int()> body, const std::string& entry,

@@ -129,6 +129,30 @@ class ChildProcess {
   std::string transcript_;
 };
 
+// What an execve after fork needs, built before the fork: in the child of a
+// threaded process only async-signal-safe calls are allowed (a lock another
+// thread held, as setenv's or malloc's, stays held forever there). Neither
+// copied nor moved: its pointer arrays point into its strings.
+class ExecImage {
+ public:
+  // `argv`, and this process's environment with each of `set` in place of
+  // any variable of that name (as setenv would; of two pairs with one name
+  // the later wins) and each of `unset` removed.
+  ExecImage(std::vector<std::string> argv, const std::vector<std::pair<std::string, std::string>>& set,
+            const std::vector<std::string>& unset = {});
+  ExecImage(const ExecImage&) = delete;
+  ExecImage& operator=(const ExecImage&) = delete;
+
+  // In the child: execs `path` with them. Where that fails it writes
+  // "<what> failed with errno N" to `report_fd` and exits 127 (async-signal-
+  // safe calls only).
+  [[noreturn]] void Exec(const char* path, int report_fd, const char* what);
+
+ private:
+  std::vector<std::string> argv_text_, env_text_;
+  std::vector<char*> argv_, envp_;
+};
+
 // Describes the exception being handled (call it inside a catch block):
 // "<type>: <what()>" for a std::exception ("std::bad_alloc: std::bad_alloc"),
 // else "<type>" (the demangled type of whatever was thrown).
