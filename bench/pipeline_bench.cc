@@ -624,9 +624,12 @@ void BM_MiniBatchWire(benchmark::State& state) {
   auto layers = SampleLoaderMinibatch(*graph, *batches, 1);
   if (!layers.ok()) return state.SkipWithError(layers.status().ToString().c_str());
   batch.layers = std::move(layers).value();
-  const std::string name = "/faultline-bench-wire-" + std::to_string(getpid());
-  SegmentWriter writer(name);
-  SegmentReader reader(name);
+  // A memfd, as a loader's slot; each end its own descriptor.
+  const std::string name = "/faultline-bench-wire";
+  Result<int> fd = CreateUnlinkedSegment(name);
+  if (!fd.ok()) return state.SkipWithError(fd.status().ToString().c_str());
+  SegmentWriter writer(name, *fd);
+  SegmentReader reader(name, dup(*fd));
   Status written = WriteMiniBatch(batch, writer);
   if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
   for (auto _ : state) {
@@ -643,7 +646,6 @@ void BM_MiniBatchWire(benchmark::State& state) {
       if (!written.ok()) return state.SkipWithError(written.ToString().c_str());
     }
   }
-  UnlinkSharedMemory(name);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(EncodeMiniBatch(batch)->size()));
 }
 BENCHMARK(BM_MiniBatchWire)->ArgName("side")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

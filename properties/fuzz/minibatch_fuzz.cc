@@ -4,12 +4,10 @@
 // DecodeMiniBatch from the fuzzer's buffer (exact size, so ASan sees any
 // read past the end), then written into one shared-memory segment that the
 // whole run reuses (SegmentWriter, growing as inputs do) and decoded where it
-// lies (SegmentReader), as DataLoader::Accept does (its slots are unnamed
-// memfds, this segment a named one: the mapping and the decoding are the
-// same). Asserts: the
-// segment gives back exactly this input (not a longer earlier one) and its
-// name is gone once the reader opened it; both decodes
-// agree; decoding never crashes and either fails with DataLoss or returns
+// lies (SegmentReader), as DataLoader::Accept does (a memfd from
+// CreateUnlinkedSegment, as its slots are). Asserts: the segment gives back
+// exactly this input (not a longer earlier one); both decodes agree;
+// decoding never crashes and either fails with DataLoss or returns
 // a consistent minibatch (each layer's indptr covers its seeds and indices,
 // every compacted index points into unique_nodes, the layers chain (layer
 // 0's seeds are the minibatch's, each later layer's the unique nodes of the
@@ -20,7 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <random>
+#include <string>
 
 #include "properties/fuzz/fuzz_support.h"
 #include "reference/loader/minibatch.h"
@@ -63,11 +61,16 @@ void CheckConsistent(const MiniBatch& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace faultline;
-  // A random nonce: concurrent runs in sandboxes that share /dev/shm may have the same pid.
-  static const std::string segment = "/faultline-fuzz-" + std::to_string(getpid()) + "-" +
-                                     std::to_string(std::random_device()()) + "-minibatch";
-  static SegmentWriter writer(segment);
-  static SegmentReader reader(segment);
+  // The writer and the reader each hold a descriptor of their own, as a
+  // worker and the main process do.
+  static const std::string segment = "/faultline-fuzz-minibatch";
+  static const int fd = [] {
+    Result<int> created = CreateUnlinkedSegment(segment);
+    FUZZ_CHECK(created.ok(), created.status().ToString());
+    return *created;
+  }();
+  static SegmentWriter writer(segment, fd);
+  static SegmentReader reader(segment, dup(fd));
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   Result<MiniBatch> batch = DecodeMiniBatch(bytes);
 
@@ -80,7 +83,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return OkStatus();
   });
   FUZZ_CHECK(read.ok(), read.ToString());
-  FUZZ_CHECK(!SharedMemoryExists(segment), "the reader left the segment's name behind");
   FUZZ_CHECK(from_segment.ok() == batch.ok(), "the two decodes disagree: " + from_segment.status().ToString());
 
   if (!batch.ok()) {

@@ -124,7 +124,7 @@ Result<MiniBatchView> ReadMiniBatch(SegmentReader& segment);
 // returned are not compared. After a failed call every call
 // but Begin fails, and the segment holds no message (its length stays 0
 // until Finish); write_failed() says whether writing the bytes failed
-// (e.g. a full /dev/shm) rather than the order of the calls.
+// (e.g. the segment could not grow) rather than the order of the calls.
 class MiniBatchWriter : public LayerSink {
  public:
   // Writes into `segment`. `halfway`, when set, runs once per minibatch,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,18 @@ MiniBatch SampledMiniBatch(const CscGraph& graph, int64_t index, int threads) {
   return b;
 }
 
-// A name no other run uses (Bazel's sandboxes share /dev/shm and each has
-// its own pid 12).
+// A name that labels a test's segment in messages and /proc.
 std::string TestSegmentName(const std::string& what) { return ProcessSegmentPrefix("minibatch-test-") + what; }
+
+// Creates segment `name`, or fails the test and returns -1 (on which every
+// call of a writer or reader then fails). Pass it to a SegmentReader, and
+// dup(reader.fd()) to the SegmentWriter: each end its own descriptor, as
+// the main process and a worker hold theirs.
+int NewSegment(const std::string& name) {
+  Result<int> fd = CreateUnlinkedSegment(name);
+  EXPECT_TRUE(fd.ok()) << fd.status();
+  return fd.ok() ? *fd : -1;
+}
 
 const CscGraph& TestGraph() {
   static const CscGraph graph = *GeneratePowerLaw(2000, 30000, 4, false);
@@ -98,8 +108,8 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   // Refused into a segment: the segment then holds no minibatch, not the
   // one written before.
   const std::string name = TestSegmentName("refused");
-  SegmentWriter segment(name);
-  SegmentReader reader(name);
+  SegmentReader reader(name, NewSegment(name));
+  SegmentWriter segment(name, dup(reader.fd()));
   ASSERT_TRUE(WriteMiniBatch(batch, segment).ok());
   EXPECT_EQ(WriteMiniBatch(unchained, segment).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ReadMiniBatch(reader).status().message(), "minibatch bytes are truncated");
@@ -150,8 +160,8 @@ class WithExpectedEdges : public LayerSink {
 // layer 0), with the sampler's expected edges and with 1 (regions grown).
 TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
   const std::string name = TestSegmentName("stream");
-  SegmentWriter segment(name);
-  SegmentReader reader(name);
+  SegmentReader reader(name, NewSegment(name));
+  SegmentWriter segment(name, dup(reader.fd()));
   for (size_t expected_edges : {size_t{0}, size_t{1}}) {  // 0: the sampler's
     for (int threads : {1, 3}) {
       for (int64_t index : {4, 5}) {  // the second reuses the segment
@@ -187,9 +197,9 @@ TEST(MiniBatchTest, AViewKeepsItsBytes) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 8, 1);
   MiniBatchView of_built = MiniBatchView::Of(std::make_shared<const MiniBatch>(batch));
   const std::string name = TestSegmentName("hold");
-  SegmentWriter writer(name);
+  auto reader = std::make_unique<SegmentReader>(name, NewSegment(name));
+  SegmentWriter writer(name, dup(reader->fd()));
   ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
-  auto reader = std::make_unique<SegmentReader>(name);
   Result<MiniBatchView> of_segment = ReadMiniBatch(*reader);
   ASSERT_TRUE(of_segment.ok()) << of_segment.status();
   reader.reset();
@@ -208,9 +218,9 @@ TEST(MiniBatchTest, AViewKeepsItsBytes) {
 TEST(MiniBatchTest, AViewKeepsItsMappingWhenTheReaderRemaps) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 9, 1);
   const std::string name = TestSegmentName("remap");
-  SegmentWriter writer(name);
+  SegmentReader reader(name, NewSegment(name));
+  SegmentWriter writer(name, dup(reader.fd()));
   ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
-  SegmentReader reader(name);
   Result<MiniBatchView> view = ReadMiniBatch(reader);
   ASSERT_TRUE(view.ok()) << view.status();
   const std::string larger(4 * EncodeMiniBatch(batch)->size(), 'x');
@@ -231,8 +241,8 @@ TEST(MiniBatchTest, AViewKeepsItsMappingWhenTheReaderRemaps) {
 TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
   const MiniBatch first = SampledMiniBatch(TestGraph(), 6, 1), second = SampledMiniBatch(TestGraph(), 7, 1);
   const std::string name = TestSegmentName("halfway");
-  SegmentWriter writer(name);
-  SegmentReader reader(name);
+  SegmentReader reader(name, NewSegment(name));
+  SegmentWriter writer(name, dup(reader.fd()));
   for (int round = 0; round < 2; ++round) {
     for (const MiniBatch* batch : {&first, &second}) {  // each after the other in the same segment
       const std::string expected = *EncodeMiniBatch(*batch);
@@ -253,7 +263,6 @@ TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
       EXPECT_TRUE(read->ToMiniBatch() == *batch);
     }
   }
-  EXPECT_FALSE(SharedMemoryExists(name));  // the reader unlinked it
 }
 
 // Builds minibatch bytes field by field, for corrupt ones.

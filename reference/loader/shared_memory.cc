@@ -1,5 +1,5 @@
-// Implements reusable shared-memory segments with shm_open (named) or
-// memfd_create (unnamed), fallocate and mmap.
+// Implements reusable shared-memory segments with memfd_create, fallocate
+// and mmap.
 #include "reference/loader/shared_memory.h"
 
 #include <fcntl.h>
@@ -46,20 +46,16 @@ SegmentWriter::~SegmentWriter() {
   if (fd_ >= 0) close(fd_);
 }
 
-// Makes the segment hold at least `bytes` (its length field included),
-// creating it on the first call; the message in it is kept.
+// Makes the segment hold at least `bytes` (its length field included);
+// the message in it is kept.
 Status SegmentWriter::Hold(size_t bytes) {
-  if (fd_ < 0) {
-    fd_ = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (fd_ < 0) return ShmError("shm_open", name_);
-  }
   if (bytes <= capacity_) return OkStatus();
   const size_t grown = GrownCapacity(bytes, capacity_);
   if (grown > static_cast<size_t>(std::numeric_limits<off_t>::max())) {
     return ShmError(("reserving " + std::to_string(bytes) + " bytes").c_str(), name_, EFBIG);
   }
-  // fallocate, not ftruncate: a full /dev/shm is this error now, not a
-  // SIGBUS when the message touches a page tmpfs cannot back.
+  // fallocate, not ftruncate: memory that runs out is this error now, not
+  // a SIGBUS when the message touches a page that cannot be backed.
   const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
   if (error != 0) return ShmError(("reserving " + std::to_string(grown) + " bytes").c_str(), name_, error);
   // The message written so far stays in the segment across the remap.
@@ -127,11 +123,6 @@ Status SegmentReader::Read(const std::function<Status(std::string_view)>& read) 
 }
 
 Result<SegmentReader::Message> SegmentReader::Map() {
-  if (fd_ < 0) {
-    fd_ = shm_open(name_.c_str(), O_RDONLY | O_CLOEXEC, 0);
-    if (fd_ < 0) return ShmError("shm_open", name_);
-    shm_unlink(name_.c_str());  // the descriptors keep the segment; nothing is left if a process dies
-  }
   uint64_t length = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     const size_t mapped = mapping_ ? mapping_->size : 0;
@@ -150,7 +141,7 @@ Result<SegmentReader::Message> SegmentReader::Map() {
     void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, 0);
     if (map == MAP_FAILED) return ShmError("mmap", name_);
     // Not inherited by a later fork: a forked worker of another loader would
-    // otherwise keep this (unlinked) segment allocated for as long as it lives.
+    // otherwise keep this segment allocated for as long as it lives.
     madvise(map, size, MADV_DONTFORK);
     mapping_ = std::make_shared<const Mapping>(static_cast<const char*>(map), size);
   }
@@ -161,21 +152,11 @@ Result<SegmentReader::Message> SegmentReader::Map() {
 }
 
 Result<int> CreateUnlinkedSegment(const std::string& name) {
-  // An anonymous tmpfs file: no name in /dev/shm at any moment (shm_open
-  // and shm_unlink left one between the two calls, for good if the process
-  // was killed there). The name only labels it in /proc/PID/fd and maps.
+  // An anonymous tmpfs file; the name, less its leading "/", only labels
+  // it in /proc/PID/fd and maps.
   const int fd = memfd_create(name.substr(name.rfind('/') + 1).c_str(), MFD_CLOEXEC);
   if (fd < 0) return ShmError("memfd_create", name);
   return fd;
-}
-
-void UnlinkSharedMemory(const std::string& name) { shm_unlink(name.c_str()); }
-
-bool SharedMemoryExists(const std::string& name) {
-  int fd = shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd < 0) return false;
-  close(fd);
-  return true;
 }
 
 std::string ProcessSegmentPrefix(const std::string& tag) {

@@ -1,10 +1,10 @@
-// Provides POSIX shared-memory segments for passing bytes between processes,
+// Provides shared-memory segments for passing bytes between processes,
 // reused for message after message: a producer writes a segment
 // (SegmentWriter) and a consumer reads the bytes where they lie
-// (SegmentReader), both by name or by a descriptor of a segment that never
-// had one (CreateUnlinkedSegment). Both keep their mapping, so after the first message no
-// pages are allocated, zeroed, mapped or freed: a minibatch of ~30 MB in a
-// fresh segment each time cost more than copying it.
+// (SegmentReader), each through its own descriptor of a segment made by
+// CreateUnlinkedSegment. Both keep their mapping, so after the first
+// message no pages are allocated, zeroed, mapped or freed: a minibatch of
+// ~30 MB in a fresh segment each time cost more than copying it.
 #ifndef FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
 #define FAULTLINE_REFERENCE_LOADER_SHARED_MEMORY_H_
 
@@ -14,28 +14,25 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "reference/base/status.h"
 
 namespace faultline {
 
-// The producer's end of segment `name` ("/..."). The segment holds an 8-byte
-// length, then the message; it grows when a message does not fit and never
-// shrinks. The writer does not unlink the name (the reader or the owner of
-// the names does).
+// The producer's end of a segment. The segment holds an 8-byte length,
+// then the message; it grows when a message does not fit and never shrinks.
 class SegmentWriter {
  public:
-  explicit SegmentWriter(std::string name) : name_(std::move(name)) {}
-  // Writes the open segment `fd` (from CreateUnlinkedSegment; the writer
-  // closes it), called `name` in messages.
+  // Writes the segment `fd` (from CreateUnlinkedSegment, or a descriptor
+  // inherited from it; the writer closes it), called `name` in messages.
   SegmentWriter(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
   ~SegmentWriter();
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
 
-  // Replaces the segment's message with a copy of `bytes`. The first write
-  // (or Begin) creates the segment, which must not exist yet. The reader
-  // must not be reading meanwhile: the caller's protocol orders the two.
+  // Replaces the segment's message with a copy of `bytes`. The reader must
+  // not be reading meanwhile: the caller's protocol orders the two.
   Status Write(std::string_view bytes);
 
   // Streams a message whose size is not known up front: Begin, then Extend
@@ -71,16 +68,13 @@ class SegmentWriter {
   size_t size_ = 0;  // of the message being written
 };
 
-// The consumer's end of segment `name`: opens it on the first Read and then
-// unlinks the name (both ends keep the segment through their descriptors,
-// so nothing is left in /dev/shm if either process dies afterwards). Its
-// mappings, and so the bytes of the messages it hands out, are not
-// inherited by a process forked afterwards (MADV_DONTFORK).
+// The consumer's end of a segment. Its mappings, and so the bytes of the
+// messages it hands out, are not inherited by a process forked afterwards
+// (MADV_DONTFORK).
 class SegmentReader {
  public:
-  explicit SegmentReader(std::string name) : name_(std::move(name)) {}
-  // Reads the open segment `fd` (from CreateUnlinkedSegment; the reader
-  // closes it), called `name` in messages.
+  // Reads the segment `fd` (from CreateUnlinkedSegment, or a descriptor
+  // inherited from it; the reader closes it), called `name` in messages.
   SegmentReader(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
   ~SegmentReader();
   SegmentReader(const SegmentReader&) = delete;
@@ -99,7 +93,7 @@ class SegmentReader {
   // Calls `read` on the bytes Map returns; the view is valid only during
   // the call. Returns `read`'s status, or Map's error.
   Status Read(const std::function<Status(std::string_view)>& read);
-  // The segment's descriptor (-1 while a reader made by name has not opened it).
+  // The segment's descriptor.
   int fd() const { return fd_; }
 
  private:
@@ -110,25 +104,21 @@ class SegmentReader {
   std::shared_ptr<const Mapping> mapping_;
 };
 
-// Creates an empty segment that never has a name in /dev/shm
-// (memfd_create; `name` labels it, "/memfd:NAME (deleted)" in
-// /proc/PID/fd and /proc/PID/maps, and in messages): returns its
-// descriptor (close-on-exec), which other processes get by inheriting it
-// (fork, or spawn's kept descriptors). It lives as long as a descriptor or
-// a mapping holds it, so no process's end, however it comes, can leave it
-// behind; and /dev/shm's size (64 MB in a default Docker container) does
-// not bound it, the memory does.
+// Creates an empty segment (memfd_create; `name` labels it,
+// "/memfd:NAME (deleted)" in /proc/PID/fd and /proc/PID/maps, and in
+// messages): returns its descriptor (close-on-exec), which other processes
+// get by inheriting it (fork, or spawn's kept descriptors). Not shm_open:
+// a name in /dev/shm outlived a process killed before it was unlinked, and
+// /dev/shm's size (64 MB in a default Docker container) bounded the
+// segments. A memfd lives as long as a descriptor or a mapping holds it,
+// and only the memory bounds it.
 Result<int> CreateUnlinkedSegment(const std::string& name);
-// Unlinks `name` if it exists (cleanup of names no reader opened).
-void UnlinkSharedMemory(const std::string& name);
 
-// Returns "/faultline-<tag><pid>-<nonce>-", the start of shared-memory names
-// that no other process uses: the random nonce (one per process) keeps
-// apart processes with the same pid in different pid namespaces (sandboxes
-// that share /dev/shm, such as Bazel's test runs).
+// Returns "/faultline-<tag><pid>-<nonce>-", the start of segment names
+// that tell this process's segments apart in /proc (leak checks look for
+// it): the random nonce (one per process) keeps apart processes with the
+// same pid in different pid namespaces, such as Bazel's test sandboxes.
 std::string ProcessSegmentPrefix(const std::string& tag = "");
-// Returns whether a segment called `name` exists (for leak tests).
-bool SharedMemoryExists(const std::string& name);
 
 }  // namespace faultline
 

@@ -1,24 +1,65 @@
 // Checks the reusable shared-memory segments: a reader sees exactly the last
 // message (never the tail of a longer earlier one), follows the writer when
-// the segment grows, unlinks the name once it has opened it, and a corrupt
-// or missing segment is an error that names it.
+// the segment grows, a corrupt segment is an error that names it, and
+// nothing holds a segment once its ends and the messages read are gone.
 #include "reference/loader/shared_memory.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <optional>
 #include <string>
 
 namespace faultline {
 namespace {
 
-// A name no other run uses (Bazel's sandboxes share /dev/shm and each has
-// its own pid 12).
+// A name of this test's own, so that the /proc checks below see only its
+// segment.
 std::string TestSegmentName(const std::string& what) { return ProcessSegmentPrefix("shm-test-") + what; }
+
+// Creates segment `name`, or fails the test and returns -1 (on which every
+// call of a writer or reader then fails). Pass it to a SegmentReader, and
+// dup(reader.fd()) to the SegmentWriter: each end its own descriptor, as
+// the main process and a worker hold theirs.
+int NewSegment(const std::string& name) {
+  Result<int> fd = CreateUnlinkedSegment(name);
+  EXPECT_TRUE(fd.ok()) << fd.status();
+  return fd.ok() ? *fd : -1;
+}
+
+// What of this process holds segment `name`: its descriptors and its
+// mappings, as /proc/self/fd and /proc/self/maps show a memfd.
+struct Holders {
+  int descriptors = 0;
+  int mappings = 0;
+};
+Holders HoldersOf(const std::string& name) {
+  const std::string memfd = "/memfd:" + name.substr(1) + " (deleted)";
+  Holders holders;
+  DIR* dir = opendir("/proc/self/fd");
+  EXPECT_TRUE(dir != nullptr) << "cannot list /proc/self/fd";
+  if (dir != nullptr) {
+    while (dirent* e = readdir(dir)) {
+      char target[512];
+      const ssize_t n = readlink(("/proc/self/fd/" + std::string(e->d_name)).c_str(), target, sizeof(target) - 1);
+      if (n > 0 && std::string(target, static_cast<size_t>(n)) == memfd) ++holders.descriptors;
+    }
+    closedir(dir);
+  }
+  std::ifstream maps("/proc/self/maps");
+  EXPECT_TRUE(maps.is_open()) << "cannot read /proc/self/maps";
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() >= memfd.size() && line.compare(line.size() - memfd.size(), memfd.size(), memfd) == 0) {
+      ++holders.mappings;
+    }
+  }
+  return holders;
+}
 
 // Returns the reader's current message, or "error: " and the status text.
 std::string Message(SegmentReader& reader) {
@@ -32,8 +73,8 @@ std::string Message(SegmentReader& reader) {
 
 TEST(SharedMemoryTest, TheReaderSeesExactlyTheLastMessageAsTheSegmentGrowsAndIsReused) {
   const std::string name = TestSegmentName("reuse");
-  SegmentWriter writer(name);
-  SegmentReader reader(name);
+  SegmentReader reader(name, NewSegment(name));
+  SegmentWriter writer(name, dup(reader.fd()));
   const std::string small = "minibatch 0";
   const std::string large(3 * 1024 * 1024 + 5, 'x');  // forces the segment to grow past its first pages
   ASSERT_TRUE(writer.Write(small).ok());
@@ -51,8 +92,8 @@ TEST(SharedMemoryTest, TheReaderSeesExactlyTheLastMessageAsTheSegmentGrowsAndIsR
 // Finish a reader sees an empty message rather than a part of this one.
 TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyWhenFinished) {
   const std::string name = TestSegmentName("stream");
-  SegmentWriter writer(name);
-  SegmentReader reader(name);
+  SegmentReader reader(name, NewSegment(name));
+  SegmentWriter writer(name, dup(reader.fd()));
   ASSERT_TRUE(writer.Write("an earlier message").ok());
   ASSERT_TRUE(writer.Begin().ok());
   std::string expected;
@@ -77,7 +118,8 @@ TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyW
 // mapping, and a growth leaves a quarter more room than the message needed:
 // both spare the writer and the reader a remap of the whole segment.
 TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterMore) {
-  SegmentWriter reserved(TestSegmentName("reserved"));
+  const std::string reserved_name = TestSegmentName("reserved");
+  SegmentWriter reserved(reserved_name, NewSegment(reserved_name));
   ASSERT_TRUE(reserved.Reserve(1 << 20).ok());
   const size_t room = reserved.reserved();
   EXPECT_GE(room, 1u << 20);
@@ -87,20 +129,19 @@ TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterM
   for (int piece = 1; piece < 256; ++piece) ASSERT_TRUE(reserved.Extend(4096).ok());
   EXPECT_EQ(reserved.reserved(), room);  // 1 MiB in 256 pieces, never grown
   EXPECT_EQ(reserved.At(0), *first);
-  UnlinkSharedMemory(TestSegmentName("reserved"));
 
-  SegmentWriter grown(TestSegmentName("grown"));
+  const std::string grown_name = TestSegmentName("grown");
+  SegmentWriter grown(grown_name, NewSegment(grown_name));
   ASSERT_TRUE(grown.Begin().ok());
   ASSERT_TRUE(grown.Extend(100000).ok());
   EXPECT_GE(grown.reserved(), 125000u);
-  UnlinkSharedMemory(TestSegmentName("grown"));
 }
 
 // Sizes whose sum or quarter more wrap around size_t are refused as sizes
 // the segment cannot hold, not served from a smaller mapping.
 TEST(SharedMemoryTest, ASizePastWhatASegmentCanHoldIsRefused) {
   const std::string name = TestSegmentName("huge");
-  SegmentWriter writer(name);
+  SegmentWriter writer(name, NewSegment(name));
   ASSERT_TRUE(writer.Begin().ok());
   ASSERT_TRUE(writer.Extend(100).ok());
   for (size_t n : {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX / 4 * 3}) {
@@ -109,76 +150,35 @@ TEST(SharedMemoryTest, ASizePastWhatASegmentCanHoldIsRefused) {
     EXPECT_NE(out.status().message().find("reserving"), std::string::npos) << out.status();
   }
   EXPECT_FALSE(writer.Reserve(SIZE_MAX).ok());
-  UnlinkSharedMemory(name);
-}
-
-TEST(SharedMemoryTest, TheNameIsGoneOnceTheReaderOpenedItAndTheSegmentStillWorks) {
-  const std::string name = TestSegmentName("unlink");
-  SegmentWriter writer(name);
-  ASSERT_TRUE(writer.Write("first").ok());
-  EXPECT_TRUE(SharedMemoryExists(name));
-  SegmentReader reader(name);
-  EXPECT_EQ(Message(reader), "first");
-  EXPECT_FALSE(SharedMemoryExists(name));
-  ASSERT_TRUE(writer.Write(std::string(2 * 1024 * 1024, 'y')).ok());  // grows after the unlink
-  EXPECT_EQ(Message(reader).size(), 2u * 1024 * 1024);
-}
-
-TEST(SharedMemoryTest, ASecondWriterForTheSameNameIsRefused) {
-  const std::string name = TestSegmentName("twice");
-  SegmentWriter first(name);
-  ASSERT_TRUE(first.Write("a").ok());
-  SegmentWriter second(name);
-  Status status = second.Write("b");
-  EXPECT_EQ(status.message(), "shm_open of shared memory segment " + name + " failed: File exists");
-  UnlinkSharedMemory(name);
-}
-
-TEST(SharedMemoryTest, AMissingSegmentIsNamed) {
-  const std::string name = TestSegmentName("missing");
-  SegmentReader reader(name);
-  EXPECT_EQ(Message(reader), "error: " + UnavailableError("shm_open of shared memory segment " + name +
-                                                          " failed: No such file or directory")
-                                             .ToString());
 }
 
 TEST(SharedMemoryTest, ALengthFieldBeyondTheSegmentIsDataLoss) {
   const std::string name = TestSegmentName("corrupt");
-  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  ASSERT_GE(fd, 0);
+  SegmentReader reader(name, NewSegment(name));
   const uint64_t length = 1 << 20;  // says 1 MiB follows; the segment holds 4 KiB
-  ASSERT_EQ(ftruncate(fd, 4096), 0);
-  ASSERT_EQ(pwrite(fd, &length, sizeof(length), 0), static_cast<ssize_t>(sizeof(length)));
-  close(fd);
-  SegmentReader reader(name);
+  ASSERT_EQ(ftruncate(reader.fd(), 4096), 0);
+  ASSERT_EQ(pwrite(reader.fd(), &length, sizeof(length), 0), static_cast<ssize_t>(sizeof(length)));
   EXPECT_EQ(Message(reader), "error: " + DataLossError("shared memory segment " + name +
                                                         " holds 4096 bytes; its length field says 1048576 bytes "
                                                         "follow the 8-byte field")
                                              .ToString());
-  EXPECT_FALSE(SharedMemoryExists(name));
 }
 
 TEST(SharedMemoryTest, ASegmentTooShortForItsLengthFieldIsDataLoss) {
   const std::string name = TestSegmentName("short");
-  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(ftruncate(fd, 3), 0);
-  close(fd);
-  SegmentReader reader(name);
+  SegmentReader reader(name, NewSegment(name));
+  ASSERT_EQ(ftruncate(reader.fd(), 3), 0);
   EXPECT_EQ(Message(reader), "error: " + DataLossError("shared memory segment " + name +
                                                         " holds 3 bytes; expected at least its 8-byte length field")
                                              .ToString());
 }
 
-// A loader's segment never has a name in /dev/shm: it is a memfd (its
-// name only labels it), close-on-exec, that a writer and a reader share
-// through the descriptor. Before, shm_open created the name and shm_unlink
-// removed it a moment later; a process killed in between left it for good.
-TEST(SharedMemoryTest, AnUnlinkedSegmentNeverHasANameAndIsCloseOnExec) {
-  const std::string name = TestSegmentName("unnamed");
+// A segment is a memfd, labelled with its name in /proc, close-on-exec,
+// that a writer and a reader share through their descriptors.
+TEST(SharedMemoryTest, ASegmentIsALabelledMemfdAndIsCloseOnExec) {
+  const std::string name = TestSegmentName("labelled");
   Result<int> fd = CreateUnlinkedSegment(name);
   ASSERT_TRUE(fd.ok()) << fd.status();
-  EXPECT_FALSE(SharedMemoryExists(name));
   char target[512];
   const ssize_t n = readlink(("/proc/self/fd/" + std::to_string(*fd)).c_str(), target, sizeof(target) - 1);
   ASSERT_GT(n, 0);
@@ -190,6 +190,35 @@ TEST(SharedMemoryTest, AnUnlinkedSegmentNeverHasANameAndIsCloseOnExec) {
   SegmentReader reader(name, reader_fd);
   ASSERT_TRUE(writer.Write("through the descriptor").ok());
   EXPECT_EQ(Message(reader), "through the descriptor");
+}
+
+// A segment lives as long as a descriptor or a mapping holds it, and no
+// longer: a message read stays mapped past both ends, and once it is gone
+// too this process holds nothing of the segment. (A memfd has no name that
+// could be left behind: this is what a leak of one is.)
+TEST(SharedMemoryTest, NothingHoldsASegmentOnceItsEndsAndItsMessagesAreGone) {
+  const std::string name = TestSegmentName("released");
+  std::optional<SegmentReader::Message> held;
+  {
+    SegmentReader reader(name, NewSegment(name));
+    SegmentWriter writer(name, dup(reader.fd()));
+    ASSERT_TRUE(writer.Write(std::string(1 << 20, 'r')).ok());
+    Result<SegmentReader::Message> message = reader.Map();
+    ASSERT_TRUE(message.ok()) << message.status();
+    held = *message;
+    const Holders both = HoldersOf(name);
+    EXPECT_EQ(both.descriptors, 2);
+    EXPECT_EQ(both.mappings, 2);  // the writer's and the reader's
+  }
+  ASSERT_EQ(held->bytes.size(), 1u << 20);
+  EXPECT_EQ(held->bytes.back(), 'r');
+  const Holders message_only = HoldersOf(name);
+  EXPECT_EQ(message_only.descriptors, 0);
+  EXPECT_EQ(message_only.mappings, 1);
+  held.reset();
+  const Holders none = HoldersOf(name);
+  EXPECT_EQ(none.descriptors, 0);
+  EXPECT_EQ(none.mappings, 0);
 }
 
 }  // namespace
