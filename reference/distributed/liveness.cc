@@ -81,33 +81,80 @@ Status Exchange(int fd, void* data, size_t size, bool write, Clock::time_point d
   return OkStatus();
 }
 
-// Connects to ip:port by `deadline`; returns the non-blocking socket.
-Result<int> ConnectTo(const std::string& ip, int port, Clock::time_point deadline) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) return InvalidArgumentError("bad address '" + ip + "'");
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return UnavailableError(Errno("socket"));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
-  if (errno != EINPROGRESS) {
-    const Status error = UnavailableError(Errno("connect to " + ip + ":" + std::to_string(port)));
-    close(fd);
-    return error;
+// Connects to `port` at whichever of `ips` answers first, by `deadline`;
+// returns that non-blocking socket. Every address is tried at once: one
+// that drops packets (a network of the peer's that this host has a route
+// to but cannot reach) would otherwise hold up the next until the
+// deadline. On failure the error says how each address failed.
+Result<int> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::time_point deadline) {
+  std::vector<std::string> errors;
+  std::vector<pollfd> pending;
+  std::vector<std::string> pending_ips;
+  auto failed = [&](const std::string& ip, int error) {
+    errors.push_back("connect to " + ip + ":" + std::to_string(port) + ": " + std::strerror(error));
+  };
+  auto close_pending = [&](int except) {
+    for (const pollfd& p : pending) {
+      if (p.fd != except) close(p.fd);
+    }
+  };
+  for (const std::string& ip : ips) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) {
+      errors.push_back("bad address '" + ip + "'");
+      continue;
+    }
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      errors.push_back(Errno("socket"));
+      continue;
+    }
+    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+      close_pending(-1);
+      return fd;
+    }
+    if (errno != EINPROGRESS) {
+      failed(ip, errno);
+      close(fd);
+      continue;
+    }
+    pending.push_back({fd, POLLOUT, 0});
+    pending_ips.push_back(ip);
   }
-  pollfd pfd{fd, POLLOUT, 0};
-  int ready;
-  do {
-    ready = poll(&pfd, 1, MillisUntil(deadline));
-  } while (ready < 0 && errno == EINTR);
-  int error = ETIMEDOUT;
-  socklen_t length = sizeof(error);
-  if (ready > 0) getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-  if (error != 0) {
-    close(fd);
-    return UnavailableError("connect to " + ip + ":" + std::to_string(port) + ": " + std::strerror(error));
+  while (!pending.empty()) {
+    const int ready = poll(pending.data(), pending.size(), MillisUntil(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {  // the deadline (or poll failed): what is still pending timed out
+      for (const std::string& ip : pending_ips) failed(ip, ETIMEDOUT);
+      close_pending(-1);
+      pending.clear();
+      break;
+    }
+    for (size_t i = 0; i < pending.size();) {
+      if (pending[i].revents == 0) {
+        ++i;
+        continue;
+      }
+      int error = 0;
+      socklen_t length = sizeof(error);
+      getsockopt(pending[i].fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      if (error == 0) {
+        const int fd = pending[i].fd;
+        close_pending(fd);
+        return fd;
+      }
+      failed(pending_ips[i], error);
+      close(pending[i].fd);
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+      pending_ips.erase(pending_ips.begin() + static_cast<std::ptrdiff_t>(i));
+    }
   }
-  return fd;
+  if (errors.empty()) return UnavailableError("it published no address");
+  std::string text;
+  for (size_t i = 0; i < errors.size(); ++i) text += (i ? "; " : "") + errors[i];
+  return UnavailableError(text);
 }
 
 std::string Join(const std::vector<std::string>& parts, const char* separator) {
@@ -209,20 +256,14 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
   // Higher ranks: connect and say hello (my rank, and the pid I expect there).
   for (size_t r = rank + 1; r < peers.size(); ++r) {
     const PeerAddress& peer = peers[r];
-    std::vector<std::string> candidates = peer.host == self_.host ? std::vector<std::string>{"127.0.0.1"} : peer.ipv4;
-    std::string errors;
-    for (const std::string& ip : candidates) {
-      Result<int> fd = ConnectTo(ip, peer.port, deadline);
-      if (fd.ok()) {
-        peers_[r].fd = *fd;
-        break;
-      }
-      errors += (errors.empty() ? "" : "; ") + fd.status().message();
-    }
-    if (peers_[r].fd < 0) {
+    const std::vector<std::string> candidates =
+        peer.host == self_.host ? std::vector<std::string>{"127.0.0.1"} : peer.ipv4;
+    Result<int> fd = ConnectToAny(candidates, peer.port, deadline);
+    if (!fd.ok()) {
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot open the liveness connection to " +
-                              Name(static_cast<int>(r)) + ": " + (errors.empty() ? "it published no address" : errors));
+                              Name(static_cast<int>(r)) + ": " + fd.status().message());
     }
+    peers_[r].fd = *fd;
     const uint32_t hello[3] = {kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid)};
     FL_RETURN_IF_ERROR(Exchange(peers_[r].fd, const_cast<uint32_t*>(hello), sizeof(hello), true, deadline)
                            .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +

@@ -92,7 +92,9 @@ class LivenessMonitor {
   const PeerAddress& self() const { return self_; }
   // Connects to every peer in `peers` (indexed by rank, this rank included)
   // by `deadline`, then starts the heartbeat thread. Lower ranks connect to
-  // higher ones; a peer on the same host is reached on 127.0.0.1. When it
+  // higher ones; a peer on the same host is reached on 127.0.0.1, one on
+  // another host at whichever of its addresses answers first (all are
+  // tried at once, so one this host cannot reach holds nothing up). When it
   // fails, the peers it did connect to are told of a failure
   // (AnnounceFailure) and the monitor leaves without a goodbye: they must not
   // take this rank's exit for a normal end (see LeaveWithoutGoodbye).

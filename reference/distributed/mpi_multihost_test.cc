@@ -170,10 +170,43 @@ TEST_F(MultiHostTest, RanksOnDifferentHostsTalkOverTcpOnly) {
   ExpectNothingLeft(*job);
 }
 
-// The DistTensor state machine (pull / push / push_add with ids on the host
-// or the simcuda device, bad inputs interleaved) against one local tensor,
-// with the same rapidcheck seed on one host, 2 hosts x 2 ranks and 4 hosts x
-// 1 rank: every pulled row is the same, bit for bit.
+// Host 1 has a second address, listed before its own, that host 0 has a
+// route to but cannot reach: its frames go to a link-layer address nobody
+// has, so a connection to it hears nothing until the deadline (as a
+// network of a multi-homed machine that its peers cannot reach). Rank 0
+// still joins rank 1 at once: the liveness layer tries all of a peer's
+// addresses at the same time. Before, it tried them in turn, the first held
+// the join until its limit, and the job failed ("cannot open the liveness
+// connection to rank 1 ...: connect to 10.99.0.1:PORT: Connection timed
+// out; connect to 10.77.0.2:PORT: Connection refused", rank 1 having given
+// up by then).
+TEST_F(MultiHostTest, AnAddressAPeerCannotReachDoesNotHoldUpItsJoin) {
+  const std::string own = NetnsHosts::address(1) + "/24";
+  const std::string unreachable = "10.99.0.1";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"addr", "del", own, "dev", "fl0"},  // put back after the other: getifaddrs lists it second
+           {"addr", "add", unreachable + "/32", "dev", "fl0"},
+           {"addr", "add", own, "dev", "fl0"}}) {
+    ASSERT_TRUE(hosts_->Ip(1, args).ok());
+  }
+  ASSERT_TRUE(hosts_->Ip(0, {"route", "add", unreachable + "/32", "dev", "fl0"}).ok());
+  ASSERT_TRUE(hosts_->Ip(0, {"neigh", "replace", unreachable, "lladdr", "02:00:00:00:00:99", "dev", "fl0", "nud",
+                             "permanent"})
+                  .ok());
+  MpiJobOptions options = Layout({1, 1, 0, 0});
+  options.env.emplace_back("FAULTLINE_MPI_JOIN_TIMEOUT_S", "10");
+  Result<MpiJob> job = RunMpiJob("mpi_where", {}, options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->exit_code, 0) << job->Describe();
+  EXPECT_EQ(job->reports[0].text, "ok host=" + NetnsHosts::hostname(0) + " ipv4=127.0.0.1," + NetnsHosts::address(0))
+      << job->Describe();
+  EXPECT_EQ(job->reports[1].text,
+            "ok host=" + NetnsHosts::hostname(1) + " ipv4=127.0.0.1," + unreachable + "," + NetnsHosts::address(1))
+      << "the unreachable address must come first for this test to mean anything\n"
+      << job->Describe();
+  ExpectNothingLeft(*job);
+}
+
 // The names in folder `dir` (not "." and "..").
 std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> names;
@@ -213,6 +246,10 @@ TEST_F(MultiHostTest, AJobAcrossHostsLeavesNoOpenMpiSessionFolder) {
   EXPECT_EQ(Entries(sessions), before) << "Open MPI's session folder of this job is left in " << sessions;
 }
 
+// The DistTensor state machine (pull / push / push_add with ids on the host
+// or the simcuda device, bad inputs interleaved) against one local tensor,
+// with the same rapidcheck seed on one host, 2 hosts x 2 ranks and 4 hosts x
+// 1 rank: every pulled row is the same, bit for bit.
 TEST_F(MultiHostTest, DistTensorStateMachineAcrossHostsMatchesOneHost) {
   ExpectSameDigestOnEveryLayout("mpi_state_machine", {"digest"}, 3, {{"RC_PARAMS", "seed=20261123 max_success=40"}});
 }

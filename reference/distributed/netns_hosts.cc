@@ -221,6 +221,15 @@ Status NetnsHosts::SetLinkUp(int host, bool up) {
   return RunIp({"-n", switch_netns(), "link", "set", "p" + std::to_string(host), up ? "up" : "down"}).status();
 }
 
+Status NetnsHosts::Ip(int host, const std::vector<std::string>& args) const {
+  if (host < 0 || host >= hosts_) {
+    return InvalidArgumentError("host is " + std::to_string(host) + "; expected 0 to " + std::to_string(hosts_ - 1));
+  }
+  std::vector<std::string> command = {"-n", netns(host)};
+  command.insert(command.end(), args.begin(), args.end());
+  return RunIp(command).status();
+}
+
 std::vector<pid_t> NetnsHosts::Processes() const {
   std::vector<pid_t> pids;
   for (const std::string& ns : made_) {

@@ -66,6 +66,9 @@ class NetnsHosts {
 
   // Takes the switch end of the host's link down (a pulled cable) or up.
   Status SetLinkUp(int host, bool up);
+  // Runs `ip -n <host's namespace> args...` (e.g. to give a host another
+  // address); fails with ip's output.
+  Status Ip(int host, const std::vector<std::string>& args) const;
 
   // Processes inside any of the fixture's namespaces.
   std::vector<pid_t> Processes() const;
