@@ -133,6 +133,10 @@ std::vector<pid_t> ProcessesInNetns(const std::string& netns) {
   return pids;
 }
 
+namespace {
+
+// Empties and deletes every "flmh-" namespace whose owner process is gone;
+// returns their names.
 Result<std::vector<std::string>> SweepStaleNetns() {
   std::vector<std::string> removed;
   std::vector<std::string> errors;
@@ -158,6 +162,8 @@ Result<std::vector<std::string>> SweepStaleNetns() {
   if (!errors.empty()) return UnavailableError("cannot remove stale namespaces: " + Join(errors, "; "));
   return removed;
 }
+
+}  // namespace
 
 Result<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(int hosts) {
   if (hosts < 1 || hosts > kMaxHosts) {

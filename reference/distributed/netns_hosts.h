@@ -90,10 +90,6 @@ class NetnsHosts {
   std::vector<std::string> made_;  // namespaces created, in creation order
 };
 
-// Empties and deletes every "flmh-" namespace whose owner process is gone;
-// returns their names. Create calls it; exposed for tests.
-Result<std::vector<std::string>> SweepStaleNetns();
-
 // Processes inside network namespace `netns` (a name under /run/netns).
 std::vector<pid_t> ProcessesInNetns(const std::string& netns);
 

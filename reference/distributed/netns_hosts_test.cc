@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <sstream>
 
@@ -177,6 +178,8 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
     for (pid_t pid : ProcessesInNetns(netns)) inside.push_back(pid);
   }
   ASSERT_THAT(inside, SizeIs(1)) << "the killed run's process in its host 0";
+  const std::optional<ProcessRef> left_inside = ProcessRefOf(inside[0]);
+  ASSERT_TRUE(left_inside.has_value());
   if (reap_owner_first) {
     ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
   }
@@ -184,7 +187,7 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
   Result<std::unique_ptr<NetnsHosts>> next = NetnsHosts::Create(1);  // sweeps as it starts
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_THAT(NamespacesStartingWith(stale_prefix), IsEmpty());
-  EXPECT_FALSE(ProcessRunning(inside[0])) << "the process left in the stale namespace still runs";
+  EXPECT_FALSE(ProcessRunning(*left_inside)) << "the process left in the stale namespace still runs";
   EXPECT_THAT((*live)->Namespaces(), SizeIs(2)) << "the sweep removed a live owner's namespaces";
   EXPECT_THAT(NamespacesStartingWith((*next)->prefix()), SizeIs(2));
   if (!reap_owner_first) {

@@ -78,10 +78,6 @@ ProcessRef SelfProcessRef() { return ProcessRefOf(getpid()).value_or(ProcessRef{
 
 bool ProcessRunning(const ProcessRef& ref) { return Runs(ref).value_or(true); }
 
-bool ProcessRunning(pid_t pid) {
-  const StatRead read = ReadStat(pid);
-  return read.stat && Alive(*read.stat);
-}
 
 ProcessHandle ProcessHandle::Open(const ProcessRef& ref) {
   if (ref.pid <= 0) return ProcessHandle(ref, -1, true);

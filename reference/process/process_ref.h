@@ -32,10 +32,6 @@ ProcessRef SelfProcessRef();
 // gone, and when its pid now belongs to another process; true when /proc
 // cannot be read (no descriptor left), as nothing shows it has ended.
 bool ProcessRunning(const ProcessRef& ref);
-// Whether process `pid` of this host is running (false when it is gone or a
-// zombie waiting to be reaped). Whichever process has the pid now: prefer
-// the ProcessRef form for a process that is not this one's child.
-bool ProcessRunning(pid_t pid);
 
 // A pidfd on the process a ProcessRef names, checked to be that process when
 // it is opened; from then on it cannot come to mean another process. Empty
