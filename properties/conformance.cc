@@ -10,10 +10,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "kernels/fill.h"
 #include "properties/conformance_launch.h"
+#include "reference/base/temp_dir.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 
@@ -851,45 +853,29 @@ Result<std::string> StubDriverPath() {
                        " (set FAULTLINE_CUDA_STUB)");
 }
 
-// A folder holding libcuda.so.1 -> the stub, removed when it goes out of scope.
-class StubDriverDir {
- public:
-  static Result<std::unique_ptr<StubDriverDir>> Create() {
-    FL_ASSIGN_OR_RETURN(const std::string stub, StubDriverPath());
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/stub-driver.XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return InternalError("mkdtemp " + pattern + " failed: " + std::strerror(errno));
-    }
-    auto dir = std::unique_ptr<StubDriverDir>(new StubDriverDir(pattern));
-    if (symlink(stub.c_str(), dir->library().c_str()) != 0) {
-      return InternalError("symlink " + dir->library() + " -> " + stub + " failed: " + std::strerror(errno));
-    }
-    return dir;
+// Returns a fresh folder holding libcuda.so.1 -> the stub, removed (the
+// link, not the stub) when the TempDir goes.
+Result<TempDir> MakeStubDriverDir() {
+  FL_ASSIGN_OR_RETURN(const std::string stub, StubDriverPath());
+  FL_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("", "stub-driver.", "a folder for the stub driver's link"));
+  const std::string library = dir.path() + "/libcuda.so.1";
+  if (symlink(stub.c_str(), library.c_str()) != 0) {
+    return InternalError("symlink " + library + " -> " + stub + " failed: " + std::strerror(errno));
   }
-  ~StubDriverDir() {
-    unlink(library().c_str());
-    rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit StubDriverDir(std::string path) : path_(std::move(path)) {}
-  std::string library() const { return path_ + "/libcuda.so.1"; }
-  std::string path_;
-};
+  return dir;
+}
 
 }  // namespace
 
 Result<std::string> RunScenario(const Scenario& scenario, RuntimeKind runtime) {
   SpawnOptions options;
   options.env = scenario.env;
-  std::unique_ptr<StubDriverDir> stub_dir;
+  std::optional<TempDir> stub_dir;  // outlives the child
   if (runtime == RuntimeKind::kSimCuda && scenario.driver != Driver::kPresent) {
     options.env.emplace_back("FAULTLINE_SIMCUDA_DRIVER", DriverName(scenario.driver));
   }
   if (runtime == RuntimeKind::kCuda && scenario.driver == Driver::kStub) {
-    FL_ASSIGN_OR_RETURN(stub_dir, StubDriverDir::Create());
+    FL_ASSIGN_OR_RETURN(stub_dir, MakeStubDriverDir());
     // The stub goes first; the rest of the path stays (a bundle's libraries live there).
     const char* inherited = std::getenv("LD_LIBRARY_PATH");
     options.env.emplace_back("LD_LIBRARY_PATH", stub_dir->path() + (inherited != nullptr && *inherited != '\0'

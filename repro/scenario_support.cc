@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
@@ -21,15 +23,42 @@ constexpr int64_t kFeatureDim = 16;
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// Returns "error: <name> (<code>): <message>\nprocess: ...\nstep: ...\n".
+std::string DescribeError(const ObservedError& e) {
+  return "error: " + e.name + " (" + std::to_string(e.code) + "): " + e.message + "\nprocess: " + e.process +
+         "\nstep: " + e.step + "\n";
+}
+
+// Runs a loader to the end; on failure fills *failure when the loader knows where.
+Result<std::vector<MiniBatch>> DrainLoader(const LoaderOptions& options, std::optional<LoaderFailure>* failure) {
+  FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(options));
+  std::vector<MiniBatch> batches;
+  for (;;) {
+    Result<std::optional<MiniBatch>> next = loader->Next();
+    if (!next.ok()) {
+      if (failure != nullptr) *failure = loader->failure();
+      return next.status();
+    }
+    if (!next->has_value()) return batches;
+    batches.push_back(std::move(**next));
+  }
+}
+
+// Returns the single-process baseline: cpu-cpu, num_workers = 0, fixed.
+Result<std::vector<MiniBatch>> LoaderBaseline(const LoaderOptions& options) {
+  LoaderOptions baseline = options;
+  baseline.mode = LoaderMode::kCpuCpu;
+  baseline.num_workers = 0;
+  baseline.dispatch = Behaviour::kFixed;
+  baseline.pin_handling = Behaviour::kFixed;
+  return DrainLoader(baseline, nullptr);
+}
+
 }  // namespace
 
 Result<TempDataset> TempDataset::Create() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/faultline-repro-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return UnavailableError("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
-  }
-  TempDataset dataset(pattern);
+  FL_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create("", "faultline-repro-", "a folder for the scenario's dataset"));
+  TempDataset dataset(std::move(dir));
   FL_ASSIGN_OR_RETURN(CscGraph graph, GeneratePowerLaw(kNodes, kEdges, /*seed=*/7, /*weighted=*/false));
   FL_RETURN_IF_ERROR(graph.Save(dataset.dir()));
   npy::NpyArray features;
@@ -41,14 +70,6 @@ Result<TempDataset> TempDataset::Create() {
   std::memcpy(features.bytes.data(), values.data(), features.bytes.size());
   FL_RETURN_IF_ERROR(npy::WriteNpy(dataset.dir() + "/features.npy", features));
   return dataset;
-}
-
-TempDataset::~TempDataset() {
-  if (dir_.empty()) return;
-  for (const char* name : {"indptr.npy", "indices.npy", "weights.npy", "edge_types.npy", "features.npy"}) {
-    std::remove((dir_ + "/" + name).c_str());
-  }
-  rmdir(dir_.c_str());
 }
 
 ObservedError Observe(const Status& error, const std::string& process, const std::string& step) {
@@ -63,11 +84,6 @@ ObservedError Observe(const Status& error, const std::string& process, const std
   observed.process = process;
   observed.step = step;
   return observed;
-}
-
-std::string DescribeError(const ObservedError& e) {
-  return "error: " + e.name + " (" + std::to_string(e.code) + "): " + e.message + "\nprocess: " + e.process +
-         "\nstep: " + e.step + "\n";
 }
 
 Outcome Reproduced(const Signature& signature, const ObservedError& error, std::string transcript) {
@@ -117,29 +133,6 @@ LoaderOptions ScenarioLoaderOptions(const std::string& dir, RuntimeKind runtime)
   o.seed = 2024;
   o.runtime = runtime;
   return o;
-}
-
-Result<std::vector<MiniBatch>> DrainLoader(const LoaderOptions& options, std::optional<LoaderFailure>* failure) {
-  FL_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader, DataLoader::Create(options));
-  std::vector<MiniBatch> batches;
-  for (;;) {
-    Result<std::optional<MiniBatch>> next = loader->Next();
-    if (!next.ok()) {
-      if (failure != nullptr) *failure = loader->failure();
-      return next.status();
-    }
-    if (!next->has_value()) return batches;
-    batches.push_back(std::move(**next));
-  }
-}
-
-Result<std::vector<MiniBatch>> LoaderBaseline(const LoaderOptions& options) {
-  LoaderOptions baseline = options;
-  baseline.mode = LoaderMode::kCpuCpu;
-  baseline.num_workers = 0;
-  baseline.dispatch = Behaviour::kFixed;
-  baseline.pin_handling = Behaviour::kFixed;
-  return DrainLoader(baseline, nullptr);
 }
 
 Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signature, const std::string& header) {

@@ -4,11 +4,11 @@
 #ifndef FAULTLINE_REPRO_SCENARIO_SUPPORT_H_
 #define FAULTLINE_REPRO_SCENARIO_SUPPORT_H_
 
-#include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "reference/base/status.h"
+#include "reference/base/temp_dir.h"
 #include "reference/loader/data_loader.h"
 #include "reference/runtime/runtime.h"
 #include "repro/registry.h"
@@ -17,19 +17,19 @@ namespace faultline {
 namespace repro {
 
 // A small power-law graph with float32 features in a fresh temporary
-// directory, removed with its files on destruction.
+// directory (under DefaultTempBase()), removed with everything in it on
+// destruction.
 class TempDataset {
  public:
   static Result<TempDataset> Create();
-  TempDataset(TempDataset&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.clear(); }
+  TempDataset(TempDataset&&) noexcept = default;
   TempDataset(const TempDataset&) = delete;
   TempDataset& operator=(const TempDataset&) = delete;
-  ~TempDataset();
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return dir_.path(); }
 
  private:
-  explicit TempDataset(std::string dir) : dir_(std::move(dir)) {}
-  std::string dir_;
+  explicit TempDataset(TempDir dir) : dir_(std::move(dir)) {}
+  TempDir dir_;
 };
 
 // Returns `error` as the signature fields: CUDA name and code when the error
@@ -48,18 +48,12 @@ Outcome NotRunHere(const std::string& why, std::string transcript);
 // Returns a passing outcome when `equal`, else a failed one saying so.
 Outcome PassedIf(bool equal, const std::string& what, std::string transcript);
 
-// Returns "error: <name> (<code>): <message>\nprocess: ...\nstep: ...\n".
-std::string DescribeError(const ObservedError& error);
 // Returns, on simcuda, where CUDA was first initialized in this process (the
 // parent of the failing child); on other runtimes, that real CUDA does not record it.
 std::string InitializationSiteNote(RuntimeKind runtime);
 
 // Loader options for the scenarios: dataset `dir`, two hops, 8 minibatches.
 LoaderOptions ScenarioLoaderOptions(const std::string& dir, RuntimeKind runtime);
-// Runs a loader to the end; on failure fills *failure when the loader knows where.
-Result<std::vector<MiniBatch>> DrainLoader(const LoaderOptions& options, std::optional<LoaderFailure>* failure);
-// Returns the single-process baseline: cpu-cpu, num_workers = 0, fixed.
-Result<std::vector<MiniBatch>> LoaderBaseline(const LoaderOptions& options);
 // Runs `options` and compares with the baseline (passes) or with `signature`
 // (reproduces), writing the transcript; `header` opens it.
 Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signature, const std::string& header);

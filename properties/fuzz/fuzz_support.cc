@@ -2,23 +2,17 @@
 #include "properties/fuzz/fuzz_support.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/temp_dir.h"
 
 namespace faultline {
 namespace fuzz {
-namespace {
-
-int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
-
-void RemoveScratchDir() { nftw(ScratchDir().c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS); }
-
-}  // namespace
 
 void CheckFailed(const char* file, int line, const char* condition, const std::string& detail) {
   std::fprintf(stderr, "fuzz check failed at %s:%d: %s: %s\n", file, line, condition, detail.c_str());
@@ -26,17 +20,14 @@ void CheckFailed(const char* file, int line, const char* condition, const std::s
 }
 
 const std::string& ScratchDir() {
-  static const std::string dir = [] {
-    const char* base = std::getenv("TEST_TMPDIR");
-    if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
-    if (base == nullptr || *base == '\0') base = "/tmp";
-    std::string pattern = std::string(base) + "/faultline-fuzz-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) CheckFailed(__FILE__, __LINE__, "mkdtemp", pattern);
-    return pattern;
+  // A static: its destructor removes the folder, with whatever the targets
+  // wrote there, when the process exits.
+  static const TempDir dir = [] {
+    Result<TempDir> made = TempDir::Create("", "faultline-fuzz-", "the fuzz targets' scratch folder");
+    if (!made.ok()) CheckFailed(__FILE__, __LINE__, "mkdtemp", made.status().message());
+    return std::move(made).value();
   }();
-  static const bool registered = (std::atexit(RemoveScratchDir), true);
-  (void)registered;
-  return dir;
+  return dir.path();
 }
 
 void WriteFile(const std::string& path, std::string_view bytes) {

@@ -17,8 +17,9 @@ namespace fuzz {
 // Prints "fuzz check failed at FILE:LINE: CONDITION: DETAIL" and aborts.
 [[noreturn]] void CheckFailed(const char* file, int line, const char* condition, const std::string& detail);
 
-// Returns a folder made once per process with mkdtemp (under $TEST_TMPDIR,
-// else $TMPDIR, else /tmp) and removed with its files when the process exits.
+// Returns a folder made once per process with mkdtemp (TempDir, under
+// DefaultTempBase(): $TEST_TMPDIR, else $TMPDIR, else /tmp) and removed with
+// its files when the process that made it exits.
 const std::string& ScratchDir();
 
 // Writes `bytes` to `path` (created or truncated); aborts when it cannot.

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <dirent.h>
-#include <ftw.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "reference/base/temp_dir.h"
 #include "reference/distributed/netns_hosts.h"
 
 #include "reference/process/child_registry.h"
@@ -42,18 +42,10 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Creates the folder `base`/`prefix`XXXXXX; an error names `what` it was for.
-Result<std::string> MakeFolder(const std::string& base, const char* prefix, const char* what) {
-  std::string pattern = base + "/" + prefix + "XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return UnavailableError(std::string("cannot create ") + what + " (" + pattern + "): " + std::strerror(errno));
-  }
-  return pattern;
-}
-
-Result<std::string> MakeJobDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  return MakeFolder(base != nullptr ? base : "/tmp", "faultline-mpi-", "a directory for the MPI job's reports");
+// The job's folders are removed when RunMpiJob returns, on every path:
+// after the job's process group was killed, so nothing writes there any more.
+Result<TempDir> MakeJobDir() {
+  return TempDir::Create(DefaultTempBase(), "faultline-mpi-", "a directory for the MPI job's reports");
 }
 
 // How long ranks may take to end after mpirun has: mpirun waits for its
@@ -73,28 +65,17 @@ constexpr auto kInitStuckGrace = std::chrono::seconds(5);
 // link pulled) left a folder of 8 MB behind: 1,067 of them, 7.6 GB, on
 // this project's machine after two days of test runs. A short path (TMPDIR or /tmp, as Open MPI's default) keeps PMIx's
 // socket paths within their 108 bytes; Bazel's TEST_TMPDIR is too long.
-Result<std::string> MakeSessionDir() {
+Result<TempDir> MakeSessionDir() {
   const char* tmpdir = std::getenv("TMPDIR");
-  return MakeFolder(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "fl-ompi-", "Open MPI's session folder");
+  return TempDir::Create(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "fl-ompi-", "Open MPI's session folder");
 }
 
 // The folder for one single-host job's shared-memory segments (vader's and
 // osc sm's, 1 per rank): in /dev/shm, as Open MPI's default, but the job's
 // own, since a rank killed before MPI_Finalize never unlinks its segment
 // (the launcher ends ranks stuck in MPI_Init: 95 segments had piled up).
-Result<std::string> MakeSharedMemoryDir() {
-  return MakeFolder("/dev/shm", "fl-ompi-", "a folder for Open MPI's shared memory");
-}
-
-// Removes `dir` and everything in it (not following links).
-void RemoveTree(const std::string& dir) {
-  nftw(
-      dir.c_str(),
-      [](const char* path, const struct stat*, int type, FTW*) {
-        (type == FTW_DP ? rmdir(path) : unlink(path));
-        return 0;  // go on: remove what can be removed
-      },
-      16, FTW_DEPTH | FTW_PHYS);
+Result<TempDir> MakeSharedMemoryDir() {
+  return TempDir::Create("/dev/shm", "fl-ompi-", "a folder for Open MPI's shared memory");
 }
 
 // The ssh stand-in: `<self> --faultline-child=mpi_netns_agent HOST WORDS...`
@@ -155,19 +136,6 @@ Result<std::string> FindInPath(const std::string& program) {
                           "' (install openmpi-bin)");
 }
 
-// Removes a folder of the job's (its reports, Open MPI's session folder)
-// when RunMpiJob returns, on every path: after the job's process group was
-// killed, so nothing writes there any more.
-class FolderRemover {
- public:
-  explicit FolderRemover(std::string dir) : dir_(std::move(dir)) {}
-  FolderRemover(const FolderRemover&) = delete;
-  FolderRemover& operator=(const FolderRemover&) = delete;
-  ~FolderRemover() { RemoveTree(dir_); }
-
- private:
-  std::string dir_;
-};
 
 // "exited on signal 9 (Killed)", from mpirun's line about `rank`, or "".
 std::string HowMpirunSawItEnd(const std::string& output, int rank) {
@@ -246,21 +214,21 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     }
   }
   FL_ASSIGN_OR_RETURN(std::string self, SelfExecutable());
-  FL_ASSIGN_OR_RETURN(const std::string dir, MakeJobDir());
-  const FolderRemover remover{dir};  // on every return from here on
-  FL_ASSIGN_OR_RETURN(const std::string session_dir, MakeSessionDir());
-  const FolderRemover session_remover{session_dir};
+  FL_ASSIGN_OR_RETURN(const TempDir job_dir, MakeJobDir());
+  const std::string& dir = job_dir.path();
+  FL_ASSIGN_OR_RETURN(const TempDir session, MakeSessionDir());
+  const std::string& session_dir = session.path();
   FL_ASSIGN_OR_RETURN(const std::string mpirun, FindInPath("mpirun"));
 
   // argv[0] "mpirun", as a shell would run it: an absolute path there
   // would act as mpirun's --prefix (it changes how remote daemons start).
   std::vector<std::string> argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
                                 "-np", std::to_string(options.ranks), "--mca", "orte_tmpdir_base", session_dir};
-  std::optional<FolderRemover> shm_remover;
+  std::optional<TempDir> shared_memory;
   if (hosts == nullptr) {
     // One machine: shared memory only, and no CMA (needs ptrace rights).
-    FL_ASSIGN_OR_RETURN(const std::string shm_dir, MakeSharedMemoryDir());
-    shm_remover.emplace(shm_dir);
+    FL_ASSIGN_OR_RETURN(shared_memory, MakeSharedMemoryDir());
+    const std::string& shm_dir = shared_memory->path();
     argv.insert(argv.end(), {"--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
                              "--mca", "btl_vader_backing_directory", shm_dir, "--mca", "osc_sm_backing_directory",
                              shm_dir});

@@ -12,16 +12,23 @@
 #include <fstream>
 #include <thread>
 
+#include "reference/base/temp_dir.h"
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
 
 namespace faultline {
 
 const std::string& LoaderTestDatasetDir() {
+  // A static TempDir: the folder goes, with whatever a test left in it, when
+  // the test binary exits (workers leave through _exit, and TempDir leaves
+  // removal to the process that made it).
+  static const Result<TempDir> made = TempDir::Create("", "loader_dataset_", "the loader tests' dataset folder");
   static const std::string dir = [] {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    std::string path = std::string(tmp ? tmp : "/tmp") + "/loader_dataset_" + std::to_string(getpid());
-    mkdir(path.c_str(), 0755);
+    if (!made.ok()) {
+      ADD_FAILURE() << made.status();
+      return std::string();
+    }
+    const std::string& path = made->path();
     auto graph = GeneratePowerLaw(400, 4000, 3, /*weighted=*/false);
     EXPECT_TRUE(graph.ok() && graph->Save(path).ok());
     npy::NpyArray features;

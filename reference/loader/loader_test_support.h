@@ -21,7 +21,8 @@
 namespace faultline {
 
 // Writes a 400-node graph with 8-dimensional features once per test binary
-// (13 minibatches of 32) and returns its directory.
+// (13 minibatches of 32) in a fresh folder under DefaultTempBase(), removed
+// with everything in it when the binary exits, and returns the folder.
 const std::string& LoaderTestDatasetDir();
 
 // Options over that dataset: fanouts {5, 3}, batches of 32, seed 11.
