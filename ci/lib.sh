@@ -1,7 +1,8 @@
 # Shared helpers for the ci/ scripts (sourced, not run).
 
-# Runs one `bazel test` stage, keeps its log, and adds its pass/fail counts
-# to the totals printed by print_totals.
+# Runs one `bazel test` stage and adds its pass/fail counts to the totals
+# printed by print_totals. A red stage's log is kept (its path is printed);
+# a green one's is removed, so that runs leave nothing behind in /tmp.
 TOTAL_PASSED=0
 TOTAL_FAILED=0
 STAGES_JSON=()  # one JSON object per stage run, for print_json
@@ -22,12 +23,18 @@ run_stage() {
   TOTAL_PASSED=$((TOTAL_PASSED + passed))
   TOTAL_FAILED=$((TOTAL_FAILED + failed))
   local seconds=$((SECONDS - start))
-  echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc})"
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
   if [ "$rc" -eq 0 ] && [ "$failed" -ne 0 ]; then rc=1; fi  # a failed test fails the stage, whatever bazel said
-  local log_json="${log//\\/\\\\}"  # the path as a JSON string: \ and " escaped
-  log_json="${log_json//\"/\\\"}"
-  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": \"${log_json}\"}")
+  local log_json=null
+  if [ "$rc" -eq 0 ]; then
+    rm -f "$log"
+    echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc})"
+  else
+    echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc}); log: ${log}"
+    log_json="${log//\\/\\\\}"  # the path as a JSON string: \ and " escaped
+    log_json="\"${log_json//\"/\\\"}\""
+  fi
+  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": ${log_json}}")
   return "$rc"
 }
 

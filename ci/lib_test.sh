@@ -16,11 +16,18 @@ expect() {  # expect <what> <wanted status> <status>
 }
 nonzero() { [ "$1" -ne 0 ] && echo 1 || echo 0; }
 
+# The stages' logs go to a folder of this test's own, to be counted.
+logs="$(mktemp -d "${TEST_TMPDIR:-/tmp}/lib_test.XXXX")"
+export TMPDIR="$logs"
+logs_of() { find "$logs" -name "faultline-$1.*.log" | wc -l; }
+
 bazel() { echo "//a:test   PASSED in 0.1s"; echo "Executed 1 out of 1 test: 1 test passes."; return 0; }
 run_stage green >/dev/null; expect "green stage" 0 $?
+expect "a green stage's log is removed" 0 "$(logs_of green)"
 
 bazel() { echo "//a:test   FAILED in 0.1s"; echo "Executed 1 out of 1 test: 1 fails locally."; return 3; }
 run_stage red >/dev/null; expect "stage with a failed test (bazel exit 3)" 1 "$(nonzero $?)"
+expect "a red stage's log is kept" 1 "$(logs_of red)"
 
 bazel() { echo "ERROR: build did not complete"; return 1; }
 run_stage broken >/dev/null; expect "stage whose build failed" 1 "$(nonzero $?)"
@@ -37,23 +44,25 @@ totals="$(print_totals)"
 # ci/test.sh --json: one object whose stages and totals match the runs above.
 json="$(print_json)"
 got="$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
-print(d["passed"], d["failed"], d["ok"], [(s["stage"], s["passed"], s["failed"], s["ok"]) for s in d["stages"]])' <<<"$json")"
-want="1 3 False [('green', 1, 0, True), ('red', 0, 1, False), ('broken', 0, 0, False), ('lying', 0, 1, False), ('quiet', 0, 0, True)]"
+import os
+print(d["passed"], d["failed"], d["ok"], [(s["stage"], s["passed"], s["failed"], s["ok"],
+      s["log"] and os.path.exists(s["log"]) and "kept") for s in d["stages"]])' <<<"$json")"
+want="1 3 False [('green', 1, 0, True, None), ('red', 0, 1, False, 'kept'), ('broken', 0, 0, False, 'kept'), ('lying', 0, 1, False, 'kept'), ('quiet', 0, 0, True, None)]"
 [ "$got" = "$want" ] || { echo "FAIL: print_json gave '$got', expected '$want' (from: $json)" >&2; failures=$((failures + 1)); }
 
 # A log path with a quote and a backslash stays valid JSON (in a subshell:
 # the totals above stay as they are).
-odd="$(mktemp -d "${TEST_TMPDIR:-/tmp}/o\"d\\d.XXXX")"
-got="$(TMPDIR="$odd"; bazel() { return 0; }; run_stage odd >/dev/null
+odd="$(mktemp -d "$logs/o\"d\\d.XXXX")"
+got="$(TMPDIR="$odd"; bazel() { return 1; }; run_stage odd >/dev/null
   print_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["stages"][-1]["log"])' 2>&1)"
 case "$got" in
   "$odd"/faultline-odd.*.log) ;;
   *) echo "FAIL: a log path with a quote and a backslash: '$got'" >&2; failures=$((failures + 1)) ;;
 esac
-rm -rf "$odd"
+rm -rf "$logs"
 
 if [ "$failures" -ne 0 ]; then
   echo "lib_test: $failures failed" >&2
   exit 1
 fi
-echo "lib_test: run_stage passes green stages and fails red ones, print_json says so, even of odd log paths (8 checks)"
+echo "lib_test: run_stage passes green stages and fails red ones, keeps only red ones' logs, print_json says so, even of odd log paths (10 checks)"

@@ -4,7 +4,8 @@
 # threads under ThreadSanitizer. GPU tests are filtered out here
 # (ci/gpu.sh runs them on a machine with a GPU). Installs what is missing.
 # Usage: ci/test.sh [--json]   (--json: progress on stderr, then one JSON
-# object on stdout: each stage's passed / failed / seconds / log, totals)
+# object on stdout: each stage's passed / failed / seconds / log, totals;
+# a red stage's log is kept in TMPDIR and named, a green one's removed)
 # Exit: 0 every stage green, 1 a stage failed or setup failed, 2 usage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
