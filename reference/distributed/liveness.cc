@@ -17,6 +17,8 @@
 #include <limits>
 #include <sstream>
 
+#include "reference/base/str_join.h"
+
 namespace faultline {
 namespace {
 
@@ -152,21 +154,13 @@ Result<int> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::t
     }
   }
   if (errors.empty()) return UnavailableError("it published no address");
-  std::string text;
-  for (size_t i = 0; i < errors.size(); ++i) text += (i ? "; " : "") + errors[i];
-  return UnavailableError(text);
-}
-
-std::string Join(const std::vector<std::string>& parts, const char* separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
-  return out;
+  return UnavailableError(StrJoin(errors, "; "));
 }
 
 }  // namespace
 
 std::string PeerAddress::Serialize() const {
-  return std::to_string(pid) + " " + std::to_string(port) + " " + host + " " + (ipv4.empty() ? "-" : Join(ipv4, ","));
+  return std::to_string(pid) + " " + std::to_string(port) + " " + host + " " + (ipv4.empty() ? "-" : StrJoin(ipv4, ","));
 }
 
 Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
@@ -275,7 +269,7 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     for (int r = 0; r < rank; ++r) {
       if (peers_[r].fd < 0) names.push_back(Name(r));
     }
-    return Join(names, ", ");
+    return StrJoin(names, ", ");
   };
   for (int accepted = 0; accepted < rank;) {
     pollfd pfd{listen_fd_, POLLIN, 0};
@@ -483,12 +477,12 @@ std::vector<std::string> LivenessMonitor::CausesLocked(int target, bool silent_t
 std::string LivenessMonitor::DiagnoseLocked(bool timed_out, Clock::time_point now) const {
   if (!timed_out) {
     const std::vector<std::string> causes = CausesLocked(op_.target, false, now);
-    return causes.empty() ? "" : op_.what + " failed: " + Join(causes, "; ");
+    return causes.empty() ? "" : op_.what + " failed: " + StrJoin(causes, "; ");
   }
   // At the deadline: the target when it is to blame, else every peer that is.
   std::vector<std::string> causes = CausesLocked(op_.target, true, now);
   if (causes.empty() && op_.target >= 0) causes = CausesLocked(-1, true, now);
-  std::string why = Join(causes, "; ");
+  std::string why = StrJoin(causes, "; ");
   if (why.empty()) {
     why = op_.target >= 0 ? Name(op_.target) + " is running and reachable but has not answered"
                           : "every rank is running and reachable: one of them has not reached this call";
@@ -543,7 +537,7 @@ Status LivenessMonitor::FailOp(const std::string& mpi_error) {
     if (causes.empty() && op_.target >= 0) causes = CausesLocked(-1, true, now);
     std::string why;
     if (!causes.empty()) {
-      why = op_.what + " failed: " + Join(causes, "; ");
+      why = op_.what + " failed: " + StrJoin(causes, "; ");
     } else if (now >= give_up) {
       why = op_.what + " failed: " + mpi_error;  // no peer to blame
     }

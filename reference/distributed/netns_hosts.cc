@@ -18,6 +18,7 @@
 
 #include "reference/base/fd_io.h"
 #include "reference/base/parse_int.h"
+#include "reference/base/str_join.h"
 #include "reference/process/process_ref.h"
 
 namespace faultline {
@@ -106,12 +107,6 @@ Status DeleteNetns(const std::string& netns) {
   return RunIp({"netns", "del", netns}).status();
 }
 
-std::string Join(const std::vector<std::string>& parts, const char* separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
-  return out;
-}
-
 }  // namespace
 
 std::vector<pid_t> ProcessesInNetns(const std::string& netns) {
@@ -159,7 +154,7 @@ Result<std::vector<std::string>> SweepStaleNetns() {
       errors.push_back(deleted.message());
     }
   }
-  if (!errors.empty()) return UnavailableError("cannot remove stale namespaces: " + Join(errors, "; "));
+  if (!errors.empty()) return UnavailableError("cannot remove stale namespaces: " + StrJoin(errors, "; "));
   return removed;
 }
 
@@ -262,14 +257,14 @@ Status NetnsHosts::Destroy() {
   }
   made_.clear();
   for (const std::string& left : Namespaces()) errors.push_back("namespace " + left + " still exists");
-  if (!errors.empty()) return UnavailableError("cleanup of " + prefix_ + " failed: " + Join(errors, "; "));
+  if (!errors.empty()) return UnavailableError("cleanup of " + prefix_ + " failed: " + StrJoin(errors, "; "));
   return OkStatus();
 }
 
 std::string NetnsHosts::AgentMap() const {
   std::vector<std::string> entries;
   for (int k = 0; k < hosts_; ++k) entries.push_back(address(k) + "," + netns(k) + "," + hostname(k));
-  return Join(entries, ";");
+  return StrJoin(entries, ";");
 }
 
 Result<std::pair<std::string, std::string>> FindHostInAgentMap(const std::string& map, const std::string& address) {
