@@ -128,8 +128,9 @@ Result<int> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::t
   while (!pending.empty()) {
     const int ready = poll(pending.data(), pending.size(), MillisUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {  // the deadline (or poll failed): what is still pending timed out
-      for (const std::string& ip : pending_ips) failed(ip, ETIMEDOUT);
+    if (ready <= 0) {  // the deadline: what is still pending timed out (or poll failed: its error)
+      const int error = ready == 0 ? ETIMEDOUT : errno;
+      for (const std::string& ip : pending_ips) failed(ip, error);
       close_pending(-1);
       pending.clear();
       break;

@@ -168,15 +168,15 @@ std::string MpiJob::Describe() const {
   return text;
 }
 
-Result<std::pair<pid_t, std::string>> RunningMpiJob::WaitForFile(int rank, const std::string& mark,
-                                                                  const std::string& what,
-                                                                  std::chrono::milliseconds timeout) const {
+Result<std::pair<ProcessRef, std::string>> RunningMpiJob::WaitForFile(int rank, const std::string& mark,
+                                                                      const std::string& what,
+                                                                      std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const bool ended = ended_;  // read before looking, so a last write is not missed
     ProcessRef process;
     std::string text;
-    if (ReadRankFile(RankFilePath(dir_, rank, mark), &process, &text)) return std::make_pair(process.pid, text);
+    if (ReadRankFile(RankFilePath(dir_, rank, mark), &process, &text)) return std::make_pair(process, text);
     if (ended) return UnavailableError("the job ended before " + what);
     if (std::chrono::steady_clock::now() > deadline) {
       return UnavailableError("no " + what + " within " + std::to_string(timeout.count()) + " ms");
@@ -186,6 +186,12 @@ Result<std::pair<pid_t, std::string>> RunningMpiJob::WaitForFile(int rank, const
 }
 
 Result<pid_t> RunningMpiJob::WaitForMark(int rank, const std::string& mark, std::chrono::milliseconds timeout) const {
+  FL_ASSIGN_OR_RETURN(ProcessRef process, WaitForMarkedProcess(rank, mark, timeout));
+  return process.pid;
+}
+
+Result<ProcessRef> RunningMpiJob::WaitForMarkedProcess(int rank, const std::string& mark,
+                                                       std::chrono::milliseconds timeout) const {
   FL_ASSIGN_OR_RETURN(auto found,
                       WaitForFile(rank, mark, "rank " + std::to_string(rank) + " marked '" + mark + "'", timeout));
   return found.first;

@@ -25,6 +25,7 @@
 #include "reference/base/status.h"
 #include "reference/distributed/netns_hosts.h"
 #include "reference/distributed/rank_report.h"
+#include "reference/process/process_ref.h"
 
 namespace faultline {
 
@@ -96,6 +97,9 @@ class RunningMpiJob {
   // Waits until `rank` marked `mark` (MarkFromRank) and returns its pid;
   // fails when the job ended first or after `timeout`.
   Result<pid_t> WaitForMark(int rank, const std::string& mark, std::chrono::milliseconds timeout) const;
+  // The same, returning the rank's process as its mark names it (pid and
+  // start time), which stays true once its pid is another process's.
+  Result<ProcessRef> WaitForMarkedProcess(int rank, const std::string& mark, std::chrono::milliseconds timeout) const;
   // Whether `rank` has reported (ReportFromRank) by now.
   bool Reported(int rank) const;
   // Waits until `rank` reported and returns its text.
@@ -107,8 +111,8 @@ class RunningMpiJob {
 
  private:
   // Waits for `rank`'s mark `mark`, or its report when `mark` is empty.
-  Result<std::pair<pid_t, std::string>> WaitForFile(int rank, const std::string& mark, const std::string& what,
-                                                    std::chrono::milliseconds timeout) const;
+  Result<std::pair<ProcessRef, std::string>> WaitForFile(int rank, const std::string& mark, const std::string& what,
+                                                        std::chrono::milliseconds timeout) const;
   std::string dir_;
   int ranks_;
   std::atomic<bool> ended_{false};

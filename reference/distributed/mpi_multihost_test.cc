@@ -187,12 +187,15 @@ TEST_F(MultiHostTest, AnAddressAPeerCannotReachDoesNotHoldUpItsJoin) {
            {"addr", "del", own, "dev", "fl0"},  // put back after the other: getifaddrs lists it second
            {"addr", "add", unreachable + "/32", "dev", "fl0"},
            {"addr", "add", own, "dev", "fl0"}}) {
-    ASSERT_TRUE(hosts_->Ip(1, args).ok());
+    const Status done = hosts_->Ip(1, args);
+    ASSERT_TRUE(done.ok()) << done;
   }
-  ASSERT_TRUE(hosts_->Ip(0, {"route", "add", unreachable + "/32", "dev", "fl0"}).ok());
-  ASSERT_TRUE(hosts_->Ip(0, {"neigh", "replace", unreachable, "lladdr", "02:00:00:00:00:99", "dev", "fl0", "nud",
-                             "permanent"})
-                  .ok());
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"route", "add", unreachable + "/32", "dev", "fl0"},
+           {"neigh", "replace", unreachable, "lladdr", "02:00:00:00:00:99", "dev", "fl0", "nud", "permanent"}}) {
+    const Status done = hosts_->Ip(0, args);
+    ASSERT_TRUE(done.ok()) << done;
+  }
   MpiJobOptions options = Layout({1, 1, 0, 0});
   options.env.emplace_back("FAULTLINE_MPI_JOIN_TIMEOUT_S", "10");
   Result<MpiJob> job = RunMpiJob("mpi_where", {}, options);

@@ -247,11 +247,9 @@ TEST(MpiTransportTest, ARankThatRefusesItsRoutingBatchesIsNamedByEveryRankAndNot
   ExpectEveryRankOk(*job);
 }
 
-// Waits until `pid` has ended, or the job has; true when `pid` has.
-bool WaitUntilEnded(const RunningMpiJob& running, pid_t pid) {
-  const std::optional<ProcessRef> process = ProcessRefOf(pid);
-  if (!process) return true;  // gone already
-  ProcessHandle handle = ProcessHandle::Open(*process);
+// Waits until `process` has ended, or the job has; true when `process` has.
+bool WaitUntilEnded(const RunningMpiJob& running, const ProcessRef& process) {
+  ProcessHandle handle = ProcessHandle::Open(process);
   // 10 ms at a time: then look whether the job ended.
   while (!handle.EndsBy(std::chrono::steady_clock::now() + std::chrono::milliseconds(10))) {
     if (running.ended()) return false;
@@ -272,20 +270,20 @@ TEST(MpiTransportTest, RanksThatFailToConnectTheLivenessMeshNameTheStalledRankAn
   std::string during_error;
   pid_t stalled = 0;
   options.during = [&](RunningMpiJob& running) {
-    Result<pid_t> pid = running.WaitForMark(0, "stalled", std::chrono::seconds(60));
-    if (!pid.ok()) {
-      during_error = pid.status().ToString();
+    Result<ProcessRef> rank0 = running.WaitForMarkedProcess(0, "stalled", std::chrono::seconds(60));
+    if (!rank0.ok()) {
+      during_error = rank0.status().ToString();
       return;
     }
-    stalled = *pid;
+    stalled = rank0->pid;
     for (int r : {1, 2, 3}) {
-      Result<pid_t> other = running.WaitForMark(r, "started", std::chrono::seconds(60));
+      Result<ProcessRef> other = running.WaitForMarkedProcess(r, "started", std::chrono::seconds(60));
       if (!other.ok() || !WaitUntilEnded(running, *other)) {
         during_error += "rank " + std::to_string(r) + " did not end while rank 0 stalled (" +
                         (other.ok() ? "still running when the job ended" : other.status().ToString()) + ")\n";
       }
     }
-    kill(stalled, SIGKILL);
+    ProcessHandle::Open(*rank0).Signal(SIGKILL);
   };
   Result<MpiJob> job = RunMpiJob("mpi_stall_before_connect", {}, options);
   ASSERT_TRUE(job.ok()) << job.status();
@@ -343,10 +341,10 @@ TEST(MpiLauncherTest, AProcessThatGetsAnEndedRanksPidIsNotTakenForTheRank) {
   std::optional<ProcessAtPid> stranger;
   std::string during_error;
   options.during = [&](RunningMpiJob& running) {
-    Result<pid_t> rank2 = running.WaitForMark(2, "started", std::chrono::seconds(30));
-    // Rank 2 ran far longer than one 10 ms tick before its mark: its start time is not the stranger's.
-    Result<ProcessAtPid> started = rank2.ok() ? ProcessAtPid::Start(*rank2, 0, std::chrono::seconds(10))
-                                              : Result<ProcessAtPid>(rank2.status());
+    Result<ProcessRef> rank2 = running.WaitForMarkedProcess(2, "started", std::chrono::seconds(30));
+    Result<ProcessAtPid> started =
+        rank2.ok() ? ProcessAtPid::Start(rank2->pid, rank2->start_ticks, std::chrono::seconds(10))
+                   : Result<ProcessAtPid>(rank2.status());
     if (started.ok()) {
       stranger.emplace(std::move(*started));
     } else {

@@ -49,7 +49,9 @@ std::string RankFilePath(const std::string& dir, int rank, const std::string& ma
 
 bool ReadRankFile(const std::string& path, ProcessRef* process, std::string* text) {
   std::ifstream in(path);
-  if (!(in >> process->pid >> process->start_ticks)) return false;
+  ProcessRef read;
+  if (!(in >> read.pid >> read.start_ticks)) return false;  // `process` untouched
+  *process = read;
   in.ignore(1);
   std::stringstream rest;
   rest << in.rdbuf();

@@ -59,11 +59,16 @@ StatRead ReadStat(pid_t pid) {
 
 bool Alive(const ProcessStat& stat) { return stat.state != 'Z' && stat.state != 'X'; }
 
+// Whether `stat`, of ref.pid's process now, is ref's process.
+bool SameProcess(const ProcessStat& stat, const ProcessRef& ref) {
+  return ref.start_ticks == 0 || stat.start_ticks == ref.start_ticks;  // 0: the pid alone
+}
+
 // Whether /proc shows `ref`'s process running; nullopt when it cannot be read.
 std::optional<bool> Runs(const ProcessRef& ref) {
   const StatRead read = ReadStat(ref.pid);
   if (read.unreadable) return std::nullopt;
-  return read.stat && read.stat->start_ticks == ref.start_ticks && Alive(*read.stat);
+  return read.stat && SameProcess(*read.stat, ref) && Alive(*read.stat);
 }
 
 }  // namespace
@@ -89,12 +94,12 @@ ProcessHandle ProcessHandle::Open(const ProcessRef& ref) {
   // The pidfd holds whatever process had the pid when it was opened. That
   // was ref's process if the pid's process now is: ref's process started
   // before the open, so it still held its pid then.
-  const std::optional<ProcessRef> now = ProcessRefOf(ref.pid);
-  if (!now || now->start_ticks != ref.start_ticks) {
-    close(pidfd);
-    return ProcessHandle(ref, -1, true);
-  }
-  return ProcessHandle(ref, pidfd, false);
+  const StatRead now = ReadStat(ref.pid);
+  if (now.stat && SameProcess(*now.stat, ref)) return ProcessHandle(ref, pidfd, false);
+  close(pidfd);
+  // Unreadable (the pidfd took the last descriptor): nothing is known, so
+  // the handle looks at the process by ProcessRef each time, as without pidfds.
+  return ProcessHandle(ref, -1, !now.unreadable);
 }
 
 ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
@@ -131,7 +136,13 @@ bool ProcessHandle::EndsBy(std::chrono::steady_clock::time_point deadline) {
     }
     pollfd pfd{pidfd_, POLLIN, 0};  // readable once the process has exited
     const int ready = poll(&pfd, 1, timeout_ms);
-    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      if (errno != EINTR) {  // poll cannot watch it: look at it in /proc instead
+        close(pidfd_);
+        pidfd_ = -1;
+      }
+      continue;
+    }
     ended_ = ready > 0;
     break;
   }

@@ -17,7 +17,9 @@
 namespace faultline {
 
 // A process by its pid and the time it started (/proc/PID/stat field 22,
-// clock ticks after boot): two processes never share both.
+// clock ticks after boot): two processes never share both. A start time of
+// 0 means unknown (a process that could not read its own /proc): the pid
+// alone names it then.
 struct ProcessRef {
   pid_t pid = 0;
   uint64_t start_ticks = 0;
@@ -25,7 +27,7 @@ struct ProcessRef {
 
 // The process that has pid `pid` now (a zombie included); nullopt when there is none.
 std::optional<ProcessRef> ProcessRefOf(pid_t pid);
-// This process.
+// This process (start time 0 where /proc cannot be read).
 ProcessRef SelfProcessRef();
 
 // Whether the process `ref` names is running: false when it is a zombie or

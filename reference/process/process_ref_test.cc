@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -69,7 +70,9 @@ TEST(ProcessRefTest, AProcessThatGotTheEndedOnesPidIsNotNamedByItsRef) {
   ASSERT_TRUE(stranger.ok()) << stranger.status();
   ASSERT_EQ(stranger->pid(), pid);
 
-  EXPECT_TRUE(ProcessRunning(*ProcessRefOf(pid))) << "the pid is running: the stranger's";
+  const std::optional<ProcessRef> stranger_ref = ProcessRefOf(pid);
+  ASSERT_TRUE(stranger_ref.has_value());
+  EXPECT_TRUE(ProcessRunning(*stranger_ref)) << "the pid is running: the stranger's";
   EXPECT_FALSE(ProcessRunning(*ref));
   ProcessHandle handle = ProcessHandle::Open(*ref);
   EXPECT_TRUE(handle.ended());
@@ -95,30 +98,34 @@ TEST(ProcessRefTest, AHandleOpenedBeforeTheEndNeverSignalsTheNextProcessWithTheP
   EXPECT_TRUE(handle.EndsBy(steady_clock::now()));
 }
 
-// Out of descriptors, no pidfd can be opened: the handle still knows the
-// process runs, and still sees it end. Before, any failure to open the
-// pidfd read as "ended", and the MPI launcher neither waited for nor
-// killed a rank that was still running.
+// Out of descriptors, the handle still knows its process runs, and still
+// sees it end: whether the pidfd cannot be opened (no descriptor left) or
+// it takes the last one and /proc/PID/stat cannot be read to check it.
+// Before, either read as "ended", and the MPI launcher neither waited for
+// nor killed a rank that was still running.
 TEST(ProcessRefTest, AHandleWithNoDescriptorLeftStillSeesItsProcessRunAndEnd) {
-  const pid_t pid = StartPausedChild();
-  ASSERT_GT(pid, 0);
-  const std::optional<ProcessRef> ref = ProcessRefOf(pid);
-  ASSERT_TRUE(ref.has_value());
-  const int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(lowest_free, 0);
-  close(lowest_free);
-  rlimit saved{};
-  getrlimit(RLIMIT_NOFILE, &saved);
-  rlimit lowered = saved;
-  lowered.rlim_cur = static_cast<rlim_t>(lowest_free);  // no descriptor left
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  ProcessHandle handle = ProcessHandle::Open(*ref);
-  setrlimit(RLIMIT_NOFILE, &saved);
-  EXPECT_FALSE(handle.ended()) << "a running process read as ended";
-  handle.Signal(SIGKILL);
-  EXPECT_TRUE(handle.EndsBy(steady_clock::now() + std::chrono::seconds(30)));
-  kill(pid, SIGKILL);  // in case the handle's did not reach it: Reap must not wait forever
-  Reap(pid);
+  for (int left : {0, 1}) {
+    SCOPED_TRACE(std::to_string(left) + " descriptor(s) left");
+    const pid_t pid = StartPausedChild();
+    ASSERT_GT(pid, 0);
+    const std::optional<ProcessRef> ref = ProcessRefOf(pid);
+    ASSERT_TRUE(ref.has_value());
+    const int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(lowest_free, 0);
+    close(lowest_free);
+    rlimit saved{};
+    getrlimit(RLIMIT_NOFILE, &saved);
+    rlimit lowered = saved;
+    lowered.rlim_cur = static_cast<rlim_t>(lowest_free + left);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+    ProcessHandle handle = ProcessHandle::Open(*ref);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    EXPECT_FALSE(handle.ended()) << "a running process read as ended";
+    handle.Signal(SIGKILL);
+    EXPECT_TRUE(handle.EndsBy(steady_clock::now() + std::chrono::seconds(30)));
+    kill(pid, SIGKILL);  // in case the handle's did not reach it: Reap must not wait forever
+    Reap(pid);
+  }
 }
 
 TEST(ProcessRefTest, NoProcessHasPidZeroOrBelow) {
