@@ -27,6 +27,10 @@ using Clock = std::chrono::steady_clock;
 constexpr char kHeartbeat = 'H';
 constexpr char kGoodbye = 'G';
 constexpr char kFailed = 'F';
+// The answer to a hello meant for another process (another pid at this
+// address), before the connection is closed: the connecting rank then
+// names the address, not a death.
+constexpr char kNotThisProcess = 'N';
 constexpr uint32_t kHelloMagic = 0x464c4856;  // "FLHV"
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -88,7 +92,12 @@ Status Exchange(int fd, void* data, size_t size, bool write, Clock::time_point d
 // that drops packets (a network of the peer's that this host has a route
 // to but cannot reach) would otherwise hold up the next until the
 // deadline. On failure the error says how each address failed.
-Result<int> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::time_point deadline) {
+struct Connection {
+  int fd = -1;
+  std::string ip;  // the address that answered
+};
+
+Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::time_point deadline) {
   std::vector<std::string> errors;
   std::vector<pollfd> pending;
   std::vector<std::string> pending_ips;
@@ -115,7 +124,7 @@ Result<int> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::t
     }
     if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
       close_pending(-1);
-      return fd;
+      return Connection{fd, ip};
     }
     if (errno != EINPROGRESS) {
       failed(ip, errno);
@@ -146,7 +155,7 @@ Result<int> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::t
       if (error == 0) {
         const int fd = pending[i].fd;
         close_pending(fd);
-        return fd;
+        return Connection{fd, pending_ips[i]};
       }
       failed(pending_ips[i], error);
       close(pending[i].fd);
@@ -253,12 +262,13 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     const PeerAddress& peer = peers[r];
     const std::vector<std::string> candidates =
         peer.host == self_.host ? std::vector<std::string>{"127.0.0.1"} : peer.ipv4;
-    Result<int> fd = ConnectToAny(candidates, peer.port, deadline);
-    if (!fd.ok()) {
+    Result<Connection> connection = ConnectToAny(candidates, peer.port, deadline);
+    if (!connection.ok()) {
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot open the liveness connection to " +
-                              Name(static_cast<int>(r)) + ": " + fd.status().message());
+                              Name(static_cast<int>(r)) + ": " + connection.status().message());
     }
-    peers_[r].fd = *fd;
+    peers_[r].fd = connection->fd;
+    peers_[r].reached = connection->ip + ":" + std::to_string(peer.port);
     const uint32_t hello[3] = {kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid)};
     FL_RETURN_IF_ERROR(Exchange(peers_[r].fd, const_cast<uint32_t*>(hello), sizeof(hello), true, deadline)
                            .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +
@@ -297,6 +307,9 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     uint32_t hello[3] = {};
     const Status read = Exchange(fd, hello, sizeof(hello), false, deadline);
     const int from = static_cast<int>(hello[1]);
+    if (read.ok() && hello[0] == kHelloMagic && static_cast<pid_t>(hello[2]) != self_.pid) {
+      (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
+    }
     if (!read.ok() || hello[0] != kHelloMagic || static_cast<pid_t>(hello[2]) != self_.pid || from < 0 ||
         from >= rank || peers_[from].fd >= 0) {
       close(fd);  // not a peer of this job (or a duplicate): ignore it
@@ -356,6 +369,7 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
       peer.last_heard = now;
       if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) peer.goodbye = true;
       if (std::memchr(buffer, kFailed, static_cast<size_t>(n)) != nullptr) peer.failed = true;
+      if (std::memchr(buffer, kNotThisProcess, static_cast<size_t>(n)) != nullptr) peer.not_this_process = true;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
@@ -461,7 +475,10 @@ std::vector<std::string> LivenessMonitor::CausesLocked(int target, bool silent_t
   // rank a little later than theirs (seen on 2 busy cores).
   std::vector<std::string> died, failed;
   for (int r : DeadPeersLocked(target)) {
-    if (!peers_[r].failed) {
+    if (peers_[r].not_this_process) {
+      died.push_back(Name(r) + " was never reached: the process at " + peers_[r].reached +
+                     " is another one (it refused a hello meant for that pid)");
+    } else if (!peers_[r].failed) {
       died.push_back(Name(r) + " is no longer running");
     } else if (now - peers_[r].closed_at >= options_.stuck_grace || now >= op_.deadline) {
       failed.push_back(Name(r) + " stopped after a failure of its own");

@@ -140,6 +140,10 @@ class LivenessMonitor {
     int fd = -1;
     bool goodbye = false;
     bool failed = false;  // it announced a failure of its own before closing
+    // The process at the address this rank connected to refused a hello
+    // meant for this peer's pid (kNotThisProcess): another process listens there.
+    bool not_this_process = false;
+    std::string reached;  // "ip:port" this rank connected to (higher ranks only)
     bool closed = false;  // closed without a goodbye: the peer died, or failed
     std::chrono::steady_clock::time_point last_heard;
     std::chrono::steady_clock::time_point closed_at;

@@ -181,6 +181,30 @@ TEST(LivenessMonitorTest, ARankThatFailsToConnectIsAFailureToThePeersItReached) 
   ranks[0]->EndOp();
 }
 
+// Rank 0 is told a pid for rank 1 that is not the pid of the process at
+// rank 1's address (a stale address, or another job's rank listening
+// there). That process refuses the hello and says so before it closes the
+// connection: rank 0 names the address it reached, not a death. Before,
+// rank 0 read the closed connection as "rank 1 ... is no longer running".
+TEST(LivenessMonitorTest, AHelloThatReachesAnotherProcessIsNamedAsSuch) {
+  std::vector<PeerAddress> addresses;
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(2, std::chrono::seconds(20), &addresses);
+  ASSERT_EQ(ranks.size(), 2u);
+  std::vector<PeerAddress> told = addresses;
+  told[1].pid = addresses[1].pid + 1;  // not the process listening there
+  Status rank1_joined;
+  std::thread rank1([&] { rank1_joined = ranks[1]->Connect(addresses, Clock::now() + std::chrono::seconds(1)); });
+  ASSERT_TRUE(ranks[0]->Connect(told, Clock::now() + std::chrono::seconds(20)).ok());
+  ranks[0]->BeginOp("barrier", "", -1, std::chrono::seconds(20));
+  EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
+            "unavailable: mpi rank 0: barrier failed: " + ranks[0]->Name(1) + " was never reached: the process at " +
+                "127.0.0.1:" + std::to_string(addresses[1].port) +
+                " is another one (it refused a hello meant for that pid)");
+  ranks[0]->EndOp();
+  rank1.join();
+  EXPECT_FALSE(rank1_joined.ok()) << "rank 1 heard no hello meant for it";
+}
+
 // Raises the soft limit on open files back when it goes out of scope.
 struct FileLimit {
   explicit FileLimit(rlim_t limit) {
