@@ -87,16 +87,16 @@ Status Exchange(int fd, void* data, size_t size, bool write, Clock::time_point d
   return OkStatus();
 }
 
-// Connects to `port` at whichever of `ips` answers first, by `deadline`;
-// returns that non-blocking socket. Every address is tried at once: one
-// that drops packets (a network of the peer's that this host has a route
-// to but cannot reach) would otherwise hold up the next until the
-// deadline. On failure the error says how each address failed.
 struct Connection {
-  int fd = -1;
+  int fd = -1;     // non-blocking
   std::string ip;  // the address that answered
 };
 
+// Connects to `port` at whichever of `ips` answers first, by `deadline`;
+// returns that socket and address. Every address is tried at once: one
+// that drops packets (a network of the peer's that this host has a route
+// to but cannot reach) would otherwise hold up the next until the
+// deadline. On failure the error says how each address failed.
 Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::time_point deadline) {
   std::vector<std::string> errors;
   std::vector<pollfd> pending;
@@ -151,7 +151,7 @@ Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, C
       }
       int error = 0;
       socklen_t length = sizeof(error);
-      getsockopt(pending[i].fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      if (getsockopt(pending[i].fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
       if (error == 0) {
         const int fd = pending[i].fd;
         close_pending(fd);
@@ -366,10 +366,12 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
   for (;;) {
     const ssize_t n = recv(peer.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) {
+      // A refusal is the first byte on a connection this rank opened; never a later one.
+      if (!peer.heard && !peer.reached.empty() && buffer[0] == kNotThisProcess) peer.not_this_process = true;
+      peer.heard = true;
       peer.last_heard = now;
       if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) peer.goodbye = true;
       if (std::memchr(buffer, kFailed, static_cast<size_t>(n)) != nullptr) peer.failed = true;
-      if (std::memchr(buffer, kNotThisProcess, static_cast<size_t>(n)) != nullptr) peer.not_this_process = true;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;

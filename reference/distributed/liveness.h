@@ -143,6 +143,7 @@ class LivenessMonitor {
     // The process at the address this rank connected to refused a hello
     // meant for this peer's pid (kNotThisProcess): another process listens there.
     bool not_this_process = false;
+    bool heard = false;   // any byte has come
     std::string reached;  // "ip:port" this rank connected to (higher ranks only)
     bool closed = false;  // closed without a goodbye: the peer died, or failed
     std::chrono::steady_clock::time_point last_heard;
