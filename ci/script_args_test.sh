@@ -14,6 +14,12 @@ expect() {  # expect <wanted status> <command...>
   check "$* (exit status)" "$wanted" "$?"
 }
 
+expect 0 ci/test.sh --help
+expect 2 ci/test.sh --bogus
+# The whole usage, its exit statuses included.
+test_said=$(ci/test.sh --help 2>&1)
+grep -q '^Exit: 0 every stage green' <<<"$test_said"
+check "ci/test.sh --help ends with its exit statuses" 0 "$?"
 expect 0 ci/repro.sh --help
 expect 0 ci/repro.sh --json --help
 expect 0 ci/gpu_bundle.sh --help

@@ -13,7 +13,7 @@ JSON=0
 for arg in "$@"; do
   case "$arg" in
     --json) JSON=1 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ci/test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
