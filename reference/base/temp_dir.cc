@@ -1,4 +1,4 @@
-// Implements TempDir and RemoveTree (temp_dir.h).
+// Implements TempDir (temp_dir.h) over mkdtemp and nftw.
 #include "reference/base/temp_dir.h"
 
 #include <ftw.h>
@@ -27,17 +27,21 @@ int RemoveEntry(const char* path, const struct stat*, int type, struct FTW*) {
   return 0;  // go on: remove what can be removed
 }
 
+// Removes `dir` and everything in it, depth first, without following
+// symbolic links (a link is removed, never what it points to). It goes on
+// past an entry it cannot remove, so that whatever can go does; nothing is
+// reported (it runs in destructors).
+void RemoveTree(const std::string& dir) {
+  if (dir.empty()) return;
+  (void)nftw(dir.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 }  // namespace
 
 std::string DefaultTempBase() {
   if (const char* test_tmpdir = NonEmptyEnv("TEST_TMPDIR")) return test_tmpdir;
   if (const char* tmpdir = NonEmptyEnv("TMPDIR")) return tmpdir;
   return "/tmp";
-}
-
-void RemoveTree(const std::string& dir) {
-  if (dir.empty()) return;
-  (void)nftw(dir.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 Result<TempDir> TempDir::Create(const std::string& base, const std::string& prefix, const std::string& what) {

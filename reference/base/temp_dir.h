@@ -1,5 +1,5 @@
 // Provides TempDir: a fresh folder (mkdtemp) that is removed with everything
-// in it when it goes out of scope, and RemoveTree, that removal on its own.
+// in it when it goes out of scope.
 // One implementation, so that every temporary folder is made under the same
 // base and no folder is left behind because it held a file nobody listed.
 #ifndef FAULTLINE_REFERENCE_BASE_TEMP_DIR_H_
@@ -20,14 +20,8 @@ namespace faultline {
 // non-empty, else "/tmp".
 std::string DefaultTempBase();
 
-// Removes `dir` and everything in it, depth first, without following
-// symbolic links (a link is removed, never what it points to). It goes on
-// past an entry it cannot remove, so that whatever can go does; nothing is
-// reported (it runs in destructors and on error paths).
-void RemoveTree(const std::string& dir);
-
 // A folder `base`/`prefix`XXXXXX made with mkdtemp (mode 0700), removed with
-// all it holds (RemoveTree) when the object is destroyed.
+// all it holds (depth first, not following links) when the object is destroyed.
 //
 // Only the process that created the folder removes it: a forked child that
 // ends through exit() runs the destructors of its copy of the parent's

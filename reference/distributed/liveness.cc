@@ -307,11 +307,10 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     uint32_t hello[3] = {};
     const Status read = Exchange(fd, hello, sizeof(hello), false, deadline);
     const int from = static_cast<int>(hello[1]);
-    if (read.ok() && hello[0] == kHelloMagic && static_cast<pid_t>(hello[2]) != self_.pid) {
-      (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
-    }
-    if (!read.ok() || hello[0] != kHelloMagic || static_cast<pid_t>(hello[2]) != self_.pid || from < 0 ||
-        from >= rank || peers_[from].fd >= 0) {
+    const bool a_hello = read.ok() && hello[0] == kHelloMagic;
+    const bool for_me = a_hello && static_cast<pid_t>(hello[2]) == self_.pid;
+    if (a_hello && !for_me) (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
+    if (!for_me || from < 0 || from >= rank || peers_[from].fd >= 0) {
       close(fd);  // not a peer of this job (or a duplicate): ignore it
       continue;
     }

@@ -136,7 +136,6 @@ Result<std::string> FindInPath(const std::string& program) {
                           "' (install openmpi-bin)");
 }
 
-
 // "exited on signal 9 (Killed)", from mpirun's line about `rank`, or "".
 std::string HowMpirunSawItEnd(const std::string& output, int rank) {
   const std::string about = "process rank " + std::to_string(rank) + " with PID ";

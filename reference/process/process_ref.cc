@@ -83,7 +83,6 @@ ProcessRef SelfProcessRef() { return ProcessRefOf(getpid()).value_or(ProcessRef{
 
 bool ProcessRunning(const ProcessRef& ref) { return Runs(ref).value_or(true); }
 
-
 ProcessHandle ProcessHandle::Open(const ProcessRef& ref) {
   if (ref.pid <= 0) return ProcessHandle(ref, -1, true);
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, ref.pid, 0));
