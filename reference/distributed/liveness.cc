@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 
@@ -27,11 +29,11 @@ using Clock = std::chrono::steady_clock;
 constexpr char kHeartbeat = 'H';
 constexpr char kGoodbye = 'G';
 constexpr char kFailed = 'F';
-// The answer to a hello meant for another process (another pid at this
-// address), before the connection is closed: the connecting rank then
+// The answer to a hello meant for another process (another pid or tag at
+// this address), before the connection is closed: the connecting rank then
 // names the address, not a death.
 constexpr char kNotThisProcess = 'N';
-constexpr uint32_t kHelloMagic = 0x464c4856;  // "FLHV"
+constexpr uint32_t kHelloMagic = 0x464c4832;  // "FLH2": the hello with a tag (before: "FLHV", no tag)
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -167,10 +169,34 @@ Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, C
   return UnavailableError(StrJoin(errors, "; "));
 }
 
+// A hello: the magic, the sender's rank, and the pid and tag of the process
+// it means to reach.
+struct Hello {
+  uint32_t magic = 0;
+  uint32_t from_rank = 0;
+  uint32_t pid = 0;
+  uint32_t tag_low = 0;
+  uint32_t tag_high = 0;
+};
+
+// A random tag for this monitor (never 0, which no published address has).
+Result<uint64_t> DrawTag() {
+  uint64_t tag = 0;
+  while (tag == 0) {
+    const ssize_t n = getrandom(&tag, sizeof(tag), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(tag))) return UnavailableError(Errno("getrandom for the liveness tag"));
+  }
+  return tag;
+}
+
 }  // namespace
 
 std::string PeerAddress::Serialize() const {
-  return std::to_string(pid) + " " + std::to_string(port) + " " + host + " " + (ipv4.empty() ? "-" : StrJoin(ipv4, ","));
+  std::ostringstream out;
+  out << pid << " " << port << " " << host << " " << (ipv4.empty() ? "-" : StrJoin(ipv4, ",")) << " " << std::hex
+      << std::setw(16) << std::setfill('0') << tag;
+  return out.str();
 }
 
 Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
@@ -180,9 +206,11 @@ Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
   };
   std::istringstream in(text);
   long long pid = 0, port = 0;
-  std::string host, addresses, rest;
-  if (!(in >> pid >> port >> host >> addresses)) return malformed("expected 'PID PORT HOST IPV4[,IPV4...]|-'");
-  if (in >> rest) return malformed("unexpected '" + rest + "' after the addresses");
+  std::string host, addresses, tag, rest;
+  if (!(in >> pid >> port >> host >> addresses >> tag)) {
+    return malformed("expected 'PID PORT HOST IPV4[,IPV4...]|- TAG'");
+  }
+  if (in >> rest) return malformed("unexpected '" + rest + "' after the tag");
   if (pid < 1 || pid > std::numeric_limits<pid_t>::max()) {
     return malformed("pid is " + std::to_string(pid) + "; expected a pid >= 1");
   }
@@ -192,6 +220,10 @@ Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
   peer.pid = static_cast<pid_t>(pid);
   peer.port = static_cast<int>(port);
   peer.host = host;  // never empty: the stream reads a word
+  if (tag.size() != 16 || tag.find_first_not_of("0123456789abcdef") != std::string::npos || tag == std::string(16, '0')) {
+    return malformed("tag is '" + tag + "'; expected 16 lowercase hex digits, not all 0");
+  }
+  peer.tag = std::stoull(tag, nullptr, 16);
   if (addresses != "-") {
     std::istringstream list(addresses);
     for (std::string ip; std::getline(list, ip, ',');) peer.ipv4.push_back(ip);
@@ -238,6 +270,7 @@ Result<std::unique_ptr<LivenessMonitor>> LivenessMonitor::Listen(LivenessOptions
   monitor->self_.host = host;
   monitor->self_.port = ntohs(address.sin_port);
   monitor->self_.ipv4 = LocalIpv4();
+  FL_ASSIGN_OR_RETURN(monitor->self_.tag, DrawTag());
   return monitor;
 }
 
@@ -257,7 +290,7 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
   const int rank = options_.rank;
   peers_.resize(peers.size());
   for (size_t r = 0; r < peers.size(); ++r) peers_[r].address = peers[r];
-  // Higher ranks: connect and say hello (my rank, and the pid I expect there).
+  // Higher ranks: connect and say hello (my rank, and the pid and tag I expect there).
   for (size_t r = rank + 1; r < peers.size(); ++r) {
     const PeerAddress& peer = peers[r];
     const std::vector<std::string> candidates =
@@ -269,8 +302,9 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     }
     peers_[r].fd = connection->fd;
     peers_[r].reached = connection->ip + ":" + std::to_string(peer.port);
-    const uint32_t hello[3] = {kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid)};
-    FL_RETURN_IF_ERROR(Exchange(peers_[r].fd, const_cast<uint32_t*>(hello), sizeof(hello), true, deadline)
+    Hello hello{kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid),
+                static_cast<uint32_t>(peer.tag), static_cast<uint32_t>(peer.tag >> 32)};
+    FL_RETURN_IF_ERROR(Exchange(peers_[r].fd, &hello, sizeof(hello), true, deadline)
                            .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +
                                         Name(static_cast<int>(r))));
   }
@@ -304,11 +338,12 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection of " +
                               missing() + ": accept: " + std::strerror(accept_errno));
     }
-    uint32_t hello[3] = {};
-    const Status read = Exchange(fd, hello, sizeof(hello), false, deadline);
-    const int from = static_cast<int>(hello[1]);
-    const bool a_hello = read.ok() && hello[0] == kHelloMagic;
-    const bool for_me = a_hello && static_cast<pid_t>(hello[2]) == self_.pid;
+    Hello hello;
+    const Status read = Exchange(fd, &hello, sizeof(hello), false, deadline);
+    const int from = static_cast<int>(hello.from_rank);
+    const bool a_hello = read.ok() && hello.magic == kHelloMagic;
+    const uint64_t tag = (static_cast<uint64_t>(hello.tag_high) << 32) | hello.tag_low;
+    const bool for_me = a_hello && static_cast<pid_t>(hello.pid) == self_.pid && tag == self_.tag;
     if (a_hello && !for_me) (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
     if (!for_me || from < 0 || from >= rank || peers_[from].fd >= 0) {
       close(fd);  // not a peer of this job (or a duplicate): ignore it
@@ -478,7 +513,7 @@ std::vector<std::string> LivenessMonitor::CausesLocked(int target, bool silent_t
   for (int r : DeadPeersLocked(target)) {
     if (peers_[r].not_this_process) {
       died.push_back(Name(r) + " was never reached: the process at " + peers_[r].reached +
-                     " is another one (it refused a hello meant for that pid)");
+                     " is another one (it refused a hello meant for that pid and tag)");
     } else if (!peers_[r].failed) {
       died.push_back(Name(r) + " is no longer running");
     } else if (now - peers_[r].closed_at >= options_.stuck_grace || now >= op_.deadline) {

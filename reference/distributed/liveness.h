@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -45,9 +46,15 @@ struct PeerAddress {
   std::string host;               // gethostname() of the rank
   int port = 0;                   // its liveness listener
   std::vector<std::string> ipv4;  // its non-loopback IPv4 addresses
+  // Drawn at random by its monitor: a hello names the process by pid and
+  // tag, because a pid alone can belong to another process (a rank of
+  // another job in its own pid namespace, as containers give each rank the
+  // same small pids).
+  uint64_t tag = 0;
 
-  // "pid port host ip,ip" and back; Parse fails on a malformed text, and
-  // on a pid below 1 or a port outside 1-65535.
+  // "pid port host ip,ip tag" (the tag in 16 hex digits) and back; Parse
+  // fails on a malformed text, and on a pid below 1 or a port outside
+  // 1-65535.
   std::string Serialize() const;
   static Result<PeerAddress> Parse(int rank, const std::string& text);
   // Parses the NUL-terminated text in the fixed-size `slot` of `size` bytes
@@ -141,7 +148,8 @@ class LivenessMonitor {
     bool goodbye = false;
     bool failed = false;  // it announced a failure of its own before closing
     // The process at the address this rank connected to refused a hello
-    // meant for this peer's pid (kNotThisProcess): another process listens there.
+    // meant for this peer's pid and tag (kNotThisProcess): another process
+    // listens there.
     bool not_this_process = false;
     bool heard = false;   // any byte has come
     std::string reached;  // "ip:port" this rank connected to (higher ranks only)

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -181,17 +182,17 @@ TEST(LivenessMonitorTest, ARankThatFailsToConnectIsAFailureToThePeersItReached) 
   ranks[0]->EndOp();
 }
 
-// Rank 0 is told a pid for rank 1 that is not the pid of the process at
-// rank 1's address (a stale address, or another job's rank listening
+// Rank 0 is told a pid or tag for rank 1 that is not that of the process
+// at rank 1's address (a stale address, or another job's rank listening
 // there). That process refuses the hello and says so before it closes the
 // connection: rank 0 names the address it reached, not a death. Before,
 // rank 0 read the closed connection as "rank 1 ... is no longer running".
-TEST(LivenessMonitorTest, AHelloThatReachesAnotherProcessIsNamedAsSuch) {
+void ExpectTheHelloRefused(const std::function<void(PeerAddress&)>& change) {
   std::vector<PeerAddress> addresses;
   std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(2, std::chrono::seconds(20), &addresses);
   ASSERT_EQ(ranks.size(), 2u);
   std::vector<PeerAddress> told = addresses;
-  told[1].pid = addresses[1].pid + 1;  // not the process listening there
+  change(told[1]);  // not the process listening there
   // Rank 0 has joined once its hello waits at rank 1's listener.
   ASSERT_TRUE(ranks[0]->Connect(told, Clock::now() + std::chrono::seconds(20)).ok());
   // Rank 1 takes that hello, refuses it, and then waits in vain for one meant for it.
@@ -202,8 +203,19 @@ TEST(LivenessMonitorTest, AHelloThatReachesAnotherProcessIsNamedAsSuch) {
   EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
             "unavailable: mpi rank 0: barrier failed: " + ranks[0]->Name(1) + " was never reached: the process at " +
                 "127.0.0.1:" + std::to_string(addresses[1].port) +
-                " is another one (it refused a hello meant for that pid)");
+                " is another one (it refused a hello meant for that pid and tag)");
   ranks[0]->EndOp();
+}
+
+TEST(LivenessMonitorTest, AHelloThatReachesAnotherPidIsNamedAsSuch) {
+  ExpectTheHelloRefused([](PeerAddress& peer) { peer.pid += 1; });
+}
+
+// The same pid, another process: a rank of another job in a pid namespace
+// of its own (containers give each rank the same small pids). Before the
+// tag, the hello named only a pid, and this process took it.
+TEST(LivenessMonitorTest, AHelloThatReachesAnotherProcessWithTheSamePidIsNamedAsSuch) {
+  ExpectTheHelloRefused([](PeerAddress& peer) { peer.tag ^= 1; });
 }
 
 // Raises the soft limit on open files back when it goes out of scope.
@@ -240,30 +252,53 @@ TEST(LivenessMonitorTest, AcceptingWithNoDescriptorLeftFailsAtOnceAndSaysWhy) {
 }
 
 TEST(PeerAddressTest, ParsesAPublishedAddress) {
-  Result<PeerAddress> peer = PeerAddress::Parse(3, "4242 8080 fl-host1 10.77.0.2,10.0.0.9");
+  Result<PeerAddress> peer = PeerAddress::Parse(3, "4242 8080 fl-host1 10.77.0.2,10.0.0.9 00000000cafef00d");
   ASSERT_TRUE(peer.ok()) << peer.status();
   EXPECT_EQ(peer->rank, 3);
   EXPECT_EQ(peer->pid, 4242);
   EXPECT_EQ(peer->port, 8080);
   EXPECT_EQ(peer->host, "fl-host1");
   EXPECT_EQ(peer->ipv4, (std::vector<std::string>{"10.77.0.2", "10.0.0.9"}));
-  peer = PeerAddress::Parse(0, "1 65535 h -");
+  EXPECT_EQ(peer->tag, 0xcafef00dULL);
+  peer = PeerAddress::Parse(0, "1 65535 h - ffffffffffffffff");
   ASSERT_TRUE(peer.ok()) << peer.status();
   EXPECT_TRUE(peer->ipv4.empty());
+  EXPECT_EQ(peer->tag, ~0ULL);
+}
+
+TEST(PeerAddressTest, SerializeAndParseRoundTrip) {
+  PeerAddress address;
+  address.pid = 7;
+  address.port = 40000;
+  address.host = "h";
+  address.ipv4 = {"10.0.0.1"};
+  address.tag = 0x1f;
+  EXPECT_EQ(address.Serialize(), "7 40000 h 10.0.0.1 000000000000001f");
+  Result<PeerAddress> back = PeerAddress::Parse(2, address.Serialize());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->tag, address.tag);
+  EXPECT_EQ(back->ipv4, address.ipv4);
 }
 
 // Before, any number was taken: a pid of 0 named "pid 0" in every error,
 // and a port of 0 or past 65535 was connected to as whatever it wrapped to.
 TEST(PeerAddressTest, RefusesAMalformedAddressNamingTheRankAndWhatIsWrong) {
   const std::string prefix = "invalid_argument: rank 3 published a malformed liveness address '";
+  const std::string expected = "expected 'PID PORT HOST IPV4[,IPV4...]|- TAG'";
+  const std::string bad_tag = "'; expected 16 lowercase hex digits, not all 0";
   for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {"0 8080 h -", "pid is 0; expected a pid >= 1"},
-           {"-7 8080 h -", "pid is -7; expected a pid >= 1"},
-           {"4242 0 h -", "port is 0; expected 1-65535"},
-           {"4242 65536 h -", "port is 65536; expected 1-65535"},
-           {"4242 8080 h", "expected 'PID PORT HOST IPV4[,IPV4...]|-'"},
-           {"", "expected 'PID PORT HOST IPV4[,IPV4...]|-'"},
-           {"4242 8080 h - more", "unexpected 'more' after the addresses"},
+           {"0 8080 h - 00000000cafef00d", "pid is 0; expected a pid >= 1"},
+           {"-7 8080 h - 00000000cafef00d", "pid is -7; expected a pid >= 1"},
+           {"4242 0 h - 00000000cafef00d", "port is 0; expected 1-65535"},
+           {"4242 65536 h - 00000000cafef00d", "port is 65536; expected 1-65535"},
+           {"4242 8080 h", expected},
+           {"4242 8080 h -", expected},  // an address without a tag (before the tag)
+           {"", expected},
+           {"4242 8080 h - 00000000cafef00d more", "unexpected 'more' after the tag"},
+           {"4242 8080 h - cafef00d", "tag is 'cafef00d" + bad_tag},
+           {"4242 8080 h - 00000000CAFEF00D", "tag is '00000000CAFEF00D" + bad_tag},
+           {"4242 8080 h - 00000000cafef00g", "tag is '00000000cafef00g" + bad_tag},
+           {"4242 8080 h - 0000000000000000", "tag is '0000000000000000" + bad_tag},
        }) {
     EXPECT_EQ(PeerAddress::Parse(3, text).status().ToString(), prefix + text + "': " + why);
   }
@@ -277,7 +312,7 @@ TEST(PeerAddressTest, ASlotWithNoTerminatingNulIsRefusedAndNothingPastItIsRead) 
   EXPECT_EQ(PeerAddress::ParseSlot(2, slot.data(), slot.size()).status().ToString(),
             "invalid_argument: rank 2 published a liveness address that fills its 512-byte slot with no "
             "terminating NUL; expected at most 511 bytes");
-  const std::string text = "4242 8080 h -";
+  const std::string text = "4242 8080 h - 00000000cafef00d";
   std::copy(text.begin(), text.end(), slot.begin());
   slot[text.size()] = '\0';  // what follows the NUL is not read
   Result<PeerAddress> peer = PeerAddress::ParseSlot(2, slot.data(), slot.size());
