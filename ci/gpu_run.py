@@ -117,8 +117,9 @@ def stop(signum, frame):
 class Run:
     """The bundle, unpacked, and everything recorded so far."""
 
-    def __init__(self, root, out_dir, deadline, runtime, devices):
+    def __init__(self, root, out_dir, deadline, runtime, devices, repeat=1):
         self.devices = devices  # visible devices, from device_probe
+        self.repeat = repeat  # times each test binary runs its cases, and repro each variant (--repeat)
         self.runtime = runtime  # "cuda"; "simcuda" only to check this runner on a machine without a GPU
         self.root = root
         self.out_dir = out_dir
@@ -149,6 +150,9 @@ class Run:
         })
         env.update(test["env"])
         env["FAULTLINE_TEST_RUNTIME"] = self.runtime
+        # gtest runs every case this many times in one process and exits 1
+        # if any pass failed (the XML keeps only the last pass).
+        env["GTEST_REPEAT"] = str(self.repeat)
         return env
 
     def execute(self, name, argv, env, cwd, timeout):
@@ -231,18 +235,21 @@ def run_tests(run):
             cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
             os.makedirs(cwd, exist_ok=True)
             code, output, seconds = run.execute(test["label"], [os.path.join(run.root, test["binary"])],
-                                                run.test_env(test, scratch), cwd, test["timeout_s"])
+                                                run.test_env(test, scratch), cwd, test["timeout_s"] * run.repeat)
             status, detail, counts = gtest_verdict(os.path.join(scratch, "test.xml"), code, output)
+            if status == "passed" and run.repeat > 1:
+                detail += f", each {run.repeat} times"
             run.record("tests", test["label"], status, seconds, detail, **counts)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_repro(run):
-    log(f"=== repro all --runtime {run.runtime} --json")
+    repeat = ["--repeat", str(run.repeat)] if run.repeat > 1 else []
+    log(f"=== repro all --runtime {run.runtime} --json {' '.join(repeat)}".rstrip())
     repro = os.path.join(run.root, run.manifest["repro"])
-    code, output, seconds = run.execute("repro all", [repro, "all", "--runtime", run.runtime, "--json"], run.base_env(),
-                                        os.path.dirname(repro), 240)
+    code, output, seconds = run.execute("repro all", [repro, "all", "--runtime", run.runtime, "--json"] + repeat,
+                                        run.base_env(), os.path.dirname(repro), 240 * run.repeat)
     rows = []
     start = output.find("[")
     try:
@@ -250,13 +257,15 @@ def run_repro(run):
     except json.JSONDecodeError:
         pass
     not_run = [r for r in rows if r.get("not_run")]
-    mismatched = [f"{r['id']} {r['variant']}: expected {r['expected']}, got {r['outcome']}" for r in rows
-                  if not r.get("matched") and not r.get("not_run")]
+    mismatched = [f"{r['id']} {r['variant']}: expected {r['expected']}, got {r['outcome']}" +
+                  (f" ({r.get('matched_runs')} of {r.get('runs')} runs matched)" if run.repeat > 1 else "")
+                  for r in rows if not r.get("matched") and not r.get("not_run")]
     ran = len(rows) - len(not_run)
     if code is None:
         status, detail = "timed out", "killed at its timeout"
     elif rows and not mismatched and code == (3 if not_run else 0):  # repro's 3: only not-run variants missed
-        status, detail = "passed", f"{ran} variants matched"
+        runs = sum(r.get("runs", 1) for r in rows if not r.get("not_run"))
+        status, detail = "passed", f"{ran} variants matched" + (f", {runs} of {runs} runs" if run.repeat > 1 else "")
     else:
         status, detail = "failed", "; ".join(mismatched) or f"exit {code}"
     run.record("repro", f"repro all --runtime {run.runtime}", status, seconds, detail, rows=rows)
@@ -431,6 +440,9 @@ def main():
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE, help="archive from ci/gpu_bundle.sh (default %(default)s)")
     parser.add_argument("--only", action="append", choices=STEPS, help="run only this step (repeatable)")
     parser.add_argument("--budget-s", type=float, default=570, help="wall-clock budget for all steps (default 570)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each test binary's cases and each repro variant N times (a flake check; the "
+                             "sanitizer, cross-check and benchmark run once); default 1")
     parser.add_argument("--simulate", action="store_true",
                         help="check this runner without a GPU: tests and repro on simcuda (sanitizer and "
                              "cross-check need a GPU and are left out); never a GPU validation")
@@ -439,6 +451,8 @@ def main():
     args = parser.parse_args()
     if not args.budget_s > 0:
         parser.error(f"--budget-s is {args.budget_s}; expected seconds > 0")
+    if args.repeat < 1:
+        parser.error(f"--repeat is {args.repeat}; expected a number of runs >= 1")
     steps = args.only or list(STEPS)
     if args.simulate:
         steps = [s for s in steps if s in SIMULATED_STEPS]
@@ -463,7 +477,7 @@ def main():
         with tarfile.open(args.bundle) as tar:
             tar.extractall(work)
         runtime = "simcuda" if args.simulate else "cuda"
-        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime, 0)
+        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime, 0, args.repeat)
         facts = machine_facts()
         log(f"gpu_run: {facts['gpu']}; glibc {facts['glibc']}; kernel {facts['kernel']}")
         code, output, _ = run.execute("device_probe", [os.path.join(run.root, run.manifest["device_probe"]),

@@ -35,6 +35,8 @@ expect 2 ci/gpu.sh out --simulate --only sanitizer
 expect 0 ci/gpu_run.sh out --check-args
 expect 2 ci/gpu_run.sh out --budget-s 0 --check-args
 expect 2 ci/gpu_run.sh out --only nothing --check-args
+expect 0 ci/gpu_run.sh out --repeat 3 --check-args
+expect 2 ci/gpu_run.sh out --repeat 0 --check-args
 expect 0 ci/fuzz.sh --help
 expect 2 ci/fuzz.sh --targets ""
 # fuzz.sh exits 2 for a failed setup too: its message must be the usage one.
