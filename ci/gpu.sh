@@ -6,7 +6,7 @@
 # (memcheck, racecheck, initcheck, synccheck) with its positive control, the
 # PyTorch cross-check and the device benchmark. Writes report.json,
 # summary.txt and logs.txt to OUTDIR (default: gpu-run in the current folder).
-# Usage: ci/gpu.sh [OUTDIR] [ci/gpu_run.sh options but --bundle, e.g. --only tests --budget-s 3600]
+# Usage: ci/gpu.sh [OUTDIR] [ci/gpu_run.sh options but --bundle, e.g. --only tests --repeat 3 --budget-s 3600]
 # Exit (ci/gpu_run.sh's): 0 all passed, 1 something failed (or the build
 # did), 2 usage, 3 no usable CUDA device, 4 all that ran passed but some
 # tests need more GPUs than this machine has (F8, F9, the 2-GPU conformance
@@ -15,7 +15,7 @@ set -uo pipefail
 for arg in "$@"; do
   case "$arg" in
     -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    --b*|--check-args)
+    --bundle|--bundle=*|--check-args)
       echo "ci/gpu.sh: $arg is not for ci/gpu.sh (it builds its own bundle; ci/gpu_run.sh --bundle runs one you have)" >&2
       exit 2 ;;
   esac

@@ -20,6 +20,7 @@ import concurrent.futures
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -185,8 +186,21 @@ class Run:
         log(f"  {status:<13} {step:<10} {name} ({seconds:.1f} s){': ' + detail if detail else ''}")
 
 
-def gtest_verdict(xml_path, code, output):
-    """Returns (status, detail, counts) for one gtest binary."""
+def earlier_passes(output, counts):
+    """With GTEST_REPEAT above 1 the XML holds only the last pass: the
+    cases any pass failed or skipped, read from gtest's console lines, and
+    the counts raised to them."""
+    def cases(mark):  # a case's own end line, "Suite.Name (3 ms)" or "Inst/Suite.Name/1, where GetParam() = 1 (3 ms)"
+        return sorted(set(re.findall(r"^\[  " + mark + r" \] ([^\s,]+\.[^\s,]+)(?:, where .*)? \(\d+ ms\)$", output, re.M)))
+    failed, skipped = cases("FAILED "), cases("SKIPPED")
+    counts["failures"] = max(counts["failures"], len(failed))
+    counts["skipped"] = max(counts["skipped"], len(skipped))
+    return failed
+
+
+def gtest_verdict(xml_path, code, output, repeat=1):
+    """Returns (status, detail, counts) for one gtest binary that ran its
+    cases `repeat` times (GTEST_REPEAT)."""
     counts = {"tests": 0, "failures": 0, "skipped": 0}
     first_failure = ""
     if os.path.exists(xml_path):
@@ -203,6 +217,9 @@ def gtest_verdict(xml_path, code, output):
                     counts["skipped"] += 1
         except ET.ParseError:
             pass
+    failed_in_a_pass = earlier_passes(output, counts) if repeat > 1 else []
+    if failed_in_a_pass and not first_failure:
+        first_failure = f"{', '.join(failed_in_a_pass)} failed in one of the {repeat} passes"
     if code is None:
         return "timed out", "killed at its timeout", counts
     if code == 127 or (counts["tests"] == 0 and code != 0 and "error while loading shared libraries" in output):
@@ -236,7 +253,7 @@ def run_tests(run):
             os.makedirs(cwd, exist_ok=True)
             code, output, seconds = run.execute(test["label"], [os.path.join(run.root, test["binary"])],
                                                 run.test_env(test, scratch), cwd, test["timeout_s"] * run.repeat)
-            status, detail, counts = gtest_verdict(os.path.join(scratch, "test.xml"), code, output)
+            status, detail, counts = gtest_verdict(os.path.join(scratch, "test.xml"), code, output, run.repeat)
             if status == "passed" and run.repeat > 1:
                 detail += f", each {run.repeat} times"
             run.record("tests", test["label"], status, seconds, detail, **counts)
@@ -293,6 +310,7 @@ def sanitize_one(run, tool_path, test, tool, gtest_filter=None):
     scratch = tempfile.mkdtemp(prefix="sanitize.")
     try:
         env = run.test_env(test, scratch)
+        env["GTEST_REPEAT"] = "1"  # --repeat is for the tests step; under the sanitizer once is the budget
         env["RC_PARAMS"] = "max_success=10"  # property tests: fewer cases under the sanitizer
         cwd = os.path.join(run.root, test["runfiles"], run.manifest["workspace"])
         os.makedirs(cwd, exist_ok=True)
@@ -453,6 +471,8 @@ def main():
         parser.error(f"--budget-s is {args.budget_s}; expected seconds > 0")
     if args.repeat < 1:
         parser.error(f"--repeat is {args.repeat}; expected a number of runs >= 1")
+    if "GTEST_REPEAT" in os.environ:  # it would be overridden: say so rather than run each case once
+        parser.error(f"GTEST_REPEAT={os.environ['GTEST_REPEAT']} is set; use --repeat N instead")
     steps = args.only or list(STEPS)
     if args.simulate:
         steps = [s for s in steps if s in SIMULATED_STEPS]

@@ -37,6 +37,13 @@ expect 2 ci/gpu_run.sh out --budget-s 0 --check-args
 expect 2 ci/gpu_run.sh out --only nothing --check-args
 expect 0 ci/gpu_run.sh out --repeat 3 --check-args
 expect 2 ci/gpu_run.sh out --repeat 0 --check-args
+expect 2 ci/gpu_run.sh out --repeat x --check-args
+expect 2 env GTEST_REPEAT=2 ci/gpu_run.sh out --check-args
+expect 2 ci/gpu.sh out --repeat 0
+# --budget-s is gpu_run.sh's, not a --bundle: gpu.sh passes it on (its check says so, not gpu.sh's refusal).
+gpu_said=$(ci/gpu.sh out --budget-s 0 2>&1)
+grep -q -- '--budget-s is 0' <<<"$gpu_said"
+check "ci/gpu.sh passes --budget-s to ci/gpu_run.sh" 0 "$?"
 expect 0 ci/fuzz.sh --help
 expect 2 ci/fuzz.sh --targets ""
 # fuzz.sh exits 2 for a failed setup too: its message must be the usage one.

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
+#include <locale>
 #include <sstream>
 
 #include "reference/base/str_join.h"
@@ -33,7 +34,9 @@ constexpr char kFailed = 'F';
 // this address), before the connection is closed: the connecting rank then
 // names the address, not a death.
 constexpr char kNotThisProcess = 'N';
-constexpr uint32_t kHelloMagic = 0x464c4832;  // "FLH2": the hello with a tag (before: "FLHV", no tag)
+// "FLH2": the hello with a tag (before: "FLHV", 12 bytes, no tag). Every
+// field is in host byte order: the ranks of a job share one architecture.
+constexpr uint32_t kHelloMagic = 0x464c4832;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -178,6 +181,7 @@ struct Hello {
   uint32_t tag_low = 0;
   uint32_t tag_high = 0;
 };
+static_assert(sizeof(Hello) == 20, "the hello is 20 bytes on the wire");
 
 // A random tag for this monitor (never 0, which no published address has).
 Result<uint64_t> DrawTag() {
@@ -185,7 +189,10 @@ Result<uint64_t> DrawTag() {
   while (tag == 0) {
     const ssize_t n = getrandom(&tag, sizeof(tag), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof(tag))) return UnavailableError(Errno("getrandom for the liveness tag"));
+    if (n < 0) return UnavailableError(Errno("getrandom for the liveness tag"));
+    if (n != static_cast<ssize_t>(sizeof(tag))) {
+      return UnavailableError("getrandom for the liveness tag gave " + std::to_string(n) + " of 8 bytes");
+    }
   }
   return tag;
 }
@@ -194,6 +201,7 @@ Result<uint64_t> DrawTag() {
 
 std::string PeerAddress::Serialize() const {
   std::ostringstream out;
+  out.imbue(std::locale::classic());  // the host program's locale must not group the digits
   out << pid << " " << port << " " << host << " " << (ipv4.empty() ? "-" : StrJoin(ipv4, ",")) << " " << std::hex
       << std::setw(16) << std::setfill('0') << tag;
   return out.str();
@@ -205,6 +213,7 @@ Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
                                 "': " + why);
   };
   std::istringstream in(text);
+  in.imbue(std::locale::classic());
   long long pid = 0, port = 0;
   std::string host, addresses, tag, rest;
   if (!(in >> pid >> port >> host >> addresses >> tag)) {

@@ -52,9 +52,9 @@ struct PeerAddress {
   // same small pids).
   uint64_t tag = 0;
 
-  // "pid port host ip,ip tag" (the tag in 16 hex digits) and back; Parse
-  // fails on a malformed text, and on a pid below 1 or a port outside
-  // 1-65535.
+  // "pid port host ip,ip tag" (the tag in 16 lowercase hex digits) and
+  // back; Parse fails on a malformed text, on a pid below 1, a port outside
+  // 1-65535, and a tag that is not 16 lowercase hex digits or is 0.
   std::string Serialize() const;
   static Result<PeerAddress> Parse(int rank, const std::string& text);
   // Parses the NUL-terminated text in the fixed-size `slot` of `size` bytes
