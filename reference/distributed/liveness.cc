@@ -72,21 +72,20 @@ std::vector<std::string> LocalIpv4() {
   return out;
 }
 
-// Reads or writes exactly `size` bytes on a non-blocking socket by `deadline`.
-Status Exchange(int fd, void* data, size_t size, bool write, Clock::time_point deadline) {
-  char* bytes = static_cast<char*>(data);
+// Sends exactly `size` bytes on a non-blocking socket by `deadline`.
+Status SendAll(int fd, const void* data, size_t size, Clock::time_point deadline) {
+  const char* bytes = static_cast<const char*>(data);
   size_t done = 0;
   while (done < size) {
-    const ssize_t n = write ? send(fd, bytes + done, size - done, MSG_NOSIGNAL) : recv(fd, bytes + done, size - done, 0);
+    const ssize_t n = send(fd, bytes + done, size - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
     }
-    if (n == 0) return UnavailableError("the connection closed during the hello");
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return UnavailableError(Errno(write ? "send" : "recv"));
-    pollfd pfd{fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return UnavailableError(Errno("send"));
+    pollfd pfd{fd, POLLOUT, 0};
     const int ready = poll(&pfd, 1, MillisUntil(deadline));
-    if (ready == 0) return UnavailableError("no hello before the deadline");
+    if (ready == 0) return UnavailableError("could not send the hello before the deadline");
     if (ready < 0 && errno != EINTR) return UnavailableError(Errno("poll"));
   }
   return OkStatus();
@@ -313,11 +312,22 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     peers_[r].reached = connection->ip + ":" + std::to_string(peer.port);
     Hello hello{kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid),
                 static_cast<uint32_t>(peer.tag), static_cast<uint32_t>(peer.tag >> 32)};
-    FL_RETURN_IF_ERROR(Exchange(peers_[r].fd, &hello, sizeof(hello), true, deadline)
+    FL_RETURN_IF_ERROR(SendAll(peers_[r].fd, &hello, sizeof(hello), deadline)
                            .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +
                                         Name(static_cast<int>(r))));
   }
   // Lower ranks: accept until each has said hello.
+  FL_RETURN_IF_ERROR(AcceptHellos(deadline));
+  close(listen_fd_);
+  listen_fd_ = -1;
+  const Clock::time_point now = Clock::now();
+  for (Peer& peer : peers_) peer.last_heard = now;
+  thread_ = std::thread([this] { Run(); });
+  return OkStatus();
+}
+
+Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
+  const int rank = options_.rank;
   auto missing = [&] {
     std::vector<std::string> names;
     for (int r = 0; r < rank; ++r) {
@@ -325,14 +335,71 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     }
     return StrJoin(names, ", ");
   };
+  // Connections accepted whose hello has not all come. They are read side
+  // by side with the listener: one that sends less than a hello, or
+  // nothing (a port scanner, a health check, a rank of an older build),
+  // must not hold up the peers queued behind it until the deadline.
+  struct Pending {
+    int fd;
+    Hello hello;
+    size_t got = 0;
+  };
+  std::vector<Pending> pending;
+  // Keeps a whole hello's connection when it is meant for this process
+  // and comes from a lower rank not yet connected; else closes it, first
+  // refusing a hello meant for another process.
+  auto take = [&](int fd, const Hello& hello) {
+    const int from = static_cast<int>(hello.from_rank);
+    const uint64_t tag = (static_cast<uint64_t>(hello.tag_high) << 32) | hello.tag_low;
+    const bool a_hello = hello.magic == kHelloMagic;
+    const bool for_me = a_hello && static_cast<pid_t>(hello.pid) == self_.pid && tag == self_.tag;
+    if (a_hello && !for_me) (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
+    if (!for_me || from < 0 || from >= rank || peers_[from].fd >= 0) {
+      close(fd);  // not a peer of this job (or a duplicate): ignore it
+      return false;
+    }
+    peers_[from].fd = fd;
+    return true;
+  };
+  auto close_pending = [&] {
+    for (const Pending& p : pending) close(p.fd);
+  };
   for (int accepted = 0; accepted < rank;) {
-    pollfd pfd{listen_fd_, POLLIN, 0};
-    const int ready = poll(&pfd, 1, MillisUntil(deadline));
+    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
+    const int ready = poll(fds.data(), fds.size(), MillisUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
+      close_pending();
       return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " + missing() +
                               " before the deadline");
     }
+    // Read the hellos first: fds[i + 1] is pending[i] until one is erased.
+    std::vector<Pending> still;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& p = pending[i];
+      if (fds[i + 1].revents == 0) {
+        still.push_back(p);
+        continue;
+      }
+      const ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        still.push_back(p);
+        continue;
+      }
+      if (n <= 0) {  // closed or failed before a whole hello: not a peer
+        close(p.fd);
+        continue;
+      }
+      p.got += static_cast<size_t>(n);
+      if (p.got < sizeof(Hello)) {
+        still.push_back(p);
+      } else if (take(p.fd, p.hello)) {
+        ++accepted;
+      }
+    }
+    pending = std::move(still);
+    if (fds[0].revents == 0) continue;
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       const int accept_errno = errno;
@@ -344,28 +411,13 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
       if (accept_errno != EMFILE && accept_errno != ENFILE && accept_errno != ENOBUFS && accept_errno != ENOMEM) {
         continue;
       }
+      close_pending();
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection of " +
                               missing() + ": accept: " + std::strerror(accept_errno));
     }
-    Hello hello;
-    const Status read = Exchange(fd, &hello, sizeof(hello), false, deadline);
-    const int from = static_cast<int>(hello.from_rank);
-    const bool a_hello = read.ok() && hello.magic == kHelloMagic;
-    const uint64_t tag = (static_cast<uint64_t>(hello.tag_high) << 32) | hello.tag_low;
-    const bool for_me = a_hello && static_cast<pid_t>(hello.pid) == self_.pid && tag == self_.tag;
-    if (a_hello && !for_me) (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
-    if (!for_me || from < 0 || from >= rank || peers_[from].fd >= 0) {
-      close(fd);  // not a peer of this job (or a duplicate): ignore it
-      continue;
-    }
-    peers_[from].fd = fd;
-    ++accepted;
+    pending.push_back({fd, Hello{}});
   }
-  close(listen_fd_);
-  listen_fd_ = -1;
-  const Clock::time_point now = Clock::now();
-  for (Peer& peer : peers_) peer.last_heard = now;
-  thread_ = std::thread([this] { Run(); });
+  close_pending();
   return OkStatus();
 }
 

@@ -169,6 +169,9 @@ class LivenessMonitor {
   explicit LivenessMonitor(LivenessOptions options) : options_(std::move(options)) {}
   // Connect without what it does on failure.
   Status ConnectMesh(const std::vector<PeerAddress>& peers, std::chrono::steady_clock::time_point deadline);
+  // ConnectMesh's second half: accepts connections until every lower rank
+  // has said hello, reading all of them at once.
+  Status AcceptHellos(std::chrono::steady_clock::time_point deadline);
   void Run();
   // Reads what the peer sent; true when its connection closed without a goodbye.
   bool ReadFromLocked(Peer& peer, std::chrono::steady_clock::time_point now);

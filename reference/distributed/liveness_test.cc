@@ -3,8 +3,11 @@
 // "dies" when its monitor closes its connections without a goodbye.
 #include "reference/distributed/liveness.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -216,6 +219,34 @@ TEST(LivenessMonitorTest, AHelloThatReachesAnotherPidIsNamedAsSuch) {
 // tag, the hello named only a pid, and this process took it.
 TEST(LivenessMonitorTest, AHelloThatReachesAnotherProcessWithTheSamePidIsNamedAsSuch) {
   ExpectTheHelloRefused([](PeerAddress& peer) { peer.tag ^= 1; });
+}
+
+// Connections at rank 1's listener, queued before rank 0's: one that sends
+// part of a hello (3 bytes) and stays open, one that sends nothing. Rank 1
+// must still take rank 0's hello. Before, it read each accepted connection's
+// hello until the join deadline before accepting the next, so these two held
+// it until then and it failed: "no liveness connection from rank 0 (...)
+// before the deadline".
+TEST(LivenessMonitorTest, ConnectionsThatSayNoHelloDoNotHoldUpTheJoin) {
+  std::vector<PeerAddress> addresses;
+  std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(2, std::chrono::seconds(20), &addresses);
+  ASSERT_EQ(ranks.size(), 2u);
+  std::vector<int> strangers;
+  for (const std::string& says : {std::string("FLH"), std::string()}) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(addresses[1].port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0) << std::strerror(errno);
+    ASSERT_EQ(send(fd, says.data(), says.size(), MSG_NOSIGNAL), static_cast<ssize_t>(says.size()));
+    strangers.push_back(fd);
+  }
+  ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());
+  // A deadline the strangers would use up: rank 1 joins well before it.
+  EXPECT_EQ(ranks[1]->Connect(addresses, Clock::now() + std::chrono::seconds(10)).ToString(), "ok");
+  for (int fd : strangers) close(fd);
 }
 
 // Raises the soft limit on open files back when it goes out of scope.
