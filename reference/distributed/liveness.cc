@@ -337,8 +337,12 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
   };
   // Connections accepted whose hello has not all come. They are read side
   // by side with the listener: one that sends less than a hello, or
-  // nothing (a port scanner, a health check, a rank of an older build),
-  // must not hold up the peers queued behind it until the deadline.
+  // nothing (a port scanner, a health check, a stale rank of an older
+  // build), must not hold up the peers queued behind it until the deadline.
+  // At most kMaxPending are kept, the oldest closed first: a peer's hello
+  // comes with its connection, so the oldest are the ones that say nothing,
+  // and a flood of them must not take every descriptor.
+  constexpr size_t kMaxPending = 256;
   struct Pending {
     int fd;
     Hello hello;
@@ -364,17 +368,20 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
   auto close_pending = [&] {
     for (const Pending& p : pending) close(p.fd);
   };
+  auto no_connection = [&] {
+    close_pending();
+    return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " + missing() +
+                            " before the deadline");
+  };
   for (int accepted = 0; accepted < rank;) {
+    // A stream of connections keeps poll ready: the deadline must end it.
+    if (Clock::now() >= deadline) return no_connection();
     std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
     for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
     const int ready = poll(fds.data(), fds.size(), MillisUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      close_pending();
-      return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " + missing() +
-                              " before the deadline");
-    }
-    // Read the hellos first: fds[i + 1] is pending[i] until one is erased.
+    if (ready <= 0) return no_connection();
+    // Read the hellos first (fds[i + 1] is pending[i]); those still short stay.
     std::vector<Pending> still;
     for (size_t i = 0; i < pending.size(); ++i) {
       Pending& p = pending[i];
@@ -399,6 +406,7 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
       }
     }
     pending = std::move(still);
+    if (accepted >= rank) break;  // every peer is here: a connection still queued is not one
     if (fds[0].revents == 0) continue;
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
@@ -414,6 +422,10 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
       close_pending();
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection of " +
                               missing() + ": accept: " + std::strerror(accept_errno));
+    }
+    if (pending.size() == kMaxPending) {
+      close(pending.front().fd);
+      pending.erase(pending.begin());
     }
     pending.push_back({fd, Hello{}});
   }

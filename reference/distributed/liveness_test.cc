@@ -223,10 +223,12 @@ TEST(LivenessMonitorTest, AHelloThatReachesAnotherProcessWithTheSamePidIsNamedAs
 
 // Connections at rank 1's listener, queued before rank 0's: one that sends
 // part of a hello (3 bytes) and stays open, one that sends nothing. Rank 1
-// must still take rank 0's hello. Before, it read each accepted connection's
-// hello until the join deadline before accepting the next, so these two held
-// it until then and it failed: "no liveness connection from rank 0 (...)
-// before the deadline".
+// must take rank 0's hello at once. Before, it read each accepted
+// connection's hello until the join deadline before it accepted the next,
+// so these two held the join until the deadline: a rank joined a whole join
+// limit late, and failed when a peer came after it. The bound below is
+// half the deadline: what this checks is that the deadline is not waited
+// for, not how fast a join is.
 TEST(LivenessMonitorTest, ConnectionsThatSayNoHelloDoNotHoldUpTheJoin) {
   std::vector<PeerAddress> addresses;
   std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(2, std::chrono::seconds(20), &addresses);
@@ -244,8 +246,9 @@ TEST(LivenessMonitorTest, ConnectionsThatSayNoHelloDoNotHoldUpTheJoin) {
     strangers.push_back(fd);
   }
   ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());
-  // A deadline the strangers would use up: rank 1 joins well before it.
-  EXPECT_EQ(ranks[1]->Connect(addresses, Clock::now() + std::chrono::seconds(10)).ToString(), "ok");
+  const Clock::time_point start = Clock::now();
+  EXPECT_EQ(ranks[1]->Connect(addresses, start + std::chrono::seconds(20)).ToString(), "ok");
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "the strangers held up the join";
   for (int fd : strangers) close(fd);
 }
 
