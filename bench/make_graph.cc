@@ -3,6 +3,7 @@
 // GraphBolt peer read, and make_graph.json, the parameters it was made with.
 // Exit codes: 0 written or already there, 1 failure, 2 usage.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -32,7 +33,11 @@ constexpr char kRecordName[] = "make_graph.json";
 
 // Returns the record in `dir`, or null when it is missing or unreadable.
 nlohmann::json ReadRecord(const std::string& dir) {
-  std::ifstream in(dir + "/" + kRecordName);
+  const std::string path = dir + "/" + kRecordName;
+  struct stat st;
+  // Anything but a regular file (a FIFO would block the open forever) is no record.
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  std::ifstream in(path);
   if (!in) return nullptr;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json record = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -38,6 +38,12 @@ check "a failed rewrite's exit status" 1 "$?"
 check "a failed rewrite leaves no record" no "$([ -e "$WORK/g/make_graph.json" ] && echo yes || echo no)"
 rmdir "$WORK/g/indices.npy" && cp "$WORK/seed1.npy" "$WORK/g/indices.npy"
 check "a half-rewritten graph regenerates" False "$(run --seed 1)"
+# A FIFO as the record: opening it would wait for a writer forever. It is no
+# record: the graph regenerates and a real record replaces it.
+rm "$WORK/g/make_graph.json" && mkfifo "$WORK/g/make_graph.json"
+check "a FIFO record regenerates (without a hang)" False "$(timeout 60 "$MAKE_GRAPH" --out "$WORK/g" --nodes 100 \
+  --edges 1000 --seed 1 --json 2>"$WORK/stderr" | python3 -c 'import json, sys; print(json.load(sys.stdin)["reused"])')"
+check "then the record is a regular file" yes "$([ -f "$WORK/g/make_graph.json" ] && echo yes || echo no)"
 leftovers="$(find "$WORK/g" -name '.*' -type f)"
 check "no temporary files" "" "$leftovers"
 

@@ -2,7 +2,9 @@
 // dict literal) and the atomic writer.
 #include "reference/graph/npy.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -267,10 +269,19 @@ int64_t NpyArray::num_elements() const {
 }
 
 Result<NpyArray> ReadNpy(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer, forever, before the regular-file check below could refuse it.
+  // A regular file's reads ignore the flag.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     if (errno == ENOENT) return NotFoundError("cannot open " + Quoted(path) + ": " + ErrnoText());
     return InvalidArgumentError("cannot open " + Quoted(path) + ": " + ErrnoText());
+  }
+  std::FILE* f = fdopen(fd, "rb");
+  if (f == nullptr) {
+    const std::string error = ErrnoText();
+    close(fd);
+    return InvalidArgumentError("cannot open " + Quoted(path) + ": " + error);
   }
   FileCloser closer{f};
   struct stat st;

@@ -5,8 +5,10 @@
 #include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -183,6 +185,17 @@ TEST(NpyTest, RejectsWrongMagic) {
   EXPECT_EQ(read.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(read.status().message(), HasSubstr(path));
   EXPECT_THAT(read.status().message(), HasSubstr("expected the magic string"));
+}
+
+// A FIFO in place of a graph file: opening it for reading used to wait for
+// a writer forever, before the regular-file check could refuse it (found by
+// a new user's trial: `sample --seeds-file FIFO` hung). A hang here is the
+// test's timeout.
+TEST(NpyTest, RefusesAFifoWithoutWaitingForAWriter) {
+  const std::string path = MakeTempDir() + "/fifo.npy";
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  Result<NpyArray> read = ReadNpy(path);
+  EXPECT_EQ(read.status().ToString(), "invalid_argument: '" + path + "' is not a regular file");
 }
 
 TEST(NpyTest, RejectsUnknownVersion) {
