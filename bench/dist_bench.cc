@@ -11,12 +11,15 @@
 // is this machine with shared memory (the default); N >= 1 spreads the ranks
 // evenly over N network-namespace hosts on this machine that talk over TCP
 // only (reference/distributed/netns_hosts.h; needs root).
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <iostream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <random>
@@ -43,6 +46,43 @@ struct Workload {
 };
 
 using Clock = std::chrono::steady_clock;
+
+// Set by SIGTERM, SIGINT or SIGHUP while an MPI job runs: the launcher then
+// ends the job and removes its folders (MpiJobOptions::stop), and the
+// signal is raised again once that is done. Ended at once, this process
+// would leave Open MPI's folders in /tmp and /dev/shm.
+std::atomic<bool> stop_requested{false};
+volatile sig_atomic_t stop_signal = 0;
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+void RequestStop(int signal) {
+  stop_signal = signal;
+  stop_requested.store(true);
+}
+
+// Catches the stop signals for its lifetime; then restores what was there
+// and, when one came, raises it again, so that the exit status says so.
+class StopSignalsDuringTheJob {
+ public:
+  StopSignalsDuringTheJob() {
+    struct sigaction action {};
+    action.sa_handler = RequestStop;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &action, &saved_[i]);
+  }
+  ~StopSignalsDuringTheJob() {
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &saved_[i], nullptr);
+    if (stop_signal != 0) {
+      signal(stop_signal, SIG_DFL);
+      raise(stop_signal);
+    }
+  }
+  StopSignalsDuringTheJob(const StopSignalsDuringTheJob&) = delete;
+  StopSignalsDuringTheJob& operator=(const StopSignalsDuringTheJob&) = delete;
+
+ private:
+  struct sigaction saved_[std::size(kStopSignals)];
+};
 
 std::vector<int64_t> RandomIds(const Workload& w, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -126,8 +166,11 @@ double MemcpySeconds(const Workload& w) {
 // and adds a row per op; returns false (after saying why) when it failed.
 bool RunMpiLayout(const Workload& w, int ranks, int hosts,
                   const std::function<void(const std::string&, const std::string&, int, int, double)>& add) {
+  // Declared first, so destroyed last: the hosts and the job are gone before a signal is raised again.
+  StopSignalsDuringTheJob stop_signals;
   std::unique_ptr<NetnsHosts> netns;
   MpiJobOptions options;
+  options.stop = &stop_requested;
   options.ranks = ranks;
   options.timeout = std::chrono::seconds(600);
   if (hosts > 0) {
@@ -143,10 +186,19 @@ bool RunMpiLayout(const Workload& w, int ranks, int hosts,
   std::fprintf(stderr, "dist_bench: %d MPI ranks on %s, %d batches of %lld rows per op and rank ...\n", ranks,
                hosts == 0 ? "this machine (shared memory)" : (std::to_string(hosts) + " namespace host(s) (TCP)").c_str(),
                w.iterations, static_cast<long long>(w.batch));
+  if (stop_requested) {  // it came while the hosts were made
+    std::fprintf(stderr, "dist_bench: stopped by signal %d before the MPI job started\n", static_cast<int>(stop_signal));
+    return false;
+  }
   Result<MpiJob> job = RunMpiJob("dist_bench_rank",
                                  {std::to_string(w.rows), std::to_string(w.dim), std::to_string(w.batch),
                                   std::to_string(w.iterations)},
                                  options);
+  if (job.ok() && job->stopped) {  // the signal is raised again on the way out
+    std::fprintf(stderr, "dist_bench: stopped by signal %d; the MPI job was ended and its folders removed\n",
+                 static_cast<int>(stop_signal));
+    return false;
+  }
   if (!job.ok() || job->exit_code != 0) {
     std::fprintf(stderr, "dist_bench: the MPI job failed: %s\n%s\n",
                  job.ok() ? ("mpirun exit " + std::to_string(job->exit_code)).c_str() : job.status().ToString().c_str(),

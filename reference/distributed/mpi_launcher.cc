@@ -150,7 +150,7 @@ std::string HowMpirunSawItEnd(const std::string& output, int rank) {
 }  // namespace
 
 std::string MpiJob::Describe() const {
-  std::string text = "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") +
+  std::string text = "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") + (stopped ? " (stopped)" : "") +
                      (mpirun_terminated ? " (terminated by the launcher: every rank had ended, or the ones left could never leave "
                                           "MPI_Init)"
                                         : "") +
@@ -345,8 +345,9 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
     const auto now = std::chrono::steady_clock::now();
-    if (now > deadline) {
-      job.timed_out = true;
+    job.stopped = options.stop != nullptr && options.stop->load();
+    if (now > deadline || job.stopped) {
+      job.timed_out = !job.stopped;
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
       break;

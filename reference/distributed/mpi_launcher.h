@@ -61,6 +61,11 @@ struct MpiJobOptions {
   // Runs on its own thread while the job runs, e.g. to kill a rank or take a
   // host's link down once the ranks reached a mark. RunMpiJob returns after it.
   std::function<void(RunningMpiJob&)> during;
+  // When it becomes true (a CLI's SIGTERM or SIGINT handler sets it), the
+  // launcher ends the job as at its timeout, within about 10 ms, removes
+  // the job's folders and returns with MpiJob::stopped: a signal that ended
+  // the caller at once would leave them behind.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What one rank wrote with ReportFromRank: "ok" or its error, and its pid.
@@ -73,6 +78,7 @@ struct RankReport {
 struct MpiJob {
   int exit_code = -1;      // mpirun's exit code (-1 when killed)
   bool timed_out = false;  // the launcher killed the job
+  bool stopped = false;    // ... because MpiJobOptions::stop became true
   // mpirun outlived every rank (keep_survivors across hosts), or the ranks
   // left could never leave MPI_Init, and the launcher ended it.
   bool mpirun_terminated = false;
