@@ -14,20 +14,24 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <iostream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <new>
 #include <random>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "reference/base/parse_int.h"
+#include "reference/cli/int_flag.h"
 #include "reference/distributed/dist_tensor.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/mpi_launcher.h"
@@ -220,23 +224,45 @@ int Main(int argc, char** argv) {
   CLI::App app{"dist_bench: DistTensor pull/push throughput over MPI ranks vs an in-process memcpy"};
   Workload w;
   int ranks = 4;
-  std::vector<int> host_counts{0};
+  std::vector<int> host_counts;
+  std::string hosts_text = "0";
   bool json = false;
-  app.add_option("--ranks", ranks, "MPI ranks, one partition each (default 4)")->check(CLI::Range(1, 64));
-  app.add_option("--hosts", host_counts,
+  app.footer("Exit status: 0 every layout ran; 1 a run failed (the MPI job, a host, the setup); 2 usage error; "
+             "128+N stopped by signal N (SIGTERM, SIGINT, SIGHUP) after ending the MPI job");
+  constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+  app.add_option("--ranks", ranks, "MPI ranks, one partition each (default 4)")->check(IntInRange(1, 64));
+  // One string, split here: CLI11's delimiter drops empty items ("0,,1" ran as "0,1").
+  app.add_option("--hosts", hosts_text,
                  "Layouts, comma-separated: 0 = this machine over shared memory (default); N = N namespace hosts "
                  "over TCP (needs root)")
-      ->delimiter(',')
-      ->check(CLI::Range(0, 16));
-  app.add_option("--rows", w.rows, "Rows of the tensor (default 400000)")->check(CLI::PositiveNumber);
-  app.add_option("--dim", w.dim, "Columns, float32 (default 128)")->check(CLI::Range(1, 65536));
-  app.add_option("--batch", w.batch, "Rows per pull or push (default 65536)")->check(CLI::PositiveNumber);
-  app.add_option("--iterations", w.iterations, "Batches per op (default 20)")->check(CLI::PositiveNumber);
+      ->type_name("N[,N...]");
+  app.add_option("--rows", w.rows, "Rows of the tensor (default 400000)")->check(IntInRange<int64_t>(1, kInt64Max));
+  app.add_option("--dim", w.dim, "Columns, float32 (default 128)")->check(IntInRange<int64_t>(1, 65536));
+  app.add_option("--batch", w.batch, "Rows per pull or push (default 65536)")
+      ->check(IntInRange<int64_t>(1, kInt64Max));
+  app.add_option("--iterations", w.iterations, "Batches per op (default 20)")
+      ->check(IntInRange(1, std::numeric_limits<int>::max()));
   app.add_flag("--json", json, "Print the results as JSON on stdout");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  std::istringstream hosts_list(hosts_text + ",");  // the ',' makes a trailing empty item visible
+  const CLI::Validator host_count = IntInRange(0, 16);
+  for (std::string item; std::getline(hosts_list, item, ',');) {
+    if (const std::string why = host_count(item); !why.empty()) {
+      std::fprintf(stderr, "--hosts: %s\n", why.c_str());
+      return 2;
+    }
+    host_counts.push_back(*ParseWhole<int>(item));
+  }
+  for (size_t i = 0; i < host_counts.size(); ++i) {
+    if (std::find(host_counts.begin(), host_counts.begin() + static_cast<std::ptrdiff_t>(i), host_counts[i]) !=
+        host_counts.begin() + static_cast<std::ptrdiff_t>(i)) {
+      std::fprintf(stderr, "dist_bench: --hosts lists %d twice; expected each layout once\n", host_counts[i]);
+      return 2;
+    }
   }
   for (int hosts : host_counts) {
     if (hosts > ranks) {

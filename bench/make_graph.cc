@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <system_error>
 #include <iostream>
@@ -23,6 +24,7 @@
 #include "reference/base/atomic_file.h"
 #include "reference/base/caller_path.h"
 #include "reference/base/parse_int.h"
+#include "reference/cli/int_flag.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/graph/generators.h"
 
@@ -54,8 +56,13 @@ int main(int argc, char** argv) {
   std::string seed_text = std::to_string(seed);
   bool force = false, json = false;
   app.add_option("--out", out, "Output directory (created if missing)")->required()->type_name("DIR");
-  app.add_option("--nodes", nodes, "Number of nodes, >= 1 (default " + std::to_string(nodes) + ")");
-  app.add_option("--edges", edges, "Number of edges, >= 0 (default " + std::to_string(edges) + ")");
+  app.footer("Exit status: 0 written, or already there; 1 the graph could not be made or written (or stdout "
+             "could not be); 2 usage error");
+  constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+  app.add_option("--nodes", nodes, "Number of nodes, >= 1 (default " + std::to_string(nodes) + ")")
+      ->check(faultline::IntInRange<int64_t>(1, kInt64Max));
+  app.add_option("--edges", edges, "Number of edges, >= 0 (default " + std::to_string(edges) + ")")
+      ->check(faultline::IntInRange<int64_t>(0, kInt64Max));
   // Read by hand: CLI11 wraps -1 to 2^64-1 and saturates values past 2^64.
   app.add_option("--seed", seed_text, "Generator seed, 0..18446744073709551615 (default " + seed_text + ")")
       ->type_name("UINT64");
@@ -73,9 +80,8 @@ int main(int argc, char** argv) {
   const std::optional<uint64_t> parsed_seed = faultline::ParseWhole<uint64_t>(seed_text);
   if (!parsed_seed) return usage_error("--seed", "'" + seed_text + "'", "an integer in 0..18446744073709551615");
   seed = *parsed_seed;
-  if (nodes < 1) return usage_error("--nodes", std::to_string(nodes), "a number of nodes >= 1");
-  if (edges < 0) return usage_error("--edges", std::to_string(edges), "a number of edges >= 0");
   out = faultline::CallerPath(out);  // the user's folder, also under `bazel run`
+  // Prints the summary; 1 when it could not reach stdout (a full disk, a closed pipe), else 0.
   auto summary = [&](bool reused) {
     if (json) {
       std::cout << nlohmann::json{{"dir", out}, {"nodes", nodes}, {"edges", edges}, {"seed", seed}, {"reused", reused}}
@@ -84,6 +90,12 @@ int main(int argc, char** argv) {
       std::printf("%s: %lld nodes, %lld edges%s\n", out.c_str(), static_cast<long long>(nodes),
                   static_cast<long long>(edges), reused ? " (already there)" : "");
     }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "make_graph: writing the summary to stdout failed: %s\n", std::strerror(errno));
+      return 1;
+    }
+    return 0;
   };
   // Everything the graph depends on: reuse only a graph made with all of it.
   // "generator" changes when GeneratePowerLaw's output does.
@@ -92,8 +104,7 @@ int main(int argc, char** argv) {
   if (!force && ReadRecord(out) == wanted) {
     auto existing = faultline::CscGraph::Load(out);
     if (existing.ok() && existing->num_nodes() == nodes && existing->num_edges() == edges && existing->has_weights()) {
-      summary(true);
-      return 0;
+      return summary(true);
     }
   }
   std::fprintf(stderr, "generating %lld nodes, %lld edges ...\n", static_cast<long long>(nodes),
@@ -129,6 +140,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "make_graph: the graph is written but its record is not: %s\n", recorded.message().c_str());
     return 1;
   }
-  summary(false);
-  return 0;
+  return summary(false);
 }

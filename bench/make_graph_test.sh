@@ -43,6 +43,10 @@ check "a half-rewritten graph regenerates" False "$(run --seed 1)"
 rm "$WORK/g/make_graph.json" && mkfifo "$WORK/g/make_graph.json"
 check "a FIFO record regenerates (without a hang)" False "$(timeout 60 "$MAKE_GRAPH" --out "$WORK/g" --nodes 100 \
   --edges 1000 --seed 1 --json 2>"$WORK/stderr" | python3 -c 'import json, sys; print(json.load(sys.stdin)["reused"])')"
+"$MAKE_GRAPH" --out "$WORK/g" --nodes 100 --edges 1000 --seed 1 --json >/dev/full 2>"$WORK/stderr"
+check "a summary that cannot reach stdout: exit status" 1 "$?"
+check "... and says so" "make_graph: writing the summary to stdout failed: No space left on device" \
+  "$(tail -1 "$WORK/stderr")"
 check "then the record is a regular file" yes "$([ -f "$WORK/g/make_graph.json" ] && echo yes || echo no)"
 leftovers="$(find "$WORK/g" -name '.*' -type f)"
 check "no temporary files" "" "$leftovers"
@@ -57,16 +61,21 @@ check "huge --nodes wrote nothing" no "$([ -e "$WORK/huge" ] && echo yes || echo
 # Bad values are usage errors (exit 2) that name the flag, the value and the
 # range; nothing is written. (CLI11 read --seed -1 as 2^64-1, and a seed past
 # 2^64 as 2^64-1 too, so both reused that seed's graph.)
-for bad in "--seed -1|--seed is '-1'; expected an integer in 0..18446744073709551615" \
-           "--seed 18446744073709551616|--seed is '18446744073709551616'; expected an integer in 0..18446744073709551615" \
-           "--seed 1x|--seed is '1x'; expected an integer in 0..18446744073709551615" \
-           "--nodes 0|--nodes is 0; expected a number of nodes >= 1" \
-           "--edges -5|--edges is -5; expected a number of edges >= 0"; do
+# --nodes and --edges go through IntInRange (CLI11's message, then its
+# hint): CLI11 alone saturated 99999999999999999999 to 2^63-1 and read 0x10 as 16.
+int64_max=9223372036854775807
+for bad in "--seed -1|make_graph: --seed is '-1'; expected an integer in 0..18446744073709551615" \
+           "--seed 18446744073709551616|make_graph: --seed is '18446744073709551616'; expected an integer in 0..18446744073709551615" \
+           "--seed 1x|make_graph: --seed is '1x'; expected an integer in 0..18446744073709551615" \
+           "--nodes 0|--nodes: expected an integer in 1..$int64_max, got '0'" \
+           "--nodes 99999999999999999999|--nodes: expected an integer in 1..$int64_max, got '99999999999999999999'" \
+           "--nodes 0x10|--nodes: expected an integer in 1..$int64_max, got '0x10'" \
+           "--edges -5|--edges: expected an integer in 0..$int64_max, got '-5'"; do
   args="${bad%%|*}" message="${bad#*|}"
   # shellcheck disable=SC2086
   "$MAKE_GRAPH" --out "$WORK/bad" $args 2>"$WORK/stderr" >/dev/null
   check "$args: exit status" 2 "$?"
-  check "$args: message" "make_graph: $message" "$(cat "$WORK/stderr")"
+  check "$args: message" "$message" "$(head -1 "$WORK/stderr")"
   check "$args: wrote nothing" no "$([ -e "$WORK/bad" ] && echo yes || echo no)"
 done
 

@@ -5,17 +5,32 @@
 
 #include <CLI/CLI.hpp>
 
+#include "reference/base/parse_int.h"
+
 namespace faultline {
 namespace repro {
 
 std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                                         int* exit_code) {
   CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
-  app.footer("Exit status: 0 every outcome matched; 1 one did not; 2 usage error; 3 every variant that ran "
+  app.footer("Exit status: 0 every outcome matched; 1 one did not (or stdout could not be written); 2 usage error; "
+             "3 every variant that ran "
              "matched but some could not run on this machine (they need 2 GPUs); 4 --runtime cuda and no usable "
              "CUDA device (nothing ran)");
   app.require_subcommand(1);
+  // CLI11 names no unknown command ("A subcommand is required"): say which.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (first != "list" && first != "run" && first != "all") {
+      err << "repro: unknown command '" << first << "'; expected list, run or all (repro --help)\n";
+      *exit_code = kExitUsage;
+      return std::nullopt;
+    }
+  }
   Command command;
+  // Read as text: CLI11 says only "Could not convert" for "abc", and
+  // saturates numbers past int's range.
+  std::string repeat_text = "1";
   // --runtime's default: FAULTLINE_RUNTIME (as device_bench reads it), else auto.
   const char* runtime_env = std::getenv("FAULTLINE_RUNTIME");
   std::string runtime_text = runtime_env != nullptr && *runtime_env != '\0' ? runtime_env : "auto";
@@ -33,12 +48,12 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   run->add_option("--runtime", runtime_text, runtime_help)
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", command.json, "Print JSON for machines");
-  run->add_option("--repeat", command.repeat, repeat_help);
+  run->add_option("--repeat", repeat_text, repeat_help)->type_name("N");
   CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
   all->add_option("--runtime", runtime_text, runtime_help)
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   all->add_flag("--json", command.json, "Print JSON for machines");
-  all->add_option("--repeat", command.repeat, repeat_help);
+  all->add_option("--repeat", repeat_text, repeat_help)->type_name("N");
 
   try {
     app.parse(argc, argv);
@@ -51,11 +66,19 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
     return command;
   }
   command.kind = run->parsed() ? Command::Kind::kRun : Command::Kind::kAll;
-  if (command.repeat < 1) {
-    err << "repro: --repeat is " << command.repeat << "; expected a number of runs >= 1\n";
+  if (run->count("--variant") > 0 && command.variant.empty()) {
+    err << "repro: --variant is ''; expected a variant name (leave --variant out to run every variant)\n";
     *exit_code = kExitUsage;
     return std::nullopt;
   }
+  const std::optional<int> repeat = ParseWhole<int>(repeat_text);
+  if (!repeat || *repeat < 1) {
+    err << "repro: --repeat is " << (repeat ? repeat_text : "'" + repeat_text + "'")
+        << "; expected a number of runs >= 1\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  command.repeat = *repeat;
   // A --runtime given was checked by CLI11; a default from the environment is checked here.
   const bool given = run->count("--runtime") + all->count("--runtime") > 0;
   Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);

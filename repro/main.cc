@@ -2,7 +2,9 @@
 // (legacy variants must show the documented symptom, fixed and workaround
 // variants must pass). Exit 0 only when every outcome matched.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -190,5 +192,13 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   int exit_code = 0;
   if (faultline::MaybeRunRegisteredChild(argc, argv, &exit_code)) return exit_code;
-  return faultline::repro::Main(argc, argv);
+  exit_code = faultline::repro::Main(argc, argv);
+  // A table or JSON that never reached its reader (a full disk, a closed
+  // pipe) is a failure, not the outcome it would have shown.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "repro: writing the output to stdout failed: %s\n", std::strerror(errno));
+    return 1;
+  }
+  return exit_code;
 }
