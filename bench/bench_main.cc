@@ -4,8 +4,11 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "reference/base/parse_int.h"
 
 namespace faultline {
 namespace {
@@ -31,9 +34,34 @@ class ErrorCountingReporter : public benchmark::BenchmarkReporter {
   std::vector<std::string> failed_;
 };
 
+// The flag values Google Benchmark (1.8) handles badly, checked first: an
+// unknown --benchmark_format or --benchmark_out_format prints its usage and
+// exits 0, and a negative --benchmark_repetitions aborts in vector::reserve.
+// Returns the usage error, or "" when they are fine.
+std::string BadLibraryFlag(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t equals = arg.find('=');
+    const std::string flag = arg.substr(0, equals), value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    if (flag == "--benchmark_format" || flag == "--benchmark_out_format") {
+      if (value != "console" && value != "json" && value != "csv") {
+        return flag + " is '" + value + "'; expected console, json or csv";
+      }
+    } else if (flag == "--benchmark_repetitions") {
+      const std::optional<int> repetitions = ParseWhole<int>(value);
+      if (!repetitions || *repetitions < 1) return flag + " is '" + value + "'; expected a number of repetitions >= 1";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunBenchmarksMain(int argc, char** argv, const char* program) {
+  if (const std::string bad = BadLibraryFlag(argc, argv); !bad.empty()) {
+    std::fprintf(stderr, "%s: %s\n", program, bad.c_str());
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   ErrorCountingReporter reporter;

@@ -22,4 +22,15 @@ grep -q "^pipeline_bench: no benchmark matches --benchmark_filter" "$err" || fai
 
 "$BENCH" --no-such-flag >"$out" 2>"$err"
 [ $? -eq 2 ] || fail "an unknown flag: expected exit 2"
+# Values Google Benchmark itself mishandles (usage and exit 0; an abort):
+# refused with exit 2 before it sees them.
+for bad in "--benchmark_format=xml|--benchmark_format is 'xml'; expected console, json or csv" \
+           "--benchmark_out_format=xml|--benchmark_out_format is 'xml'; expected console, json or csv" \
+           "--benchmark_repetitions=-1|--benchmark_repetitions is '-1'; expected a number of repetitions >= 1" \
+           "--benchmark_repetitions=x|--benchmark_repetitions is 'x'; expected a number of repetitions >= 1"; do
+  flag="${bad%%|*}" message="${bad#*|}"
+  "$BENCH" --benchmark_filter='^NoSuchBenchmark$' "$flag" >"$out" 2>"$err"
+  [ $? -eq 2 ] || fail "$flag: expected exit 2; $(cat "$err")"
+  [ "$(cat "$err")" = "pipeline_bench: $message" ] || fail "$flag: $(cat "$err")"
+done
 echo PASS

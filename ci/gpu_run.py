@@ -13,11 +13,16 @@ something failed, 2 for a usage error, 3 when there is no usable CUDA device
 (then nothing runs and every test counts as "could not run"), 4 when
 everything that ran passed but some tests and repro variants need more GPUs
 than the machine has (tag multi_device: F8, F9 and the 2-GPU conformance
-scenarios need 2; they count as "not run")."""
+scenarios need 2; they count as "not run").
+Usage errors (exit 2, before any step runs and with no OUTDIR left behind):
+a bad option, an OUTDIR that cannot be created or written, a --bundle that
+is missing, is not a readable archive or has no usable manifest.json."""
 
 import argparse
 import concurrent.futures
+import errno
 import json
+import math
 import os
 import platform
 import re
@@ -30,6 +35,13 @@ import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
+import zlib
+
+try:  # a Python built without lzma still runs an uncompressed or gzip bundle
+    import lzma
+    ARCHIVE_ERRORS = (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError)
+except ImportError:
+    ARCHIVE_ERRORS = (tarfile.TarError, EOFError, zlib.error)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -118,15 +130,17 @@ def stop(signum, frame):
 class Run:
     """The bundle, unpacked, and everything recorded so far."""
 
-    def __init__(self, root, out_dir, deadline, runtime, devices, repeat=1):
+    def __init__(self, root, out_dir, deadline, runtime, devices, repeat=1, manifest=None):
         self.devices = devices  # visible devices, from device_probe
         self.repeat = repeat  # times each test binary runs its cases, and repro each variant (--repeat)
         self.runtime = runtime  # "cuda"; "simcuda" only to check this runner on a machine without a GPU
         self.root = root
         self.out_dir = out_dir
         self.deadline = deadline
-        with open(os.path.join(root, "manifest.json")) as f:
-            self.manifest = json.load(f)
+        if manifest is None:  # main passes the one load_manifest checked
+            with open(os.path.join(root, "manifest.json")) as f:
+                manifest = json.load(f)
+        self.manifest = manifest
         self.results = []
         self.logs = []
 
@@ -451,6 +465,115 @@ def write_report(run, facts, probe, started):
     return counts
 
 
+class BundleError(Exception):
+    """A --bundle that is not what ci/gpu_bundle.sh writes: a usage error.
+    Its message follows "the bundle 'PATH' "."""
+
+
+def unreadable(reason):
+    return BundleError(f"is not a readable archive from ci/gpu_bundle.sh: {reason}")
+
+
+# What manifest.json must hold (ci/gpu_bundle.py writes it), with each value's type.
+MANIFEST_KEYS = {"tests": list, "repro": str, "device_probe": str, "workspace": str}
+MANIFEST_TEST_KEYS = {"label": str, "binary": str, "runfiles": str, "env": dict, "timeout_s": (int, float),
+                      "launches_kernels": bool, "tags": list}
+
+
+def unpack_bundle(bundle, work):
+    """Extracts the bundle into work; raises BundleError if it is not a
+    readable archive, OSError if work cannot be written."""
+    if os.path.isfile(bundle) and os.path.getsize(bundle) == 0:
+        raise unreadable("empty file")
+    try:
+        tar = tarfile.open(bundle)
+    except tarfile.ReadError as e:
+        if str(e).startswith("file could not be opened successfully"):  # one line per method tried
+            raise unreadable("not a tar archive, plain or compressed (gzip, bzip2, xz)") from None
+        raise unreadable(str(e).splitlines()[0] if str(e) else "ReadError") from None
+    except ARCHIVE_ERRORS as e:
+        raise unreadable(str(e) or e.__class__.__name__) from None
+    except OSError as e:  # of the bundle itself: a folder, a file it may not read
+        raise unreadable(e.strerror or str(e)) from None
+    with tar:
+        try:
+            tar.extractall(work)
+            # The rest of a compressed stream, so that its checksum (at the
+            # end of gzip and xz streams) is checked: extractall stops at the
+            # archive's end marker, and a corrupt bundle would unpack silently.
+            while tar.fileobj.read(1 << 20):
+                pass
+        except ARCHIVE_ERRORS as e:  # truncated or corrupt
+            raise unreadable(str(e) or e.__class__.__name__) from None
+        except OSError as e:
+            if e.errno is None:  # bz2's "Invalid data stream": the archive, not the disk
+                raise unreadable(str(e)) from None
+            raise
+
+
+def load_manifest(root):
+    """Reads and checks faultline-gpu/manifest.json once, right after the
+    extraction; raises BundleError naming what is missing."""
+    def unusable(problem):
+        return BundleError(f"is not usable: its manifest.json{problem}")
+
+    def check(entry, keys, where):
+        for key, kind in keys.items():
+            if key not in entry:
+                raise unusable(f"{where} has no '{key}'")
+            if not isinstance(entry[key], kind) or (kind is not bool and isinstance(entry[key], bool)):
+                expected = kind.__name__ if isinstance(kind, type) else "number"
+                raise unusable(f"{where} has '{key}' as a {type(entry[key]).__name__}; expected a {expected}")
+
+    path = os.path.join(root, "manifest.json")
+    if not os.path.isfile(path):
+        raise BundleError("has no manifest.json (faultline-gpu/manifest.json): it is not from ci/gpu_bundle.sh")
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise unusable(f" is not valid JSON: {e}") from None
+    if not isinstance(manifest, dict):
+        raise unusable(f" holds a {type(manifest).__name__}; expected an object")
+    check(manifest, MANIFEST_KEYS, "")
+    for i, test in enumerate(manifest["tests"]):
+        if not isinstance(test, dict):
+            raise unusable(f"'s tests[{i}] is a {type(test).__name__}; expected an object")
+        check(test, MANIFEST_TEST_KEYS, f"'s tests[{i}] ({test.get('label', 'no label')})")
+    if not os.path.isfile(os.path.join(root, manifest["device_probe"])):  # every run starts with it
+        raise unusable(f" names device_probe '{manifest['device_probe']}', which the bundle does not hold")
+    return manifest
+
+
+def outdir_problem(out_dir):
+    """Why OUTDIR cannot be created or written, or None; creates nothing
+    of OUTDIR (--check-args leaves no trace). OUTDIR must be a writable
+    folder if it exists, else its nearest existing ancestor must be. As
+    root, a missing OUTDIR's ancestor is also tried by creating and removing
+    a scratch folder in it: access() grants root every write but on a
+    read-only mount, and root may not create folders in /proc either."""
+    path = os.path.abspath(out_dir)
+    if os.path.lexists(path):
+        if not os.path.isdir(path):
+            return f"cannot write to OUTDIR '{out_dir}': it exists and is not a folder"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"cannot write to OUTDIR '{out_dir}': {os.strerror(errno.EACCES)}"
+        return None
+    ancestor = os.path.dirname(path)
+    while not os.path.lexists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        return f"cannot create OUTDIR '{out_dir}': {os.strerror(errno.ENOTDIR)} ('{ancestor}' is not a folder)"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"cannot create OUTDIR '{out_dir}': {os.strerror(errno.EACCES)} (in '{ancestor}')"
+    if os.geteuid() == 0:
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".gpu_run-check.", dir=ancestor))
+        except OSError as e:
+            return f"cannot create OUTDIR '{out_dir}': {e.strerror or e}"
+    return None
+
+
 def main():
     # No abbreviations: ci/gpu.sh must be able to tell every option apart.
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
@@ -467,8 +590,8 @@ def main():
     parser.add_argument("--check-args", action="store_true",
                         help="only check the arguments (exit 0 or 2), as ci/gpu.sh does before it builds")
     args = parser.parse_args()
-    if not args.budget_s > 0:
-        parser.error(f"--budget-s is {args.budget_s}; expected seconds > 0")
+    if not (math.isfinite(args.budget_s) and args.budget_s > 0):
+        parser.error(f"--budget-s is {args.budget_s}; expected a finite number of seconds > 0")
     if args.repeat < 1:
         parser.error(f"--repeat is {args.repeat}; expected a number of runs >= 1")
     if "GTEST_REPEAT" in os.environ:  # it would be overridden: say so rather than run each case once
@@ -479,25 +602,44 @@ def main():
     if not steps:  # nothing would run, and "0 passed" must not read as a validation
         parser.error(f"--only {' '.join(args.only)} with --simulate leaves no step to run "
                      f"(--simulate runs only {', '.join(SIMULATED_STEPS)})")
+    problem = outdir_problem(args.out_dir)
+    if problem:
+        print(f"gpu_run: {problem}", file=sys.stderr)
+        return 2
     if args.check_args:
         return 0
     # The steps run in folders of their own: paths must not depend on the cwd.
+    given_out_dir, given_bundle = args.out_dir, args.bundle
     args.out_dir, args.bundle = os.path.abspath(args.out_dir), os.path.abspath(args.bundle)
     if not os.path.exists(args.bundle):
         print(f"gpu_run: no bundle at {args.bundle}; build it with ci/gpu_bundle.sh", file=sys.stderr)
         return 2
     started = time.monotonic()
-    os.makedirs(args.out_dir, exist_ok=True)
     # The default SIGTERM ends Python without running the `finally` below,
     # leaving the unpacked bundle behind (and every step's processes).
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     work = tempfile.mkdtemp(prefix="faultline-gpu.")
     try:
-        with tarfile.open(args.bundle) as tar:
-            tar.extractall(work)
+        # The bundle is unpacked and checked before OUTDIR is created: a bad
+        # one leaves no OUTDIR behind.
+        try:
+            unpack_bundle(args.bundle, work)
+            manifest = load_manifest(os.path.join(work, "faultline-gpu"))
+        except BundleError as e:
+            print(f"gpu_run: the bundle '{given_bundle}' {e}", file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"gpu_run: cannot unpack the bundle into {work}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        try:
+            os.makedirs(args.out_dir, exist_ok=True)
+        except OSError as e:
+            print(f"gpu_run: cannot create OUTDIR '{given_out_dir}': {e.strerror or e}", file=sys.stderr)
+            return 2
         runtime = "simcuda" if args.simulate else "cuda"
-        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime, 0, args.repeat)
+        run = Run(os.path.join(work, "faultline-gpu"), args.out_dir, started + args.budget_s, runtime, 0, args.repeat,
+                  manifest)
         facts = machine_facts()
         log(f"gpu_run: {facts['gpu']}; glibc {facts['glibc']}; kernel {facts['kernel']}")
         code, output, _ = run.execute("device_probe", [os.path.join(run.root, run.manifest["device_probe"]),

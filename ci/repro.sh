@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: reproduces every documented failure and validates each fix,
 # on real CUDA when a GPU is present and on simcuda otherwise. Installs what
-# is missing. Extra arguments go to `repro all` (e.g. --json, --runtime simcuda).
+# is missing. Its arguments go to `repro all`, checked before any install.
 # Usage: ci/repro.sh [--json] [--runtime simcuda|cuda|auto] [--repeat N]
 # Exit: as `repro all` (0 every outcome matched, 1 one did not, 2 usage,
 # 3 all that ran matched but some need 2 GPUs, 4 --runtime cuda and no
@@ -15,11 +15,65 @@ done
 cd "$(dirname "$0")/.."
 json=0
 for arg in "$@"; do [ "$arg" = --json ] && json=1; done
-could_not_run() {
-  echo "ci/repro.sh: $1" >&2
-  if [ "$json" -eq 1 ]; then printf '{"error": "%s"}\n' "$1"; fi
-  exit 5
+json_string() {  # json_string <text>: the text as a JSON string, quotes included
+  local s=$1
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\t'/\\t}
+  s=${s//$'\r'/\\r}
+  printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\037')"
 }
+fail() {  # fail <status> <message>
+  echo "ci/repro.sh: $2" >&2
+  if [ "$json" -eq 1 ]; then printf '{"error": %s}\n' "$(json_string "$2")"; fi
+  exit "$1"
+}
+could_not_run() { fail 5 "$1"; }
+usage_error() { fail 2 "$1 (usage: ci/repro.sh [--json] [--runtime simcuda|cuda|auto] [--repeat N])"; }
+# The arguments `repro all` takes, checked here: not after an apt-get and a
+# build. Exactly what the usage above says, in CLI11's two spellings
+# (--runtime cuda, --runtime=cuda); --runtime and --repeat at most once.
+runtime_given="" repeat_given=""
+check_runtime() {
+  [ -z "$runtime_given" ] || usage_error "--runtime given twice ('$runtime_given', then '$1'); give it once"
+  runtime_given=$1
+  case "$1" in
+    simcuda|cuda|auto) ;;
+    *) usage_error "--runtime is '$1'; expected simcuda, cuda or auto" ;;
+  esac
+}
+check_repeat() {
+  [ -z "$repeat_given" ] || usage_error "--repeat given twice ('$repeat_given', then '$1'); give it once"
+  repeat_given=$1
+  # As repro reads it (ParseWhole<int>): decimal digits only, within int.
+  local digits=${1#"${1%%[!0]*}"}  # without leading zeros
+  if ! [[ "$1" =~ ^[0-9]+$ ]] || [ -z "$digits" ]; then
+    usage_error "--repeat is '$1'; expected a whole number of runs >= 1"
+  elif [ "${#digits}" -gt 10 ] || [ "$digits" -gt 2147483647 ]; then
+    usage_error "--repeat is '$1'; expected at most 2147483647"
+  fi
+}
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  arg=${args[i]}
+  case "$arg" in
+    --json) ;;
+    --runtime|--repeat)
+      next=${args[i + 1]-}
+      if [ $((i + 1)) -ge ${#args[@]} ] || [[ "$next" == --* ]]; then  # the end, or the next option
+        if [ "$arg" = --runtime ]; then usage_error "--runtime needs a value: simcuda, cuda or auto"; fi
+        usage_error "--repeat needs a value: a number of runs N >= 1"
+      fi
+      i=$((i + 1))
+      if [ "$arg" = --runtime ]; then check_runtime "$next"; else check_repeat "$next"; fi ;;
+    --runtime=*) check_runtime "${arg#--runtime=}" ;;
+    --repeat=*) check_repeat "${arg#--repeat=}" ;;
+    --json=*) usage_error "--json takes no value (got '$arg')" ;;
+    -*) usage_error "unknown option '$arg'; expected --json, --runtime or --repeat" ;;
+    *) usage_error "unexpected argument '$arg' (\`repro all\` takes no positional argument)" ;;
+  esac
+done
 ci/setup.sh >&2 || could_not_run "ci/setup.sh failed (see above)"
 bazel build --config=ci //repro >&2 || could_not_run "building //repro failed (see above)"
 # This configuration's output folder (the bazel-bin link follows whatever build ran last).
