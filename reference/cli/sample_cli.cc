@@ -80,9 +80,14 @@ Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::st
     const std::string item = Trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     const std::optional<int64_t> value = ParseWhole<int64_t>(item);
     if (!value) {
+      // Digits that do not fit are out of range, not "not an integer".
+      const bool digits = item.find_first_not_of("0123456789", item[0] == '-' ? 1 : 0) == std::string::npos &&
+                          item.size() > (item[0] == '-' ? 1u : 0u);
       return InvalidArgumentError(flag + " " + Quoted(text) + ": item " + std::to_string(position) + " (" +
-                                  Quoted(item) + ") is not an integer; expected a comma-separated list of " +
-                                  "integers like 10,5");
+                                  Quoted(item) + ") " +
+                                  (digits ? "is out of range; expected integers in -9223372036854775808.."
+                                            "9223372036854775807"
+                                          : "is not an integer; expected a comma-separated list of integers like 10,5"));
     }
     values.push_back(*value);
     if (comma == std::string::npos) break;
@@ -150,8 +155,11 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
 
   c.graph_dir = flags.graph;
   if (!IsDirectory(flags.graph)) {
-    return NotFoundError("--graph " + Quoted(flags.graph) +
-                         ": no such directory; expected a directory with indptr.npy and indices.npy");
+    struct stat st;
+    const bool exists = ::stat(flags.graph.c_str(), &st) == 0;
+    return (exists ? InvalidArgumentError : NotFoundError)(
+        "--graph " + Quoted(flags.graph) + (exists ? ": not a directory" : ": no such directory") +
+        "; expected a directory with indptr.npy and indices.npy");
   }
   Result<CscGraph> graph = CscGraph::Load(flags.graph);
   if (!graph.ok()) {

@@ -32,6 +32,11 @@ TEST(ParseIntListTest, NamesTheFlagAndTheBadItem) {
     EXPECT_EQ(r.status().message().rfind("--fanouts", 0), 0u) << r.status();
   }
   EXPECT_THAT(ParseIntList("1,x", "--seeds").status().message(), testing::HasSubstr("item 1 ('x') is not an integer"));
+  // Digits past int64 are out of range, not "not an integer" (a new user's trial).
+  EXPECT_THAT(ParseIntList("1,99999999999999999999", "--seeds").status().message(),
+              testing::HasSubstr("item 1 ('99999999999999999999') is out of range; expected integers in "
+                                 "-9223372036854775808..9223372036854775807"));
+  EXPECT_THAT(ParseIntList("-", "--seeds").status().message(), testing::HasSubstr("('-') is not an integer"));
 }
 
 class SampleCliTest : public testing::Test {

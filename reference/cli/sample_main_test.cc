@@ -220,6 +220,8 @@ TEST_F(SampleMainTest, BadInputExitsTwoWithAOneLineMessage) {
       {{"--seeds", "1", "--fanouts", "2", "--rng-seed", "1"}, {"--graph is required"}},
       {{"--graph", g + "/missing", "--seeds", "1", "--fanouts", "2", "--rng-seed", "1"},
        {"--graph", "missing", "no such directory"}},
+      {{"--graph", g + "/indptr.npy", "--seeds", "1", "--fanouts", "2", "--rng-seed", "1"},
+       {"--graph", "indptr.npy': not a directory; expected a directory with indptr.npy and indices.npy"}},
       {{"--graph", g, "--seeds-file", truncated, "--fanouts", "2", "--rng-seed", "1"},
        {"--seeds-file", "truncated.npy", "is truncated"}},
       {{"--graph", g, "--seeds-file", floats, "--fanouts", "2", "--rng-seed", "1"},
