@@ -26,11 +26,12 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
     return InvalidArgumentError("cannot create a temporary file for '" + path + "': " + std::strerror(errno));
   }
   // `what`: the failed step and its error ("fsync: No space left on device").
+  // Unavailable: the path was fine, the writing failed (a full disk, EIO).
   auto fail_with = [&](const std::string& what, bool open) {
     const std::string message = "cannot write '" + path + "': " + what;
     if (open) close(fd);
     unlink(tmp.c_str());
-    return InvalidArgumentError(message);
+    return UnavailableError(message);
   };
   auto fail = [&](const char* step, bool open) {
     return fail_with(std::string(step) + ": " + std::strerror(errno), open);

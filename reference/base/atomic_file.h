@@ -18,8 +18,9 @@ enum class FileDurability { kDurable, kVisible };
 // Writes `parts`, one after the other, to `path` (mode 0644) through a
 // temporary file next to it that is renamed into place: either the complete
 // file appears at `path` or the previous state is left unchanged, and no
-// temporary file stays behind. Failures are InvalidArgument errors naming
-// the path, the step and errno.
+// temporary file stays behind. Failures name the path, the step and errno:
+// InvalidArgument when the temporary file cannot be made or renamed (the
+// path is wrong), Unavailable when writing it fails (a full disk, EIO).
 Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts,
                            FileDurability durability = FileDurability::kDurable);
 

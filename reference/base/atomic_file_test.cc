@@ -64,7 +64,7 @@ TEST(AtomicFileTest, TheTemporaryFileIsCloseOnExecAndGoneAfterAFailedWrite) {
     const rlimit limit{4096, 4096};
     if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
     const Status written = WriteFileAtomically(path, {std::string(8192, 'x')}, FileDurability::kVisible);
-    if (written.message() != "cannot write '" + path + "': write failed: File too large") _exit(11);
+    if (written.ToString() != "unavailable: cannot write '" + path + "': write failed: File too large") _exit(11);
     if (g_tmp_flags < 0) _exit(12);  // the handler did not find the file
     _exit((g_tmp_flags & FD_CLOEXEC) != 0 ? 0 : 13);
   }
