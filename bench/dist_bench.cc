@@ -56,6 +56,7 @@ using Clock = std::chrono::steady_clock;
 // signal is raised again once that is done. Ended at once, this process
 // would leave Open MPI's folders in /tmp and /dev/shm.
 std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 volatile sig_atomic_t stop_signal = 0;
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
@@ -72,7 +73,11 @@ class StopSignalsDuringTheJob {
     struct sigaction action {};
     action.sa_handler = RequestStop;
     sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &action, &saved_[i]);
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+      sigaction(kStopSignals[i], &action, &saved_[i]);
+      // A signal the caller ignores (nohup's SIGHUP, a background job's SIGINT) stays ignored.
+      if (saved_[i].sa_handler == SIG_IGN) sigaction(kStopSignals[i], &saved_[i], nullptr);
+    }
   }
   ~StopSignalsDuringTheJob() {
     for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &saved_[i], nullptr);
@@ -191,7 +196,8 @@ bool RunMpiLayout(const Workload& w, int ranks, int hosts,
                hosts == 0 ? "this machine (shared memory)" : (std::to_string(hosts) + " namespace host(s) (TCP)").c_str(),
                w.iterations, static_cast<long long>(w.batch));
   if (stop_requested) {  // it came while the hosts were made
-    std::fprintf(stderr, "dist_bench: stopped by signal %d before the MPI job started\n", static_cast<int>(stop_signal));
+    std::fprintf(stderr, "dist_bench: stopped by signal %d before the MPI job started\n",
+                 static_cast<int>(stop_signal));
     return false;
   }
   Result<MpiJob> job = RunMpiJob("dist_bench_rank",

@@ -6,25 +6,33 @@
 set -uo pipefail
 BENCH="$1"
 source "$(dirname "$0")/check_lib.sh"
-export TMPDIR="$WORK/tmp"  # the job's session folder comes here, where no other test's does
-mkdir -p "$TMPDIR"
+# The session folder comes here, where no other test's does. A short path:
+# PMIx's socket paths under it must fit in 108 bytes (TEST_TMPDIR is too long).
+export TMPDIR="$(mktemp -d /tmp/fl-sig.XXXXXX)"
+trap 'rm -rf "$WORK" "$TMPDIR"' EXIT
+reports="${TEST_TMPDIR:-/tmp}"  # where the launcher makes the job's report folder (DefaultTempBase)
 shm_before=$(ls -d /dev/shm/fl-ompi-* 2>/dev/null | sort)
-# Tiny rows, many batches: the in-process part takes seconds, the MPI job minutes (it is stopped long before).
+# Tiny rows, many batches: the in-process part takes seconds, the MPI job far
+# longer than this test waits (it is stopped once both ranks have joined).
 "$BENCH" --ranks 2 --rows 64 --dim 8 --batch 16 --iterations 1000000 >/dev/null 2>"$WORK/stderr" &
 bench=$!
-# Wait (bounded) until the job's session folder exists: the job runs.
-for _ in $(seq 600); do
-  compgen -G "$TMPDIR/fl-ompi-*" >/dev/null && break
+# Wait (bounded: 240 s, for sanitizers on busy cores) until both ranks have
+# joined: the MPI job runs.
+joined() { compgen -G "$reports/faultline-mpi-*/rank-0.mark-joined" >/dev/null &&
+           compgen -G "$reports/faultline-mpi-*/rank-1.mark-joined" >/dev/null; }
+for _ in $(seq 2400); do
+  joined && break
   kill -0 "$bench" 2>/dev/null || break
   sleep 0.1
 done
-check "the MPI job started" yes "$(compgen -G "$TMPDIR/fl-ompi-*" >/dev/null && echo yes || echo no)"
+check "both ranks joined" yes "$(joined && echo yes || echo no)"
 kill -TERM "$bench"
 wait "$bench"
 check "exit status: ended by SIGTERM" 143 "$?"
-check "the session folder is removed" "" "$(ls "$TMPDIR")"
-# The test is exclusive: no other test's folder comes or goes in /dev/shm meanwhile.
-check "no shared-memory folder is left" "$shm_before" "$(ls -d /dev/shm/fl-ompi-* 2>/dev/null | sort)"
 check "it says why it stopped" yes \
   "$(grep -q 'dist_bench: stopped by signal 15; the MPI job was ended and its folders removed' "$WORK/stderr" && echo yes || echo no)"
+check "the session folder is removed" "" "$(ls "$TMPDIR")"
+check "the report folder is removed" "" "$(ls -d "$reports"/faultline-mpi-* 2>/dev/null)"
+# The test is exclusive: no other test's folder comes or goes in /dev/shm meanwhile.
+check "no shared-memory folder is left" "$shm_before" "$(ls -d /dev/shm/fl-ompi-* 2>/dev/null | sort)"
 finish dist_bench_signal_test

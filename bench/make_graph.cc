@@ -23,6 +23,7 @@
 #include "bench/bench_graph.h"
 #include "reference/base/atomic_file.h"
 #include "reference/base/caller_path.h"
+#include "reference/base/flush_stdout.h"
 #include "reference/base/parse_int.h"
 #include "reference/cli/int_flag.h"
 #include "reference/graph/csc_graph.h"
@@ -90,9 +91,8 @@ int main(int argc, char** argv) {
       std::printf("%s: %lld nodes, %lld edges%s\n", out.c_str(), static_cast<long long>(nodes),
                   static_cast<long long>(edges), reused ? " (already there)" : "");
     }
-    std::cout.flush();
-    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      std::fprintf(stderr, "make_graph: writing the summary to stdout failed: %s\n", std::strerror(errno));
+    if (const std::string lost = faultline::FlushStdout(); !lost.empty()) {
+      std::fprintf(stderr, "make_graph: writing the summary to stdout failed: %s\n", lost.c_str());
       return 1;
     }
     return 0;

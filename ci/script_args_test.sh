@@ -91,7 +91,7 @@ expect_said 2 "--budget-s is inf; expected a finite number" ci/gpu_run.sh "$WORK
 expect_said 2 "--budget-s is nan; expected a finite number" ci/gpu_run.sh "$WORK/out" --budget-s nan --check-args
 expect 2 ci/gpu_run.sh out --budget-s 0 --check-args
 expect 2 ci/gpu_run.sh out --only nothing --check-args
-expect 0 ci/gpu_run.sh out --repeat 3 --check-args
+expect 0 ci/gpu_run.sh "$WORK/out" --repeat 3 --check-args
 expect 2 ci/gpu_run.sh out --repeat 0 --check-args
 expect 2 ci/gpu_run.sh out --repeat x --check-args
 expect 2 env GTEST_REPEAT=2 ci/gpu_run.sh out --check-args

@@ -73,8 +73,7 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   }
   const std::optional<int> repeat = ParseWhole<int>(repeat_text);
   if (!repeat || *repeat < 1) {
-    err << "repro: --repeat is " << (repeat ? repeat_text : "'" + repeat_text + "'")
-        << "; expected a number of runs >= 1\n";
+    err << "repro: --repeat is '" << repeat_text << "'; expected a number of runs in 1..2147483647\n";
     *exit_code = kExitUsage;
     return std::nullopt;
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "reference/base/flush_stdout.h"
 #include "reference/process/child_registry.h"
 #include "repro/cli.h"
 #include "repro/registry.h"
@@ -195,9 +196,8 @@ int main(int argc, char** argv) {
   exit_code = faultline::repro::Main(argc, argv);
   // A table or JSON that never reached its reader (a full disk, a closed
   // pipe) is a failure, not the outcome it would have shown.
-  std::cout.flush();
-  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "repro: writing the output to stdout failed: %s\n", std::strerror(errno));
+  if (const std::string lost = faultline::FlushStdout(); !lost.empty()) {
+    std::fprintf(stderr, "repro: writing the output to stdout failed: %s\n", lost.c_str());
     return 1;
   }
   return exit_code;

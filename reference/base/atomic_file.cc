@@ -23,7 +23,10 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
   // is written must not hold it (mkstemp's descriptor is inherited).
   const int fd = mkostemp(&tmp[0], O_CLOEXEC);
   if (fd < 0) {
-    return InvalidArgumentError("cannot create a temporary file for '" + path + "': " + std::strerror(errno));
+    const std::string message = "cannot create a temporary file for '" + path + "': " + std::strerror(errno);
+    // A full disk or quota, or an I/O error, is not a wrong path.
+    if (errno == ENOSPC || errno == EDQUOT || errno == EIO) return UnavailableError(message);
+    return InvalidArgumentError(message);
   }
   // `what`: the failed step and its error ("fsync: No space left on device").
   // Unavailable: the path was fine, the writing failed (a full disk, EIO).

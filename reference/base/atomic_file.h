@@ -20,7 +20,7 @@ enum class FileDurability { kDurable, kVisible };
 // file appears at `path` or the previous state is left unchanged, and no
 // temporary file stays behind. Failures name the path, the step and errno:
 // InvalidArgument when the temporary file cannot be made or renamed (the
-// path is wrong), Unavailable when writing it fails (a full disk, EIO).
+// path is wrong), Unavailable when the disk fails it (full, over quota, EIO).
 Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> parts,
                            FileDurability durability = FileDurability::kDurable);
 

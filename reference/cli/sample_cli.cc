@@ -6,8 +6,10 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <sstream>
@@ -32,11 +34,6 @@ std::string Trim(const std::string& text) {
   if (begin == std::string::npos) return "";
   const size_t end = text.find_last_not_of(" \t");
   return text.substr(begin, end - begin + 1);
-}
-
-bool IsDirectory(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // Checks that every seed is a node id of the graph; `flag` names where the
@@ -83,11 +80,10 @@ Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::st
       // Digits that do not fit are out of range, not "not an integer".
       const bool digits = item.find_first_not_of("0123456789", item[0] == '-' ? 1 : 0) == std::string::npos &&
                           item.size() > (item[0] == '-' ? 1u : 0u);
+      const std::string why = digits ? "is out of range; expected integers in -9223372036854775808..9223372036854775807"
+                                     : "is not an integer; expected a comma-separated list of integers like 10,5";
       return InvalidArgumentError(flag + " " + Quoted(text) + ": item " + std::to_string(position) + " (" +
-                                  Quoted(item) + ") " +
-                                  (digits ? "is out of range; expected integers in -9223372036854775808.."
-                                            "9223372036854775807"
-                                          : "is not an integer; expected a comma-separated list of integers like 10,5"));
+                                  Quoted(item) + ") " + why);
     }
     values.push_back(*value);
     if (comma == std::string::npos) break;
@@ -154,12 +150,13 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
   c.weighted = flags.weighted;
 
   c.graph_dir = flags.graph;
-  if (!IsDirectory(flags.graph)) {
-    struct stat st;
-    const bool exists = ::stat(flags.graph.c_str(), &st) == 0;
-    return (exists ? InvalidArgumentError : NotFoundError)(
-        "--graph " + Quoted(flags.graph) + (exists ? ": not a directory" : ": no such directory") +
-        "; expected a directory with indptr.npy and indices.npy");
+  struct stat graph_stat;
+  const bool found = ::stat(flags.graph.c_str(), &graph_stat) == 0;
+  if (!found || !S_ISDIR(graph_stat.st_mode)) {
+    const std::string flag = "--graph " + Quoted(flags.graph) + ": ";
+    const std::string expected = "; expected a directory with indptr.npy and indices.npy";
+    if (!found && errno == ENOENT) return NotFoundError(flag + "no such directory" + expected);
+    return InvalidArgumentError(flag + (found ? "not a directory" : std::strerror(errno)) + expected);
   }
   Result<CscGraph> graph = CscGraph::Load(flags.graph);
   if (!graph.ok()) {

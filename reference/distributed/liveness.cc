@@ -228,7 +228,8 @@ Result<PeerAddress> PeerAddress::Parse(int rank, const std::string& text) {
   peer.pid = static_cast<pid_t>(pid);
   peer.port = static_cast<int>(port);
   peer.host = host;  // never empty: the stream reads a word
-  if (tag.size() != 16 || tag.find_first_not_of("0123456789abcdef") != std::string::npos || tag == std::string(16, '0')) {
+  const bool sixteen_hex = tag.size() == 16 && tag.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!sixteen_hex || tag == std::string(16, '0')) {
     return malformed("tag is '" + tag + "'; expected 16 lowercase hex digits, not all 0");
   }
   peer.tag = std::stoull(tag, nullptr, 16);

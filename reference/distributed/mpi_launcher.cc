@@ -150,7 +150,8 @@ std::string HowMpirunSawItEnd(const std::string& output, int rank) {
 }  // namespace
 
 std::string MpiJob::Describe() const {
-  std::string text = "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") + (stopped ? " (stopped)" : "") +
+  std::string text = "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") +
+                     (stopped ? " (stopped)" : "") +
                      (mpirun_terminated ? " (terminated by the launcher: every rank had ended, or the ones left could never leave "
                                           "MPI_Init)"
                                         : "") +
@@ -349,7 +350,9 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
     if (now > deadline || job.stopped) {
       job.timed_out = !job.stopped;
       kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      // A caller's signal handler (dist_bench's) may interrupt the wait.
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
       break;
     }
     if (options.keep_survivors && !job.mpirun_terminated) {
