@@ -25,6 +25,7 @@
 #include <memory>
 #include <new>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -263,10 +264,10 @@ int Main(int argc, char** argv) {
     }
     host_counts.push_back(*ParseWhole<int>(item));
   }
-  for (size_t i = 0; i < host_counts.size(); ++i) {
-    if (std::find(host_counts.begin(), host_counts.begin() + static_cast<std::ptrdiff_t>(i), host_counts[i]) !=
-        host_counts.begin() + static_cast<std::ptrdiff_t>(i)) {
-      std::fprintf(stderr, "dist_bench: --hosts lists %d twice; expected each layout once\n", host_counts[i]);
+  std::set<int> layouts;
+  for (int hosts : host_counts) {
+    if (!layouts.insert(hosts).second) {
+      std::fprintf(stderr, "dist_bench: --hosts lists %d twice; expected each layout once\n", hosts);
       return 2;
     }
   }

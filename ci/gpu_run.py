@@ -130,17 +130,14 @@ def stop(signum, frame):
 class Run:
     """The bundle, unpacked, and everything recorded so far."""
 
-    def __init__(self, root, out_dir, deadline, runtime, devices, repeat=1, manifest=None):
+    def __init__(self, root, out_dir, deadline, runtime, devices, repeat, manifest):
         self.devices = devices  # visible devices, from device_probe
         self.repeat = repeat  # times each test binary runs its cases, and repro each variant (--repeat)
         self.runtime = runtime  # "cuda"; "simcuda" only to check this runner on a machine without a GPU
         self.root = root
         self.out_dir = out_dir
         self.deadline = deadline
-        if manifest is None:  # main passes the one load_manifest checked
-            with open(os.path.join(root, "manifest.json")) as f:
-                manifest = json.load(f)
-        self.manifest = manifest
+        self.manifest = manifest  # as load_manifest checked it
         self.results = []
         self.logs = []
 

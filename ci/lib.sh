@@ -1,5 +1,15 @@
 # Shared helpers for the ci/ scripts (sourced, not run).
 
+json_string() {  # json_string <text>: the text as a JSON string, quotes included
+  local s=$1
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\t'/\\t}
+  s=${s//$'\r'/\\r}
+  printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\037')"
+}
+
 # Runs one `bazel test` stage and adds its pass/fail counts to the totals
 # printed by print_totals. A red stage's log is kept (its path is printed);
 # a green one's is removed, so that runs leave nothing behind in /tmp.
@@ -31,8 +41,7 @@ run_stage() {
     echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc})"
   else
     echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc}); log: ${log}"
-    log_json="${log//\\/\\\\}"  # the path as a JSON string: \ and " escaped
-    log_json="\"${log_json//\"/\\\"}\""
+    log_json=$(json_string "$log")
   fi
   STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": ${log_json}}")
   return "$rc"

@@ -15,15 +15,7 @@ done
 cd "$(dirname "$0")/.."
 json=0
 for arg in "$@"; do [ "$arg" = --json ] && json=1; done
-json_string() {  # json_string <text>: the text as a JSON string, quotes included
-  local s=$1
-  s=${s//\\/\\\\}
-  s=${s//\"/\\\"}
-  s=${s//$'\n'/\\n}
-  s=${s//$'\t'/\\t}
-  s=${s//$'\r'/\\r}
-  printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\037')"
-}
+source ci/lib.sh  # json_string
 fail() {  # fail <status> <message>
   echo "ci/repro.sh: $2" >&2
   if [ "$json" -eq 1 ]; then printf '{"error": %s}\n' "$(json_string "$2")"; fi

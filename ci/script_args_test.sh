@@ -37,7 +37,7 @@ expect 0 ci/repro.sh --json --help
 # repro: a script that got past its check would not reach the real setup or
 # Bazel, even when this test runs outside Bazel in a checkout.
 mkdir -p "$WORK/repro/ci" "$WORK/repro/bin" "$WORK/repro/out/repro"
-cp ci/repro.sh "$WORK/repro/ci/"
+cp ci/repro.sh ci/lib.sh "$WORK/repro/ci/"
 printf '#!/bin/sh\n[ "${STUB_SETUP_OK:-}" = 1 ] || { echo "stub ci/setup.sh ran" >&2; exit 1; }\n' \
   >"$WORK/repro/ci/setup.sh"
 printf '#!/bin/sh\n[ "$1" != info ] || echo "%s"\n' "$WORK/repro/out" >"$WORK/repro/bin/bazel"

@@ -2,9 +2,7 @@
 // (legacy variants must show the documented symptom, fixed and workaround
 // variants must pass). Exit 0 only when every outcome matched.
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <nlohmann/json.hpp>

@@ -346,9 +346,10 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
     const auto now = std::chrono::steady_clock::now();
-    job.stopped = options.stop != nullptr && options.stop->load();
-    if (now > deadline || job.stopped) {
-      job.timed_out = !job.stopped;
+    const bool stop = options.stop != nullptr && options.stop->load();
+    if (now > deadline || stop) {
+      job.stopped = stop;
+      job.timed_out = !stop;
       kill(-pid, SIGKILL);
       // A caller's signal handler (dist_bench's) may interrupt the wait.
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
