@@ -1,5 +1,4 @@
-// Implements the argument checks shared by every backend, runtime selection
-// and DeviceGuard.
+// Implements the argument checks shared by every backend and DeviceGuard.
 #include "reference/runtime/runtime.h"
 
 #include <cuda_runtime_api.h>  // CUDART_VERSION only
@@ -33,29 +32,6 @@ const char* RuntimeKindName(RuntimeKind kind) {
     case RuntimeKind::kCuda: return "cuda";
   }
   return "unknown";
-}
-
-Result<RuntimeKind> ParseRuntimeKind(std::string_view text, std::string_view what) {
-  if (text == "cpu") return RuntimeKind::kCpu;
-  if (text == "simcuda") return RuntimeKind::kSimCuda;
-  if (text == "cuda") return RuntimeKind::kCuda;
-  if (text == "auto") return CudaDevicePresent() ? RuntimeKind::kCuda : RuntimeKind::kSimCuda;
-  return InvalidArgumentError(std::string(what) + " is '" + std::string(text) +
-                              "'; expected one of cpu, simcuda, cuda, auto");
-}
-
-Result<RuntimeKind> RuntimeKindFromEnv() {
-  const char* value = std::getenv("FAULTLINE_RUNTIME");
-  return ParseRuntimeKind(value && *value ? value : "auto", "FAULTLINE_RUNTIME");
-}
-
-DeviceRuntime& GetRuntime(RuntimeKind kind) {
-  switch (kind) {
-    case RuntimeKind::kCpu: return CpuRuntimeInstance();
-    case RuntimeKind::kSimCuda: return SimCudaRuntimeInstance();
-    case RuntimeKind::kCuda: return CudaRuntimeInstance();
-  }
-  return CpuRuntimeInstance();
 }
 
 int DeviceRuntime::DeviceCount(SourceLocation loc) {

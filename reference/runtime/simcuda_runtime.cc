@@ -15,6 +15,8 @@
 #include "reference/base/parse_int.h"
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
+#include "reference/runtime/python_stack.h"
+#include "reference/runtime/simulated_machine.h"
 #include "reference/runtime/visible_devices.h"
 
 namespace faultline {
@@ -24,38 +26,19 @@ namespace {
 thread_local cudaError_t t_last_error = cudaSuccess;
 thread_local int t_current_device = 0;
 
-// The most devices FAULTLINE_SIMCUDA_DEVICES may ask for.
-constexpr size_t kMaxSimulatedDevices = 64;
-
 // Where CUDA was first initialized; inherited by forked children.
 backward::StackTrace* g_init_trace = nullptr;
-
-// Environment variable `name` as a whole number in 0..`max`; anything else
-// is ignored, with a line on stderr, for `fallback`.
-size_t EnvSize(const char* name, size_t fallback, size_t max) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  const std::optional<size_t> value = ParseWholeNonNegative<size_t>(text);
-  if (!value || *value > max) {
-    std::fprintf(stderr, "simcuda: ignoring %s='%s': expected an integer in 0..%zu\n", name, text, max);
-    return fallback;
-  }
-  return *value;
-}
-
-// The UUID simcuda gives physical device `ordinal`, in the form the driver
-// prints it (nvidia-smi -L, cudaDeviceProp::uuid).
-std::string SimulatedUuid(int ordinal) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "GPU-5eed0000-0000-4000-8000-%012x", ordinal);
-  return text;
-}
+std::string* g_init_python_stack = nullptr;  // "" when the process runs no Python
 
 // Applies CUDA_VISIBLE_DEVICES to the simulated devices as the driver does
 // (visible_devices.h).
 VisibleDevices ApplyVisibleDevices(int physical) {
   const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (mask == nullptr) return {physical, false};
+  if (mask == nullptr) {
+    VisibleDevices all{physical, false, {}};
+    for (int d = 0; d < physical; ++d) all.physical.push_back(d);
+    return all;
+  }
   std::vector<std::string> uuids;
   for (int d = 0; d < physical; ++d) uuids.push_back(SimulatedUuid(d));
   return ReadVisibleDevices(mask, uuids);
@@ -82,17 +65,42 @@ bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
   // initializer) say nothing about who loaded what.
   return loc.filename.empty() || EndsWith(loc.filename, "reference/runtime/simcuda_runtime.cc") ||
          EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp") ||
+         loc.filename.find("reference/dropin/") != std::string::npos ||
          loc.filename.rfind("./elf/", 0) == 0;
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The drop-in libraries themselves (reference/dropin): not the caller.
+bool IsDropInObject(const std::string& object) {
+  const std::string name = Basename(object);
+  return name == "libcuda.so.1" || name.rfind("libcudart.so", 0) == 0 || name == "libnvidia-ml.so.1";
+}
+
+// CPython's evaluation loop, from libpython or a statically linked python.
+bool IsPythonInterpreterFrame(const backward::ResolvedTrace& frame) {
+  return Basename(frame.object_filename).rfind("libpython", 0) == 0 ||
+         frame.source.filename.rfind("Python/", 0) == 0 || frame.source.filename.rfind("Objects/", 0) == 0 ||
+         frame.source.filename.rfind("./Include/", 0) == 0;
 }
 
 }  // namespace
 
 SimCudaRuntime::SimCudaRuntime() {
   driver_error_ = DriverError();
-  physical_devices_ = static_cast<int>(EnvSize("FAULTLINE_SIMCUDA_DEVICES", 1, kMaxSimulatedDevices));
+  const SimulatedMachine machine = ReadSimulatedMachine();
+  physical_devices_ = machine.devices;
   // Until initialization applies CUDA_VISIBLE_DEVICES (see Enter), every device is visible.
   device_count_ = physical_devices_;
-  capacity_bytes_ = EnvSize("FAULTLINE_SIMCUDA_MEMORY_BYTES", capacity_bytes_, std::numeric_limits<size_t>::max());
+  capacity_bytes_ = machine.memory_bytes;
+  device_name_ = machine.name;
+  compute_major_ = machine.major;
+  compute_minor_ = machine.minor;
+  config_error_ = machine.error;
+  for (int d = 0; d < physical_devices_; ++d) visible_physical_.push_back(d);
   primary_context_.assign(physical_devices_, false);
   used_bytes_.assign(physical_devices_, 0);
   // A fork while another thread holds mu_ must not leave the child's copy locked.
@@ -116,11 +124,15 @@ void SimCudaRuntime::InitializeDriverLocked() {
   // The driver reads CUDA_VISIBLE_DEVICES once, at initialization (cuInit).
   const VisibleDevices visible = ApplyVisibleDevices(physical_devices_);
   device_count_ = visible.count;
+  visible_physical_ = visible.physical;
   init_error_ = visible.names_a_device_twice ? cudaErrorInvalidDevice
                 : visible.count == 0         ? cudaErrorNoDevice
                                              : cudaSuccess;
   if (g_init_trace == nullptr) g_init_trace = new backward::StackTrace();
   g_init_trace->load_here(48);
+  if (g_init_python_stack == nullptr) g_init_python_stack = new std::string();
+  *g_init_python_stack = CurrentPythonStack();
+  if (init_observer_ != nullptr) init_observer_(InitializationSiteLocked());
 }
 
 // Note [Fork poisoning]: a child forked after CUDA was initialized inherits
@@ -132,7 +144,16 @@ void SimCudaRuntime::InitializeDriverLocked() {
 // devices in a child says nothing about whether CUDA works there. When the
 // parent had initialized only the driver (cuInit), the runtime has no cache:
 // the count fails too and the failure stays in the last error.
+Status SimCudaRuntime::ConfigurationFailure(const char* api, SourceLocation loc) {
+  if (!config_error_said_) {
+    config_error_said_ = true;
+    std::fprintf(stderr, "simcuda: bad configuration: %s\n", config_error_.c_str());
+  }
+  return Fail(cudaErrorInvalidValue, api, loc, "bad simcuda configuration: " + config_error_);
+}
+
 Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
+  if (!config_error_.empty()) return ConfigurationFailure(api, loc);
   if (driver_error_ != cudaSuccess) return Fail(driver_error_, api, loc);
   if (initialized_ && init_pid_ != getpid()) {
     if (needs == Needs::kCachedCount && runtime_initialized_) return OkStatus();
@@ -178,6 +199,16 @@ std::string SimCudaRuntime::InitializationSiteLocked() {
   backward::TraceResolver resolver;
   resolver.load_stacktrace(*g_init_trace);
   std::ostringstream os;
+  const bool python = g_init_python_stack != nullptr && !g_init_python_stack->empty();
+  if (python) {
+    // faulthandler's lines ("  File ..., line N in f") under its own header.
+    std::istringstream lines(*g_init_python_stack);
+    os << "Python (most recent call first):\n";
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  File ", 0) == 0) os << "  " << line.substr(2) << "\n";
+    }
+    os << "Native:\n";
+  }
   int shown = 0;
   auto print = [&](const backward::ResolvedTrace::SourceLoc& loc) {
     if (IsInternalFrame(loc) || shown >= 16) return;
@@ -185,9 +216,18 @@ std::string SimCudaRuntime::InitializationSiteLocked() {
   };
   for (size_t i = 0; i < g_init_trace->size(); ++i) {
     backward::ResolvedTrace frame = resolver.resolve((*g_init_trace)[i]);
+    // Under Python the native frames end where the interpreter begins: its
+    // own frames are the Python ones above, in the user's terms.
+    if (python && IsPythonInterpreterFrame(frame)) break;
     // Inlined calls first: they are the innermost frames at this address.
     for (const auto& inlined : frame.inliners) print(inlined);
-    print(frame.source);
+    if (frame.source.filename.empty() && !frame.object_function.empty() && !IsDropInObject(frame.object_filename) &&
+        shown < 16) {
+      // A library without line tables (PyTorch's): its symbol and file.
+      os << "  #" << shown++ << " " << frame.object_function << " in " << Basename(frame.object_filename) << "\n";
+    } else {
+      print(frame.source);
+    }
   }
   return os.str();
 }
@@ -250,6 +290,7 @@ Result<int> SimCudaRuntime::DoNvmlDeviceCount(SourceLocation) {
   if (driver_error_ != cudaSuccess) {
     return UnavailableError("nvmlInit: libnvidia-ml.so.1 not found (no NVIDIA driver)");
   }
+  if (!config_error_.empty()) return UnavailableError("nvmlInit: bad simcuda configuration: " + config_error_);
   return ApplyVisibleDevices(physical_devices_).count;
 }
 
@@ -259,6 +300,7 @@ Status SimCudaRuntime::DoDriverInit(SourceLocation loc) {
 }
 
 Status SimCudaRuntime::DriverInitLocked(SourceLocation loc) {
+  if (!config_error_.empty()) return ConfigurationFailure("cuInit", loc);
   if (driver_error_ == cudaErrorInsufficientDriver) {
     return UnavailableError("cuInit: libcuda.so.1 not found (no NVIDIA driver)");
   }
@@ -596,6 +638,56 @@ Status SimCudaRuntime::BeginKernel(const char* kernel, const LaunchConfig& confi
   }
   *run_body = true;
   return OkStatus();
+}
+
+Result<SimCudaRuntime::DeviceDescription> SimCudaRuntime::Describe(int device, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaGetDeviceProperties", Needs::kCachedCount, loc));
+  if (device < 0 || device >= device_count_) {
+    return Fail(cudaErrorInvalidDevice, "cudaGetDeviceProperties", loc,
+                "device " + std::to_string(device) + " is not in [0, " + std::to_string(device_count_) + ")");
+  }
+  const int physical = visible_physical_[device];
+  return DeviceDescription{device_name_, capacity_bytes_, compute_major_, compute_minor_, SimulatedUuid(physical),
+                           physical};
+}
+
+Status SimCudaRuntime::EnterRuntimeCall(const char* api, bool needs_context, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Enter(api, needs_context ? Needs::kContext : Needs::kDevice, loc);
+}
+
+Status SimCudaRuntime::DriverReady(const char* api, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (initialized_ && init_pid_ == getpid() && driver_error_ == cudaSuccess) return OkStatus();
+  const std::string detail = initialized_ && init_pid_ != getpid() ? ForkDetail() : "cuInit has not been called";
+  return CudaCallError(3, DriverErrorName(3), DriverErrorString(3), api, loc, detail);
+}
+
+Status SimCudaRuntime::RetainPrimaryContext(int device, SourceLocation loc) {
+  FL_RETURN_IF_ERROR(DriverReady("cuDevicePrimaryCtxRetain", loc));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device < 0 || device >= device_count_) {
+    return CudaCallError(101, DriverErrorName(101), DriverErrorString(101), "cuDevicePrimaryCtxRetain", loc,
+                         "device " + std::to_string(device) + " is not in [0, " + std::to_string(device_count_) + ")");
+  }
+  primary_context_[device] = true;
+  return OkStatus();
+}
+
+int SimCudaRuntime::CurrentDeviceUnchecked() const { return t_current_device; }
+
+Result<std::pair<size_t, size_t>> SimCudaRuntime::MemoryInfo(SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cudaMemGetInfo", Needs::kContext, loc));
+  return std::make_pair(capacity_bytes_ - used_bytes_[t_current_device], capacity_bytes_);
+}
+
+void SimCudaRuntime::RecordError(cudaError_t code) { t_last_error = code; }
+
+void SimCudaRuntime::SetInitializationObserver(InitializationObserver observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  init_observer_ = observer;
 }
 
 SimCudaRuntime& SimCuda() {

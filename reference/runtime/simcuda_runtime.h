@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/runtime/runtime.h"
@@ -19,10 +20,10 @@ namespace faultline {
 
 class SimCudaRuntime final : public DeviceRuntime {
  public:
-  // Reads FAULTLINE_SIMCUDA_DEVICES (default 1), CUDA_VISIBLE_DEVICES,
+  // Reads the simulated machine (simulated_machine.h: FAULTLINE_SIMCUDA_DEVICES,
+  // default 1, and the devices' memory, name and compute capability) and
   // FAULTLINE_SIMCUDA_DRIVER ("none" = no driver, "stub" = the toolkit's
-  // stub libcuda) and FAULTLINE_SIMCUDA_MEMORY_BYTES (per-device capacity,
-  // default 16 GiB).
+  // stub libcuda); CUDA_VISIBLE_DEVICES is read at initialization.
   SimCudaRuntime();
 
   RuntimeKind kind() const override { return RuntimeKind::kSimCuda; }
@@ -34,8 +35,49 @@ class SimCudaRuntime final : public DeviceRuntime {
   // initialized simulated CUDA.
   bool initialized();
   // Returns where CUDA was first initialized, one frame per line
-  // ("#0 function at file:line"); empty when not initialized.
+  // ("#0 function at file:line"); empty when not initialized. When the
+  // process runs Python, its frames come first, under "Python (most recent
+  // call first):", then the native ones under "Native:".
   std::string InitializationSite();
+
+  // --- What the drop-in libraries (reference/dropin) add to DeviceRuntime.
+
+  // One simulated device as cudaGetDeviceProperties describes it.
+  struct DeviceDescription {
+    std::string name;
+    size_t memory_bytes = 0;
+    int major = 0;
+    int minor = 0;
+    std::string uuid;  // "GPU-5eed0000-..."
+    int physical = 0;  // its ordinal before CUDA_VISIBLE_DEVICES
+  };
+  // Describes visible device `device`; initializes CUDA as any runtime call.
+  Result<DeviceDescription> Describe(int device, SourceLocation loc = SourceLocation::Current());
+  // Runs the checks of runtime call `api` (initialization, fork poisoning,
+  // and with `needs_context` the current device's primary context, created
+  // on first use, and the sticky error), for calls the interface has no
+  // method for (cudaDeviceGetStreamPriorityRange, cudaStreamIsCapturing).
+  Status EnterRuntimeCall(const char* api, bool needs_context, SourceLocation loc = SourceLocation::Current());
+  // A driver API call's precondition: cuInit has succeeded in this very
+  // process (CUDA_ERROR_NOT_INITIALIZED, 3, before it and in any child
+  // forked after initialization).
+  Status DriverReady(const char* api, SourceLocation loc = SourceLocation::Current());
+  // Creates the primary context of visible device `device`
+  // (cuDevicePrimaryCtxRetain; simcuda keeps no reference count).
+  Status RetainPrimaryContext(int device, SourceLocation loc = SourceLocation::Current());
+  // Returns the calling thread's current device without any check (the
+  // driver's view of the current context); 0 until one is set.
+  int CurrentDeviceUnchecked() const;
+  // Returns the free and total bytes of the current device (cudaMemGetInfo).
+  Result<std::pair<size_t, size_t>> MemoryInfo(SourceLocation loc = SourceLocation::Current());
+  // Records `code` as the calling thread's last error: a failure the
+  // drop-in found before it reached the model (a bad argument).
+  void RecordError(cudaError_t code);
+  // Calls `observer` with the initialization site each time CUDA is
+  // initialized in a process (the drop-in's per-process report). It runs
+  // with the model's lock held: it must not call the model.
+  using InitializationObserver = void (*)(const std::string& site);
+  void SetInitializationObserver(InitializationObserver observer);
 
  protected:
   Result<int> DoGetDeviceCount(SourceLocation loc) override;
@@ -100,6 +142,9 @@ class SimCudaRuntime final : public DeviceRuntime {
   // Fails with cudaErrorInvalidResourceHandle unless `event` is a live event.
   Status CheckEvent(const char* api, EventHandle event, SourceLocation loc);
   std::string ForkDetail();
+  // Fails call `api` with the configuration's error (cudaErrorInvalidValue),
+  // printing it on stderr the first time. Requires mu_ held.
+  Status ConfigurationFailure(const char* api, SourceLocation loc);
   // Initializes the driver in this process: applies CUDA_VISIBLE_DEVICES and
   // records where. Requires mu_ held.
   void InitializeDriverLocked();
@@ -127,6 +172,13 @@ class SimCudaRuntime final : public DeviceRuntime {
   // failed with 3, and every later read of the last error says so.
   bool runtime_init_failed_ = false;
   std::vector<void*> init_frames_;  // raw return addresses, resolved on demand
+  InitializationObserver init_observer_ = nullptr;
+  std::string config_error_;  // a malformed FAULTLINE_SIMCUDA_* variable (simulated_machine.h)
+  bool config_error_said_ = false;
+  std::string device_name_;
+  int compute_major_ = 0;
+  int compute_minor_ = 0;
+  std::vector<int> visible_physical_;  // visible device -> physical ordinal
   std::vector<bool> primary_context_;
   std::vector<size_t> used_bytes_;
   // A sticky error (cudaErrorIllegalAddress after a faulting kernel): once

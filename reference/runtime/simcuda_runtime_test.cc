@@ -80,17 +80,31 @@ TEST(SimCudaTest, DeviceCountFollowsConfigurationAndVisibleDevices) {
             "cudaErrorInsufficientDriver 0");
 }
 
-// A count that is not a whole number in 0..64 is ignored for the default
-// of 1 (with a line on stderr, which the transcript does not hold). Before,
-// "-1" wrapped to a huge count and the process died (std::length_error) on
-// its first use of simcuda.
-TEST(SimCudaTest, ABadDeviceCountIsIgnoredForTheDefault) {
+// A malformed configuration fails every call with cudaErrorInvalidValue and
+// a message that names the variable, its value and what was expected (it
+// is printed on stderr at the first call too). Before, a bad count was
+// ignored for the default, and "-1" once wrapped to a huge count.
+int ReportConfigurationError(const std::vector<std::string>&) {
+  auto count = SimCuda().GetDeviceCount();
+  ReportToParent(count.ok() ? std::to_string(*count) : count.status().cuda_error()->name + ": " + count.status().message());
+  return 0;
+}
+FL_REGISTER_CHILD("report_configuration_error", ReportConfigurationError);
+
+TEST(SimCudaTest, ABadConfigurationFailsEveryCallNamingTheVariable) {
   for (const char* bad : {"-1", "65", "2x", " 2", "4294967297", "18446744073709551616"}) {
-    const ChildExit exit = RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", bad}});
+    const ChildExit exit = RunChild("report_configuration_error", {{"FAULTLINE_SIMCUDA_DEVICES", bad}});
     EXPECT_TRUE(exit.succeeded()) << bad << ": " << exit.Describe();
-    EXPECT_EQ(exit.transcript, "1 1") << bad;
+    EXPECT_EQ(exit.transcript, std::string("cudaErrorInvalidValue: cudaGetDeviceCount failed: invalid argument; bad "
+                                           "simcuda configuration: FAULTLINE_SIMCUDA_DEVICES='") +
+                                   bad + "': expected an integer in 0..64")
+        << bad;
   }
   EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "64"}}).transcript, "64 64");
+  EXPECT_THAT(RunChild("report_configuration_error", {{"FAULTLINE_SIMCUDA_COMPUTE_CAPABILITY", "nine"}}).transcript,
+              testing::HasSubstr("FAULTLINE_SIMCUDA_COMPUTE_CAPABILITY='nine': expected MAJOR.MINOR such as 9.0"));
+  EXPECT_THAT(RunChild("report_configuration_error", {{"FAULTLINE_SIMCUDA_MEMORY_BYTES", "0"}}).transcript,
+              testing::HasSubstr("FAULTLINE_SIMCUDA_MEMORY_BYTES='0': expected an integer in 1.."));
 }
 
 // The primary-context query calls cuInit first, as the CUDA backend's does:

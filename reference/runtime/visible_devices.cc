@@ -53,7 +53,7 @@ int CountVisibleDevices(const std::string& mask, const std::vector<std::string>&
 }
 
 VisibleDevices ReadVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids) {
-  constexpr VisibleDevices kRepeat{0, true};
+  const VisibleDevices kRepeat{0, true, {}};
   const std::vector<std::string> entries = SplitAtCommas(mask);
   const long physical = static_cast<long>(uuids.size());
   if (entries.empty() || entries[0].rfind("GPU-", 0) != 0) {
@@ -65,7 +65,7 @@ VisibleDevices ReadVisibleDevices(const std::string& mask, const std::vector<std
       ordinals.push_back(ordinal);
     }
     const auto past = std::find_if(ordinals.begin(), ordinals.end(), [&](long o) { return o >= physical; });
-    return {static_cast<int>(past - ordinals.begin()), false};
+    return {static_cast<int>(past - ordinals.begin()), false, std::vector<int>(ordinals.begin(), past)};
   }
   std::vector<std::string> prefixes;  // up to the first entry that is not a UUID
   for (const std::string& entry : entries) {
@@ -80,7 +80,7 @@ VisibleDevices ReadVisibleDevices(const std::string& mask, const std::vector<std
     if (Contains(devices, device)) return kRepeat;
     devices.push_back(device);
   }
-  return {static_cast<int>(devices.size()), false};
+  return {static_cast<int>(devices.size()), false, std::vector<int>(devices.begin(), devices.end())};
 }
 
 }  // namespace faultline

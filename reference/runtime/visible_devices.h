@@ -36,6 +36,9 @@ int CountVisibleDevices(const std::string& mask, const std::vector<std::string>&
 struct VisibleDevices {
   int count = 0;
   bool names_a_device_twice = false;
+  // The physical ordinal behind each visible device, in visible order
+  // (count entries): "1,0" makes physical 1 the visible device 0.
+  std::vector<int> physical;
 };
 VisibleDevices ReadVisibleDevices(const std::string& mask, const std::vector<std::string>& uuids);
 
