@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Creates (or reuses) a cached virtual environment holding PyPI's CUDA build
+# of PyTorch, for the drop-in simcuda tests. Only what the build needs to
+# load is installed: torch itself with --no-deps, its pure-Python
+# requirements, and the few CUDA wheels whose libraries the toolkit in
+# /usr/local/cuda cannot stand in for (facts: ../shared/cuda-abi/README.md).
+# The CUDA runtime itself comes from simcuda (ci/simcuda.sh).
+# Usage: ci/torch_venv.sh VERSION      (supported: 2.15.0)
+# Prints the venv's python as the last stdout line; progress on stderr.
+# Exit: 0 ready, 2 bad usage, 3 not run: the package index cannot be reached
+# (the reason on stderr), 1 the install failed (see the log it names).
+# Env: FAULTLINE_CACHE (default ~/.cache/faultline).
+set -uo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+[ $# -eq 1 ] || { echo "ci/torch_venv.sh: expected one argument, the torch version (try --help)" >&2; exit 2; }
+version=$1
+case "$version" in
+  2.15.0)  # CUDA 13.2 build: NCCL, NVSHMEM, cuSPARSELt and cuFile are not in the 13.0 toolkit (or too old)
+    cuda_wheels=(nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.7.2 nvidia-cusparselt-cu13==0.8.1
+                 nvidia-cufile==1.20.0.107) ;;
+  *) echo "ci/torch_venv.sh: torch '$version' is not supported; expected 2.15.0" >&2; exit 2 ;;
+esac
+python_deps=(filelock==4.3.1 typing-extensions==4.16.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1
+             jinja2==3.1.6 markupsafe==3.0.4 fsspec==2026.9.0 numpy==2.4.6 setuptools==80.9.0)
+pins="torch==$version ${cuda_wheels[*]} ${python_deps[*]}"
+hash=$(printf '%s' "$pins" | sha256sum | cut -c1-12)
+cache=${FAULTLINE_CACHE:-$HOME/.cache/faultline}
+venv="$cache/venv-torch-$version-$hash"
+py="$venv/bin/python"
+log="$venv.install.log"
+
+ready() { [ -x "$py" ] && [ -f "$venv/.complete" ]; }
+if ready; then echo "$py"; exit 0; fi
+mkdir -p "$cache" || { echo "ci/torch_venv.sh: cannot create $cache (set FAULTLINE_CACHE)" >&2; exit 1; }
+exec 9>"$venv.lock" || { echo "ci/torch_venv.sh: cannot open $venv.lock" >&2; exit 1; }
+if ! flock -n 9; then
+  echo "ci/torch_venv.sh: another run is installing into $venv; waiting for it" >&2
+  flock 9
+fi
+if ready; then echo "$py"; exit 0; fi
+# Is the index reachable at all? Without it this is "not run", never a pass.
+if ! python3 -m pip download --no-deps --dest "$(mktemp -d)" --quiet filelock==4.3.1 >/dev/null 2>&1; then
+  echo "ci/torch_venv.sh: not run: the Python package index cannot be reached (pip download filelock failed)" >&2
+  exit 3
+fi
+rm -rf "$venv"
+python3 -m venv "$venv" >/dev/null 2>&1 || { rm -rf "$venv"; echo "ci/torch_venv.sh: python3 -m venv failed (is python3-venv installed?)" >&2; exit 1; }
+: >"$log"
+echo "ci/torch_venv.sh: installing torch $version into $venv (log: $log)" >&2
+install() {  # install <what> <pip args...>: pip's progress bar on stderr
+  echo "ci/torch_venv.sh: pip install $1" >&2
+  shift
+  "$py" -m pip install --disable-pip-version-check --no-input --progress-bar on "$@" 2>&1 | tee -a "$log" |
+    grep --line-buffered -E '^(Collecting|Downloading|Installing|Successfully)' >&2
+  return "${PIPESTATUS[0]}"
+}
+install "torch $version (no dependencies)" --no-deps "torch==$version" &&
+  install "torch's Python requirements" --no-deps "${python_deps[@]}" &&
+  install "the CUDA wheels torch loads that the toolkit lacks" --no-deps "${cuda_wheels[@]}" ||
+  { echo "ci/torch_venv.sh: the install failed (see $log)" >&2; exit 1; }
+"$py" -c "import torch; assert torch.__version__.startswith('$version'), torch.__version__" >>"$log" 2>&1 ||
+  { echo "ci/torch_venv.sh: 'import torch' fails in $venv (see $log)" >&2; exit 1; }
+touch "$venv/.complete"
+echo "ci/torch_venv.sh: ready: $(du -sh "$venv" | cut -f1) in $venv" >&2
+echo "$py"
