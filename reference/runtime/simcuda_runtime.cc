@@ -29,6 +29,9 @@ thread_local int t_current_device = 0;
 // Where CUDA was first initialized; inherited by forked children.
 backward::StackTrace* g_init_trace = nullptr;
 std::string* g_init_python_stack = nullptr;  // "" when the process runs no Python
+// The site as text, resolved once (resolving reads debug information, which
+// is slow): children forked after it inherit the text.
+std::string* g_init_site_text = nullptr;
 
 // Applies CUDA_VISIBLE_DEVICES to the simulated devices as the driver does
 // (visible_devices.h).
@@ -132,6 +135,8 @@ void SimCudaRuntime::InitializeDriverLocked() {
   g_init_trace->load_here(48);
   if (g_init_python_stack == nullptr) g_init_python_stack = new std::string();
   *g_init_python_stack = CurrentPythonStack();
+  delete g_init_site_text;
+  g_init_site_text = nullptr;
   if (init_observer_ != nullptr) init_observer_(InitializationSiteLocked());
 }
 
@@ -196,6 +201,11 @@ std::string SimCudaRuntime::InitializationSite() {
 
 std::string SimCudaRuntime::InitializationSiteLocked() {
   if (!initialized_ || g_init_trace == nullptr) return "";
+  if (g_init_site_text == nullptr) g_init_site_text = new std::string(ResolveInitializationSite());
+  return *g_init_site_text;
+}
+
+std::string SimCudaRuntime::ResolveInitializationSite() {
   backward::TraceResolver resolver;
   resolver.load_stacktrace(*g_init_trace);
   std::ostringstream os;

@@ -152,6 +152,8 @@ class SimCudaRuntime final : public DeviceRuntime {
   // this process was forked after initialization (3). Requires mu_ held.
   Status DriverInitLocked(SourceLocation loc);
   std::string InitializationSiteLocked();
+  // Resolves the recorded stacks into InitializationSite's text.
+  static std::string ResolveInitializationSite();
 
   std::mutex mu_;
   // cudaSuccess when a driver is present, else the error every call returns:
