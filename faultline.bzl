@@ -96,7 +96,7 @@ _NVCC_FLAGS = "-std=c++17 -O2 -fmad=false -Xcompiler -fPIC -gencode arch=compute
 _LAUNCH_CONFIG_H = "//reference/runtime:launch_config.h"
 
 def _exec_config_files_impl(ctx):
-    return [DefaultInfo(files = depset(ctx.files.srcs))]
+    return [DefaultInfo(files = depset(ctx.files.srcs), runfiles = ctx.runfiles(files = ctx.files.srcs))]
 
 # Forwards files built in the exec configuration. nvcc's flags are fixed
 # (_NVCC_FLAGS), so its objects do not depend on the target configuration;
@@ -239,3 +239,18 @@ def fl_fuzz_target(name, srcs, deps = [], corpus = [], smoke_tags = [], **kwargs
             "//properties/fuzz:standalone_main",
         ],
     )
+
+def fl_cuda_program(name, src, **kwargs):
+    """Builds `src` (.cu) into a program the way a CUDA user does: nvcc -cudart shared.
+
+    The program needs libcudart.so.13 at run time (the drop-in tests give
+    it simcuda's). Built in the exec configuration (see _exec_config_files).
+    """
+    native.genrule(
+        name = name + "_nvcc",
+        srcs = [src],
+        outs = [name + "_bin/" + name],
+        cmd = "%s -std=c++17 -O1 -cudart shared -gencode arch=compute_90,code=sm_90 $(location %s) -o $@" % (NVCC, src),
+        tags = ["manual"],
+    )
+    _exec_config_files(name = name, srcs = [name + "_bin/" + name], **kwargs)
