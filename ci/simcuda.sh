@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs any program on simulated CUDA: the stand-in libcudart.so.13,
+# Runs any program on simulated CUDA: the stand-in libcudart.so.13 and .12,
 # libcuda.so.1 and libnvidia-ml.so.1 (reference/dropin) are preloaded and on
 # the library path of CMD and of every process it starts (fork, spawn, exec),
 # so unmodified programs (python with PyPI's CUDA torch, pytest, a C binary)
@@ -50,14 +50,15 @@ if [ -z "$libs" ]; then
   libs="$(cd "$top" && bazel info --config=ci bazel-bin 2>/dev/null)/reference/dropin" ||
     { echo "ci/simcuda.sh: bazel info failed" >&2; exit 5; }
 fi
-for lib in libcuda.so.1 libcudart.so.13 libnvidia-ml.so.1; do
+for lib in libcuda.so.1 libcudart.so.13 libcudart.so.12 libnvidia-ml.so.1; do
   [ -f "$libs/$lib" ] || { echo "ci/simcuda.sh: $libs/$lib is missing" >&2; exit 5; }
 done
 
 export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# Preloaded, the stand-in runtime satisfies libcudart.so.13 before any
-# DT_RPATH of the program's own libraries (PyTorch's point at its wheels).
-export LD_PRELOAD="$libs/libcuda.so.1 $libs/libcudart.so.13${LD_PRELOAD:+ $LD_PRELOAD}"
+# Preloaded, the stand-in runtimes satisfy libcudart.so.13 and .12 before
+# any DT_RPATH of the program's own libraries (PyTorch's point at its
+# wheels). A program binds the one whose version node it was linked against.
+export LD_PRELOAD="$libs/libcuda.so.1 $libs/libcudart.so.13 $libs/libcudart.so.12${LD_PRELOAD:+ $LD_PRELOAD}"
 [ -z "$devices" ] || export FAULTLINE_SIMCUDA_DEVICES="$devices"
 if [ -z "$report" ]; then
   exec "$@"

@@ -1,4 +1,5 @@
-// The stand-in libcudart: the runtime API calls simcuda models, as a layer
+// The stand-in libcudart (libcudart.so.13, and libcudart.so.12 when built
+// with FL_CUDART_MAJOR=12): the runtime API calls simcuda models, as a layer
 // over the stand-in libcuda.so.1, which holds the process state (as the
 // real runtime is a layer over the real driver). Every other exported name
 // is a generated stub that returns cudaErrorNotSupported (801).
@@ -20,6 +21,17 @@
 #include <vector>
 
 #include "reference/dropin/model_api.h"
+
+#ifndef FL_CUDART_MAJOR
+#define FL_CUDART_MAJOR 13
+#endif
+#if FL_CUDART_MAJOR == 12
+#include "reference/dropin/cuda12_device_prop.h"
+// The CUDA 12 runtime this library stands in for (cudaRuntimeGetVersion).
+#define FL_CUDART_VERSION 12090
+#else
+#define FL_CUDART_VERSION CUDART_VERSION
+#endif
 
 namespace {
 
@@ -203,7 +215,7 @@ cudaError_t cudaPeekAtLastError() {
 
 cudaError_t cudaRuntimeGetVersion(int* version) {
   if (version == nullptr) return cudaErrorInvalidValue;
-  *version = CUDART_VERSION;
+  *version = FL_CUDART_VERSION;
   return cudaSuccess;
 }
 
@@ -229,7 +241,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** function
 
 cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** function, unsigned long long flags,
                                     cudaDriverEntryPointQueryResult* status) {
-  return cudaGetDriverEntryPointByVersion(symbol, function, CUDART_VERSION, flags, status);
+  return cudaGetDriverEntryPointByVersion(symbol, function, FL_CUDART_VERSION, flags, status);
 }
 
 // --- Devices.
@@ -270,7 +282,13 @@ cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
   return Err(Model()->enter("cudaGetDeviceFlags", 0));
 }
 
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+}  // extern "C"
+
+namespace {
+
+// Fills the fields CUDA 12's and 13's cudaDeviceProp share.
+template <typename Prop>
+cudaError_t FillProperties(Prop* prop, int device) {
   FL_MODEL_OR_RETURN();
   if (prop == nullptr) return Fail(cudaErrorInvalidValue, "cudaGetDeviceProperties");
   FlSimcudaDevice d;
@@ -320,6 +338,36 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   prop->memoryPoolsSupported = Attribute(115, device);
   return cudaSuccess;
 }
+
+}  // namespace
+
+extern "C" {
+
+#if FL_CUDART_MAJOR == 12
+// CUDA 12 programs call cudaGetDeviceProperties_v2 (the header renames the
+// call); both names fill CUDA 12's layout here, with its extra fields.
+static cudaError_t GetDeviceProperties12(faultline::dropin::CudaDeviceProp12* prop, int device) {
+  if (cudaError_t e = FillProperties(prop, device)) return e;
+  prop->clockRate = Attribute(13, device);
+  prop->memoryClockRate = Attribute(36, device);
+  prop->deviceOverlap = Attribute(15, device);
+  prop->kernelExecTimeoutEnabled = Attribute(17, device);
+  prop->computeMode = Attribute(20, device);
+  return cudaSuccess;
+}
+cudaError_t GetDevicePropertiesV2(faultline::dropin::CudaDeviceProp12* prop, int device) __asm__(
+    "cudaGetDeviceProperties_v2");
+cudaError_t GetDevicePropertiesV2(faultline::dropin::CudaDeviceProp12* prop, int device) {
+  return GetDeviceProperties12(prop, device);
+}
+cudaError_t GetDevicePropertiesV1(faultline::dropin::CudaDeviceProp12* prop, int device) __asm__(
+    "cudaGetDeviceProperties");
+cudaError_t GetDevicePropertiesV1(faultline::dropin::CudaDeviceProp12* prop, int device) {
+  return GetDeviceProperties12(prop, device);
+}
+#else
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) { return FillProperties(prop, device); }
+#endif
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device) {
   FL_MODEL_OR_RETURN();
