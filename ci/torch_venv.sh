@@ -4,23 +4,32 @@
 # load is installed: torch itself with --no-deps, its pure-Python
 # requirements, and the few CUDA wheels whose libraries the toolkit in
 # /usr/local/cuda cannot stand in for (facts: ../shared/cuda-abi/README.md).
-# The CUDA runtime itself comes from simcuda (ci/simcuda.sh).
-# Usage: ci/torch_venv.sh VERSION      (supported: 2.15.0)
+# The CUDA runtime itself comes from simcuda (ci/simcuda.sh): the venv has no
+# libcudart, and 2.7.1 (CUDA 12.6) imports only with a libcudart.so.12
+# preloaded (the install check preloads the real one from outside the venv).
+# Usage: ci/torch_venv.sh VERSION      (supported: 2.15.0, 2.7.1)
 # Prints the venv's python as the last stdout line; progress on stderr.
 # Exit: 0 ready, 2 bad usage, 3 not run: the package index cannot be reached
 # (the reason on stderr), 1 the install failed (see the log it names).
 # Env: FAULTLINE_CACHE (default ~/.cache/faultline).
 set -uo pipefail
 case "${1:-}" in
-  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 [ $# -eq 1 ] || { echo "ci/torch_venv.sh: expected one argument, the torch version (try --help)" >&2; exit 2; }
 version=$1
+check_cudart=""  # a runtime wheel whose libcudart the import check preloads (the toolkit has no match)
 case "$version" in
   2.15.0)  # CUDA 13.2 build: NCCL, NVSHMEM, cuSPARSELt and cuFile are not in the 13.0 toolkit (or too old)
     cuda_wheels=(nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.7.2 nvidia-cusparselt-cu13==0.8.1
                  nvidia-cufile==1.20.0.107) ;;
-  *) echo "ci/torch_venv.sh: torch '$version' is not supported; expected 2.15.0" >&2; exit 2 ;;
+  2.7.1)  # CUDA 12.6 build: these sonames are not in the 13.0 toolkit (cuBLAS .12, cuFFT .11, CUPTI .12)
+          # or not at all (cuFile, cuSPARSELt); libcusparse.so.12, libcurand.so.10, libcudnn.so.9 and
+          # libnccl.so.2 load from the toolkit (same sonames), which saves 1.06 GB of wheels
+    cuda_wheels=(nvidia-cublas-cu12==12.6.4.1 nvidia-cufft-cu12==11.3.0.4 nvidia-cuda-cupti-cu12==12.6.80
+                 nvidia-cufile-cu12==1.11.1.6 nvidia-cusparselt-cu12==0.6.3)
+    check_cudart=nvidia-cuda-runtime-cu12==12.6.77 ;;  # torch's pin; for the import check only
+  *) echo "ci/torch_venv.sh: torch '$version' is not supported; expected 2.15.0 or 2.7.1" >&2; exit 2 ;;
 esac
 python_deps=(filelock==4.3.1 typing-extensions==4.16.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1
              jinja2==3.1.6 markupsafe==3.0.4 fsspec==2026.9.0 numpy==2.4.6 setuptools==80.9.0)
@@ -41,7 +50,11 @@ if ! flock -n 9; then
 fi
 if ready; then echo "$py"; exit 0; fi
 # Is the index reachable at all? Without it this is "not run", never a pass.
-if ! python3 -m pip download --no-deps --dest "$(mktemp -d)" --quiet filelock==4.3.1 >/dev/null 2>&1; then
+probe=$(mktemp -d) || { echo "ci/torch_venv.sh: mktemp failed" >&2; exit 1; }
+python3 -m pip download --no-deps --dest "$probe" --quiet filelock==4.3.1 >/dev/null 2>&1
+reached=$?
+rm -rf "$probe"
+if [ "$reached" -ne 0 ]; then
   echo "ci/torch_venv.sh: not run: the Python package index cannot be reached (pip download filelock failed)" >&2
   exit 3
 fi
@@ -60,8 +73,26 @@ install "torch $version (no dependencies)" --no-deps "torch==$version" &&
   install "torch's Python requirements" --no-deps "${python_deps[@]}" &&
   install "the CUDA wheels torch loads that the toolkit lacks" --no-deps "${cuda_wheels[@]}" ||
   { echo "ci/torch_venv.sh: the install failed (see $log)" >&2; exit 1; }
-"$py" -c "import torch; assert torch.__version__.startswith('$version'), torch.__version__" >>"$log" 2>&1 ||
-  { echo "ci/torch_venv.sh: 'import torch' fails in $venv (see $log)" >&2; exit 1; }
+preload=${LD_PRELOAD:-}
+if [ -n "$check_cudart" ]; then  # the real runtime, unpacked outside the venv and removed after the check
+  rt=$(mktemp -d) || { echo "ci/torch_venv.sh: mktemp failed" >&2; exit 1; }
+  echo "ci/torch_venv.sh: pip download $check_cudart (for the import check only)" >&2
+  "$py" -m pip download --disable-pip-version-check --no-input --no-deps --dest "$rt" "$check_cudart" >>"$log" 2>&1 &&
+    "$py" - "$rt" >>"$log" 2>&1 <<'EOF' || { rm -rf "$rt"; echo "ci/torch_venv.sh: fetching $check_cudart failed (see $log)" >&2; exit 1; }
+import glob, shutil, sys, zipfile
+wheel, = glob.glob(sys.argv[1] + "/*.whl")
+with zipfile.ZipFile(wheel) as z:
+    name, = [n for n in z.namelist() if n.endswith("/lib/libcudart.so.12")]
+    with z.open(name) as src, open(sys.argv[1] + "/libcudart.so.12", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+EOF
+  preload="$rt/libcudart.so.12${preload:+ $preload}"
+fi
+LD_PRELOAD=$preload "$py" -c "import torch; assert torch.__version__.startswith('$version'), torch.__version__" \
+  >>"$log" 2>&1
+status=$?
+[ -z "$check_cudart" ] || rm -rf "$rt"
+[ "$status" -eq 0 ] || { echo "ci/torch_venv.sh: 'import torch' fails in $venv (see $log)" >&2; exit 1; }
 touch "$venv/.complete"
 echo "ci/torch_venv.sh: ready: $(du -sh "$venv" | cut -f1) in $venv" >&2
 echo "$py"
