@@ -147,7 +147,7 @@ int CopyKind(void* dst, const void* src, cudaMemcpyKind kind) {
   if (kind != cudaMemcpyDefault) return static_cast<int>(kind);
   auto on_device = [](const void* p) {
     int type = 0, device = -1;
-    return Model()->pointer_attributes(p, &type, &device) == 0 && type == 2;
+    return Model()->pointer_attributes(p, &type, &device) == 0 && (type == 2 || type == 3);  // device, managed
   };
   const bool d = on_device(dst), s = on_device(src);
   return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
@@ -166,7 +166,7 @@ cudaError_t Memset(void* dst, int value, size_t bytes, const char* api) {
   if (int code = Model()->enter(api, 1)) return Err(code);
   int type = 0, device = -1;
   if (int code = Model()->pointer_attributes(dst, &type, &device)) return Err(code);
-  if (type != 2) return Fail(cudaErrorInvalidValue, api, nullptr);
+  if (type != 2 && type != 3) return Fail(cudaErrorInvalidValue, api, nullptr);
   std::memset(dst, value, bytes);
   return cudaSuccess;
 }
@@ -438,6 +438,12 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
 
 cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) { return cudaMalloc(ptr, bytes); }
 
+cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned int) {
+  FL_MODEL_OR_RETURN();
+  if (ptr == nullptr) return Fail(cudaErrorInvalidValue, "cudaMallocManaged");
+  return Err(Model()->malloc_managed(ptr, bytes));
+}
+
 cudaError_t cudaFree(void* ptr) {
   FL_MODEL_OR_RETURN();
   return Err(Model()->free(ptr));
@@ -530,6 +536,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return Err(Model()->stream_destroy(stream));
 }
 
+// cudaStreamLegacy and cudaStreamPerThread reach the model as the default
+// stream (the driver's StreamOf folds them).
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   FL_MODEL_OR_RETURN();
   return Err(Model()->stream_synchronize(stream));

@@ -44,6 +44,7 @@ std::optional<int> DeviceAttribute(int attribute, int major, int minor, int phys
     case 82: return 65536;              // MAX_REGISTERS_PER_MULTIPROCESSOR
     case 83: return 1;                  // MANAGED_MEMORY
     case 84: return 0;                  // MULTI_GPU_BOARD
+    case 87: return 2;                  // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
     case 88: return 0;                  // PAGEABLE_MEMORY_ACCESS
     case 89: return 1;                  // CONCURRENT_MANAGED_ACCESS
     case 95: return 1;                  // COOPERATIVE_LAUNCH

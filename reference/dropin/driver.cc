@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "reference/dropin/device_attributes.h"
 #include "reference/dropin/driver_api.h"
@@ -68,6 +69,21 @@ int NoDeviceCode(const char* api) {
   return kErrorNotSupported;
 }
 
+// Streams 0x1 and 0x2 (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the
+// default stream; simcuda's streams are synchronous, so they are one stream.
+StreamHandle StreamOf(CUstream stream) {
+  const auto value = reinterpret_cast<uintptr_t>(stream);
+  return value == 1 || value == 2 ? nullptr : stream;
+}
+
+bool OnDevice(MemoryType type) { return type == MemoryType::kDevice || type == MemoryType::kManaged; }
+
+// The thread's contexts below the current one (cuCtxPushCurrent saves them
+// here). The current context is the primary context of the model's
+// current device, once a call bound it to the thread (the runtime binds
+// it too, as on a GPU); only primary contexts exist in simcuda.
+thread_local std::vector<int> t_saved_contexts;
+
 // The checks of a driver call, then `device` in range.
 int CheckDevice(const char* api, CUdevice device) {
   if (int code = CodeOf(Model().DriverReady(api), api)) return code;
@@ -77,18 +93,17 @@ int CheckDevice(const char* api, CUdevice device) {
 }
 
 // A driver call that works in the current context: cuInit first, then a
-// current context (the primary context of the thread's device, once created).
+// context current on this thread (CUDA_ERROR_INVALID_CONTEXT without one).
 int CheckContext(const char* api) {
   if (int code = CodeOf(Model().DriverReady(api), api)) return code;
-  Result<bool> active = Model().PrimaryContextActive(Model().CurrentDeviceUnchecked());
-  if (!active.ok()) return CodeOf(active, api);
-  return *active ? 0 : kErrorInvalidContext;
+  return Model().ContextBoundUnchecked() ? 0 : kErrorInvalidContext;
 }
 
 int Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, CUstream stream, bool async, const char* api) {
   if (int code = CheckContext(api)) return code;
   if (bytes == 0) return 0;
-  Status copied = async ? Model().MemcpyAsync(dst, src, bytes, kind, stream) : Model().Memcpy(dst, src, bytes, kind);
+  Status copied =
+      async ? Model().MemcpyAsync(dst, src, bytes, kind, StreamOf(stream)) : Model().Memcpy(dst, src, bytes, kind);
   return CodeOf(copied, api);
 }
 
@@ -96,7 +111,7 @@ int Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, CUstream s
 MemcpyKind KindOf(const void* dst, const void* src) {
   auto on_device = [](const void* p) {
     Result<PointerAttributes> a = Model().GetPointerAttributes(p);
-    return a.ok() && a->type == MemoryType::kDevice;
+    return a.ok() && OnDevice(a->type);
   };
   const bool d = on_device(dst), s = on_device(src);
   return d ? (s ? MemcpyKind::kDeviceToDevice : MemcpyKind::kHostToDevice)
@@ -228,29 +243,46 @@ CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice device, unsigned int) {
   return CheckDevice("cuDevicePrimaryCtxSetFlags", device);
 }
 
+// Frees what the device's primary context owned; the context becomes inactive.
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice device) {
+  if (int code = CheckDevice("cuDevicePrimaryCtxReset", device)) return code;
+  return CodeOf(Model().ResetDevice(device), "cuDevicePrimaryCtxReset");
+}
+
 CUresult cuCtxGetCurrent(CUcontext* context) {
   if (context == nullptr) return kErrorInvalidValue;
   if (int code = CodeOf(Model().DriverReady("cuCtxGetCurrent"), "cuCtxGetCurrent")) return code;
-  const int device = Model().CurrentDeviceUnchecked();
-  Result<bool> active = Model().PrimaryContextActive(device);
-  *context = active.ok() && *active ? ContextOf(device) : nullptr;
+  *context = Model().ContextBoundUnchecked() ? ContextOf(Model().CurrentDeviceUnchecked()) : nullptr;
   return 0;
 }
 
-CUresult cuCtxSetCurrent(CUcontext context) {
-  if (int code = CodeOf(Model().DriverReady("cuCtxSetCurrent"), "cuCtxSetCurrent")) return code;
-  if (context == nullptr) return 0;  // unbinding is not modelled: the thread keeps its device
+CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  if (int code = CodeOf(Model().DriverReady("cuCtxPushCurrent"), "cuCtxPushCurrent")) return code;
   const int device = DeviceOfContext(context);
   if (device < 0) return kErrorInvalidContext;
-  return CodeOf(Model().SetDevice(device), "cuCtxSetCurrent");
+  if (Model().ContextBoundUnchecked()) t_saved_contexts.push_back(Model().CurrentDeviceUnchecked());
+  return CodeOf(Model().SetDevice(device), "cuCtxPushCurrent");
 }
-
-CUresult cuCtxPushCurrent_v2(CUcontext context) { return cuCtxSetCurrent(context); }
 
 CUresult cuCtxPopCurrent_v2(CUcontext* context) {
   if (int code = CheckContext("cuCtxPopCurrent")) return code;
   if (context != nullptr) *context = ContextOf(Model().CurrentDeviceUnchecked());
-  return 0;
+  if (t_saved_contexts.empty()) {
+    Model().UnbindContext();
+    return 0;
+  }
+  const int below = t_saved_contexts.back();
+  t_saved_contexts.pop_back();
+  return CodeOf(Model().SetDevice(below), "cuCtxPopCurrent");
+}
+
+// Replaces the current context; NULL pops it (a no-op with none).
+CUresult cuCtxSetCurrent(CUcontext context) {
+  if (int code = CodeOf(Model().DriverReady("cuCtxSetCurrent"), "cuCtxSetCurrent")) return code;
+  if (context == nullptr) return Model().ContextBoundUnchecked() ? cuCtxPopCurrent_v2(nullptr) : 0;
+  const int device = DeviceOfContext(context);
+  if (device < 0) return kErrorInvalidContext;
+  return CodeOf(Model().SetDevice(device), "cuCtxSetCurrent");
 }
 
 CUresult cuCtxGetDevice(CUdevice* device) {
@@ -284,9 +316,15 @@ CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
   return 0;
 }
 
+// A free needs no current context: the memory names its own (numba-cuda's
+// cuda.close() pops every context, then frees what its arrays held). The
+// model's free binds a context to the thread; that is undone here.
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
-  if (int code = CheckContext("cuMemFree")) return code;
-  return CodeOf(Model().Free(Ptr(ptr)), "cuMemFree");
+  if (int code = CodeOf(Model().DriverReady("cuMemFree"), "cuMemFree")) return code;
+  const bool bound = Model().ContextBoundUnchecked();
+  const int code = CodeOf(Model().Free(Ptr(ptr)), "cuMemFree");
+  if (!bound) Model().UnbindContext();
+  return code;
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
@@ -304,6 +342,9 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CU
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) {
   return Memcpy(dst, Ptr(src), bytes, MemcpyKind::kDeviceToHost, stream, true, "cuMemcpyDtoHAsync");
 }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+  return Memcpy(Ptr(dst), Ptr(src), bytes, MemcpyKind::kDeviceToDevice, stream, true, "cuMemcpyDtoDAsync");
+}
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   return Memcpy(Ptr(dst), Ptr(src), bytes, KindOf(Ptr(dst), Ptr(src)), nullptr, false, "cuMemcpy");
 }
@@ -315,8 +356,20 @@ CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) {
   if (int code = CheckContext("cuMemsetD8")) return code;
   Result<PointerAttributes> a = Model().GetPointerAttributes(Ptr(dst));
   if (!a.ok()) return CodeOf(a, "cuMemsetD8");
-  if (a->type != MemoryType::kDevice) return kErrorInvalidValue;
+  if (!OnDevice(a->type)) return kErrorInvalidValue;
   std::memset(Ptr(dst), value, count);
+  return 0;
+}
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream) {
+  return cuMemsetD8_v2(dst, value, count);
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr* ptr, size_t bytes, unsigned int) {
+  if (ptr == nullptr || bytes == 0) return kErrorInvalidValue;
+  if (int code = CheckContext("cuMemAllocManaged")) return code;
+  Result<void*> p = Model().MallocManaged(bytes);
+  if (!p.ok()) return CodeOf(p, "cuMemAllocManaged");
+  *ptr = reinterpret_cast<uintptr_t>(*p);
   return 0;
 }
 
@@ -345,6 +398,16 @@ CUresult cuMemHostUnregister(void* ptr) {
   return CodeOf(Model().HostUnregister(ptr), "cuMemHostUnregister");
 }
 
+CUresult cuMemHostGetFlags(unsigned int* flags, void* host) {
+  if (flags == nullptr) return kErrorInvalidValue;
+  if (int code = CheckContext("cuMemHostGetFlags")) return code;
+  Result<PointerAttributes> a = Model().GetPointerAttributes(host);
+  if (!a.ok()) return CodeOf(a, "cuMemHostGetFlags");
+  if (a->type != MemoryType::kHost) return kErrorInvalidValue;
+  *flags = 0;
+  return 0;
+}
+
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* device_ptr, void* host, unsigned int flags) {
   if (device_ptr == nullptr || flags != 0) return kErrorInvalidValue;
   if (int code = CheckContext("cuMemHostGetDevicePointer")) return code;
@@ -361,11 +424,11 @@ static CUresult PointerAttribute(void* data, int attribute, const PointerAttribu
   switch (attribute) {
     case kPointerAttributeContext: *static_cast<CUcontext*>(data) = known ? ContextOf(a.device) : nullptr; return 0;
     case kPointerAttributeMemoryType:
-      *static_cast<unsigned int*>(data) = a.type == MemoryType::kDevice ? kMemoryTypeDevice : known ? kMemoryTypeHost : 0;
+      *static_cast<unsigned int*>(data) = OnDevice(a.type) ? kMemoryTypeDevice : known ? kMemoryTypeHost : 0;
       return 0;
     case kPointerAttributeDevicePointer:
     case kPointerAttributeHostPointer: *static_cast<CUdeviceptr*>(data) = known ? ptr : 0; return 0;
-    case kPointerAttributeIsManaged: *static_cast<int*>(data) = 0; return 0;
+    case kPointerAttributeIsManaged: *static_cast<int*>(data) = a.type == MemoryType::kManaged ? 1 : 0; return 0;
     case kPointerAttributeDeviceOrdinal: *static_cast<int*>(data) = known ? a.device : -2; return 0;
     case kPointerAttributeMapped: *static_cast<int*>(data) = known ? 1 : 0; return 0;
     default: return kErrorInvalidValue;
@@ -407,9 +470,76 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
 }
 CUresult cuStreamSynchronize(CUstream stream) {
   if (int code = CheckContext("cuStreamSynchronize")) return code;
-  return CodeOf(Model().StreamSynchronize(stream), "cuStreamSynchronize");
+  return CodeOf(Model().StreamSynchronize(StreamOf(stream)), "cuStreamSynchronize");
 }
 CUresult cuStreamQuery(CUstream stream) { return cuStreamSynchronize(stream); }  // simcuda's streams are synchronous
+CUresult cuStreamWaitEvent(CUstream stream, void* event, unsigned int) {
+  if (int code = CheckContext("cuStreamWaitEvent")) return code;
+  if (int code = CodeOf(Model().EventQuery(event), "cuStreamWaitEvent")) return code;
+  return cuStreamSynchronize(stream);
+}
+// The callback runs at once: work queued before it has finished.
+CUresult cuStreamAddCallback(CUstream stream, void (*callback)(CUstream, CUresult, void*), void* data, unsigned int) {
+  if (callback == nullptr) return kErrorInvalidValue;
+  const CUresult status = cuStreamSynchronize(stream);
+  callback(stream, status, data);
+  return status;
+}
+
+CUresult cuEventCreate(void** event, unsigned int) {
+  if (event == nullptr) return kErrorInvalidValue;
+  if (int code = CheckContext("cuEventCreate")) return code;
+  Result<EventHandle> e = Model().EventCreate();
+  if (!e.ok()) return CodeOf(e, "cuEventCreate");
+  *event = *e;
+  return 0;
+}
+CUresult cuEventRecord(void* event, CUstream stream) {
+  if (int code = CheckContext("cuEventRecord")) return code;
+  return CodeOf(Model().EventRecord(event, StreamOf(stream)), "cuEventRecord");
+}
+CUresult cuEventQuery(void* event) {
+  if (int code = CheckContext("cuEventQuery")) return code;
+  return CodeOf(Model().EventQuery(event), "cuEventQuery");
+}
+CUresult cuEventSynchronize(void* event) {
+  if (int code = CheckContext("cuEventSynchronize")) return code;
+  return CodeOf(Model().EventSynchronize(event), "cuEventSynchronize");
+}
+CUresult cuEventDestroy_v2(void* event) {
+  if (int code = CheckContext("cuEventDestroy")) return code;
+  return CodeOf(Model().EventDestroy(event), "cuEventDestroy");
+}
+// Work runs synchronously in simcuda: no device time passes between two events.
+CUresult cuEventElapsedTime_v2(float* ms, void* start, void* end) {
+  if (ms == nullptr) return kErrorInvalidValue;
+  if (int code = cuEventQuery(start)) return code;
+  if (int code = cuEventQuery(end)) return code;
+  *ms = 0.0f;
+  return 0;
+}
+CUresult cuEventElapsedTime(float* ms, void* start, void* end) { return cuEventElapsedTime_v2(ms, start, end); }
+
+// simcuda models no peer access between its devices.
+CUresult cuDeviceCanAccessPeer(int* can, CUdevice device, CUdevice peer) {
+  if (can == nullptr) return kErrorInvalidValue;
+  if (int code = CheckDevice("cuDeviceCanAccessPeer", device)) return code;
+  if (int code = CheckDevice("cuDeviceCanAccessPeer", peer)) return code;
+  *can = 0;
+  return 0;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr ptr) {
+  if (int code = CheckContext("cuMemGetAddressRange")) return code;
+  Result<std::pair<void*, size_t>> range = Model().AllocationRange(Ptr(ptr));
+  if (!range.ok()) return CodeOf(range, "cuMemGetAddressRange");
+  if (base != nullptr) *base = reinterpret_cast<uintptr_t>(range->first);
+  if (size != nullptr) *size = range->second;
+  return 0;
+}
+
+CUresult cuProfilerStart() { return 0; }
+CUresult cuProfilerStop() { return 0; }
 
 CUresult cuGetErrorName(CUresult code, const char** name) {
   if (name == nullptr) return kErrorInvalidValue;
@@ -483,6 +613,23 @@ const std::unordered_map<std::string, void*>& ProcTable() {
       FL_ENTRY("cuCtxPopCurrent", cuCtxPopCurrent_v2),
       FL_ENTRY("cuCtxGetDevice", cuCtxGetDevice),
       FL_ENTRY("cuCtxSynchronize", cuCtxSynchronize),
+      FL_ENTRY("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2),
+      FL_ENTRY("cuDeviceCanAccessPeer", cuDeviceCanAccessPeer),
+      FL_ENTRY("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2),
+      FL_ENTRY("cuMemsetD8Async", cuMemsetD8Async),
+      FL_ENTRY("cuMemAllocManaged", cuMemAllocManaged),
+      FL_ENTRY("cuMemHostGetFlags", cuMemHostGetFlags),
+      FL_ENTRY("cuMemGetAddressRange", cuMemGetAddressRange_v2),
+      FL_ENTRY("cuStreamWaitEvent", cuStreamWaitEvent),
+      FL_ENTRY("cuStreamAddCallback", cuStreamAddCallback),
+      FL_ENTRY("cuEventCreate", cuEventCreate),
+      FL_ENTRY("cuEventRecord", cuEventRecord),
+      FL_ENTRY("cuEventQuery", cuEventQuery),
+      FL_ENTRY("cuEventSynchronize", cuEventSynchronize),
+      FL_ENTRY("cuEventDestroy", cuEventDestroy_v2),
+      FL_ENTRY("cuEventElapsedTime", cuEventElapsedTime_v2),
+      FL_ENTRY("cuProfilerStart", cuProfilerStart),
+      FL_ENTRY("cuProfilerStop", cuProfilerStop),
       FL_ENTRY("cuMemGetInfo", cuMemGetInfo_v2),
       FL_ENTRY("cuMemAlloc", cuMemAlloc_v2),
       FL_ENTRY("cuMemFree", cuMemFree_v2),
@@ -587,6 +734,8 @@ const FlSimcudaModel kModel = {
     /*driver_version=*/
     [](int* version) { return Out(Model().DriverGetVersion(), version, "cudaDriverGetVersion"); },
     /*malloc=*/[](void** ptr, size_t bytes) { return Out(Model().Malloc(bytes), ptr, "cudaMalloc"); },
+    /*malloc_managed=*/
+    [](void** ptr, size_t bytes) { return Out(Model().MallocManaged(bytes), ptr, "cudaMallocManaged"); },
     /*free=*/[](void* ptr) { return CodeOf(Model().Free(ptr), "cudaFree"); },
     /*malloc_host=*/[](void** ptr, size_t bytes) { return Out(Model().MallocHost(bytes), ptr, "cudaHostAlloc"); },
     /*free_host=*/[](void* ptr) { return CodeOf(Model().FreeHost(ptr), "cudaFreeHost"); },
@@ -603,6 +752,7 @@ const FlSimcudaModel kModel = {
     },
     /*memcpy=*/
     [](void* dst, const void* src, size_t bytes, int kind, void* stream, int async) {
+      stream = StreamOf(stream);
       if (bytes == 0) return CodeOf(Model().EnterRuntimeCall(async ? "cudaMemcpyAsync" : "cudaMemcpy", true), "cudaMemcpy");
       const auto k = static_cast<MemcpyKind>(kind);
       return async ? CodeOf(Model().MemcpyAsync(dst, src, bytes, k, stream), "cudaMemcpyAsync")
@@ -618,13 +768,13 @@ const FlSimcudaModel kModel = {
     },
     /*stream_create=*/[](void** stream) { return Out(Model().StreamCreate(), stream, "cudaStreamCreate"); },
     /*stream_synchronize=*/
-    [](void* stream) { return CodeOf(Model().StreamSynchronize(stream), "cudaStreamSynchronize"); },
+    [](void* stream) { return CodeOf(Model().StreamSynchronize(StreamOf(stream)), "cudaStreamSynchronize"); },
     /*stream_destroy=*/[](void* stream) { return CodeOf(Model().StreamDestroy(stream), "cudaStreamDestroy"); },
     /*device_synchronize=*/[]() { return CodeOf(Model().DeviceSynchronize(), "cudaDeviceSynchronize"); },
     /*device_reset=*/[]() { return CodeOf(Model().DeviceReset(), "cudaDeviceReset"); },
     /*event_create=*/[](void** event) { return Out(Model().EventCreate(), event, "cudaEventCreate"); },
     /*event_record=*/
-    [](void* event, void* stream) { return CodeOf(Model().EventRecord(event, stream), "cudaEventRecord"); },
+    [](void* event, void* stream) { return CodeOf(Model().EventRecord(event, StreamOf(stream)), "cudaEventRecord"); },
     /*event_query=*/[](void* event) { return CodeOf(Model().EventQuery(event), "cudaEventQuery"); },
     /*event_synchronize=*/
     [](void* event) { return CodeOf(Model().EventSynchronize(event), "cudaEventSynchronize"); },

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 // Bumped whenever the table changes: libcudart refuses a libcuda of another build.
-#define FL_SIMCUDA_MODEL_ABI 1
+#define FL_SIMCUDA_MODEL_ABI 2
 
 typedef struct FlSimcudaDevice {
   char name[256];
@@ -33,6 +33,7 @@ typedef struct FlSimcudaModel {
   int (*enter)(const char* api, int needs_context);
   int (*driver_version)(int* version);
   int (*malloc)(void** ptr, size_t bytes);
+  int (*malloc_managed)(void** ptr, size_t bytes);
   int (*free)(void* ptr);
   int (*malloc_host)(void** ptr, size_t bytes);
   int (*free_host)(void* ptr);

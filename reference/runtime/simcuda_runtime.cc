@@ -25,6 +25,9 @@ namespace {
 // CUDA keeps the last error and the current device per host thread.
 thread_local cudaError_t t_last_error = cudaSuccess;
 thread_local int t_current_device = 0;
+// Whether a runtime call made the current device's context current on this
+// thread (the driver's cuCtxGetCurrent answers it when its stack is empty).
+thread_local bool t_context_bound = false;
 
 // Where CUDA was first initialized; inherited by forked children.
 backward::StackTrace* g_init_trace = nullptr;
@@ -170,6 +173,7 @@ Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   if (init_error_ != cudaSuccess) return Fail(init_error_, api, loc);
   if (needs != Needs::kContext) return OkStatus();
   primary_context_[t_current_device] = true;
+  t_context_bound = true;
   if (sticky_error_ == cudaErrorDevicesUnavailable) {
     return Fail(sticky_error_, api, loc, "the device was reset after a sticky error; only a new process can use it");
   }
@@ -352,8 +356,23 @@ Status SimCudaRuntime::DoFreeHost(void* ptr, SourceLocation loc) {
 Status SimCudaRuntime::DoDeviceReset(SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaDeviceReset", Needs::kDevice, loc));
-  // Everything the current device's primary context owned goes with it.
-  const int device = t_current_device;
+  ResetDeviceLocked(t_current_device);
+  return OkStatus();
+}
+
+Status SimCudaRuntime::ResetDevice(int device, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cuDevicePrimaryCtxReset", Needs::kDevice, loc));
+  if (device < 0 || device >= device_count_) {
+    return Fail(cudaErrorInvalidDevice, "cuDevicePrimaryCtxReset", loc,
+                "device " + std::to_string(device) + " is not in [0, " + std::to_string(device_count_) + ")");
+  }
+  ResetDeviceLocked(device);
+  return OkStatus();
+}
+
+void SimCudaRuntime::ResetDeviceLocked(int device) {
+  // Everything the device's primary context owned goes with it.
   auto drop = [device](std::map<uintptr_t, Range>& ranges, bool owns_memory) {
     for (auto it = ranges.begin(); it != ranges.end();) {
       if (it->second.device != device) {
@@ -389,23 +408,35 @@ Status SimCudaRuntime::DoDeviceReset(SourceLocation loc) {
   // cudaMalloc failed with cudaErrorDevicesUnavailable (46), not 700
   // (device_reset_after_sticky_error, docs/gpu-validation.md 2026-11-26).
   if (sticky_error_ != cudaSuccess && device == sticky_device_) sticky_error_ = cudaErrorDevicesUnavailable;
-  return OkStatus();
 }
 
 Result<void*> SimCudaRuntime::DoMalloc(size_t bytes, SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);
-  FL_RETURN_IF_ERROR(Enter("cudaMalloc", Needs::kContext, loc));
+  return MallocLocked(bytes, /*managed=*/false, "cudaMalloc", loc);
+}
+
+Result<void*> SimCudaRuntime::MallocManaged(size_t bytes, SourceLocation loc) {
+  if (bytes == 0 || bytes > kMaxBytes) {
+    return InvalidArgumentError("cudaMallocManaged: argument 'bytes' is " + std::to_string(bytes) +
+                                "; expected 0 < bytes <= " + std::to_string(kMaxBytes));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return MallocLocked(bytes, /*managed=*/true, "cudaMallocManaged", loc);
+}
+
+Result<void*> SimCudaRuntime::MallocLocked(size_t bytes, bool managed, const char* api, SourceLocation loc) {
+  FL_RETURN_IF_ERROR(Enter(api, Needs::kContext, loc));
   const int device = t_current_device;
   if (used_bytes_[device] + bytes > capacity_bytes_) {
-    return Fail(cudaErrorMemoryAllocation, "cudaMalloc", loc,
+    return Fail(cudaErrorMemoryAllocation, api, loc,
                 "requested " + std::to_string(bytes) + " bytes with " + std::to_string(used_bytes_[device]) +
                     " of " + std::to_string(capacity_bytes_) + " in use on device " + std::to_string(device));
   }
   // Real allocations are 256-byte aligned; the host twin relies on it too.
   size_t rounded = (bytes + 255) / 256 * 256;
   void* ptr = std::aligned_alloc(256, rounded);
-  if (ptr == nullptr) return Fail(cudaErrorMemoryAllocation, "cudaMalloc", loc, "host allocation failed");
-  device_allocations_[reinterpret_cast<uintptr_t>(ptr)] = Range{bytes, device};
+  if (ptr == nullptr) return Fail(cudaErrorMemoryAllocation, api, loc, "host allocation failed");
+  device_allocations_[reinterpret_cast<uintptr_t>(ptr)] = Range{bytes, device, managed};
   used_bytes_[device] += bytes;
   return ptr;
 }
@@ -489,7 +520,9 @@ Result<PointerAttributes> SimCudaRuntime::DoGetPointerAttributes(const void* ptr
   std::lock_guard<std::mutex> lock(mu_);
   // Creates no primary context (seen on an H100, docs/gpu-validation.md).
   FL_RETURN_IF_ERROR(Enter("cudaPointerGetAttributes", Needs::kDevice, loc));
-  if (const Range* r = FindRange(device_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kDevice, r->device};
+  if (const Range* r = FindRange(device_allocations_, ptr, 1)) {
+    return PointerAttributes{r->managed ? MemoryType::kManaged : MemoryType::kDevice, r->device};
+  }
   if (const Range* r = FindRange(registered_host_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
   if (const Range* r = FindRange(pinned_allocations_, ptr, 1)) return PointerAttributes{MemoryType::kHost, r->device};
   return PointerAttributes{MemoryType::kUnregistered, -1};
@@ -686,6 +719,22 @@ Status SimCudaRuntime::RetainPrimaryContext(int device, SourceLocation loc) {
 }
 
 int SimCudaRuntime::CurrentDeviceUnchecked() const { return t_current_device; }
+
+bool SimCudaRuntime::ContextBoundUnchecked() const { return t_context_bound; }
+
+Result<std::pair<void*, size_t>> SimCudaRuntime::AllocationRange(const void* ptr, SourceLocation loc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FL_RETURN_IF_ERROR(Enter("cuMemGetAddressRange", Needs::kContext, loc));
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  auto it = device_allocations_.upper_bound(p);
+  if (it != device_allocations_.begin()) {
+    --it;
+    if (p < it->first + it->second.bytes) return std::make_pair(reinterpret_cast<void*>(it->first), it->second.bytes);
+  }
+  return Fail(cudaErrorInvalidValue, "cuMemGetAddressRange", loc, PointerText(ptr) + " is not in a device allocation");
+}
+
+void SimCudaRuntime::UnbindContext() { t_context_bound = false; }
 
 Result<std::pair<size_t, size_t>> SimCudaRuntime::MemoryInfo(SourceLocation loc) {
   std::lock_guard<std::mutex> lock(mu_);

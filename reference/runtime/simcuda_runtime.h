@@ -70,6 +70,21 @@ class SimCudaRuntime final : public DeviceRuntime {
   int CurrentDeviceUnchecked() const;
   // Returns the free and total bytes of the current device (cudaMemGetInfo).
   Result<std::pair<size_t, size_t>> MemoryInfo(SourceLocation loc = SourceLocation::Current());
+  // Allocates managed memory on the current device (cudaMallocManaged):
+  // device memory that pointer queries report as managed.
+  Result<void*> MallocManaged(size_t bytes, SourceLocation loc = SourceLocation::Current());
+  // Returns the start and size of the device allocation that contains
+  // `ptr` (cuMemGetAddressRange); cudaErrorInvalidValue for other memory.
+  Result<std::pair<void*, size_t>> AllocationRange(const void* ptr, SourceLocation loc = SourceLocation::Current());
+  // Resets `device` as DeviceReset resets the current one
+  // (cuDevicePrimaryCtxReset): its memory, streams and events go, its
+  // primary context becomes inactive.
+  Status ResetDevice(int device, SourceLocation loc = SourceLocation::Current());
+  // Whether a runtime call made a context current on the calling thread
+  // (the driver's current context when its own stack is empty), and
+  // unbinding it (cuCtxPopCurrent of that context).
+  bool ContextBoundUnchecked() const;
+  void UnbindContext();
   // Records `code` as the calling thread's last error: a failure the
   // drop-in found before it reached the model (a bad argument).
   void RecordError(cudaError_t code);
@@ -120,8 +135,13 @@ class SimCudaRuntime final : public DeviceRuntime {
   struct Range {
     size_t bytes;
     int device;
+    bool managed = false;  // cudaMallocManaged / cuMemAllocManaged: reads as cudaMemoryTypeManaged
   };
 
+  // Allocates device memory on the current device; requires mu_ held.
+  Result<void*> MallocLocked(size_t bytes, bool managed, const char* api, SourceLocation loc);
+  // Drops what `device`'s primary context owned; requires mu_ held.
+  void ResetDeviceLocked(int device);
   // Runs the checks every call makes, in CUDA's order: driver, fork after
   // init (initializing on first use), device presence, primary context and
   // the sticky error. Requires mu_ held.
