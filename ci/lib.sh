@@ -47,13 +47,49 @@ run_stage() {
   return "$rc"
 }
 
+# Runs a stage that is a script of its own (ci/dropin_tier.sh): its --json
+# summary gives the counts; its exit 3 means it could not run (no package
+# index), which is reported, counted in TOTAL_NOT_RUN and never a pass.
+TOTAL_NOT_RUN=0
+run_script_stage() {
+  local name="$1"; shift
+  local log summary
+  log="$(mktemp -t "faultline-${name}.XXXX.log")"
+  summary="$(mktemp -t "faultline-${name}.XXXX.json")"
+  echo "=== ${name}: $*"
+  local start=$SECONDS rc=0
+  "$@" --json >"$summary" 2> >(tee "$log" >&2) || rc=$?
+  local passed failed not_run
+  read -r passed failed not_run < <(python3 -c 'import json,sys
+try:
+    s = json.load(open(sys.argv[1]))
+    print(s["passed"], s["failed"], len(s["not_run"]))
+except Exception:
+    print(0, 1, 0)' "$summary")
+  TOTAL_PASSED=$((TOTAL_PASSED + passed))
+  TOTAL_FAILED=$((TOTAL_FAILED + failed))
+  TOTAL_NOT_RUN=$((TOTAL_NOT_RUN + not_run))
+  local seconds=$((SECONDS - start))
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
+  local log_json=null
+  if [ "$rc" -eq 0 ]; then
+    rm -f "$log"
+  else
+    log_json=$(json_string "$log")
+  fi
+  echo "=== ${name}: ${passed} passed, ${failed} failed, ${not_run} not run in ${seconds}s (exit ${rc})$([ "$rc" -eq 0 ] || echo "; log: $log")"
+  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"not_run\": ${not_run}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": ${log_json}}")
+  rm -f "$summary"
+  return "$rc"
+}
+
 print_totals() {
-  echo "${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed"
+  echo "${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed${TOTAL_NOT_RUN:+, ${TOTAL_NOT_RUN} not run}"
 }
 
 # Prints the stages and totals as one JSON object (ci/test.sh --json).
 print_json() {
   local stages
   stages="$(IFS=,; echo "${STAGES_JSON[*]}")"
-  echo "{\"stages\": [${stages}], \"passed\": ${TOTAL_PASSED}, \"failed\": ${TOTAL_FAILED}, \"ok\": $([ "$TOTAL_FAILED" -eq 0 ] && echo true || echo false)}"
+  echo "{\"stages\": [${stages}], \"passed\": ${TOTAL_PASSED}, \"failed\": ${TOTAL_FAILED}, \"not_run\": ${TOTAL_NOT_RUN:-0}, \"ok\": $([ "$TOTAL_FAILED" -eq 0 ] && [ "${TOTAL_NOT_RUN:-0}" -eq 0 ] && echo true || echo false)}"
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Creates (or reuses) a cached virtual environment holding PyPI's CUDA build
-# of PyTorch, for the drop-in simcuda tests. Only what the build needs to
-# load is installed: torch itself with --no-deps, its pure-Python
+# Creates (or reuses) a cached virtual environment holding a pinned set of
+# real users' CUDA packages from PyPI, for the drop-in simcuda tests:
+# PyPI's CUDA builds of PyTorch, or numba-cuda. For torch only what the build
+# needs to load is installed: torch itself with --no-deps, its pure-Python
 # requirements, and the few CUDA wheels whose libraries the toolkit in
 # /usr/local/cuda cannot stand in for (facts: ../shared/cuda-abi/README.md).
 # The CUDA runtime itself comes from simcuda (ci/simcuda.sh): the venv has no
 # libcudart, and 2.7.1 (CUDA 12.6) imports only with a libcudart.so.12
 # preloaded (the install check preloads the real one from outside the venv).
-# Usage: ci/torch_venv.sh VERSION      (supported: 2.15.0, 2.7.1)
+# Usage: ci/py_venv.sh SET   (SET: torch-2.15.0, torch-2.7.1, numba-cuda-0.20.1)
 # Prints the venv's python as the last stdout line; progress on stderr.
 # Exit: 0 ready, 2 bad usage, 3 not run: the package index cannot be reached
 # (the reason on stderr), 1 the install failed (see the log it names).
@@ -16,69 +17,80 @@ set -uo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
-[ $# -eq 1 ] || { echo "ci/torch_venv.sh: expected one argument, the torch version (try --help)" >&2; exit 2; }
-version=$1
+[ $# -eq 1 ] || { echo "ci/py_venv.sh: expected one argument, the package set (try --help)" >&2; exit 2; }
+set_name=$1
+version=${set_name#torch-}
 check_cudart=""  # a runtime wheel whose libcudart the import check preloads (the toolkit has no match)
-case "$version" in
-  2.15.0)  # CUDA 13.2 build: NCCL, NVSHMEM, cuSPARSELt and cuFile are not in the 13.0 toolkit (or too old)
+main_packages=("torch==$version")
+check_import="import torch; assert torch.__version__.startswith('$version'), torch.__version__"
+case "$set_name" in
+  torch-2.15.0)  # CUDA 13.2 build: NCCL, NVSHMEM, cuSPARSELt and cuFile are not in the 13.0 toolkit (or too old)
     cuda_wheels=(nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.7.2 nvidia-cusparselt-cu13==0.8.1
                  nvidia-cufile==1.20.0.107) ;;
-  2.7.1)  # CUDA 12.6 build: these sonames are not in the 13.0 toolkit (cuBLAS .12, cuFFT .11, CUPTI .12)
+  torch-2.7.1)  # CUDA 12.6 build: these sonames are not in the 13.0 toolkit (cuBLAS .12, cuFFT .11, CUPTI .12)
           # or not at all (cuFile, cuSPARSELt); libcusparse.so.12, libcurand.so.10, libcudnn.so.9 and
           # libnccl.so.2 load from the toolkit (same sonames), which saves 1.06 GB of wheels
     cuda_wheels=(nvidia-cublas-cu12==12.6.4.1 nvidia-cufft-cu12==11.3.0.4 nvidia-cuda-cupti-cu12==12.6.80
                  nvidia-cufile-cu12==1.11.1.6 nvidia-cusparselt-cu12==0.6.3)
     check_cudart=nvidia-cuda-runtime-cu12==12.6.77 ;;  # torch's pin; for the import check only
-  *) echo "ci/torch_venv.sh: torch '$version' is not supported; expected 2.15.0 or 2.7.1" >&2; exit 2 ;;
+  numba-cuda-0.20.1)  # the last numba-cuda with its own ctypes binding (no cuda-bindings)
+    main_packages=(numba-cuda==0.20.1 numba==0.62.1 llvmlite==0.45.1)
+    check_import="import os; os.environ['NUMBA_CUDA_USE_NVIDIA_BINDING'] = '0'; import numba.cuda"
+    cuda_wheels=()
+    python_deps=(numpy==2.3.5) ;;
+  *) echo "ci/py_venv.sh: unknown package set '$set_name'; expected torch-2.15.0, torch-2.7.1 or numba-cuda-0.20.1" >&2
+     exit 2 ;;
 esac
-python_deps=(filelock==4.3.1 typing-extensions==4.16.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1
-             jinja2==3.1.6 markupsafe==3.0.4 fsspec==2026.9.0 numpy==2.4.6 setuptools==80.9.0)
-pins="torch==$version ${cuda_wheels[*]} ${python_deps[*]}"
+[ -n "${python_deps+set}" ] ||
+  python_deps=(filelock==4.3.1 typing-extensions==4.16.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1
+               jinja2==3.1.6 markupsafe==3.0.4 fsspec==2026.9.0 numpy==2.4.6 setuptools==80.9.0)
+pins="${main_packages[*]} ${cuda_wheels[*]} ${python_deps[*]}"
 hash=$(printf '%s' "$pins" | sha256sum | cut -c1-12)
 cache=${FAULTLINE_CACHE:-$HOME/.cache/faultline}
-venv="$cache/venv-torch-$version-$hash"
+venv="$cache/venv-$set_name-$hash"
 py="$venv/bin/python"
 log="$venv.install.log"
 
 ready() { [ -x "$py" ] && [ -f "$venv/.complete" ]; }
 if ready; then echo "$py"; exit 0; fi
-mkdir -p "$cache" || { echo "ci/torch_venv.sh: cannot create $cache (set FAULTLINE_CACHE)" >&2; exit 1; }
-exec 9>"$venv.lock" || { echo "ci/torch_venv.sh: cannot open $venv.lock" >&2; exit 1; }
+mkdir -p "$cache" || { echo "ci/py_venv.sh: cannot create $cache (set FAULTLINE_CACHE)" >&2; exit 1; }
+exec 9>"$venv.lock" || { echo "ci/py_venv.sh: cannot open $venv.lock" >&2; exit 1; }
 if ! flock -n 9; then
-  echo "ci/torch_venv.sh: another run is installing into $venv; waiting for it" >&2
+  echo "ci/py_venv.sh: another run is installing into $venv; waiting for it" >&2
   flock 9
 fi
 if ready; then echo "$py"; exit 0; fi
 # Is the index reachable at all? Without it this is "not run", never a pass.
-probe=$(mktemp -d) || { echo "ci/torch_venv.sh: mktemp failed" >&2; exit 1; }
+probe=$(mktemp -d) || { echo "ci/py_venv.sh: mktemp failed" >&2; exit 1; }
 python3 -m pip download --no-deps --dest "$probe" --quiet filelock==4.3.1 >/dev/null 2>&1
 reached=$?
 rm -rf "$probe"
 if [ "$reached" -ne 0 ]; then
-  echo "ci/torch_venv.sh: not run: the Python package index cannot be reached (pip download filelock failed)" >&2
+  echo "ci/py_venv.sh: not run: the Python package index cannot be reached (pip download filelock failed)" >&2
   exit 3
 fi
 rm -rf "$venv"
-python3 -m venv "$venv" >/dev/null 2>&1 || { rm -rf "$venv"; echo "ci/torch_venv.sh: python3 -m venv failed (is python3-venv installed?)" >&2; exit 1; }
+python3 -m venv "$venv" >/dev/null 2>&1 || { rm -rf "$venv"; echo "ci/py_venv.sh: python3 -m venv failed (is python3-venv installed?)" >&2; exit 1; }
 : >"$log"
-echo "ci/torch_venv.sh: installing torch $version into $venv (log: $log)" >&2
+echo "ci/py_venv.sh: installing $set_name into $venv (log: $log)" >&2
 install() {  # install <what> <pip args...>: pip's progress bar on stderr
-  echo "ci/torch_venv.sh: pip install $1" >&2
+  echo "ci/py_venv.sh: pip install $1" >&2
   shift
   "$py" -m pip install --disable-pip-version-check --no-input --progress-bar on "$@" 2>&1 | tee -a "$log" |
     grep --line-buffered -E '^(Collecting|Downloading|Installing|Successfully)' >&2
   return "${PIPESTATUS[0]}"
 }
-install "torch $version (no dependencies)" --no-deps "torch==$version" &&
-  install "torch's Python requirements" --no-deps "${python_deps[@]}" &&
-  install "the CUDA wheels torch loads that the toolkit lacks" --no-deps "${cuda_wheels[@]}" ||
-  { echo "ci/torch_venv.sh: the install failed (see $log)" >&2; exit 1; }
+install "${main_packages[*]} (no dependencies)" --no-deps "${main_packages[@]}" &&
+  install "their Python requirements" --no-deps "${python_deps[@]}" &&
+  { [ "${#cuda_wheels[@]}" -eq 0 ] ||
+    install "the CUDA wheels torch loads that the toolkit lacks" --no-deps "${cuda_wheels[@]}"; } ||
+  { echo "ci/py_venv.sh: the install failed (see $log)" >&2; exit 1; }
 preload=${LD_PRELOAD:-}
 if [ -n "$check_cudart" ]; then  # the real runtime, unpacked outside the venv and removed after the check
-  rt=$(mktemp -d) || { echo "ci/torch_venv.sh: mktemp failed" >&2; exit 1; }
-  echo "ci/torch_venv.sh: pip download $check_cudart (for the import check only)" >&2
+  rt=$(mktemp -d) || { echo "ci/py_venv.sh: mktemp failed" >&2; exit 1; }
+  echo "ci/py_venv.sh: pip download $check_cudart (for the import check only)" >&2
   "$py" -m pip download --disable-pip-version-check --no-input --no-deps --dest "$rt" "$check_cudart" >>"$log" 2>&1 &&
-    "$py" - "$rt" >>"$log" 2>&1 <<'EOF' || { rm -rf "$rt"; echo "ci/torch_venv.sh: fetching $check_cudart failed (see $log)" >&2; exit 1; }
+    "$py" - "$rt" >>"$log" 2>&1 <<'EOF' || { rm -rf "$rt"; echo "ci/py_venv.sh: fetching $check_cudart failed (see $log)" >&2; exit 1; }
 import glob, shutil, sys, zipfile
 wheel, = glob.glob(sys.argv[1] + "/*.whl")
 with zipfile.ZipFile(wheel) as z:
@@ -88,11 +100,10 @@ with zipfile.ZipFile(wheel) as z:
 EOF
   preload="$rt/libcudart.so.12${preload:+ $preload}"
 fi
-LD_PRELOAD=$preload "$py" -c "import torch; assert torch.__version__.startswith('$version'), torch.__version__" \
-  >>"$log" 2>&1
+LD_PRELOAD=$preload "$py" -c "$check_import" >>"$log" 2>&1
 status=$?
 [ -z "$check_cudart" ] || rm -rf "$rt"
-[ "$status" -eq 0 ] || { echo "ci/torch_venv.sh: 'import torch' fails in $venv (see $log)" >&2; exit 1; }
+[ "$status" -eq 0 ] || { echo "ci/py_venv.sh: '$check_import' fails in $venv (see $log)" >&2; exit 1; }
 touch "$venv/.complete"
-echo "ci/torch_venv.sh: ready: $(du -sh "$venv" | cut -f1) in $venv" >&2
+echo "ci/py_venv.sh: ready: $(du -sh "$venv" | cut -f1) in $venv" >&2
 echo "$py"

@@ -32,6 +32,14 @@ grep -q '^Exit: 0 every stage green' <<<"$test_said"
 check "ci/test.sh --help ends with its exit statuses" 0 "$?"
 expect 0 ci/repro.sh --help
 expect 0 ci/repro.sh --json --help
+expect 0 ci/simcuda.sh --help
+expect 2 ci/simcuda.sh --bogus -- true
+expect 2 ci/simcuda.sh --devices 65 -- true
+expect 0 ci/dropin_tier.sh --help
+expect 2 ci/dropin_tier.sh --bogus
+expect 0 ci/py_venv.sh --help
+expect 2 ci/py_venv.sh
+expect 2 ci/py_venv.sh torch-1.0.0
 # Every other argument is checked before ci/setup.sh. Checked on a copy of
 # the script beside a stub setup that fails (exit 5) and a stub bazel and
 # repro: a script that got past its check would not reach the real setup or

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Runs the whole CPU test suite: the plain build, then everything again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, then the tests that start
-# threads under ThreadSanitizer. GPU tests are filtered out here
-# (ci/gpu.sh runs them on a machine with a GPU). Installs what is missing.
+# threads under ThreadSanitizer, then the real-package tier (PyPI's CUDA
+# torch builds over drop-in simcuda, ci/dropin_tier.sh). GPU tests are
+# filtered out here (ci/gpu.sh runs them on a machine with a GPU). Installs
+# what is missing.
 # Usage: ci/test.sh [--json]   (--json: progress on stderr, then one JSON
 # object on stdout: each stage's passed / failed / seconds / log, totals;
 # a red stage's log is kept in TMPDIR and named, a green one's removed)
-# Exit: 0 every stage green, 1 a stage failed or setup failed, 2 usage.
+# Exit: 0 every stage green, 1 a stage failed or setup failed, 2 usage,
+# 3 every stage that ran was green but the real-package tier could not run
+# (no package index; the reason is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 JSON=0
 for arg in "$@"; do
   case "$arg" in
     --json) JSON=1 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ci/test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,6 +39,12 @@ run_stage asan-ubsan --config=asan-ubsan --build_tests_only //... || status=1
 # reference/process/thread_census.h) except the MPI ones (OpenMPI's own
 # threads are not instrumented).
 run_stage tsan --config=tsan --build_tests_only --test_tag_filters=threaded,-gpu,-mpi //... || status=1
+run_script_stage dropin ci/dropin_tier.sh
+case $? in
+  0) ;;
+  3) [ "$status" -ne 0 ] || status=3 ;;
+  *) status=1 ;;
+esac
 print_totals
 if [ "$JSON" -eq 1 ]; then print_json >&3; fi
 exit "$status"

@@ -235,7 +235,7 @@ def run_scenario(name, python, launcher, timeout):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenario", help=argparse.SUPPRESS)
-    parser.add_argument("--python", help="the python of a venv with PyPI's CUDA torch (ci/torch_venv.sh)")
+    parser.add_argument("--python", help="the python of a venv with PyPI's CUDA torch (ci/py_venv.sh)")
     parser.add_argument("--launcher", help="ci/simcuda.sh")
     parser.add_argument("--only", action="append", choices=sorted(SCENARIOS), help="run only these scenarios")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")

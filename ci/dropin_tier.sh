@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The real-package tier: PyPI's CUDA builds of PyTorch (2.15.0 for CUDA 13,
+# 2.7.1 for CUDA 12) and numba-cuda, unmodified, over drop-in simcuda.
+# Creates the cached venvs it needs (ci/py_venv.sh), then runs every
+# scenario of reference/dropin/torch_scenarios.py (numba_scenarios.py)
+# under ci/simcuda.sh.
+# Usage: ci/dropin_tier.sh [--json]   (--json: one JSON summary on stdout,
+# progress on stderr)
+# Exit: 0 every scenario passed, 1 one failed (or an install failed),
+# 2 bad usage, 3 not run: the package index cannot be reached (the reason
+# is printed; never a pass).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+json=0
+for arg in "$@"; do
+  case "$arg" in
+    --json) json=1 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "ci/dropin_tier.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "$json" -eq 1 ]; then exec 3>&1 1>&2; else exec 3>/dev/null; fi
+
+passed=0 failed=0
+rows=() not_run=()
+# package set, then the scenarios that run on it
+for run in torch-2.15.0:torch_scenarios.py torch-2.7.1:torch_scenarios.py numba-cuda-0.20.1:numba_scenarios.py; do
+  set_name=${run%%:*} scenarios=${run#*:}
+  echo "--- $set_name: the venv"
+  py=$(ci/py_venv.sh "$set_name" | tail -n 1)
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 3 ]; then
+    not_run+=("$set_name: the Python package index cannot be reached")
+    continue
+  elif [ "$rc" -ne 0 ] || [ ! -x "$py" ]; then
+    echo "ci/dropin_tier.sh: $set_name: the venv could not be made (exit $rc)"
+    failed=$((failed + 1))
+    rows+=("{\"set\": \"$set_name\", \"ok\": false, \"error\": \"ci/py_venv.sh exited $rc\"}")
+    continue
+  fi
+  echo "--- $set_name: $scenarios under ci/simcuda.sh"
+  out=$(python3 "reference/dropin/$scenarios" --python "$py" --launcher ci/simcuda.sh --json)
+  counts=$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); s=r["scenarios"]; print(sum(x["ok"] for x in s), sum(not x["ok"] for x in s))' <<<"$out") ||
+    counts="0 1"
+  read -r ok bad <<<"$counts"
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  rows+=("{\"set\": \"$set_name\", \"result\": $out}")
+  echo "--- $set_name: $ok passed, $bad failed"
+done
+
+for reason in "${not_run[@]}"; do echo "NOT RUN: $reason"; done
+echo "dropin tier: $passed passed, $failed failed, ${#not_run[@]} not run"
+FAULTLINE_TIER_RUNS="[$(IFS=,; echo "${rows[*]}")]" python3 - "$passed" "$failed" "${not_run[@]}" >&3 <<'PY'
+import json, os, sys
+print(json.dumps({"passed": int(sys.argv[1]), "failed": int(sys.argv[2]), "not_run": sys.argv[3:],
+                  "runs": json.loads(os.environ["FAULTLINE_TIER_RUNS"])}))
+PY
+if [ "$failed" -ne 0 ]; then exit 1; fi
+if [ "${#not_run[@]}" -ne 0 ]; then exit 3; fi
+exit 0
