@@ -110,8 +110,14 @@ SimCudaRuntime::SimCudaRuntime() {
   primary_context_.assign(physical_devices_, false);
   used_bytes_.assign(physical_devices_, 0);
   // A fork while another thread holds mu_ must not leave the child's copy locked.
+  current_pid_ = getpid();
   pthread_atfork([] { SimCuda().mu_.lock(); }, [] { SimCuda().mu_.unlock(); },
-                 [] { SimCuda().mu_.unlock(); });
+                 [] {
+                   SimCudaRuntime& self = SimCuda();
+                   self.current_pid_ = getpid();
+                   self.ready_.store(false, std::memory_order_relaxed);
+                   self.mu_.unlock();
+                 });
 }
 
 Status SimCudaRuntime::Fail(cudaError_t code, const char* api, SourceLocation loc, const std::string& detail) {
@@ -126,7 +132,7 @@ std::string SimCudaRuntime::ForkDetail() {
 
 void SimCudaRuntime::InitializeDriverLocked() {
   initialized_ = true;
-  init_pid_ = getpid();
+  init_pid_ = current_pid_;
   // The driver reads CUDA_VISIBLE_DEVICES once, at initialization (cuInit).
   const VisibleDevices visible = ApplyVisibleDevices(physical_devices_);
   device_count_ = visible.count;
@@ -163,7 +169,7 @@ Status SimCudaRuntime::ConfigurationFailure(const char* api, SourceLocation loc)
 Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   if (!config_error_.empty()) return ConfigurationFailure(api, loc);
   if (driver_error_ != cudaSuccess) return Fail(driver_error_, api, loc);
-  if (initialized_ && init_pid_ != getpid()) {
+  if (initialized_ && init_pid_ != current_pid_) {
     if (needs == Needs::kCachedCount && runtime_initialized_) return OkStatus();
     if (!runtime_initialized_) runtime_init_failed_ = true;
     return Fail(cudaErrorInitializationError, api, loc, ForkDetail());
@@ -171,6 +177,7 @@ Status SimCudaRuntime::Enter(const char* api, Needs needs, SourceLocation loc) {
   if (!initialized_) InitializeDriverLocked();
   runtime_initialized_ = true;
   if (init_error_ != cudaSuccess) return Fail(init_error_, api, loc);
+  ready_.store(true, std::memory_order_release);
   if (needs != Needs::kContext) return OkStatus();
   primary_context_[t_current_device] = true;
   t_context_bound = true;
@@ -266,6 +273,7 @@ Result<bool> SimCudaRuntime::PrimaryContextActive(int device) {
 }
 
 Result<int> SimCudaRuntime::DoGetDeviceCount(SourceLocation loc) {
+  if (ready_.load(std::memory_order_acquire)) return device_count_;  // fixed once initialized
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaGetDeviceCount", Needs::kCachedCount, loc));
   return device_count_;
@@ -284,6 +292,7 @@ Status SimCudaRuntime::DoSetDevice(int device, SourceLocation loc) {
 }
 
 Result<int> SimCudaRuntime::DoGetDevice(SourceLocation loc) {
+  if (ready_.load(std::memory_order_acquire)) return t_current_device;
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter("cudaGetDevice", Needs::kDevice, loc));
   return t_current_device;
@@ -321,7 +330,7 @@ Status SimCudaRuntime::DriverInitLocked(SourceLocation loc) {
   if (driver_error_ == cudaErrorStubLibrary) {
     return CudaCallError(34, DriverErrorName(34), DriverErrorString(34), "cuInit", loc);
   }
-  if (initialized_ && init_pid_ != getpid()) {
+  if (initialized_ && init_pid_ != current_pid_) {
     return CudaCallError(3, DriverErrorName(3), DriverErrorString(3), "cuInit", loc, ForkDetail());
   }
   if (!initialized_) InitializeDriverLocked();
@@ -701,9 +710,10 @@ Status SimCudaRuntime::EnterRuntimeCall(const char* api, bool needs_context, Sou
 }
 
 Status SimCudaRuntime::DriverReady(const char* api, SourceLocation loc) {
+  if (ready_.load(std::memory_order_acquire)) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
-  if (initialized_ && init_pid_ == getpid() && driver_error_ == cudaSuccess) return OkStatus();
-  const std::string detail = initialized_ && init_pid_ != getpid() ? ForkDetail() : "cuInit has not been called";
+  if (initialized_ && init_pid_ == current_pid_ && driver_error_ == cudaSuccess) return OkStatus();
+  const std::string detail = initialized_ && init_pid_ != current_pid_ ? ForkDetail() : "cuInit has not been called";
   return CudaCallError(3, DriverErrorName(3), DriverErrorString(3), api, loc, detail);
 }
 

@@ -7,6 +7,7 @@
 #include <driver_types.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -188,6 +189,12 @@ class SimCudaRuntime final : public DeviceRuntime {
   size_t capacity_bytes_ = size_t{16} << 30;
 
   bool initialized_ = false;          // the driver is initialized (cuInit, or any runtime call)
+  // The calls that only need CUDA initialized (cudaGetDevice, the count,
+  // the driver's precondition) answer without the lock once this is set:
+  // the runtime initialized without error in this very process. A forked
+  // child starts with it clear. PyTorch asks cudaGetDevice ~16 times a copy.
+  std::atomic<bool> ready_{false};
+  pid_t current_pid_ = 0;  // this process's pid, renewed in a forked child (getpid() is a system call)
   bool runtime_initialized_ = false;  // the runtime too: it has cached the device count
   pid_t init_pid_ = 0;
   // Set in a child forked after only cuInit: the runtime's own initialization
