@@ -84,7 +84,9 @@ except Exception:
 }
 
 print_totals() {
-  echo "${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed${TOTAL_NOT_RUN:+, ${TOTAL_NOT_RUN} not run}"
+  local not_run=""
+  [ "${TOTAL_NOT_RUN:-0}" -eq 0 ] || not_run=", ${TOTAL_NOT_RUN} not run"
+  echo "${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed${not_run}"
 }
 
 # Prints the stages and totals as one JSON object (ci/test.sh --json).

@@ -59,10 +59,25 @@ case "$got" in
   "$odd"/faultline-odd.*.log) ;;
   *) echo "FAIL: a log path with a quote and a backslash: '$got'" >&2; failures=$((failures + 1)) ;;
 esac
+# A script stage (ci/dropin_tier.sh): its --json summary gives the counts;
+# exit 3 ("not run": no package index) is counted as not run, never passed.
+# In a subshell: the totals above stay as they are.
+got="$(
+  tier() { echo '{"passed": 2, "failed": 0, "not_run": ["torch: no index"]}'; return 3; }
+  run_script_stage tier tier >/dev/null 2>&1; status=$?
+  echo "$status $TOTAL_PASSED $TOTAL_FAILED $TOTAL_NOT_RUN $(print_totals) $(print_json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["ok"], d["not_run"])')"
+)"
+want="3 3 3 1 3 passed, 3 failed, 1 not run False 1"
+[ "$got" = "$want" ] || { echo "FAIL: a script stage that could not run: '$got', expected '$want'" >&2; failures=$((failures + 1)); }
+got="$(
+  tier() { echo 'not json'; return 1; }
+  run_script_stage tier tier >/dev/null 2>&1; echo "$? $TOTAL_FAILED"
+)"
+[ "$got" = "1 4" ] || { echo "FAIL: a script stage that failed without a summary: '$got', expected '1 4'" >&2; failures=$((failures + 1)); }
 rm -rf "$logs"
 
 if [ "$failures" -ne 0 ]; then
   echo "lib_test: $failures failed" >&2
   exit 1
 fi
-echo "lib_test: run_stage passes green stages and fails red ones, keeps only red ones' logs, print_json says so, even of odd log paths (10 checks)"
+echo "lib_test: run_stage passes green stages and fails red ones, keeps only red ones' logs, print_json says so, even of odd log paths; script stages count not-run apart (12 checks)"
