@@ -3,7 +3,9 @@
 # 2.7.1 for CUDA 12) and numba-cuda, unmodified, over drop-in simcuda.
 # Creates the cached venvs it needs (ci/py_venv.sh), then runs every
 # scenario of reference/dropin/torch_scenarios.py (numba_scenarios.py)
-# under ci/simcuda.sh.
+# under ci/simcuda.sh, then the catalog's upstream variants (the real
+# peft and torch releases, repro/upstream/upstream.py all) and a user's
+# patch validated with --with (repro/upstream/validate_patch_test.sh).
 # Usage: ci/dropin_tier.sh [--json]   (--json: one JSON summary on stdout,
 # progress on stderr)
 # Exit: 0 every scenario passed, 1 one failed (or an install failed),
@@ -15,7 +17,7 @@ json=0
 for arg in "$@"; do
   case "$arg" in
     --json) json=1 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ci/dropin_tier.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +49,28 @@ for run in torch-2.15.0:torch_scenarios.py torch-2.7.1:torch_scenarios.py numba-
   failed=$((failed + bad))
   rows+=("{\"set\": \"$set_name\", \"result\": $out}")
   echo "--- $set_name: $ok passed, $bad failed"
+done
+
+# The upstream variants and the --with check print a JSON summary of their own.
+for check in "upstream:python3 repro/upstream/upstream.py all --json" \
+  "upstream --with:repro/upstream/validate_patch_test.sh --json"; do
+  name=${check%%:*} command=${check#*:}
+  echo "--- $name: $command"
+  out=$($command)
+  rc=$?
+  counts=$(python3 -c 'import json,sys
+r = json.loads(sys.stdin.read())
+if "results" in r:  # upstream.py
+    print(sum(x["matched"] for x in r["results"]), sum(not x["matched"] for x in r["results"]), len(r["not_run"]))
+else:
+    print(r["passed"], r["failed"], len(r["not_run"]))' <<<"$out") || counts="0 1 0"
+  read -r ok bad skipped <<<"$counts"
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  [ "$rc" -ne 3 ] || not_run+=("$name: the Python package index cannot be reached ($skipped not run)")
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || [ "$bad" -ne 0 ] || failed=$((failed + 1))
+  rows+=("{\"set\": \"$name\", \"result\": ${out:-null}}")
+  echo "--- $name: $ok passed, $bad failed"
 done
 
 for reason in "${not_run[@]}"; do echo "NOT RUN: $reason"; done

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Catalog failures reproduced with the real upstream releases, over drop-in simcuda.
+
+Each upstream variant runs the bug report's pattern (a small script here)
+with real packages from PyPI under ci/simcuda.sh: `upstream-legacy` with the
+release before the fix must reproduce the failure's exact error text,
+`upstream-fixed` with the release that has the fix must pass. `--with
+NAME=PATH` puts a user's own source tree (or wheel) of NAME in place of the
+pinned release, to validate a patch before sending it upstream:
+"reproduced" means the patch does not fix it, "passed" that it does.
+
+    upstream.py list [--json]
+    upstream.py run FAILURE [--variant V] [--with NAME=PATH]... [--repeat N] [--json]
+    upstream.py all [--repeat N] [--json]
+
+Packages: the base venv is ci/py_venv.sh's (torch from PyPI); a variant's
+other packages go into an overlay folder, hash-named after its pins under
+~/.cache/faultline (FAULTLINE_CACHE), put first on PYTHONPATH.
+Exit: 0 every outcome matched, 1 one did not, 2 bad usage, 3 every variant
+that ran matched but some could not run (no package index: "not run" with
+the reason, never a pass).
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+FORK_ERROR = ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+              "you must use the 'spawn' start method")
+
+# peft's own requirements at releases of its time (installed without their
+# dependencies, so the base venv's torch and numpy stay as they are).
+PEFT_DEPS = ["transformers==4.41.2", "accelerate==0.30.1", "tokenizers==0.19.1", "safetensors==0.4.3",
+             "huggingface-hub==0.23.4", "regex==2024.5.15", "requests==2.32.3", "urllib3==2.2.1",
+             "certifi==2024.6.2", "idna==3.7", "charset-normalizer==3.3.2", "tqdm==4.66.4", "psutil==5.9.8",
+             "pyyaml==6.0.1", "packaging==24.1"]
+
+# One row per variant: the failure, the variant, the base venv, the
+# overlay's pins, the script and its arguments, extra environment, and what
+# must happen: the exact error text the failure shows, or None: it passes.
+VARIANTS = [
+    {"failure": "F4", "variant": "upstream-legacy", "base": "torch-2.15.0",
+     "overlay": ["peft==0.11.1"] + PEFT_DEPS, "script": ["import_then_fork.py", "peft"], "env": {},
+     "signature": "child: " + FORK_ERROR,
+     "what": "peft 0.11.1: `import peft` initializes CUDA (torch.utils.cpp_extension at import, "
+             "peft issue 1877); a forked worker then cannot use CUDA"},
+    {"failure": "F4", "variant": "upstream-fixed", "base": "torch-2.15.0",
+     "overlay": ["peft==0.12.0"] + PEFT_DEPS, "script": ["import_then_fork.py", "peft"], "env": {},
+     "signature": None,
+     "what": "peft 0.12.0 (PR 1879: the import moved into the function that needs it): the worker works"},
+    {"failure": "F5", "variant": "upstream-legacy", "base": "torch-2.15.0", "overlay": [],
+     "script": ["import_then_fork.py", "--is-available"], "env": {}, "signature": "child: " + FORK_ERROR,
+     "what": "torch 2.15.0: torch.cuda.is_available() counts devices through CUDA, which initializes "
+             "it (PyTorch 83973); a forked worker then cannot use CUDA"},
+    {"failure": "F5", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [],
+     "script": ["import_then_fork.py", "--is-available"], "env": {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
+     "signature": None,
+     "what": "torch 2.15.0 with PYTORCH_NVML_BASED_CUDA_CHECK=1 (PR 85951): is_available() asks NVML, "
+             "CUDA stays uninitialized, the worker works"},
+]
+
+
+class NotRun(Exception):
+    """The variant could not run here (no package index); never a pass."""
+
+
+def log(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def cache_dir():
+    return os.environ.get("FAULTLINE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "faultline")
+
+
+def base_python(set_name):
+    proc = subprocess.run([os.path.join(TOP, "ci", "py_venv.sh"), set_name], stdout=subprocess.PIPE, text=True)
+    if proc.returncode == 3:
+        raise NotRun(f"{set_name}: the Python package index cannot be reached")
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"ci/py_venv.sh {set_name} exited {proc.returncode}")
+    return lines[-1]
+
+
+def index_reachable(python):
+    with tempfile.TemporaryDirectory() as probe:
+        return subprocess.run([python, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", probe,
+                               "filelock==4.3.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def overlay(python, pins):
+    """The folder holding `pins` (pip --target, without dependencies), made once."""
+    if not pins:
+        return None
+    digest = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
+    folder = os.path.join(cache_dir(), f"overlay-{pins[0].replace('==', '-')}-{digest}")
+    if os.path.isfile(os.path.join(folder, ".complete")):
+        return folder
+    os.makedirs(cache_dir(), exist_ok=True)
+    with open(folder + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one install per folder; a second run waits, then reuses it
+        if os.path.isfile(os.path.join(folder, ".complete")):
+            return folder
+        log(f"upstream: installing {' '.join(pins)} into {folder}")
+        staging = folder + ".partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        proc = subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                               "--no-deps", "--target", staging, *pins], stdout=sys.stderr, stderr=subprocess.PIPE,
+                              text=True)
+        if proc.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            if not index_reachable(python):
+                raise NotRun(f"the Python package index cannot be reached (installing {pins[0]})")
+            raise RuntimeError(f"pip install --target of {pins[0]} failed: {proc.stderr.strip()[-800:]}")
+        open(os.path.join(staging, ".complete"), "w").close()
+        shutil.rmtree(folder, ignore_errors=True)
+        os.rename(staging, folder)
+    return folder
+
+
+def user_code(python, name, path, scratch):
+    """The folder that puts the user's NAME first on PYTHONPATH."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        for candidate in (os.path.join(path, "src"), path):
+            if os.path.isdir(os.path.join(candidate, name)):
+                return candidate
+        raise ValueError(f"--with {name}={path}: the folder has neither src/{name}/ nor {name}/ "
+                         f"(expected a source tree of {name})")
+    if os.path.isfile(path) and path.endswith(".whl"):
+        target = os.path.join(scratch, f"with-{name}")
+        proc = subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                               "--no-deps", "--target", target, path], stdout=sys.stderr, stderr=sys.stderr)
+        if proc.returncode != 0:
+            raise ValueError(f"--with {name}={path}: pip could not install the wheel")
+        return target
+    raise ValueError(f"--with {name}={path}: expected a source tree folder or a .whl file")
+
+
+def run_variant(row, withs, scratch):
+    started = time.monotonic()
+    python = base_python(row["base"])
+    paths = [user_code(python, name, path, scratch) for name, path in withs]
+    folder = overlay(python, row["overlay"])
+    if folder:
+        paths.append(folder)
+    env = dict(os.environ, **row["env"])
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the cached overlays stay as installed
+    command = [os.path.join(TOP, "ci", "simcuda.sh"), "--", python,
+               os.path.join(HERE, row["script"][0]), *row["script"][1:]]
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=600)
+    transcript = proc.stdout
+    lines = transcript.splitlines()
+    if row["signature"] is not None and proc.returncode != 0 and row["signature"] in lines:
+        outcome = "reproduced"
+    elif proc.returncode == 0 and "child: CUDA works" in lines:
+        outcome = "passed"
+    else:
+        outcome = f"error (exit {proc.returncode})"
+    expected = "reproduced" if row["signature"] is not None and not withs else "passed"
+    if withs:
+        expected = None  # a user's patch: the outcome is the answer
+    return {"failure": row["failure"], "variant": row["variant"] + (" --with" if withs else ""),
+            "packages": ", ".join(row["overlay"][:1] + [row["base"].replace("-", " ")] +
+                                  [f"{n} from {p}" for n, p in withs]),
+            "expected": expected or "either", "outcome": outcome,
+            "matched": outcome == expected if expected else outcome in ("reproduced", "passed"),
+            "signature": row["signature"], "seconds": round(time.monotonic() - started, 1),
+            "transcript": transcript}
+
+
+def parse_withs(values):
+    withs = []
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--with '{value}': expected NAME=PATH (e.g. peft=./peft)")
+        withs.append((name, path))
+    return withs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the upstream variants").add_argument("--json", action="store_true")
+    run = sub.add_parser("run", help="one failure's upstream variants")
+    run.add_argument("failure")
+    run.add_argument("--variant", choices=["upstream-legacy", "upstream-fixed"])
+    run.add_argument("--with", dest="withs", action="append", metavar="NAME=PATH",
+                     help="the user's source tree or wheel of NAME in place of the pinned release")
+    run.add_argument("--repeat", type=int, default=1)
+    run.add_argument("--json", action="store_true")
+    every = sub.add_parser("all", help="every upstream variant")
+    every.add_argument("--repeat", type=int, default=1)
+    every.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    if args.command == "list":
+        rows = [{k: r[k] for k in ("failure", "variant", "base", "overlay", "signature", "what")} for r in VARIANTS]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            for r in rows:
+                print(f"{r['failure']:4s} {r['variant']:16s} {r['what']}")
+        return 0
+    if args.repeat < 1:
+        parser.error(f"--repeat is {args.repeat}; expected a whole number of runs >= 1")
+    try:
+        withs = parse_withs(getattr(args, "withs", None))
+    except ValueError as e:
+        parser.error(str(e))
+    selected = VARIANTS
+    if args.command == "run":
+        selected = [r for r in VARIANTS if r["failure"] == args.failure and
+                    (args.variant is None or r["variant"] == args.variant)]
+        if not selected:
+            known = sorted({r["failure"] for r in VARIANTS})
+            parser.error(f"failure '{args.failure}' has no upstream variant{' ' + args.variant if args.variant else ''}"
+                         f"; expected one of {', '.join(known)}")
+        if withs:  # the user's code replaces the release: the pre-fix variant's script decides
+            selected = [r for r in selected if r["variant"] == "upstream-legacy"] or selected[:1]
+
+    results, not_run = [], []
+    with tempfile.TemporaryDirectory(prefix="faultline-upstream-") as scratch:
+        for row in selected:
+            for attempt in range(args.repeat):
+                name = f"{row['failure']} {row['variant']}"
+                try:
+                    result = run_variant(row, withs, scratch)
+                except NotRun as e:
+                    not_run.append({"failure": row["failure"], "variant": row["variant"], "reason": str(e)})
+                    log(f"not run   {name}: {e}")
+                    break
+                except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+                    result = {"failure": row["failure"], "variant": row["variant"], "expected": "?",
+                              "outcome": f"error: {e}", "matched": False, "transcript": ""}
+                results.append(result)
+                mark = "matched" if result["matched"] else "MISMATCH"
+                log(f"{mark:9s} {name}{' --with' if withs else ''}: {result['outcome']} "
+                    f"(expected {result['expected']}, {result.get('seconds', 0)} s)")
+                if not result["matched"]:
+                    log(result["transcript"][-3000:])
+    ok = all(r["matched"] for r in results)
+    if args.json:
+        print(json.dumps({"ok": ok and not not_run, "results": results, "not_run": not_run}, indent=2))
+    else:
+        print(f"{'failure':8s}{'variant':24s}{'expected':12s}{'outcome':12s}matched")
+        for r in results:
+            print(f"{r['failure']:8s}{r['variant']:24s}{r['expected']:12s}{r['outcome']:12s}{r['matched']}")
+        for n in not_run:
+            print(f"{n['failure']:8s}{n['variant']:24s}not run: {n['reason']}")
+    if not ok:
+        return 1
+    return 3 if not_run else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
