@@ -11,10 +11,15 @@
 # example error a page shows (an `error: NAME (CODE): MESSAGE` line in a code
 # block, with its `process:` and `step:` lines) is one a reproducing
 # variant's signature matches, on simcuda or on cuda (and each page with a
-# reproducing variant shows at least one). The prose around the
+# reproducing variant shows at least one). And the upstream code
+# (`upstream.py list --json`): every page has an "## Upstream code" section;
+# a failure with upstream variants names each one in backticks there with
+# its expectation, and its README cell gives each variant's release; one
+# without says "re-creation only" (DGL) or "not yet". The prose around the
 # quotes is kept true by hand.
 set -u
 REPRO="$1"
+UPSTREAM="$2"
 # The docs are data of this test (//:catalog_docs): they sit in the
 # runfiles at their workspace paths (docs/failures/<id>.md, README.md).
 DOCS_ROOT="$TEST_SRCDIR/$TEST_WORKSPACE"
@@ -22,12 +27,44 @@ list="$TEST_TMPDIR/list.json"
 
 "$REPRO" list --json >"$list" || { echo "FAIL: $REPRO list --json exited $?" >&2; exit 1; }
 
-python3 - "$list" "$DOCS_ROOT" <<'PY'
+upstream_list="$TEST_TMPDIR/upstream.json"
+python3 "$UPSTREAM" list --json >"$upstream_list" || { echo "FAIL: $UPSTREAM list --json exited $?" >&2; exit 1; }
+
+python3 - "$list" "$DOCS_ROOT" "$upstream_list" <<'PY'
 import json, os, re, sys
 
 failures = json.load(open(sys.argv[1]))
 root = sys.argv[2]
+upstream = json.load(open(sys.argv[3]))
 errors = []
+
+
+def release(variant):
+    """The version a variant is about: its first overlay pin's, else its base venv's."""
+    pin = variant["overlay"][0] if variant["overlay"] else variant["base"].replace("-", "==", 1)
+    return pin.split("==")[1]
+
+
+for f in failures:
+    fid = f["id"]
+    rel = "docs/failures/%s.md" % fid
+    path = os.path.join(root, rel)
+    if not os.path.exists(path):
+        continue  # reported below
+    text = open(path, encoding="utf-8").read()
+    section = text.split("## Upstream code", 1)[1].split("\n## ", 1)[0] if "## Upstream code" in text else None
+    if section is None:
+        errors.append("%s: no '## Upstream code' section" % rel)
+        continue
+    for v in [u for u in upstream if u["failure"] == fid]:
+        want = "reproduces" if v["signature"] else "passes"
+        row = [l for l in section.splitlines() if l.startswith("| `%s`" % v["variant"])]
+        if not row or want not in row[0] or release(v) not in row[0]:
+            errors.append("%s: the Upstream code table has no row for `%s` naming %s and '%s'"
+                          % (rel, v["variant"], release(v), want))
+        if v["signature"] and v["signature"] not in section.replace("`", ""):
+            errors.append("%s: the Upstream code section does not quote `%s`'s signature %r"
+                          % (rel, v["variant"], v["signature"]))
 
 
 def cells(line):
@@ -169,6 +206,19 @@ if len(catalogs) != 1:
 else:
     header_line, header, rows = catalogs[0]
     ids = [f["id"] for f in failures]
+    if "upstream code" not in header:
+        errors.append("README.md:%d: the catalog table has no `upstream code` column" % header_line)
+    else:
+        column = header.index("upstream code")
+        for line, row in rows:
+            mine = [u for u in upstream if u["failure"] == row[0]]
+            cell = row[column] if column < len(row) else ""
+            if mine and not all(release(u) in cell for u in mine):
+                errors.append("README.md:%d: %s's upstream code cell '%s' does not name %s"
+                              % (line, row[0], cell, ", ".join(release(u) for u in mine)))
+            if not mine and not (cell.startswith("re-creation only") or cell == "not yet"):
+                errors.append("README.md:%d: %s has no upstream variant; its cell '%s' should say "
+                              "'re-creation only' or 'not yet'" % (line, row[0], cell))
     listed = [row[0] for _, row in rows]
     for line, row in rows:
         link = "[%s](docs/failures/%s.md)" % (row[0], row[0])

@@ -155,11 +155,19 @@ def run_variant(row, withs, scratch):
     env = dict(os.environ, **row["env"])
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the cached overlays stay as installed
-    command = [os.path.join(TOP, "ci", "simcuda.sh"), "--", python,
+    report = os.path.join(scratch, "report.json")
+    command = [os.path.join(TOP, "ci", "simcuda.sh"), "--report", report, "--", python,
                os.path.join(HERE, row["script"][0]), *row["script"][1:]]
     proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=600)
     transcript = proc.stdout
+    # Where the script's own process initialized CUDA (simcuda's report).
+    initialized_where = None
+    if os.path.exists(report):
+        with open(report) as f:
+            for p in json.load(f)["processes"]:
+                if p["start"] == "exec" and row["script"][0] in p["command"] and p["initialized_where"]:
+                    initialized_where = p["initialized_where"]
     lines = transcript.splitlines()
     if row["signature"] is not None and proc.returncode != 0 and row["signature"] in lines:
         outcome = "reproduced"
@@ -176,7 +184,7 @@ def run_variant(row, withs, scratch):
             "expected": expected or "either", "outcome": outcome,
             "matched": outcome == expected if expected else outcome in ("reproduced", "passed"),
             "signature": row["signature"], "seconds": round(time.monotonic() - started, 1),
-            "transcript": transcript}
+            "initialized_where": initialized_where, "transcript": transcript}
 
 
 def parse_withs(values):
