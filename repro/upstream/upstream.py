@@ -44,27 +44,41 @@ PEFT_DEPS = ["transformers==4.41.2", "accelerate==0.30.1", "tokenizers==0.19.1",
              "pyyaml==6.0.1", "packaging==24.1"]
 
 # One row per variant: the failure, the variant, the base venv, the
-# overlay's pins, the script and its arguments, extra environment, and what
-# must happen: the exact error text the failure shows, or None: it passes.
+# overlay's pins, the script and its arguments, extra environment, the
+# simulated devices, and what must happen: `signature`, the exact line the
+# failure prints (it must reproduce), or None (it must pass: exit 0 with
+# the `passes_with` line).
+WORKS = "child: CUDA works"
 VARIANTS = [
     {"failure": "F4", "variant": "upstream-legacy", "base": "torch-2.15.0",
      "overlay": ["peft==0.11.1"] + PEFT_DEPS, "script": ["import_then_fork.py", "peft"], "env": {},
-     "signature": "child: " + FORK_ERROR,
+     "signature": "child: " + FORK_ERROR, "passes_with": WORKS,
      "what": "peft 0.11.1: `import peft` initializes CUDA (torch.utils.cpp_extension at import, "
              "peft issue 1877); a forked worker then cannot use CUDA"},
     {"failure": "F4", "variant": "upstream-fixed", "base": "torch-2.15.0",
      "overlay": ["peft==0.12.0"] + PEFT_DEPS, "script": ["import_then_fork.py", "peft"], "env": {},
-     "signature": None,
+     "signature": None, "passes_with": WORKS,
      "what": "peft 0.12.0 (PR 1879: the import moved into the function that needs it): the worker works"},
     {"failure": "F5", "variant": "upstream-legacy", "base": "torch-2.15.0", "overlay": [],
      "script": ["import_then_fork.py", "--is-available"], "env": {}, "signature": "child: " + FORK_ERROR,
+     "passes_with": WORKS,
      "what": "torch 2.15.0: torch.cuda.is_available() counts devices through CUDA, which initializes "
              "it (PyTorch 83973); a forked worker then cannot use CUDA"},
     {"failure": "F5", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [],
      "script": ["import_then_fork.py", "--is-available"], "env": {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
-     "signature": None,
+     "signature": None, "passes_with": WORKS,
      "what": "torch 2.15.0 with PYTORCH_NVML_BASED_CUDA_CHECK=1 (PR 85951): is_available() asks NVML, "
              "CUDA stays uninitialized, the worker works"},
+    {"failure": "F7", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [],
+     "script": ["killed_worker.py"], "env": {}, "signature": None,
+     "passes_with": "trainer: the loader raised instead of hanging",
+     "what": "torch 2.15.0: a DataLoader worker SIGKILLed before its first batch; the loader raises "
+             "'DataLoader worker (pid(s) N) exited unexpectedly' instead of hanging (PR 11985)"},
+    {"failure": "F8", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [], "devices": 2,
+     "script": ["pin_on_device_one.py"], "env": {}, "signature": None,
+     "passes_with": "main: device 0 has no context",
+     "what": "torch 2.15.0, two devices, current device 1: a pin_memory=True DataLoader pins through "
+             "device 1's context; device 0 never gets one (PR 4196)"},
 ]
 
 
@@ -156,7 +170,8 @@ def run_variant(row, withs, scratch):
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the cached overlays stay as installed
     report = os.path.join(scratch, "report.json")
-    command = [os.path.join(TOP, "ci", "simcuda.sh"), "--report", report, "--", python,
+    devices = ["--devices", str(row["devices"])] if "devices" in row else []
+    command = [os.path.join(TOP, "ci", "simcuda.sh"), *devices, "--report", report, "--", python,
                os.path.join(HERE, row["script"][0]), *row["script"][1:]]
     proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=600)
@@ -171,7 +186,7 @@ def run_variant(row, withs, scratch):
     lines = transcript.splitlines()
     if row["signature"] is not None and proc.returncode != 0 and row["signature"] in lines:
         outcome = "reproduced"
-    elif proc.returncode == 0 and "child: CUDA works" in lines:
+    elif proc.returncode == 0 and row["passes_with"] in lines:
         outcome = "passed"
     else:
         outcome = f"error (exit {proc.returncode})"
