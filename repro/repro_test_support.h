@@ -42,12 +42,14 @@ std::string InitializationBacktrace(const std::string& transcript);
 
 // Checks that the transcript says where the parent initialized CUDA, with a
 // frame of that backtrace naming `function` (simcuda records it; real CUDA
-// does not).
+// does not), and no frame of libstdc++'s std::invoke / std::function
+// plumbing between the user's frames.
 inline void ExpectInitializationSiteNamed(const Outcome& o, RuntimeKind runtime, const std::string& function) {
   if (runtime != RuntimeKind::kSimCuda) return;
   const std::string backtrace = InitializationBacktrace(o.transcript);
   EXPECT_NE(backtrace, "") << o.transcript;
   EXPECT_NE(backtrace.find(function), std::string::npos) << function << " in\n" << o.transcript;
+  EXPECT_EQ(backtrace.find("__invoke"), std::string::npos) << o.transcript;
 }
 
 }  // namespace repro

@@ -66,13 +66,21 @@ bool EndsWith(const std::string& text, const char* suffix) {
 }
 
 // Skips the frames of the runtime itself: the user wants the caller.
+// libstdc++'s call plumbing (std::invoke, std::function): the frames of a
+// lambda or std::function call that are not the user's code.
+bool IsCallPlumbing(const backward::ResolvedTrace::SourceLoc& loc) {
+  if (loc.filename.find("/include/c++/") == std::string::npos) return false;
+  return loc.function == "operator()" || loc.function.rfind("__invoke", 0) == 0 ||
+         loc.function.rfind("_M_invoke", 0) == 0;
+}
+
 bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
   // The dynamic loader's own frames (between dlopen and a static
   // initializer) say nothing about who loaded what.
   return loc.filename.empty() || EndsWith(loc.filename, "reference/runtime/simcuda_runtime.cc") ||
          EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp") ||
          loc.filename.find("reference/dropin/") != std::string::npos ||
-         loc.filename.rfind("./elf/", 0) == 0;
+         loc.filename.rfind("./elf/", 0) == 0 || IsCallPlumbing(loc);
 }
 
 std::string Basename(const std::string& path) {
