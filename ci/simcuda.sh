@@ -54,17 +54,23 @@ for lib in libcuda.so.1 libcudart.so.13 libcudart.so.12 libnvidia-ml.so.1; do
   [ -f "$libs/$lib" ] || { echo "ci/simcuda.sh: $libs/$lib is missing" >&2; exit 5; }
 done
 
+# The report's folder is made before the preload: no helper runs under it.
+if [ -n "$report" ]; then
+  report_dir=$(mktemp -d -t faultline-simcuda-report.XXXXXX) || { echo "ci/simcuda.sh: mktemp failed" >&2; exit 5; }
+  trap 'rm -rf "$report_dir"' EXIT
+fi
 export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Libraries built with a sanitizer (the test suite's ASan and TSan stages)
+# need its runtime first in the preload list of an uninstrumented program.
+sanitizer_runtime=$(ldd "$libs/libcuda.so.1" 2>/dev/null | awk '$1 ~ /^lib(asan|tsan)\.so/ {print $3; exit}')
 # Preloaded, the stand-in runtimes satisfy libcudart.so.13 and .12 before
 # any DT_RPATH of the program's own libraries (PyTorch's point at its
 # wheels). A program binds the one whose version node it was linked against.
-export LD_PRELOAD="$libs/libcuda.so.1 $libs/libcudart.so.13 $libs/libcudart.so.12${LD_PRELOAD:+ $LD_PRELOAD}"
+export LD_PRELOAD="${sanitizer_runtime:+$sanitizer_runtime }$libs/libcuda.so.1 $libs/libcudart.so.13 $libs/libcudart.so.12${LD_PRELOAD:+ $LD_PRELOAD}"
 [ -z "$devices" ] || export FAULTLINE_SIMCUDA_DEVICES="$devices"
 if [ -z "$report" ]; then
   exec "$@"
 fi
-report_dir=$(mktemp -d -t faultline-simcuda-report.XXXXXX) || { echo "ci/simcuda.sh: mktemp failed" >&2; exit 5; }
-trap 'rm -rf "$report_dir"' EXIT
 export FAULTLINE_SIMCUDA_REPORT_DIR="$report_dir"
 "$@"
 status=$?

@@ -613,11 +613,17 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 }
 
 // --- Device code: registered, never run.
-void** __cudaRegisterFatBinary(void*) { return new void*(nullptr); }
+// One handle for every fat binary: kernels are found by their host stub,
+// so the handle need not tell fat binaries apart (and nothing is allocated
+// that the unregistration at exit would have to free).
+void** __cudaRegisterFatBinary(void*) {
+  static void* handle = nullptr;
+  return &handle;
+}
 
 void __cudaRegisterFatBinaryEnd(void**) {}
 
-void __cudaUnregisterFatBinary(void**) {}  // at exit: the handle stays valid for late callers
+void __cudaUnregisterFatBinary(void**) {}
 
 void __cudaRegisterFunction(void**, const char* host_function, char*, const char* device_name, int, uint3*, uint3*,
                             dim3*, dim3*, int*) {
