@@ -1,4 +1,4 @@
-// The device path, measured against its limits (issue 15):
+// The device path, measured against its limits:
 // - multi-layer sampling ([15, 10, 5], batch 1024) on the device, with the
 //   graph in device memory and in pinned host memory, next to the CPU sampler
 //   on the same graph and seeds (sampled edges/s);

@@ -277,8 +277,7 @@ constexpr int64_t kLoaderBatches = 96;
 // slot holds its first minibatch (a slot's first minibatch allocates its
 // shared memory, ~3,500 pages: 10-15 ms in each worker, once per loader).
 // Both are start-up, not throughput; BM_DataLoader's startup_ms reports it.
-// (Until stop 33: 2, one per worker, which left the second slots' start-up
-// inside the clock.)
+// (One per worker would leave the second slots' start-up inside the clock.)
 constexpr int64_t kLoaderWarmup = 2 * kPrefetchPerWorker;
 constexpr uint64_t kLoaderSeed = 3;
 
@@ -502,7 +501,7 @@ void BM_LoaderVsInline(benchmark::State& state) {
   }
   state.counters["vs_inline"] = Median(ratios);
   // The spread of the pairs: on this shared VM one pair in five or ten can
-  // stall (docs/benchmarks.md, stop 35).
+  // stall (docs/benchmarks.md, "Data loader").
   if (!ratios.empty()) {
     state.counters["vs_inline_min"] = *std::min_element(ratios.begin(), ratios.end());
     state.counters["vs_inline_max"] = *std::max_element(ratios.begin(), ratios.end());

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzz run (issue 12; docs/reliability.md "Fuzzing"): builds every
+# The long fuzz run (docs/reliability.md "Fuzzing"): builds every
 # target of //properties/fuzz with clang and libFuzzer (ASan + UBSan) and
 # runs each one, one after the other, for N executions on a copy of its
 # seed corpus. Installs clang-14 and its runtimes when they are missing.

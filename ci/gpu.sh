@@ -33,12 +33,12 @@ ci/gpu_run.sh "$out" "$@" --check-args || exit 2  # a bad option, before minutes
 # bash would otherwise wait for a foreground child before its trap ran.
 child=0
 work=""
-stop() {
+end_on_signal() {
   [ "$child" -eq 0 ] || { kill -TERM "$child" 2>/dev/null; wait "$child"; }
   exit "$1"
 }
-trap 'stop 143' TERM
-trap 'stop 130' INT
+trap 'end_on_signal 143' TERM
+trap 'end_on_signal 130' INT
 trap '[ -z "$work" ] || rm -rf "$work"' EXIT
 run() {
   "$@" &

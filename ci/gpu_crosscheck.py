@@ -76,12 +76,12 @@ CASES = [
       "where": "conformance pinned_memory_in_forked_child; F1 legacy (cudaPointerGetAttributes failed: "
                "initialization error)"}),
     # peft before 0.12.0 imported torch.utils.cpp_extension when imported
-    # (issue 1877, fixed by PR 1879): see peft_case() for which variant applies.
+    # (#1877, fixed by PR 1879): see peft_case() for which variant applies.
     ("import peft, fork, CUDA in the child",
      "__import__('peft')", "torch.zeros(1, device='cuda')", None),
 ]
 
-PEFT_FIXED_IN = (0, 12, 0)  # the first release after PR 1879 (merged 2024-06; issue 1877 was on 0.11.1)
+PEFT_FIXED_IN = (0, 12, 0)  # the first release after PR 1879 (merged 2024-06; #1877 was on 0.11.1)
 
 
 def peft_case():

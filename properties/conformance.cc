@@ -549,7 +549,7 @@ constexpr char kUnregisterShim605[] =
     "CUDA_ERROR_INVALID_VALUE when unregister is called with an interior pointer while preserving "
     "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED for unknown memory'): github.com/lupinemachines/lupine/pull/605";
 constexpr char kUnregisterProbe437[] =
-    "lupinemachines/lupine issue 437 (probed against the real driver 590.48.01: 'cuMemHostUnregister on a "
+    "lupinemachines/lupine #437 (probed against the real driver 590.48.01: 'cuMemHostUnregister on a "
     "cuMemHostAlloc pointer -> real INVALID_VALUE (1)'; cudaMallocHost and cudaHostUnregister are those driver "
     "calls): github.com/lupinemachines/lupine/issues/437";
 constexpr char kEnvVarsDoc[] =
@@ -748,7 +748,7 @@ const std::vector<Scenario>& Scenarios() {
       {"nvml_count_does_not_initialize",
        "counting devices through NVML does not initialize CUDA: a child forked afterwards works (PyTorch "
        "PYTORCH_NVML_BASED_CUDA_CHECK, PR 84879 / 85951)",
-       "NVML API Reference, nvmlDeviceGetCount_v2: docs.nvidia.com/deploy/nvml-api/; PyTorch issue 83973",
+       "NVML API Reference, nvmlDeviceGetCount_v2: docs.nvidia.com/deploy/nvml-api/; PyTorch #83973",
        "nvml count ok (> 0); fork after: count ok, malloc ok"},
       {"nvml_count_reads_visible_devices_per_call",
        "the NVML count applies CUDA_VISIBLE_DEVICES as it is at each call (CUDA is not initialized, so nothing "

@@ -384,7 +384,7 @@ Status MpiTransport::AgreeOnVerdict(const std::string& what, const Status& mine)
 
 // Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
 // ranks reach it at different times, and MPI_Win_allocate spins inside
-// MPI, which on a loaded machine took over 6 s once (stop 35).
+// MPI, which on a loaded machine once took over 6 s.
 Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
   const MPI_Aint bytes = static_cast<MPI_Aint>(spec.book.size(rank_) * spec.dim * sizeof(float));
   float* base = nullptr;

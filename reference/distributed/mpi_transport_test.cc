@@ -214,7 +214,7 @@ TEST(MpiTransportTest, ARankThatNeverJoinsIsNamedByTheOthersAtTheJoinLimit) {
 // operation timeout (as the fault tests use: the calls after the setup
 // must not run out of it on a loaded machine): creating a tensor is setup,
 // bounded by the join limit (FAULTLINE_MPI_JOIN_TIMEOUT_S), so every rank
-// succeeds. Before stop 35 the others failed after 6 s ("barrier did not
+// succeeds. With a fixed 6 s limit the others once failed ("barrier did not
 // complete within 6 s").
 TEST(MpiTransportTest, ALateRankAtTensorCreationIsWithinTheSetupLimit) {
   MpiJobOptions options = Ranks(4);

@@ -516,7 +516,7 @@ Status SimCudaRuntime::DoHostUnregister(void* ptr, SourceLocation loc) {
   if (it == registered_host_.end()) {
     // The driver answers "invalid value" for memory it knows but that is not
     // the start of a registration, and 713 only for memory it does not know
-    // (lupine PR 605 and issue 437, a driver shim matched to driver 590.48.01).
+    // (lupine PR 605 and #437, a driver shim matched to driver 590.48.01).
     if (FindRange(registered_host_, ptr, 1) != nullptr) {
       return Fail(cudaErrorInvalidValue, "cudaHostUnregister", loc,
                   PointerText(ptr) + " lies inside a registered range; unregister the range's start");

@@ -1,4 +1,4 @@
-// F1 — CUDA initialized in CPU mode by data-loader workers (DGL issue 6921,
+// F1 — CUDA initialized in CPU mode by data-loader workers (DGL #6921,
 // fix PR 6924). The parent is a "CUDA build" that has probed the device; the
 // loader samples on the CPU with two forked workers. The legacy GPU-dispatch
 // check asks CUDA whether the graph is pinned, which fails in the forked

@@ -1,4 +1,4 @@
-// The documented symptom of F1 (DGL issue 6921): CPU-mode sampling in a
+// The documented symptom of F1 (DGL #6921): CPU-mode sampling in a
 // forked data-loader worker fails with "CUDA error: initialization error"
 // inside sample_neighbors.
 #ifndef FAULTLINE_REPRO_F1_SIGNATURE_H_

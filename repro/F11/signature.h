@@ -1,4 +1,4 @@
-// The documented symptom of F11 (DGL issue 7010, fix PR 7217): with the same
+// The documented symptom of F11 (DGL #7010, fix PR 7217): with the same
 // seed, unique_and_compact numbers the sampled nodes differently when the
 // worker threads insert in a different order — named here as the first
 // unique node that differs from faultline's first-appearance reference.

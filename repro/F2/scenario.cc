@@ -1,4 +1,4 @@
-// F2 — pinned memory unregistered from workers (DGL issue 7381). A
+// F2 — pinned memory unregistered from workers (DGL #7381). A
 // pinned-cuda loader (graph pinned by the parent, sampled by the device) with
 // two workers: the legacy pipeline state carries the parent's unpinner, which
 // the worker calls on what it received. docs/failures/F2.md.

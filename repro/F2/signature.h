@@ -1,4 +1,4 @@
-// The documented symptom of F2 (DGL issue 7381): a data-loader worker fails
+// The documented symptom of F2 (DGL #7381): a data-loader worker fails
 // restoring the pinned graph it received, on the parent's unpin function
 // (cudaHostUnregister). Forked: CUDA cannot be used at all (3); spawned: the
 // worker cannot unpin memory it did not pin (713).

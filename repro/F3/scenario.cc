@@ -1,4 +1,4 @@
-// F3 — device ids reach a host-only partition lookup (DGL issue 7333,
+// F3 — device ids reach a host-only partition lookup (DGL #7333,
 // introduced by PR 7146, fixed by PR 7197). A trainer keeps its seed ids on
 // cuda:0 and calls a DistEmbedding; the pull locates each id's partition.
 // legacy takes a host view of the ids; fixed copies them to host int64 first

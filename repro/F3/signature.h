@@ -1,4 +1,4 @@
-// The documented symptom of F3 (DGL issue 7333, introduced by PR 7146): a
+// The documented symptom of F3 (DGL #7333, introduced by PR 7146): a
 // DistEmbedding forward with ids on cuda:0 reaches nid2partid, which takes a
 // host (NumPy) view of the ids and fails with PyTorch's TypeError text.
 #ifndef FAULTLINE_REPRO_F3_SIGNATURE_H_

@@ -1,5 +1,5 @@
-// F4 — CUDA context created at library load time (PEFT issue 1877 / PR 1879;
-// HuixiangDou issue 349 / PR 351). The parent loads a plugin whose static
+// F4 — CUDA context created at library load time (PEFT #1877 / PR 1879;
+// HuixiangDou #349 / PR 351). The parent loads a plugin whose static
 // initializer touches CUDA, then a fork-started worker uses the device; or
 // the parent uses the device and starts a service child. The child gathers
 // feature rows with a device kernel and must match the host gather.

@@ -1,4 +1,4 @@
-// The documented symptom of F4 (PEFT issue 1877, HuixiangDou issue 349): a
+// The documented symptom of F4 (PEFT #1877, HuixiangDou #349): a
 // fork-started child of a process whose CUDA was initialized (at library
 // load time, or by using the device) fails PyTorch's lazy CUDA init.
 #ifndef FAULTLINE_REPRO_F4_SIGNATURE_H_

@@ -1,4 +1,4 @@
-// F5 — counting devices poisons every later fork (PyTorch issue 83973; fix
+// F5 — counting devices poisons every later fork (PyTorch #83973; fix
 // PRs 84879 and 85951). The parent asks how many devices there are, then
 // starts two workers; each worker initializes CUDA, selects device
 // `index % count` and gathers feature rows with a device kernel, which must

@@ -1,4 +1,4 @@
-// The documented symptom of F5 (PyTorch issue 83973): after the parent asked
+// The documented symptom of F5 (PyTorch #83973): after the parent asked
 // torch.cuda.device_count(), a fork-started worker that uses CUDA fails
 // PyTorch's lazy CUDA init.
 #ifndef FAULTLINE_REPRO_F5_SIGNATURE_H_

@@ -1,6 +1,6 @@
 // F6 — a backend probe at import initializes the driver (Triton PR 9578;
-// fix PR 10935, related 10443 / 10933 / 10614; seen as PyTorch issue 184643
-// and vLLM issue 46996). The parent loads a backend library whose static
+// fix PR 10935, related 10443 / 10933 / 10614; seen as PyTorch #184643
+// and vLLM #46996). The parent loads a backend library whose static
 // initializer asks is_active(), then starts a worker that resolves the
 // active driver and gathers feature rows with a device kernel, which must
 // equal the host gather. docs/failures/F6.md.

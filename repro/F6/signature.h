@@ -1,5 +1,5 @@
-// The documented symptom of F6 (Triton PR 9578, seen as PyTorch issue 184643
-// and vLLM issue 46996): in a process forked after the parent's backend probe
+// The documented symptom of F6 (Triton PR 9578, seen as PyTorch #184643
+// and vLLM #46996): in a process forked after the parent's backend probe
 // initialized CUDA, the probe finds no active driver and Triton's driver
 // resolution fails; the CUDA error underneath is the fork's initialization error.
 #ifndef FAULTLINE_REPRO_F6_SIGNATURE_H_

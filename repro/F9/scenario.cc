@@ -1,5 +1,5 @@
 // F9 — the device count is cached before CUDA_VISIBLE_DEVICES is final
-// (PyTorch issue 95073, fix PR 122815; vLLM issue 4969, PR 5473). The process
+// (PyTorch #95073, fix PR 122815; vLLM #4969, PR 5473). The process
 // starts with CUDA_VISIBLE_DEVICES=0,1 and asks the device count at import
 // time; then its launcher assigns it GPU 1 (CUDA_VISIBLE_DEVICES=1, as Ray
 // and vLLM's workers do before CUDA is initialized). The worker then

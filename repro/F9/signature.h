@@ -1,4 +1,4 @@
-// The documented symptom of F9 (PyTorch issue 95073; vLLM issue 4969): a
+// The documented symptom of F9 (PyTorch #95073; vLLM #4969): a
 // device count cached before CUDA_VISIBLE_DEVICES took its final value is
 // stale, and selecting a device it promises fails with an invalid ordinal.
 #ifndef FAULTLINE_REPRO_F9_SIGNATURE_H_

@@ -54,7 +54,7 @@ VARIANTS = [
      "overlay": ["peft==0.11.1"] + PEFT_DEPS, "script": ["import_then_fork.py", "peft"], "env": {},
      "signature": "child: " + FORK_ERROR, "passes_with": WORKS,
      "what": "peft 0.11.1: `import peft` initializes CUDA (torch.utils.cpp_extension at import, "
-             "peft issue 1877); a forked worker then cannot use CUDA"},
+             "peft #1877); a forked worker then cannot use CUDA"},
     {"failure": "F4", "variant": "upstream-fixed", "base": "torch-2.15.0",
      "overlay": ["peft==0.12.0"] + PEFT_DEPS, "script": ["import_then_fork.py", "peft"], "env": {},
      "signature": None, "passes_with": WORKS,
