@@ -8,14 +8,15 @@
 # The CUDA runtime itself comes from simcuda (ci/simcuda.sh): the venv has no
 # libcudart, and 2.7.1 (CUDA 12.6) imports only with a libcudart.so.12
 # preloaded (the install check preloads the real one from outside the venv).
-# Usage: ci/py_venv.sh SET   (SET: torch-2.15.0, torch-2.7.1, numba-cuda-0.20.1)
+# Usage: ci/py_venv.sh SET   (SET: torch-2.15.0, torch-2.7.1, torch-2.4.0, torch-2.3.1,
+#                             numba-cuda-0.20.1)
 # Prints the venv's python as the last stdout line; progress on stderr.
 # Exit: 0 ready, 2 bad usage, 3 not run: the package index cannot be reached
 # (the reason on stderr), 1 the install failed (see the log it names).
 # Env: FAULTLINE_CACHE (default ~/.cache/faultline).
 set -uo pipefail
 case "${1:-}" in
-  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 [ $# -eq 1 ] || { echo "ci/py_venv.sh: expected one argument, the package set (try --help)" >&2; exit 2; }
 set_name=$1
@@ -33,12 +34,21 @@ case "$set_name" in
     cuda_wheels=(nvidia-cublas-cu12==12.6.4.1 nvidia-cufft-cu12==11.3.0.4 nvidia-cuda-cupti-cu12==12.6.80
                  nvidia-cufile-cu12==1.11.1.6 nvidia-cusparselt-cu12==0.6.3)
     check_cudart=nvidia-cuda-runtime-cu12==12.6.77 ;;  # torch's pin; for the import check only
+  torch-2.3.1|torch-2.4.0)  # CUDA 12.1 builds, for F9's upstream variants (2.3.1 caches the device
+                            # count, 2.4.0 does not); cuSPARSE, cuRAND and NCCL load from the toolkit
+    cuda_wheels=(nvidia-cublas-cu12==12.1.3.1 nvidia-cufft-cu12==11.0.2.54 nvidia-cuda-cupti-cu12==12.1.105
+                 nvidia-nvtx-cu12==12.1.105)
+    # 2.3.1 links cuDNN 8 (the toolkit has 9, which 2.4.0 links)
+    [ "$set_name" = torch-2.4.0 ] || cuda_wheels+=(nvidia-cudnn-cu12==8.9.2.26)
+    python_deps=(filelock==4.3.1 typing-extensions==4.16.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1
+                 jinja2==3.1.6 markupsafe==3.0.4 fsspec==2026.9.0 numpy==1.26.4)  # built against numpy 1
+    check_cudart=nvidia-cuda-runtime-cu12==12.1.105 ;;
   numba-cuda-0.20.1)  # the last numba-cuda with its own ctypes binding (no cuda-bindings)
     main_packages=(numba-cuda==0.20.1 numba==0.62.1 llvmlite==0.45.1)
     check_import="import os; os.environ['NUMBA_CUDA_USE_NVIDIA_BINDING'] = '0'; import numba.cuda"
     cuda_wheels=()
     python_deps=(numpy==2.3.5) ;;
-  *) echo "ci/py_venv.sh: unknown package set '$set_name'; expected torch-2.15.0, torch-2.7.1 or numba-cuda-0.20.1" >&2
+  *) echo "ci/py_venv.sh: unknown package set '$set_name'; expected torch-2.15.0, torch-2.7.1, torch-2.4.0, torch-2.3.1 or numba-cuda-0.20.1" >&2
      exit 2 ;;
 esac
 [ -n "${python_deps+set}" ] ||

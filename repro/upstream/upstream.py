@@ -69,6 +69,16 @@ VARIANTS = [
      "signature": None, "passes_with": WORKS,
      "what": "torch 2.15.0 with PYTORCH_NVML_BASED_CUDA_CHECK=1 (PR 85951): is_available() asks NVML, "
              "CUDA stays uninitialized, the worker works"},
+    {"failure": "F9", "variant": "upstream-legacy", "base": "torch-2.3.1", "overlay": [], "devices": 2,
+     "script": ["visible_devices_late.py"], "env": {},
+     "signature": "count: 2, then 2 (stale) after CUDA_VISIBLE_DEVICES=0",
+     "passes_with": "count: 2, then 1 after CUDA_VISIBLE_DEVICES=0",
+     "what": "torch 2.3.1: device_count() caches its answer (an lru_cache), so narrowing "
+             "CUDA_VISIBLE_DEVICES afterwards leaves it stale (PyTorch #95073)"},
+    {"failure": "F9", "variant": "upstream-fixed", "base": "torch-2.4.0", "overlay": [], "devices": 2,
+     "script": ["visible_devices_late.py"], "env": {}, "signature": None,
+     "passes_with": "count: 2, then 1 after CUDA_VISIBLE_DEVICES=0",
+     "what": "torch 2.4.0 (PR 122815: the cache is dropped while CUDA is uninitialized): the count follows"},
     {"failure": "F7", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [],
      "script": ["killed_worker.py"], "env": {}, "signature": None,
      "passes_with": "trainer: the loader raised instead of hanging",
