@@ -24,14 +24,12 @@ driver says).
 
 Exit: 0 every scenario gave its expected result, 1 one did not, 2 usage.
 """
-import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
-import time
+
+import scenario_runner
+from scenario_runner import error_text, result
 
 UUID0 = "GPU-5eed0000-0000-4000-8000-000000000000"
 UUID1 = "GPU-5eed0000-0000-4000-8000-000000000001"
@@ -42,16 +40,6 @@ FORK_ERROR = "numba.cuda.cudadrv.error.CudaDriverError: CUDA initialized before 
 POINTER_ATTRIBUTE_MEMORY_TYPE = 2
 POINTER_ATTRIBUTE_IS_MANAGED = 8
 POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
-
-
-def result(**observed):
-    print("RESULT " + json.dumps(observed), flush=True)
-
-
-def error_text(e):
-    """What numba raised: its class and the first line of its message."""
-    lines = str(e).splitlines()
-    return f"{type(e).__module__}.{type(e).__qualname__}: {lines[0] if lines else ''}"
 
 
 def pointer_attribute(address, attribute):
@@ -339,7 +327,7 @@ SCENARIOS = {
     "fork_after_init": (s_fork_after_init, [], {},
                         {"new_array": FORK_ERROR, "inherited_copy": FORK_ERROR, "parent_still_works": True},
                         {"stderr": "was forked after CUDA was initialized in pid", "forked_child_fails": True,
-                         "where_names_script_line": True}),
+                         "where": (s_fork_after_init, 3)}),  # cuda.to_device: where CUDA starts
     "fork_before_init": (s_fork_before_init, [], {}, {"child_exit": 0}, {}),
     "spawn_after_init": (s_spawn_after_init, [], {}, {"child_sum": 3, "child_exit": 0}, {}),
     "visible_empty": (s_visible_empty, ["--devices", "2"], {"CUDA_VISIBLE_DEVICES": ""},
@@ -351,96 +339,6 @@ SCENARIOS = {
 }
 
 
-def run_scenario(name, python, launcher, timeout):
-    fn, options, env_extra, expected, checks = SCENARIOS[name]
-    timeout = min(timeout, checks.get("timeout", timeout))
-    with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "report.json")
-        env = dict(os.environ, **env_extra)
-        env.setdefault("NUMBA_CUDA_USE_NVIDIA_BINDING", "0")
-        started = time.monotonic()
-        # Its own session, so that a hang is ended with every process it started.
-        proc = subprocess.Popen([launcher, *options, "--report", report, "--", python, os.path.abspath(__file__),
-                                 "--scenario", name], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
-        timed_out = False
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-        seconds = time.monotonic() - started
-        processes = []
-        if os.path.exists(report):
-            with open(report) as f:
-                processes = json.load(f)["processes"]
-    problems = []
-    lines = [l for l in stdout.splitlines() if l.startswith("RESULT ")]
-    observed = json.loads(lines[-1][len("RESULT "):]) if lines else None
-    if timed_out:
-        problems.append(f"timed out after {timeout:g}s; stderr: {stderr[-2000:]}")
-    elif observed is not None and set(observed) == {"raised"}:
-        problems.append(f"raised {observed['raised']}")
-    elif proc.returncode != 0 or observed is None:
-        problems.append(f"exit {proc.returncode}, no RESULT line; stderr: {stderr[-2000:]}")
-    elif observed != expected:
-        problems.append(f"observed {observed}, expected {expected}")
-    main = [p for p in processes if p["start"] == "exec" and "--scenario" in p["command"]]
-    if "initialized" in checks:
-        was = bool(main) and main[0]["initialized_where"] is not None
-        if was != checks["initialized"]:
-            problems.append(f"report: CUDA initialized is {was}, expected {checks['initialized']}")
-    if "stderr" in checks and checks["stderr"] not in stderr:
-        problems.append(f"stderr lacks {checks['stderr']!r}: {stderr[-2000:]}")
-    if checks.get("forked_child_fails"):
-        forked = [p for p in processes if p["start"] == "fork"]
-        if not forked or not forked[0]["forked_after_initialization"] or \
-                (forked[0]["first_failing_call"] or {}).get("code") != 3:
-            problems.append(f"report: no forked child with a first failing call of code 3: {forked}")
-    if checks.get("where_names_script_line"):
-        # The parent initialized CUDA at s_fork_after_init's third line (cuda.to_device).
-        line = s_fork_after_init.__code__.co_firstlineno + 3
-        want = f'File "{os.path.abspath(__file__)}", line {line} in s_fork_after_init'
-        if want not in stderr:
-            problems.append(f"stderr lacks the initialization site {want!r}: {stderr[-2000:]}")
-    return {"scenario": name, "ok": not problems, "seconds": round(seconds, 2), "observed": observed,
-            "expected": expected, "problems": problems}
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenario", help=argparse.SUPPRESS)
-    parser.add_argument("--python", help="the python of a venv with numba-cuda 0.20.1 (see above)")
-    parser.add_argument("--launcher", help="ci/simcuda.sh")
-    parser.add_argument("--only", action="append", choices=sorted(SCENARIOS), help="run only these scenarios")
-    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds per scenario (default 300)")
-    args = parser.parse_args()
-    if args.scenario:
-        try:
-            SCENARIOS[args.scenario][0]()
-        except Exception as e:  # noqa: BLE001: what numba raised is the observation
-            import traceback
-            traceback.print_exc()
-            result(raised=error_text(e))
-            return 1
-        return 0
-    if not args.python or not args.launcher:
-        parser.error("--python and --launcher are required")
-    rows = []
-    for name in args.only or SCENARIOS:
-        row = run_scenario(name, args.python, args.launcher, args.timeout)
-        rows.append(row)
-        print(f"{'ok  ' if row['ok'] else 'FAIL'} {name:22s} {row['seconds']:6.2f}s {row['observed']}",
-              file=sys.stderr, flush=True)
-        for p in row["problems"]:
-            print(f"     {p}", file=sys.stderr)
-    ok = all(r["ok"] for r in rows)
-    if args.json:
-        print(json.dumps({"ok": ok, "scenarios": rows}, indent=2))
-    return 0 if ok else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(scenario_runner.main(__doc__, SCENARIOS, __file__, env_defaults={"NUMBA_CUDA_USE_NVIDIA_BINDING": "0"},
+                                  python_help="the python of a venv with numba-cuda 0.20.1 (ci/py_venv.sh)"))

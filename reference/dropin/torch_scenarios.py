@@ -10,21 +10,16 @@ that, the process report and stderr with the result real CUDA gives
 
 Exit: 0 every scenario gave its expected result, 1 one did not, 2 usage.
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
+
+import scenario_runner
+from scenario_runner import result
 
 UUID1 = "GPU-5eed0000-0000-4000-8000-000000000001"
 FORK_MESSAGE = ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
                 "you must use the 'spawn' start method")
-
-
-def result(**observed):
-    print("RESULT " + json.dumps(observed), flush=True)
 
 
 # --- Scenarios: each runs in its own process, under simulated CUDA.
@@ -173,7 +168,7 @@ SCENARIOS = {
                         {"new_tensor": FORK_MESSAGE, "inherited_cpu": "CUDA error: initialization error",
                          "parent_still_works": True},
                         {"stderr": "was forked after CUDA was initialized in pid", "forked_child_fails": True,
-                         "where_names_script_line": True}),
+                         "where": (s_fork_after_init, 2)}),  # torch.empty(device="cuda")
     "fork_before_init": (s_fork_before_init, [], {}, {"child_exit": 0}, {}),
     "spawn_after_init": (s_spawn_after_init, [], {}, {"child_sum": 3.0, "child_exit": 0}, {}),
     "dataloader_pinned": (s_dataloader_pinned, [], {}, {"batches": 4, "all_pinned": True, "total": 496.0}, {}),
@@ -192,73 +187,6 @@ SCENARIOS = {
 }
 
 
-def run_scenario(name, python, launcher, timeout):
-    fn, options, env_extra, expected, checks = SCENARIOS[name]
-    with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "report.json")
-        env = dict(os.environ, **env_extra)
-        started = time.monotonic()
-        proc = subprocess.run([launcher, *options, "--report", report, "--", python, os.path.abspath(__file__),
-                               "--scenario", name], env=env, capture_output=True, text=True, timeout=timeout)
-        seconds = time.monotonic() - started
-        with open(report) as f:
-            processes = json.load(f)["processes"]
-    problems = []
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
-    observed = json.loads(lines[-1][len("RESULT "):]) if lines else None
-    if proc.returncode != 0 or observed is None:
-        problems.append(f"exit {proc.returncode}, no RESULT line; stderr: {proc.stderr[-2000:]}")
-    elif observed != expected:
-        problems.append(f"observed {observed}, expected {expected}")
-    main = [p for p in processes if p["start"] == "exec" and "--scenario" in p["command"]]
-    if "initialized" in checks:
-        was = bool(main) and main[0]["initialized_where"] is not None
-        if was != checks["initialized"]:
-            problems.append(f"report: CUDA initialized is {was}, expected {checks['initialized']}")
-    if "stderr" in checks and checks["stderr"] not in proc.stderr:
-        problems.append(f"stderr lacks {checks['stderr']!r}: {proc.stderr[-2000:]}")
-    if checks.get("forked_child_fails"):
-        forked = [p for p in processes if p["start"] == "fork"]
-        if not forked or not forked[0]["forked_after_initialization"] or \
-                (forked[0]["first_failing_call"] or {}).get("code") != 3:
-            problems.append(f"report: no forked child with a first failing call of code 3: {forked}")
-    if checks.get("where_names_script_line"):
-        # The parent initialized CUDA at s_fork_after_init's first line.
-        line = s_fork_after_init.__code__.co_firstlineno + 2
-        want = f'File "{os.path.abspath(__file__)}", line {line} in s_fork_after_init'
-        if want not in proc.stderr:
-            problems.append(f"stderr lacks the initialization site {want!r}: {proc.stderr[-2000:]}")
-    return {"scenario": name, "ok": not problems, "seconds": round(seconds, 2), "observed": observed,
-            "expected": expected, "problems": problems}
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenario", help=argparse.SUPPRESS)
-    parser.add_argument("--python", help="the python of a venv with PyPI's CUDA torch (ci/py_venv.sh)")
-    parser.add_argument("--launcher", help="ci/simcuda.sh")
-    parser.add_argument("--only", action="append", choices=sorted(SCENARIOS), help="run only these scenarios")
-    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds per scenario (default 300)")
-    args = parser.parse_args()
-    if args.scenario:
-        SCENARIOS[args.scenario][0]()
-        return 0
-    if not args.python or not args.launcher:
-        parser.error("--python and --launcher are required")
-    rows = []
-    for name in args.only or SCENARIOS:
-        row = run_scenario(name, args.python, args.launcher, args.timeout)
-        rows.append(row)
-        print(f"{'ok  ' if row['ok'] else 'FAIL'} {name:20s} {row['seconds']:6.2f}s {row['observed']}",
-              file=sys.stderr, flush=True)
-        for p in row["problems"]:
-            print(f"     {p}", file=sys.stderr)
-    ok = all(r["ok"] for r in rows)
-    if args.json:
-        print(json.dumps({"ok": ok, "scenarios": rows}, indent=2))
-    return 0 if ok else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(scenario_runner.main(__doc__, SCENARIOS, __file__,
+                                  python_help="the python of a venv with PyPI's CUDA torch (ci/py_venv.sh)"))
