@@ -59,9 +59,11 @@ std::string CommandLine() {
   return line;
 }
 
-// Requires TheState().mu held.
+// Requires TheState().mu held. A process with nothing CUDA to say (a
+// shell's helpers under the preload) gets no file.
 void WriteLocked() {
-  if (TheState().record.dir.empty()) return;
+  const Record& r = TheState().record;
+  if (r.dir.empty() || (!r.initialized_where && !r.first_failure && !r.forked_after_initialization)) return;
   nlohmann::json j;
   j["pid"] = TheState().record.pid;
   j["parent"] = TheState().record.parent;

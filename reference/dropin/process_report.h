@@ -1,8 +1,10 @@
 // Provides the drop-in's per-process report: when
 // FAULTLINE_SIMCUDA_REPORT_DIR is set, every process that loads the stand-in
-// driver keeps REPORT_DIR/<pid>.json up to date (pid, parent, how it started,
-// whether it was forked after CUDA was initialized, where it initialized
-// CUDA, its first failing call). ci/simcuda.sh --report merges the files.
+// driver and initializes CUDA, makes a failing CUDA call or was forked after
+// CUDA was initialized keeps REPORT_DIR/<pid>.json up to date (pid, parent,
+// how it started, whether it was forked after CUDA was initialized, where it
+// initialized CUDA, its first failing call). ci/simcuda.sh --report merges
+// the files.
 #ifndef FAULTLINE_REFERENCE_DROPIN_PROCESS_REPORT_H_
 #define FAULTLINE_REFERENCE_DROPIN_PROCESS_REPORT_H_
 
