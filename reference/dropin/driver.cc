@@ -35,18 +35,25 @@ int DeviceOfContext(CUcontext context) {
   return p >= g_contexts && p < g_contexts + kMaxContexts ? static_cast<int>(p - g_contexts) : -1;
 }
 
-std::atomic<bool> g_fork_message_printed{false};
+// Each said once per process. A forked child inherits them, so the fork
+// message's flag is only ever set in a child that was refused for having
+// been forked (its parent never is: it initialized CUDA itself).
+std::atomic<bool> g_fork_message_said{false};
+std::atomic<bool> g_not_initialized_said{false};
 
 // Turns a model Status into a code, recording the first failure in the
 // process report. A call refused in a child forked after initialization
-// says once, on stderr, which process initialized CUDA and where.
+// says once, on stderr, which process initialized CUDA and where; a driver
+// call before cuInit says once that cuInit has not been called.
 int CodeOf(const Status& status, const char* api) {
   if (status.ok()) return 0;
   const int code = status.cuda_error() ? status.cuda_error()->code : 1;
   if (!status.cuda_error()) Model().RecordError(cudaErrorInvalidValue);
   ReportFailure(api, code, status.cuda_error() ? status.cuda_error()->name.c_str() : "cudaErrorInvalidValue");
-  if (code == 3 && !g_fork_message_printed.exchange(true)) {
-    std::fprintf(stderr, "simcuda: %s\n", status.message().c_str());
+  if (code == 3) {
+    const bool forked = status.message().find("was forked after CUDA was initialized") != std::string::npos;
+    std::atomic<bool>& said = forked ? g_fork_message_said : g_not_initialized_said;
+    if (!said.exchange(true)) std::fprintf(stderr, "simcuda: %s\n", status.message().c_str());
   }
   return code;
 }

@@ -49,6 +49,26 @@ for line in "count before init 3" "init 0" "count 0 2" "get 0" "name 0 simcuda G
   expect_line "$out" "$line"
 done
 
+# A driver call before cuInit says so once; a child forked later still says
+# where its parent initialized CUDA (each message has its own once-flag).
+cat >"$work/flags.py" <<'PY'
+import ctypes, os
+driver, runtime = ctypes.CDLL("libcuda.so.1"), ctypes.CDLL("libcudart.so.13")
+device, count = ctypes.c_int(), ctypes.c_int()
+driver.cuDeviceGet(ctypes.byref(device), 0)
+runtime.cudaGetDeviceCount(ctypes.byref(count))
+pid = os.fork()
+if pid == 0:
+    os._exit(runtime.cudaGetDevice(ctypes.byref(device)))
+print("child", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+PY
+out=$("$launcher" -- python3 "$work/flags.py" 2>"$work/flags.err")
+expect_line "$out" "child 3"
+grep -q "cuDeviceGet failed: initialization error; cuInit has not been called" "$work/flags.err" ||
+  fail "no 'cuInit has not been called' line: $(cat "$work/flags.err")"
+grep -q "was forked after CUDA was initialized in pid" "$work/flags.err" ||
+  fail "after a call before cuInit, the forked child no longer says where CUDA was initialized: $(cat "$work/flags.err")"
+
 # A program killed by a signal: 128 + the signal, as a shell reports it.
 "$launcher" -- sh -c 'kill -TERM $$'
 rc=$?
