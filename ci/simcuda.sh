@@ -10,7 +10,7 @@
 #                      initialized CUDA, whether it was forked after
 #                      initialization, its first failing CUDA call
 # Exit: CMD's status (128+N when a signal N ended it), 2 bad usage,
-# 5 the setup or the build failed. docs/simcuda.md, "Drop-in libraries".
+# 5 the setup or the build failed. docs/simcuda-dropin.md.
 set -uo pipefail
 usage="usage: ci/simcuda.sh [--devices N] [--report FILE.json] -- CMD [ARGS...] (try --help)"
 usage_error() { echo "ci/simcuda.sh: $1; $usage" >&2; exit 2; }

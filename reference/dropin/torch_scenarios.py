@@ -4,7 +4,7 @@
 Each scenario runs in a fresh process under ci/simcuda.sh (with --report),
 prints what it observed as one `RESULT {json}` line, and the driver compares
 that, the process report and stderr with the result real CUDA gives
-(docs/simcuda.md, "Drop-in libraries": PyTorch scenarios).
+(docs/simcuda-dropin.md, "PyTorch").
 
     torch_scenarios.py --python VENV_PYTHON --launcher ci/simcuda.sh [--only NAME] [--json]
 
