@@ -49,11 +49,21 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", command.json, "Print JSON for machines");
   run->add_option("--repeat", repeat_text, repeat_help)->type_name("N");
+  const std::string upstream_help =
+      "Run the upstream variants instead: the real PyPI releases before and after the fix, over drop-in "
+      "simcuda (repro/upstream/upstream.py; installs cached venvs under ~/.cache/faultline)";
+  CLI::Option* run_upstream = run->add_flag("--upstream", command.upstream, upstream_help);
+  run->add_option("--with", command.withs,
+                  "With --upstream: the user's source tree or wheel of package NAME in place of the pinned release "
+                  "(repeatable); 'reproduced' means the patch does not fix it, 'passed' that it does")
+      ->type_name("NAME=PATH")
+      ->needs(run_upstream);
   CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
   all->add_option("--runtime", runtime_text, runtime_help)
       ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   all->add_flag("--json", command.json, "Print JSON for machines");
   all->add_option("--repeat", repeat_text, repeat_help)->type_name("N");
+  all->add_flag("--upstream", command.upstream, upstream_help);
 
   try {
     app.parse(argc, argv);
@@ -80,6 +90,14 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   command.repeat = *repeat;
   // A --runtime given was checked by CLI11; a default from the environment is checked here.
   const bool given = run->count("--runtime") + all->count("--runtime") > 0;
+  if (command.upstream) {
+    if (given) {
+      err << "repro: --runtime does not apply to --upstream (the upstream variants run on drop-in simcuda)\n";
+      *exit_code = kExitUsage;
+      return std::nullopt;
+    }
+    return command;
+  }
   Result<RuntimeKind> runtime = ParseRuntimeKind(runtime_text);
   if (!runtime.ok() || *runtime == RuntimeKind::kCpu) {
     err << "repro: " << (given ? "--runtime" : "FAULTLINE_RUNTIME") << " is '" << runtime_text
@@ -112,6 +130,20 @@ Result<std::vector<Selected>> SelectVariants(const Command& command, const std::
                                 "'; `repro list` shows the registered ones");
   }
   return selected;
+}
+
+std::vector<std::string> UpstreamArguments(const Command& command) {
+  std::vector<std::string> args;
+  if (command.kind == Command::Kind::kRun) {
+    args = {"run", command.failure_id};
+    if (!command.variant.empty()) args.insert(args.end(), {"--variant", command.variant});
+    for (const std::string& with : command.withs) args.insert(args.end(), {"--with", with});
+  } else {
+    args = {"all"};
+  }
+  args.insert(args.end(), {"--repeat", std::to_string(command.repeat)});
+  if (command.json) args.push_back("--json");
+  return args;
 }
 
 }  // namespace repro

@@ -33,9 +33,14 @@ struct Command {
   int repeat = 1;                               // run, all: >= 1
   std::string failure_id;                       // run
   std::string variant;                          // run: the --variant filter ("" selects all)
+  // run, all: the upstream variants (repro/upstream/upstream.py: real PyPI
+  // releases over drop-in simcuda) instead of the re-creations.
+  bool upstream = false;
+  std::vector<std::string> withs;  // run --upstream: each --with NAME=PATH, in order
 };
 
-// Parses argv with CLI11 and checks --repeat and --runtime. Returns the
+// Parses argv with CLI11 and checks --repeat and --runtime (and that
+// --with comes with --upstream, --runtime without it). Returns the
 // command, or std::nullopt with `exit_code` set when the command line ends
 // here: 0 after the help (printed to `out`), kExitUsage after the error
 // (printed to `err`).
@@ -53,6 +58,11 @@ struct Selected {
 // failure's variants, is an InvalidArgument error whose message is the
 // usage line (without the "repro: " prefix).
 Result<std::vector<Selected>> SelectVariants(const Command& command, const std::vector<Failure>& failures);
+
+// Returns the arguments after `upstream.py` that run what an --upstream
+// command asks for: "run F4 --variant V --with N=P ... --repeat N --json" or
+// "all --repeat N --json" (its own checks decide the rest).
+std::vector<std::string> UpstreamArguments(const Command& command);
 
 }  // namespace repro
 }  // namespace faultline

@@ -1,8 +1,12 @@
 // The repro command line: lists the documented failures and reproduces them
 // (legacy variants must show the documented symptom, fixed and workaround
 // variants must pass). Exit 0 only when every outcome matched.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +16,7 @@
 #include "repro/cli.h"
 #include "repro/registry.h"
 #include "repro/runner.h"
+#include "repro/shared_library.h"
 
 namespace faultline {
 namespace repro {
@@ -115,6 +120,30 @@ int Report(const std::vector<Row>& rows, bool json, bool repeated) {
   return 0;
 }
 
+// `repro run|all --upstream`: hands the command to repro/upstream/upstream.py
+// (a runfile of this binary; FAULTLINE_UPSTREAM_DIR names another folder
+// holding it), whose exit status and output are this command's. Returns
+// only when it cannot be started.
+int RunUpstream(const Command& command) {
+  const Result<std::string> script = FindRunfile("repro/upstream", "upstream.py", "FAULTLINE_UPSTREAM_DIR");
+  std::string why;
+  if (script.ok()) {
+    std::vector<std::string> args = {"python3", *script};
+    for (std::string& a : UpstreamArguments(command)) args.push_back(std::move(a));
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    execvp("python3", argv.data());
+    why = std::string("cannot run python3 (needed by --upstream): ") + std::strerror(errno);
+  } else {
+    why = script.status().message();
+  }
+  std::fprintf(stderr, "repro: %s\n", why.c_str());
+  if (command.json) std::cout << nlohmann::json{{"error", why}}.dump() << std::endl;
+  return kExitMismatch;
+}
+
 int Main(int argc, char** argv) {
   int exit_code = 0;
   std::ostringstream usage_error;
@@ -129,6 +158,7 @@ int Main(int argc, char** argv) {
     return exit_code;
   }
   const bool json = command->json;
+  if (command->upstream) return RunUpstream(*command);
 
   std::vector<Failure> failures = Failures();
   if (command->kind == Command::Kind::kList) {

@@ -84,4 +84,23 @@ grep -qx "repro: --variant is ''; expected a variant name (leave --variant out t
 grep -qx "repro: writing the output to stdout failed: No space left on device" "$err" || fail "/dev/full: $(cat "$err")"
 "$REPRO" run F3 --variant fixed --runtime simcuda >/dev/full 2>"$err"
 [ $? -eq 1 ] || fail "run >/dev/full: expected exit 1"
+
+# --upstream hands the command to upstream.py (usage checked before any
+# install, so none of these reach the package index): --with needs it,
+# --runtime does not apply, and upstream.py's own usage errors come back
+# with its exit status (and as JSON with --json).
+"$REPRO" run F4 --with peft=/nowhere >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "--with without --upstream: expected exit 2"
+grep -q "^--with requires --upstream" "$err" || fail "--with without --upstream: $(cat "$err")"
+"$REPRO" run F4 --upstream --runtime simcuda >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "--upstream --runtime: expected exit 2"
+grep -qx "repro: --runtime does not apply to --upstream (the upstream variants run on drop-in simcuda)" "$err" ||
+  fail "--upstream --runtime: $(cat "$err")"
+"$REPRO" run F99 --upstream --json >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "run F99 --upstream: expected exit 2; $(cat "$out" "$err")"
+python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['error']; assert \"failure 'F99' has no upstream variant; expected one of F4\" in e, e" "$out" \
+  || fail "F99 --upstream --json: $(cat "$out")"
+"$REPRO" run F4 --upstream --with peft >"$out" 2>"$err"
+[ $? -eq 2 ] || fail "--with peft: expected exit 2"
+grep -q "error: --with 'peft': expected NAME=PATH (e.g. peft=./peft)" "$err" || fail "--with peft: $(cat "$err")"
 echo PASS

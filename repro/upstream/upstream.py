@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))  # the source tree, also from runfiles
 TOP = os.path.dirname(os.path.dirname(HERE))
 FORK_ERROR = ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
               "you must use the 'spawn' start method")
@@ -222,9 +222,18 @@ def parse_withs(values):
     return withs
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors exit 2; with --json they are also {"error": ...} on stdout."""
+
+    def error(self, message):
+        if "--json" in sys.argv:
+            print(json.dumps({"error": f"{self.prog}: error: {message}"}))
+        super().error(message)
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     sub.add_parser("list", help="the upstream variants").add_argument("--json", action="store_true")
     run = sub.add_parser("run", help="one failure's upstream variants")
     run.add_argument("failure")
