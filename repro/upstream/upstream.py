@@ -79,6 +79,16 @@ VARIANTS = [
      "script": ["visible_devices_late.py"], "env": {}, "signature": None,
      "passes_with": "count: 2, then 1 after CUDA_VISIBLE_DEVICES=0",
      "what": "torch 2.4.0 (PR 122815: the cache is dropped while CUDA is uninitialized): the count follows"},
+    {"failure": "F6", "variant": "upstream-legacy", "base": "torch-2.15.0", "overlay": ["triton==3.8.0"],
+     "script": ["triton_probe_then_fork.py"], "env": {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
+     "signature": "child: CUDA error: initialization error", "passes_with": WORKS,
+     "what": "triton 3.8.0, asked before torch is imported: is_active() calls cuInit(0) (PR 9578, the path "
+             "PR 10935 left), which initializes the driver in the parent; a forked worker then cannot use CUDA"},
+    {"failure": "F6", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": ["triton==3.8.0"],
+     "script": ["triton_probe_then_fork.py", "--torch-first"], "env": {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"},
+     "signature": None, "passes_with": WORKS,
+     "what": "triton 3.8.0 with torch imported first: is_active() asks torch (PR 10935), which counts through "
+             "NVML; the driver stays uninitialized and the worker works"},
     {"failure": "F7", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [],
      "script": ["killed_worker.py"], "env": {}, "signature": None,
      "passes_with": "trainer: the loader raised instead of hanging",
@@ -90,6 +100,7 @@ VARIANTS = [
      "what": "torch 2.15.0, two devices, current device 1: a pin_memory=True DataLoader pins through "
              "device 1's context; device 0 never gets one (PR 4196)"},
 ]
+VARIANTS.sort(key=lambda row: int(row["failure"][1:]))  # catalog order; legacy stays before fixed
 
 
 class NotRun(Exception):
