@@ -75,8 +75,8 @@ std::optional<Outcome> CollectGather(ChildProcess& child, const std::string& pro
   if (signature) return PassedIf(false, "the documented failure (" + process + " used CUDA fine)", *transcript);
   const bool equal = report.contains("rows") && report["rows"].is_array() &&
                      report["rows"].get<std::vector<float>>() == baseline;
-  if (!equal) return PassedIf(false, process + "'s device gather equals the host gather", *transcript);
-  *transcript += process + ": device gather equals the host gather\n";
+  if (!equal) return PassedIf(false, process + "'s rows equal the host gather", *transcript);
+  *transcript += process + ": its rows equal the host gather\n";
   return std::nullopt;
 }
 

@@ -99,6 +99,18 @@ VARIANTS = [
      "passes_with": "main: device 0 has no context",
      "what": "torch 2.15.0, two devices, current device 1: a pin_memory=True DataLoader pins through "
              "device 1's context; device 0 never gets one (PR 4196)"},
+    {"failure": "F13", "variant": "upstream-legacy", "base": "torch-2.7.1", "overlay": [],
+     "script": ["sparse_load_in_worker.py"], "env": {},
+     "signature": "trainer: Caught RuntimeError in DataLoader worker process 0. "
+                  "RuntimeError: CUDA error: initialization error",
+     "passes_with": "trainer: loaded the sparse tensor in the worker",
+     "what": "torch 2.7.1: CUDA initialized in the parent, then torch.load of a sparse tensor in a forked "
+             "DataLoader worker checks its pinning through CUDA (PyTorch #153143)"},
+    {"failure": "F13", "variant": "upstream-fixed", "base": "torch-2.15.0", "overlay": [],
+     "script": ["sparse_load_in_worker.py"], "env": {},
+     "signature": None, "passes_with": "trainer: loaded the sparse tensor in the worker",
+     "what": "torch 2.15.0 (PR 154638, in 2.8.0: sparse tensors load with check_pinning=False): the worker "
+             "loads it"},
 ]
 VARIANTS.sort(key=lambda row: int(row["failure"][1:]))  # catalog order; legacy stays before fixed
 
