@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -17,7 +18,7 @@ class ExclusiveSumTest : public testing::Test {
  protected:
   void SetUp() override {
     auto runtime = DeviceRuntimeUnderTest();
-    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    FL_ASSERT_OK(runtime);
     rt_ = *runtime;
   }
   // Copies `values` to the device, scans (in place when asked) and returns the result.
@@ -25,14 +26,14 @@ class ExclusiveSumTest : public testing::Test {
     const size_t bytes = values.size() * sizeof(int64_t);
     void* in = *rt_->Malloc(bytes);
     void* out = in_place ? in : *rt_->Malloc(bytes);
-    EXPECT_TRUE(rt_->Memcpy(in, values.data(), bytes, MemcpyKind::kHostToDevice).ok());
+    FL_EXPECT_OK(rt_->Memcpy(in, values.data(), bytes, MemcpyKind::kHostToDevice));
     Status s = ExclusiveSum(*rt_, static_cast<const int64_t*>(in), static_cast<int64_t*>(out),
                             static_cast<int64_t>(values.size()));
-    EXPECT_TRUE(s.ok()) << s;
+    FL_EXPECT_OK(s);
     std::vector<int64_t> result(values.size());
-    EXPECT_TRUE(rt_->Memcpy(result.data(), out, bytes, MemcpyKind::kDeviceToHost).ok());
-    EXPECT_TRUE(rt_->Free(in).ok());
-    if (!in_place) EXPECT_TRUE(rt_->Free(out).ok());
+    FL_EXPECT_OK(rt_->Memcpy(result.data(), out, bytes, MemcpyKind::kDeviceToHost));
+    FL_EXPECT_OK(rt_->Free(in));
+    if (!in_place) FL_EXPECT_OK(rt_->Free(out));
     return result;
   }
   DeviceRuntime* rt_ = nullptr;
@@ -63,7 +64,7 @@ TEST_F(ExclusiveSumTest, MatchesTheHostScanAtEverySize) {
 TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScan) {
   ASSERT_FALSE(rt_->Malloc(size_t{1} << 40).ok());  // leaves cudaErrorMemoryAllocation as the last error
   EXPECT_EQ(Scan({3, 4, 5}, /*in_place=*/false), (std::vector<int64_t>{0, 3, 7}));
-  EXPECT_TRUE(rt_->GetLastError().ok());
+  FL_EXPECT_OK(rt_->GetLastError());
 }
 
 // The same for the scratch query: on an H100, CUB's query failed with
@@ -72,9 +73,9 @@ TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScan) {
 TEST_F(ExclusiveSumTest, AnEarlierCallsErrorDoesNotFailTheScratchQuery) {
   ASSERT_FALSE(rt_->Malloc(size_t{1} << 40).ok());  // leaves cudaErrorMemoryAllocation as the last error
   Result<size_t> bytes = ExclusiveSumScratchBytes(*rt_, 1025);
-  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  FL_ASSERT_OK(bytes);
   EXPECT_GT(*bytes, 0u);
-  EXPECT_TRUE(rt_->GetLastError().ok());
+  FL_EXPECT_OK(rt_->GetLastError());
 }
 
 // A caller that keeps the scratch (the sampling workspace) lends it; the
@@ -84,27 +85,27 @@ TEST_F(ExclusiveSumTest, RunsInLentScratchWithTheSameResult) {
     std::vector<int64_t> values(n);
     for (int64_t i = 0; i < n; ++i) values[i] = (i * 31) % 7 - 2;
     Result<size_t> scratch_bytes = ExclusiveSumScratchBytes(*rt_, n);
-    ASSERT_TRUE(scratch_bytes.ok()) << scratch_bytes.status();
+    FL_ASSERT_OK(scratch_bytes);
     ASSERT_GT(*scratch_bytes, 0u);
     const size_t bytes = values.size() * sizeof(int64_t);
     void* data = *rt_->Malloc(bytes);
     void* scratch = *rt_->Malloc(*scratch_bytes);
-    ASSERT_TRUE(rt_->Memcpy(data, values.data(), bytes, MemcpyKind::kHostToDevice).ok());
+    FL_ASSERT_OK(rt_->Memcpy(data, values.data(), bytes, MemcpyKind::kHostToDevice));
     Status s = ExclusiveSum(*rt_, static_cast<int64_t*>(data), static_cast<int64_t*>(data), n, nullptr,
                             ScanScratch{scratch, *scratch_bytes});
-    EXPECT_TRUE(s.ok()) << s;
+    FL_EXPECT_OK(s);
     std::vector<int64_t> result(values.size());
-    ASSERT_TRUE(rt_->Memcpy(result.data(), data, bytes, MemcpyKind::kDeviceToHost).ok());
+    FL_ASSERT_OK(rt_->Memcpy(result.data(), data, bytes, MemcpyKind::kDeviceToHost));
     EXPECT_EQ(result, HostScan(values)) << "n = " << n;
-    EXPECT_TRUE(rt_->Free(scratch).ok());
-    EXPECT_TRUE(rt_->Free(data).ok());
+    FL_EXPECT_OK(rt_->Free(scratch));
+    FL_EXPECT_OK(rt_->Free(data));
   }
 }
 
 TEST_F(ExclusiveSumTest, RefusesLentScratchSmallerThanItNeeds) {
   const int64_t n = 1000;
   Result<size_t> needed = ExclusiveSumScratchBytes(*rt_, n);
-  ASSERT_TRUE(needed.ok()) << needed.status();
+  FL_ASSERT_OK(needed);
   void* data = *rt_->Malloc(n * sizeof(int64_t));
   void* scratch = *rt_->Malloc(*needed);
   Status s = ExclusiveSum(*rt_, static_cast<int64_t*>(data), static_cast<int64_t*>(data), n, nullptr,
@@ -113,15 +114,15 @@ TEST_F(ExclusiveSumTest, RefusesLentScratchSmallerThanItNeeds) {
   EXPECT_EQ(s.message(), "ExclusiveSum: scratch of " + std::to_string(*needed - 1) +
                              " bytes for 1000 words; expected at least " + std::to_string(*needed) +
                              " (ExclusiveSumScratchBytes)");
-  EXPECT_TRUE(rt_->Free(scratch).ok());
-  EXPECT_TRUE(rt_->Free(data).ok());
+  FL_EXPECT_OK(rt_->Free(scratch));
+  FL_EXPECT_OK(rt_->Free(data));
 }
 
 TEST_F(ExclusiveSumTest, RejectsANegativeLengthAndAcceptsAnEmptyOne) {
   Status negative = ExclusiveSum(*rt_, nullptr, nullptr, -1);
   EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(negative.message(), "ExclusiveSum: n is -1; expected n >= 0");
-  EXPECT_TRUE(ExclusiveSum(*rt_, nullptr, nullptr, 0).ok());
+  FL_EXPECT_OK(ExclusiveSum(*rt_, nullptr, nullptr, 0));
   Result<size_t> negative_scratch = ExclusiveSumScratchBytes(*rt_, -1);
   EXPECT_EQ(negative_scratch.status().message(), "ExclusiveSumScratchBytes: n is -1; expected n >= 0");
 }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "reference/base/status_matchers.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -46,7 +47,7 @@ class ConformanceTest : public testing::TestWithParam<Scenario> {};
 
 TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
   const Scenario& scenario = GetParam();
-  ASSERT_TRUE(RuntimeKindUnderTest().ok()) << RuntimeKindUnderTest().status();
+  FL_ASSERT_OK(RuntimeKindUnderTest());
   const RuntimeKind backend = Backend();
   if (backend == RuntimeKind::kCuda && MachineDriver() == Driver::kPresent) {
     // On a GPU machine a missing device is a failure, never a skip (probed
@@ -70,7 +71,7 @@ TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
   }
   SCOPED_TRACE(scenario.fact + " [source: " + scenario.source + "]");
   auto observed = RunScenario(scenario, backend);
-  ASSERT_TRUE(observed.ok()) << observed.status();
+  FL_ASSERT_OK(observed);
   EXPECT_EQ(*observed, scenario.expected);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/runtime/test_runtime.h"
 #include "repro/runner.h"
 
@@ -15,7 +16,7 @@
 // runtime has no usable device (a gpu target never passes by skipping).
 #define RUNTIME_UNDER_TEST(var)                                           \
   auto var##_runtime = DeviceRuntimeUnderTest();                          \
-  ASSERT_TRUE(var##_runtime.ok()) << var##_runtime.status();              \
+  FL_ASSERT_OK(var##_runtime);                                            \
   const RuntimeKind var = (*var##_runtime)->kind()
 
 namespace faultline {

@@ -25,7 +25,7 @@ int ReadEndHolding(std::string_view text) {
     ADD_FAILURE() << "pipe: " << std::strerror(errno);
     return -1;
   }
-  EXPECT_TRUE(WriteAll(fds[1], text).ok());  // a pipe takes 64 KiB before a reader must drain it
+  FL_EXPECT_OK(WriteAll(fds[1], text));  // a pipe takes 64 KiB before a reader must drain it
   close(fds[1]);
   return fds[0];
 }

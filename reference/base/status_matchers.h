@@ -42,18 +42,31 @@ inline auto StatusIs(StatusCode code) { return StatusIs(code, ::testing::A<const
 
 }  // namespace faultline
 
-// Asserts that a Status or Result<T> is OK, printing it otherwise.
-#define FL_ASSERT_OK(expr)                                                   \
-  do {                                                                       \
-    const auto& _fl_value = (expr);                                          \
-    ASSERT_TRUE(_fl_value.ok()) << ::faultline::testing_internal::AsStatus(_fl_value); \
-  } while (0)
+// Asserts that a Status or Result<T> is OK, or fails the test printing the
+// expression and its status; more context may be streamed after it:
+//   FL_ASSERT_OK(loader->Next()) << "minibatch " << i;
+#define FL_ASSERT_OK(expr) FL_STATUS_OK_IMPL_(#expr, expr, FAIL)
+
+// As FL_ASSERT_OK, but a failure does not end the test (ADD_FAILURE).
+#define FL_EXPECT_OK(expr) FL_STATUS_OK_IMPL_(#expr, expr, ADD_FAILURE)
+
+// The switch guards against a dangling else, like gtest's
+// GTEST_AMBIGUOUS_ELSE_BLOCKER_: `if (c) FL_EXPECT_OK(x); else ...` keeps
+// its else. `fail` is FAIL or ADD_FAILURE; the trailing " " separates the
+// status from a streamed message.
+#define FL_STATUS_OK_IMPL_(text, expr, fail)                                            \
+  switch (0)                                                                           \
+  case 0:                                                                              \
+  default:                                                                             \
+    if (const auto& _fl_status_value = (expr); _fl_status_value.ok()) {                \
+    } else                                                                             \
+      fail() << text << " is not OK: " << ::faultline::testing_internal::AsStatus(_fl_status_value) << " "
 
 // Declares `lhs` from an OK Result, or fails the test printing the status.
 #define FL_ASSERT_OK_AND_ASSIGN(lhs, expr) FL_ASSERT_OK_AND_ASSIGN_IMPL(FL_CONCAT(_fl_result_, __LINE__), lhs, expr)
 #define FL_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
-  ASSERT_TRUE(tmp.ok()) << tmp.status();             \
+  FL_STATUS_OK_IMPL_(#expr, tmp, FAIL);              \
   lhs = std::move(tmp).value()
 
 #endif  // FAULTLINE_REFERENCE_BASE_STATUS_MATCHERS_H_

@@ -2,6 +2,7 @@
 #include "reference/base/status_matchers.h"
 
 #include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 namespace faultline {
@@ -30,7 +31,7 @@ TEST(StatusTest, AssignOrReturnPropagatesTheFirstError) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(), "x must be even, got 3");
   EXPECT_FALSE(CheckQuarter(6).ok());
-  EXPECT_TRUE(CheckQuarter(4).ok());
+  FL_EXPECT_OK(CheckQuarter(4));
 }
 
 TEST(StatusTest, ToStringKeepsCudaDetail) {
@@ -75,6 +76,28 @@ TEST(StatusMatchersTest, AssertOkAndAssignDeclaresTheValue) {
   FL_ASSERT_OK_AND_ASSIGN(const int quarter, Quarter(8));
   EXPECT_EQ(quarter, 2);
   FL_ASSERT_OK(CheckQuarter(4));
+}
+
+TEST(StatusMatchersTest, AFailedCheckPrintsTheExpressionItsStatusAndTheContext) {
+  EXPECT_NONFATAL_FAILURE(FL_EXPECT_OK(CheckQuarter(6)) << "while checking 6",
+                          "CheckQuarter(6) is not OK: invalid_argument: x must be even, got 3 while checking 6");
+  EXPECT_FATAL_FAILURE(FL_ASSERT_OK(Quarter(6)) << "while quartering 6",
+                       "Quarter(6) is not OK: invalid_argument: x must be even, got 3 while quartering 6");
+  EXPECT_FATAL_FAILURE(
+      {
+        FL_ASSERT_OK_AND_ASSIGN(const int quarter, Quarter(6));
+        (void)quarter;
+      },
+      "Quarter(6) is not OK: invalid_argument: x must be even, got 3");
+}
+
+TEST(StatusMatchersTest, AnElseAfterTheCheckBelongsToTheEnclosingIf) {
+  bool took_else = false;
+  if (took_else)
+    FL_EXPECT_OK(CheckQuarter(6));
+  else
+    took_else = true;
+  EXPECT_TRUE(took_else);
 }
 
 }  // namespace

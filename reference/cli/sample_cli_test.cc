@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 #include "reference/sampling/device_sampling.h"
 #include "reference/sampling/multi_layer.h"
@@ -45,8 +46,8 @@ class SampleCliTest : public testing::Test {
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/graph";
     ::mkdir(dir_.c_str(), 0755);
     Result<CscGraph> graph = GeneratePowerLaw(30, 200, 11, /*weighted=*/true);
-    ASSERT_TRUE(graph.ok());
-    ASSERT_TRUE(graph->Save(dir_).ok());
+    FL_ASSERT_OK(graph);
+    FL_ASSERT_OK(graph->Save(dir_));
     graph_.emplace(std::move(graph).value());
   }
 
@@ -81,7 +82,7 @@ TEST_F(SampleCliTest, BuildsAValidatedCommand) {
   f.placement = "pinned";
   f.weighted = true;
   Result<SampleCommand> c = BuildCommand(f);
-  ASSERT_TRUE(c.ok()) << c.status();
+  FL_ASSERT_OK(c);
   EXPECT_EQ(c->seeds, (std::vector<int64_t>{0, 29, 3}));
   EXPECT_EQ(c->fanouts, (std::vector<int64_t>{3, -1}));
   EXPECT_EQ(c->rng_seed, 9u);
@@ -92,7 +93,7 @@ TEST_F(SampleCliTest, BuildsAValidatedCommand) {
   f = Flags();
   f.threads = "4";
   c = BuildCommand(f);
-  ASSERT_TRUE(c.ok()) << c.status();
+  FL_ASSERT_OK(c);
   EXPECT_EQ(c->runtime, RuntimeKind::kCpu);
   EXPECT_EQ(c->threads, 4);
 }
@@ -136,7 +137,7 @@ TEST_F(SampleCliTest, JsonHasTheDocumentedLayoutAndMatchesTheLibrary) {
             kExitOk)
       << err;
   Result<std::vector<SampledLayer>> expected = SampleMultiLayer(*graph_, {0, 29, 3}, {-1, 2}, SamplingOptions{false, false, 9, 1});
-  ASSERT_TRUE(expected.ok());
+  FL_ASSERT_OK(expected);
   EXPECT_EQ(out, LayersToJson(*expected).dump() + "\n");
   // Keys in the documented order.
   EXPECT_EQ(out.rfind("{\"layers\":[{\"seeds\":[0,29,3],\"indptr\":[", 0), 0u) << out;
@@ -199,10 +200,10 @@ TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
     f.weighted = true;
     f.replace = run.replace;
     Result<SampleCommand> c = BuildCommand(f);
-    ASSERT_TRUE(c.ok()) << c.status();
+    FL_ASSERT_OK(c);
     int progress_lines = 0;
     Result<std::vector<SampledLayer>> got = RunCommand(*c, [&](const std::string&) { ++progress_lines; });
-    ASSERT_TRUE(got.ok()) << got.status();
+    FL_ASSERT_OK(got);
     EXPECT_EQ(progress_lines, 4);  // before and after each of the two hops
     Result<std::vector<SampledLayer>> want = Status(InternalError("unset"));
     if (c->runtime == RuntimeKind::kCpu) {
@@ -210,10 +211,10 @@ TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
           SampleMultiLayer(*c->graph, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed, 1});
     } else {
       Result<DeviceGraph> g = DeviceGraph::Create(*c->graph, GetRuntime(c->runtime), c->placement);
-      ASSERT_TRUE(g.ok()) << g.status();
+      FL_ASSERT_OK(g);
       want = SampleMultiLayerOnDevice(*g, c->seeds, c->fanouts, SamplingOptions{c->replace, c->weighted, c->rng_seed});
     }
-    ASSERT_TRUE(want.ok()) << want.status();
+    FL_ASSERT_OK(want);
     ASSERT_EQ(got->size(), want->size());
     for (size_t k = 0; k < want->size(); ++k) {
       SCOPED_TRACE(std::string(run.runtime) + " " + run.option + " layer " + std::to_string(k));

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
@@ -114,9 +115,10 @@ class SampleMainTest : public testing::Test {
     }
     Result<CscGraph> weighted = GeneratePowerLaw(50, 400, 3, /*weighted=*/true);
     Result<CscGraph> unweighted = GeneratePowerLaw(50, 400, 3, /*weighted=*/false);
-    ASSERT_TRUE(weighted.ok() && unweighted.ok());
-    ASSERT_TRUE(weighted->Save(*weighted_dir_).ok());
-    ASSERT_TRUE(unweighted->Save(*unweighted_dir_).ok());
+    FL_ASSERT_OK(weighted);
+    FL_ASSERT_OK(unweighted);
+    FL_ASSERT_OK(weighted->Save(*weighted_dir_));
+    FL_ASSERT_OK(unweighted->Save(*unweighted_dir_));
   }
 
   static std::string* weighted_dir_;
@@ -128,7 +130,7 @@ std::string* SampleMainTest::unweighted_dir_ = nullptr;
 
 TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
   Result<CscGraph> graph = CscGraph::Load(*weighted_dir_);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = {0, 7, 7, 49, 12};
   const std::vector<int64_t> fanouts = {4, -1, 2};
   for (bool replace : {false, true}) {
@@ -142,7 +144,7 @@ TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
       const nlohmann::json j = nlohmann::json::parse(run.out);
       Result<std::vector<SampledLayer>> expected =
           SampleMultiLayer(*graph, seeds, fanouts, SamplingOptions{replace, weighted, 18446744073709551615ULL, 1});
-      ASSERT_TRUE(expected.ok()) << expected.status();
+      FL_ASSERT_OK(expected);
       ASSERT_EQ(j.size(), 1u) << run.out;
       ASSERT_EQ(j.at("layers").size(), expected->size());
       for (size_t k = 0; k < expected->size(); ++k) {
@@ -160,7 +162,7 @@ TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
 
 TEST_F(SampleMainTest, EveryRuntimeAndThreadCountPrintsTheSameJson) {
   const std::string seeds_file = TmpDir() + "/seeds.npy";
-  ASSERT_TRUE(npy::WriteNpyInt(seeds_file, {3, 1, 4, 1, 5, 9, 26}, npy::DType::kInt32).ok());
+  FL_ASSERT_OK(npy::WriteNpyInt(seeds_file, {3, 1, 4, 1, 5, 9, 26}, npy::DType::kInt32));
   const std::vector<std::string> common = {"--graph", *weighted_dir_, "--fanouts", "5,3", "--rng-seed", "42",
                                            "--weighted", "--json"};
   const std::vector<std::vector<std::string>> variants = {
@@ -200,12 +202,12 @@ TEST_F(SampleMainTest, HumanOutputSummarizesEveryLayer) {
 
 TEST_F(SampleMainTest, BadInputExitsTwoWithAOneLineMessage) {
   const std::string truncated = TmpDir() + "/truncated.npy";
-  ASSERT_TRUE(npy::WriteNpyInt(truncated, {1, 2, 3, 4}, npy::DType::kInt64).ok());
+  FL_ASSERT_OK(npy::WriteNpyInt(truncated, {1, 2, 3, 4}, npy::DType::kInt64));
   struct stat st;
   ASSERT_EQ(::stat(truncated.c_str(), &st), 0);
   ASSERT_EQ(::truncate(truncated.c_str(), st.st_size - 5), 0);
   const std::string floats = TmpDir() + "/floats.npy";
-  ASSERT_TRUE(npy::WriteNpyFloat32(floats, {1.0f, 2.0f}).ok());
+  FL_ASSERT_OK(npy::WriteNpyFloat32(floats, {1.0f, 2.0f}));
   const std::string& g = *weighted_dir_;
   struct BadCase {
     std::vector<std::string> args;

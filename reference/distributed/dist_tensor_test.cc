@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/runtime/test_runtime.h"
 
@@ -26,28 +27,28 @@ class DistTensorTest : public ::testing::Test {
 
 TEST_F(DistTensorTest, StartsZeroAndPullsInInputOrderWithDuplicates) {
   DistTensor t = Make();
-  ASSERT_TRUE(t.Push(Ids({4, 0, 3}), Rows({4, 4.5, 0, 0.5, 3, 3.5}, 2)).ok());
+  FL_ASSERT_OK(t.Push(Ids({4, 0, 3}), Rows({4, 4.5, 0, 0.5, 3, 3.5}, 2)));
   EXPECT_EQ(Values(t.Pull(Ids({3, 4, 3, 1, 0}))), (std::vector<float>{3, 3.5, 4, 4.5, 3, 3.5, 0, 0, 0, 0.5}));
 }
 
 TEST_F(DistTensorTest, OverwriteKeepsTheLastRowOfARepeatedId) {
   DistTensor t = Make();
-  ASSERT_TRUE(t.Push(Ids({2, 2, 2}), Rows({1, 1, 2, 2, 3, 3}, 2)).ok());
+  FL_ASSERT_OK(t.Push(Ids({2, 2, 2}), Rows({1, 1, 2, 2, 3, 3}, 2)));
   EXPECT_EQ(Values(t.Pull(Ids({2}))), (std::vector<float>{3, 3}));
 }
 
 TEST_F(DistTensorTest, AdditivePushAddsEveryRowOfARepeatedId) {
   DistTensor t = Make();
-  ASSERT_TRUE(t.Push(Ids({1}), Rows({10, 20}, 2)).ok());
-  ASSERT_TRUE(t.PushAdd(Ids({1, 4, 1}), Rows({1, 2, 5, 5, 3, 4}, 2)).ok());
+  FL_ASSERT_OK(t.Push(Ids({1}), Rows({10, 20}, 2)));
+  FL_ASSERT_OK(t.PushAdd(Ids({1, 4, 1}), Rows({1, 2, 5, 5, 3, 4}, 2)));
   EXPECT_EQ(Values(t.Pull(Ids({1, 4}))), (std::vector<float>{14, 26, 5, 5}));
 }
 
 TEST_F(DistTensorTest, AttachFindsTheTensorByNameAndUnknownNamesAreListed) {
   DistTensor t = Make();
-  ASSERT_TRUE(t.Push(Ids({3}), Rows({7, 8}, 2)).ok());
+  FL_ASSERT_OK(t.Push(Ids({3}), Rows({7, 8}, 2)));
   Result<DistTensor> attached = DistTensor::Attach(transport_, "feat");
-  ASSERT_TRUE(attached.ok()) << attached.status();
+  FL_ASSERT_OK(attached);
   EXPECT_EQ(Values(attached->Pull(Ids({3}))), (std::vector<float>{7, 8}));
   Status unknown = DistTensor::Attach(transport_, "faet").status();
   EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
@@ -68,7 +69,7 @@ TEST_F(DistTensorTest, BookMustMatchTheTransportsPartitions) {
 TEST_F(DistTensorTest, ATensorWhoseBytesOverflowIsRefusedAndNotCreated) {
   const int64_t ids = int64_t{1} << 61;
   auto book = RangePartitionBook::Create({ids / 4, ids / 2, ids});
-  ASSERT_TRUE(book.ok()) << book.status();
+  FL_ASSERT_OK(book);
   EXPECT_EQ(DistTensor::Create(transport_, "huge", *book, 4).status().message(),
             "tensor 'huge': 2305843009213693952 ids of dim 4 are more float32 bytes than an int64 counts; expected "
             "fewer ids or a smaller dim");
@@ -77,7 +78,7 @@ TEST_F(DistTensorTest, ATensorWhoseBytesOverflowIsRefusedAndNotCreated) {
 
 TEST_F(DistTensorTest, BadInputIsNamedAndChangesNothing) {
   DistTensor t = Make();
-  ASSERT_TRUE(t.Push(Ids({0, 1, 2, 3, 4}), Rows({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2)).ok());
+  FL_ASSERT_OK(t.Push(Ids({0, 1, 2, 3, 4}), Rows({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2)));
   const std::vector<float> before = All(t);
 
   Status out_of_range = t.Push(Ids({0, 5}), Rows({0, 0, 0, 0}, 2));
@@ -106,7 +107,7 @@ class DistTensorDeviceTest : public DistTensorTest {
  protected:
   void SetUp() override {
     auto runtime = DeviceRuntimeUnderTest();
-    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    FL_ASSERT_OK(runtime);
     runtime_ = *runtime;
   }
   Tensor OnDevice(const Tensor& t) { return *t.To(Device::Cuda(0), runtime_); }
@@ -117,10 +118,10 @@ TEST_F(DistTensorDeviceTest, DeviceIdsGetRowsOnTheirDevice) {
   for (IdLookup lookup : {IdLookup::kCopyToHost, IdLookup::kOnDevice}) {
     InProcessTransport transport = *InProcessTransport::Create(3);
     DistTensor t = *DistTensor::Create(transport, "feat", *RangePartitionBook::Create({2, 2, 5}), 2, lookup);
-    ASSERT_TRUE(t.Push(OnDevice(Ids({4, 1})), OnDevice(Rows({4, 4, 1, 1}, 2))).ok());
-    ASSERT_TRUE(t.PushAdd(OnDevice(Ids({4})), Rows({1, 1}, 2)).ok());
+    FL_ASSERT_OK(t.Push(OnDevice(Ids({4, 1})), OnDevice(Rows({4, 4, 1, 1}, 2))));
+    FL_ASSERT_OK(t.PushAdd(OnDevice(Ids({4})), Rows({1, 1}, 2)));
     Result<Tensor> rows = t.Pull(OnDevice(Ids({1, 4, 4})));
-    ASSERT_TRUE(rows.ok()) << rows.status();
+    FL_ASSERT_OK(rows);
     EXPECT_EQ(rows->device(), Device::Cuda(0));
     EXPECT_EQ(Values(rows), (std::vector<float>{1, 1, 5, 5, 5, 5})) << IdLookupName(lookup);
     EXPECT_EQ(Values(t.Pull(Ids({1, 4}))), (std::vector<float>{1, 1, 5, 5}));

@@ -21,6 +21,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -38,7 +40,7 @@ std::vector<std::unique_ptr<LivenessMonitor>> ListeningRanks(int ranks, std::chr
     options.timeout = timeout;
     options.stuck_grace = stuck_grace;
     Result<std::unique_ptr<LivenessMonitor>> monitor = LivenessMonitor::Listen(options);
-    EXPECT_TRUE(monitor.ok()) << monitor.status();
+    FL_EXPECT_OK(monitor);
     if (!monitor.ok()) return {};
     addresses->push_back((*monitor)->self());
     monitors.push_back(std::move(*monitor));
@@ -59,7 +61,7 @@ std::vector<std::unique_ptr<LivenessMonitor>> ConnectedRanks(int ranks, std::chr
     threads.emplace_back([&, r] { results[r] = monitors[r]->Connect(addresses, deadline); });
   }
   for (std::thread& t : threads) t.join();
-  for (const Status& s : results) EXPECT_TRUE(s.ok()) << s;
+  for (const Status& s : results) FL_EXPECT_OK(s);
   return monitors;
 }
 
@@ -173,7 +175,7 @@ TEST(LivenessMonitorTest, ARankThatFailsToConnectIsAFailureToThePeersItReached) 
   std::vector<PeerAddress> addresses;
   std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(3, std::chrono::seconds(20), &addresses);
   ASSERT_EQ(ranks.size(), 3u);
-  ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());
+  FL_ASSERT_OK(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)));
   const std::string rank1 = "rank 1 (pid " + std::to_string(addresses[1].pid) + " on host " + addresses[1].host + ")";
   EXPECT_EQ(ranks[2]->Connect(addresses, Clock::now() + std::chrono::milliseconds(200)).ToString(),
             "unavailable: mpi rank 2: no liveness connection from " + rank1 + " before the deadline");
@@ -197,7 +199,7 @@ void ExpectTheHelloRefused(const std::function<void(PeerAddress&)>& change) {
   std::vector<PeerAddress> told = addresses;
   change(told[1]);  // not the process listening there
   // Rank 0 has joined once its hello waits at rank 1's listener.
-  ASSERT_TRUE(ranks[0]->Connect(told, Clock::now() + std::chrono::seconds(20)).ok());
+  FL_ASSERT_OK(ranks[0]->Connect(told, Clock::now() + std::chrono::seconds(20)));
   // Rank 1 takes that hello, refuses it, and then waits in vain for one meant for it.
   const std::string rank0 = "rank 0 (pid " + std::to_string(addresses[0].pid) + " on host " + addresses[0].host + ")";
   EXPECT_EQ(ranks[1]->Connect(addresses, Clock::now() + std::chrono::milliseconds(200)).ToString(),
@@ -245,7 +247,7 @@ TEST(LivenessMonitorTest, ConnectionsThatSayNoHelloDoNotHoldUpTheJoin) {
     ASSERT_EQ(send(fd, says.data(), says.size(), MSG_NOSIGNAL), static_cast<ssize_t>(says.size()));
     strangers.push_back(fd);
   }
-  ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());
+  FL_ASSERT_OK(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)));
   const Clock::time_point start = Clock::now();
   EXPECT_EQ(ranks[1]->Connect(addresses, start + std::chrono::seconds(20)).ToString(), "ok");
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "the strangers held up the join";
@@ -272,7 +274,7 @@ TEST(LivenessMonitorTest, AcceptingWithNoDescriptorLeftFailsAtOnceAndSaysWhy) {
   std::vector<PeerAddress> addresses;
   std::vector<std::unique_ptr<LivenessMonitor>> ranks = ListeningRanks(2, std::chrono::seconds(20), &addresses);
   ASSERT_EQ(ranks.size(), 2u);
-  ASSERT_TRUE(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)).ok());  // queued at rank 1
+  FL_ASSERT_OK(ranks[0]->Connect(addresses, Clock::now() + std::chrono::seconds(20)));  // queued at rank 1
   const int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(lowest_free, 0) << std::strerror(errno);
   close(lowest_free);
@@ -287,7 +289,7 @@ TEST(LivenessMonitorTest, AcceptingWithNoDescriptorLeftFailsAtOnceAndSaysWhy) {
 
 TEST(PeerAddressTest, ParsesAPublishedAddress) {
   Result<PeerAddress> peer = PeerAddress::Parse(3, "4242 8080 fl-host1 10.77.0.2,10.0.0.9 00000000cafef00d");
-  ASSERT_TRUE(peer.ok()) << peer.status();
+  FL_ASSERT_OK(peer);
   EXPECT_EQ(peer->rank, 3);
   EXPECT_EQ(peer->pid, 4242);
   EXPECT_EQ(peer->port, 8080);
@@ -295,7 +297,7 @@ TEST(PeerAddressTest, ParsesAPublishedAddress) {
   EXPECT_EQ(peer->ipv4, (std::vector<std::string>{"10.77.0.2", "10.0.0.9"}));
   EXPECT_EQ(peer->tag, 0xcafef00dULL);
   peer = PeerAddress::Parse(0, "1 65535 h - ffffffffffffffff");
-  ASSERT_TRUE(peer.ok()) << peer.status();
+  FL_ASSERT_OK(peer);
   EXPECT_TRUE(peer->ipv4.empty());
   EXPECT_EQ(peer->tag, ~0ULL);
 }
@@ -309,7 +311,7 @@ TEST(PeerAddressTest, SerializeAndParseRoundTrip) {
   address.tag = 0x1f;
   EXPECT_EQ(address.Serialize(), "7 40000 h 10.0.0.1 000000000000001f");
   Result<PeerAddress> back = PeerAddress::Parse(2, address.Serialize());
-  ASSERT_TRUE(back.ok()) << back.status();
+  FL_ASSERT_OK(back);
   EXPECT_EQ(back->tag, address.tag);
   EXPECT_EQ(back->ipv4, address.ipv4);
 }
@@ -350,7 +352,7 @@ TEST(PeerAddressTest, ASlotWithNoTerminatingNulIsRefusedAndNothingPastItIsRead) 
   std::copy(text.begin(), text.end(), slot.begin());
   slot[text.size()] = '\0';  // what follows the NUL is not read
   Result<PeerAddress> peer = PeerAddress::ParseSlot(2, slot.data(), slot.size());
-  ASSERT_TRUE(peer.ok()) << peer.status();
+  FL_ASSERT_OK(peer);
   EXPECT_EQ(peer->pid, 4242);
 }
 

@@ -27,6 +27,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/distributed/mpi_launcher.h"
 #include "reference/distributed/mpi_test_ranks.h"
 #include "reference/distributed/netns_hosts.h"
@@ -59,14 +60,14 @@ class MultiHostTest : public testing::Test {
       GTEST_SKIP() << kSkipMultiHostEnv << "=1: the multi-host tests are skipped on purpose";
     }
     Result<std::unique_ptr<NetnsHosts>> hosts = NetnsHosts::Create(4);
-    ASSERT_TRUE(hosts.ok()) << hosts.status();
+    FL_ASSERT_OK(hosts);
     hosts_ = std::move(*hosts);
   }
 
   void TearDown() override {
     if (hosts_ == nullptr) return;
     const std::string prefix = hosts_->prefix();
-    EXPECT_TRUE(hosts_->Destroy().ok());
+    FL_EXPECT_OK(hosts_->Destroy());
     EXPECT_THAT(hosts_->Namespaces(), testing::IsEmpty()) << "namespaces of " << prefix << " are left";
     hosts_.reset();
   }
@@ -114,7 +115,7 @@ void MultiHostTest::ExpectSameDigestOnEveryLayout(const std::string& entry, cons
     options.env.insert(options.env.end(), env.begin(), env.end());
     const Clock::time_point start = Clock::now();
     Result<MpiJob> job = RunMpiJob(entry, args, options);
-    ASSERT_TRUE(job.ok()) << job.status();
+    FL_ASSERT_OK(job);
     std::printf("%s on %s: %.2f s\n", entry.c_str(), LayoutName(ranks_per_host).c_str(),
                 std::chrono::duration<double>(Clock::now() - start).count());
     EXPECT_EQ(job->exit_code, 0) << job->Describe();
@@ -140,7 +141,7 @@ TEST_F(MultiHostTest, RanksOnDifferentHostsTalkOverTcpOnly) {
   MpiJobOptions options = Layout({2, 2, 0, 0});
   options.mpirun_args = {"--mca", "btl_base_verbose", "100", "--mca", "osc_base_verbose", "100"};
   Result<MpiJob> job = RunMpiJob("mpi_where", {}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_EQ(job->exit_code, 0) << job->Describe();
   for (int r = 0; r < 4; ++r) {
     const int host = r / 2;
@@ -188,18 +189,18 @@ TEST_F(MultiHostTest, AnAddressAPeerCannotReachDoesNotHoldUpItsJoin) {
            {"addr", "add", unreachable + "/32", "dev", "fl0"},
            {"addr", "add", own, "dev", "fl0"}}) {
     const Status done = hosts_->Ip(1, args);
-    ASSERT_TRUE(done.ok()) << done;
+    FL_ASSERT_OK(done);
   }
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"route", "add", unreachable + "/32", "dev", "fl0"},
            {"neigh", "replace", unreachable, "lladdr", "02:00:00:00:00:99", "dev", "fl0", "nud", "permanent"}}) {
     const Status done = hosts_->Ip(0, args);
-    ASSERT_TRUE(done.ok()) << done;
+    FL_ASSERT_OK(done);
   }
   MpiJobOptions options = Layout({1, 1, 0, 0});
   options.env.emplace_back("FAULTLINE_MPI_JOIN_TIMEOUT_S", "10");
   Result<MpiJob> job = RunMpiJob("mpi_where", {}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_EQ(job->exit_code, 0) << job->Describe();
   EXPECT_EQ(job->reports[0].text, "ok host=" + NetnsHosts::hostname(0) + " ipv4=127.0.0.1," + NetnsHosts::address(0))
       << job->Describe();
@@ -244,7 +245,7 @@ TEST_F(MultiHostTest, AJobAcrossHostsLeavesNoOpenMpiSessionFolder) {
   options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "soon"}};
   Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);
   if (tmpdir != nullptr) setenv("TMPDIR", saved.c_str(), 1);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
   EXPECT_EQ(Entries(sessions), before) << "Open MPI's session folder of this job is left in " << sessions;
 }
@@ -261,7 +262,7 @@ TEST_F(MultiHostTest, DistTensorStateMachineAcrossHostsMatchesOneHost) {
 // rank 0), and the final weights are the same bits on every layout.
 TEST_F(MultiHostTest, OptimizerAcrossHostsEqualsDenseReferenceAndOneHost) {
   Result<uint64_t> seed_or = OptimizerSeed();
-  ASSERT_TRUE(seed_or.ok()) << seed_or.status();
+  FL_ASSERT_OK(seed_or);
   const uint64_t seed = *seed_or;
   SCOPED_TRACE("seed " + std::to_string(seed));
   ExpectSameDigestOnEveryLayout("mpi_optimizer", {std::to_string(seed), "5", "digest"}, 0, {});
@@ -269,7 +270,7 @@ TEST_F(MultiHostTest, OptimizerAcrossHostsEqualsDenseReferenceAndOneHost) {
 
 TEST_F(MultiHostTest, BadInputAcrossHostsFailsOnlyOnTheCallingRankAndChangesNothing) {
   Result<MpiJob> job = RunMpiJob("mpi_bad_input", {}, Layout({2, 2, 0, 0}));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_EQ(job->exit_code, 0) << job->Describe();
   for (const RankReport& report : job->reports) EXPECT_EQ(report.text, "ok") << job->Describe();
   ExpectNothingLeft(*job);
@@ -281,7 +282,7 @@ TEST_F(MultiHostTest, BadInputAcrossHostsFailsOnlyOnTheCallingRankAndChangesNoth
 // 4096 rows.
 TEST_F(MultiHostTest, LargeBatchesAcrossHostsComplete) {
   Result<MpiJob> job = RunMpiJob("mpi_large_batch", {}, Layout({2, 2, 0, 0}, 20));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_EQ(job->exit_code, 0) << job->Describe();
   for (const RankReport& report : job->reports) EXPECT_EQ(report.text, "ok") << job->Describe();
   ExpectNothingLeft(*job);
@@ -369,7 +370,7 @@ TEST_P(KilledRankTest, EverySurvivorNamesTheDeadRankAndItsHost) {
     WaitForReports(job, {0, 1, 2}, &times);
   };
   Result<MpiJob> job = RunMpiJob("mpi_hammer", {op, "3", "30"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ASSERT_TRUE(times.error.empty()) << times.error << job->Describe();
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_FALSE(job->reports[3].present) << job->Describe();
@@ -399,7 +400,7 @@ TEST_F(MultiHostTest, RanksThatFailBeforeJoiningEndTheJobAcrossHosts) {
   options.timeout = std::chrono::seconds(60);
   options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "soon"}};
   Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_FALSE(job->timed_out) << job->Describe();  // before: mpirun waited for the 60 s timeout
   EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
   for (int r = 0; r < 4; ++r) {
@@ -421,7 +422,7 @@ TEST_F(MultiHostTest, ARankKilledWhileJoiningAcrossHostsEndsTheJobAndIsNamed) {
   options.timeout = std::chrono::seconds(60);
   options.env = {{"FAULTLINE_MPI_JOIN_TIMEOUT_S", "3"}};
   Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"after_init"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
   for (int r : {0, 1, 3}) {
@@ -464,7 +465,7 @@ TEST_P(PulledLinkTest, EveryRankNamesTheUnreachableRankWithinTheTimeout) {
     if (!up.ok()) times.error += up.ToString() + "\n";
   };
   Result<MpiJob> job = RunMpiJob("mpi_hammer", {op, "cross", "30"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ASSERT_TRUE(times.error.empty()) << times.error << job->Describe();
   EXPECT_FALSE(job->timed_out) << job->Describe();
   for (int r = 0; r < 4; ++r) {

@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/distributed/mpi_launcher.h"
 #include "reference/distributed/mpi_test_ranks.h"
 #include "reference/process/process_at_pid.h"
@@ -42,7 +43,7 @@ TEST(MpiOptionsTest, ReadsBothTimeoutsAndNamesABadValue) {
   setenv("FAULTLINE_MPI_TIMEOUT_S", "2.5", 1);
   setenv("FAULTLINE_MPI_JOIN_TIMEOUT_S", "40", 1);
   Result<MpiOptions> options = MpiOptionsFromEnv();
-  ASSERT_TRUE(options.ok()) << options.status();
+  FL_ASSERT_OK(options);
   EXPECT_EQ(options->timeout.count(), 2500);
   EXPECT_EQ(options->join_timeout.count(), 40000);
   for (const char* bad : {"0", "-1", "abc", "90000", "3s"}) {
@@ -55,7 +56,7 @@ TEST(MpiOptionsTest, ReadsBothTimeoutsAndNamesABadValue) {
   unsetenv("FAULTLINE_MPI_TIMEOUT_S");
   unsetenv("FAULTLINE_MPI_JOIN_TIMEOUT_S");
   options = MpiOptionsFromEnv();
-  ASSERT_TRUE(options.ok()) << options.status();
+  FL_ASSERT_OK(options);
   EXPECT_EQ(options->timeout.count(), 30000);
   EXPECT_EQ(options->join_timeout.count(), 120000);
 }
@@ -63,7 +64,7 @@ TEST(MpiOptionsTest, ReadsBothTimeoutsAndNamesABadValue) {
 TEST(MpiTransportTest, DistTensorBehavesLikeOneLocalTensorOnOneToFourRanks) {
   for (int ranks = 1; ranks <= 4; ++ranks) {
     Result<MpiJob> job = RunMpiJob("mpi_state_machine", {}, Ranks(ranks));
-    ASSERT_TRUE(job.ok()) << job.status();
+    FL_ASSERT_OK(job);
     SCOPED_TRACE("ranks " + std::to_string(ranks));
     ExpectEveryRankOk(*job);
   }
@@ -71,11 +72,11 @@ TEST(MpiTransportTest, DistTensorBehavesLikeOneLocalTensorOnOneToFourRanks) {
 
 TEST(MpiTransportTest, OptimizerStepsEqualTheDenseReferenceOnOneToFourRanks) {
   Result<uint64_t> seed_or = OptimizerSeed();
-  ASSERT_TRUE(seed_or.ok()) << seed_or.status();
+  FL_ASSERT_OK(seed_or);
   const uint64_t seed = *seed_or;
   for (int ranks = 1; ranks <= 4; ++ranks) {
     Result<MpiJob> job = RunMpiJob("mpi_optimizer", {std::to_string(seed), "25"}, Ranks(ranks));
-    ASSERT_TRUE(job.ok()) << job.status();
+    FL_ASSERT_OK(job);
     SCOPED_TRACE("ranks " + std::to_string(ranks) + ", seed " + std::to_string(seed));
     ExpectEveryRankOk(*job);
   }
@@ -83,19 +84,19 @@ TEST(MpiTransportTest, OptimizerStepsEqualTheDenseReferenceOnOneToFourRanks) {
 
 TEST(MpiTransportTest, BadInputFailsOnlyOnTheCallingRankAndChangesNothing) {
   Result<MpiJob> job = RunMpiJob("mpi_bad_input", {}, Ranks(4));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ExpectEveryRankOk(*job);
 }
 
 TEST(MpiTransportTest, RanksThatCreateDifferentTensorsAllFailAndNameTheFirstThatDiffers) {
   Result<MpiJob> job = RunMpiJob("mpi_mismatched_tensors", {}, Ranks(4));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ExpectEveryRankOk(*job);
 }
 
 TEST(MpiTransportTest, RanksGivenOtherOptimizerArgumentsAllFailAndNameTheFirst) {
   Result<MpiJob> job = RunMpiJob("mpi_optimizer_arguments", {}, Ranks(4));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ExpectEveryRankOk(*job);
 }
 
@@ -108,7 +109,7 @@ TEST(MpiTransportTest, DeadRankEndsTheJobAndIsNamed) {
   MpiJobOptions options = Ranks(4);
   options.timeout = std::chrono::seconds(60);
   Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_NE(job->exit_code, 0) << job->Describe();
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
@@ -165,7 +166,7 @@ TEST(MpiTransportTest, DeadRankMakesSurvivorsFailWithinTheTimeout) {
     slowest_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - died).count();
   };
   Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ASSERT_TRUE(during_error.empty()) << during_error << job->Describe();
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_FALSE(job->reports[2].present) << job->Describe();
@@ -199,7 +200,7 @@ TEST(MpiTransportTest, ARankThatNeverJoinsIsNamedByTheOthersAtTheJoinLimit) {
   options.timeout = std::chrono::seconds(60);
   options.env = {{"FAULTLINE_MPI_JOIN_TIMEOUT_S", "2"}};
   Result<MpiJob> job = RunMpiJob("mpi_late_join", {"8"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_FALSE(job->timed_out) << job->Describe();
   for (int r : {1, 2, 3}) {
     EXPECT_EQ(job->reports[r].text, "unavailable: mpi rank " + std::to_string(r) +
@@ -221,7 +222,7 @@ TEST(MpiTransportTest, ALateRankAtTensorCreationIsWithinTheSetupLimit) {
   options.timeout = std::chrono::seconds(90);
   options.env = {{"FAULTLINE_MPI_TIMEOUT_S", "6"}, {"FAULTLINE_MPI_JOIN_TIMEOUT_S", "60"}};
   Result<MpiJob> job = RunMpiJob("mpi_late_setup", {"10"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ExpectEveryRankOk(*job);
 }
 
@@ -237,13 +238,13 @@ MpiJobOptions RanksWithTimeout(int ranks, const char* timeout_s) {
 
 TEST(MpiTransportTest, ARankThatRefusesAnOptimizerStepIsNamedByEveryRankAndNothingChanges) {
   Result<MpiJob> job = RunMpiJob("mpi_step_refused", {}, RanksWithTimeout(4, "60"));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ExpectEveryRankOk(*job);
 }
 
 TEST(MpiTransportTest, ARankThatRefusesItsRoutingBatchesIsNamedByEveryRankAndNothingMoves) {
   Result<MpiJob> job = RunMpiJob("mpi_route_refused", {}, RanksWithTimeout(4, "60"));
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ExpectEveryRankOk(*job);
 }
 
@@ -286,7 +287,7 @@ TEST(MpiTransportTest, RanksThatFailToConnectTheLivenessMeshNameTheStalledRankAn
     ProcessHandle::Open(*rank0).Signal(SIGKILL);
   };
   Result<MpiJob> job = RunMpiJob("mpi_stall_before_connect", {}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_TRUE(during_error.empty()) << during_error << job->Describe();
   EXPECT_FALSE(job->timed_out) << job->Describe();
   char host[256] = {};
@@ -313,7 +314,7 @@ TEST(MpiTransportTest, ARankKilledBeforeMpiInitEndsTheJobAndEveryRankIsNamed) {
   options.keep_survivors = true;
   options.timeout = std::chrono::seconds(60);
   Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"before_init"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
   ASSERT_EQ(job->vanished.size(), 4u) << job->Describe();
@@ -352,7 +353,7 @@ TEST(MpiLauncherTest, AProcessThatGetsAnEndedRanksPidIsNotTakenForTheRank) {
     }
   };
   Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"before_init"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   ASSERT_TRUE(stranger.has_value()) << during_error;
   EXPECT_EQ(stranger->pid(), job->started_pids[2]);
   EXPECT_TRUE(stranger->Running()) << "the launcher killed the process that got rank 2's pid\n" << job->Describe();
@@ -370,7 +371,7 @@ TEST(MpiTransportTest, ARankKilledWhileJoiningIsNamedWithHowMpirunSawItEnd) {
   MpiJobOptions options = Ranks(4);
   options.timeout = std::chrono::seconds(60);
   Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"after_init"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_THAT(job->vanished, testing::Contains("rank 2 (pid " + std::to_string(job->started_pids[2]) +
                                                ") ended without a report, before it joined (mpirun: it exited on "
@@ -392,7 +393,7 @@ TEST(MpiLauncherTest, StartsJobsWhileAnotherThreadChangesTheEnvironment) {
     MpiJobOptions options = Ranks(1);
     options.timeout = std::chrono::seconds(60);
     Result<MpiJob> job = RunMpiJob("mpi_dead_rank", {}, options);  // one rank: a barrier
-    ASSERT_TRUE(job.ok()) << job.status();
+    FL_ASSERT_OK(job);
     EXPECT_FALSE(job->timed_out) << "job " << k << "\n" << job->Describe();
     ExpectEveryRankOk(*job);
   }
@@ -451,7 +452,7 @@ TEST(MpiLauncherTest, RanksEndedInsideMpiInitLeaveNoSharedMemorySegment) {
   options.keep_survivors = true;
   options.timeout = std::chrono::seconds(60);
   Result<MpiJob> job = RunMpiJob("mpi_die_joining", {"before_init"}, options);
-  ASSERT_TRUE(job.ok()) << job.status();
+  FL_ASSERT_OK(job);
   EXPECT_TRUE(job->mpirun_terminated) << job->Describe();
   EXPECT_EQ(OpenMpiSharedMemoryEntries(), before) << job->Describe();
 }

@@ -22,6 +22,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 #include "reference/process/process_ref.h"
@@ -66,7 +67,7 @@ bool Skipped() {
 TEST(NetnsHostsTest, MakesHostsToEnterAndRemovesEverythingItMade) {
   SKIP_IF_ASKED();
   Result<std::unique_ptr<NetnsHosts>> created = NetnsHosts::Create(3);
-  ASSERT_TRUE(created.ok()) << created.status();
+  FL_ASSERT_OK(created);
   NetnsHosts& hosts = **created;
   const std::string prefix = hosts.prefix();
   EXPECT_THAT(NamespacesStartingWith(prefix + "-"), SizeIs(4));  // 3 hosts and the switch
@@ -85,16 +86,16 @@ TEST(NetnsHostsTest, MakesHostsToEnterAndRemovesEverythingItMade) {
     for (;;) pause();
     return 0;
   });
-  ASSERT_TRUE(child.ok()) << child.status();
-  ASSERT_TRUE(child->WaitForTranscript("|", std::chrono::seconds(10)).ok());
+  FL_ASSERT_OK(child);
+  FL_ASSERT_OK(child->WaitForTranscript("|", std::chrono::seconds(10)));
   Result<ChildExit> not_yet = child->TryWait();
-  ASSERT_TRUE(not_yet.ok());
+  FL_ASSERT_OK(not_yet);
   EXPECT_TRUE(child->running());
   EXPECT_THAT(hosts.Processes(), Contains(child->pid()));
 
-  ASSERT_TRUE(hosts.Destroy().ok());
+  FL_ASSERT_OK(hosts.Destroy());
   Result<ChildExit> ended = child->Wait(std::chrono::seconds(5));
-  ASSERT_TRUE(ended.ok()) << ended.status();
+  FL_ASSERT_OK(ended);
   EXPECT_THAT(ended->transcript, HasSubstr("ok host=fl-host1 "));
   EXPECT_THAT(ended->transcript, HasSubstr("inet 10.77.0.2/24"));
   EXPECT_FALSE(ended->exited) << ended->Describe();
@@ -161,12 +162,12 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
   SKIP_IF_ASKED();
   const bool reap_owner_first = GetParam();
   Result<std::unique_ptr<NetnsHosts>> live = NetnsHosts::Create(1);  // a live owner's: must stay
-  ASSERT_TRUE(live.ok()) << live.status();
+  FL_ASSERT_OK(live);
 
   Result<ChildProcess> owner = ChildProcess::Spawn("netns_owner_killed", {});
-  ASSERT_TRUE(owner.ok()) << owner.status();
+  FL_ASSERT_OK(owner);
   const Status ready = owner->WaitForTranscript("ready", std::chrono::seconds(20));
-  ASSERT_TRUE(ready.ok()) << ready;
+  FL_ASSERT_OK(ready);
   owner->Kill(SIGKILL);
   siginfo_t info{};  // wait until it has ended, without reaping it: a zombie
   ASSERT_EQ(waitid(P_PID, owner->pid(), &info, WEXITED | WNOWAIT), 0) << std::strerror(errno);
@@ -181,17 +182,17 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
   const std::optional<ProcessRef> left_inside = ProcessRefOf(inside[0]);
   ASSERT_TRUE(left_inside.has_value());
   if (reap_owner_first) {
-    ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
+    FL_ASSERT_OK(owner->Wait(std::chrono::seconds(5)));
   }
 
   Result<std::unique_ptr<NetnsHosts>> next = NetnsHosts::Create(1);  // sweeps as it starts
-  ASSERT_TRUE(next.ok()) << next.status();
+  FL_ASSERT_OK(next);
   EXPECT_THAT(NamespacesStartingWith(stale_prefix), IsEmpty());
   EXPECT_FALSE(ProcessRunning(*left_inside)) << "the process left in the stale namespace still runs";
   EXPECT_THAT((*live)->Namespaces(), SizeIs(2)) << "the sweep removed a live owner's namespaces";
   EXPECT_THAT(NamespacesStartingWith((*next)->prefix()), SizeIs(2));
   if (!reap_owner_first) {
-    ASSERT_TRUE(owner->Wait(std::chrono::seconds(5)).ok());
+    FL_ASSERT_OK(owner->Wait(std::chrono::seconds(5)));
   }
 }
 
@@ -222,9 +223,9 @@ FL_REGISTER_CHILD("netns_without_capabilities", CreateWithoutCapabilities);
 
 TEST(NetnsHostsTest, FailsWithTheReasonWhereNamespacesAreNotPermitted) {
   Result<ChildProcess> child = ChildProcess::Spawn("netns_without_capabilities", {});
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   Result<ChildExit> ended = child->Wait(std::chrono::seconds(20));
-  ASSERT_TRUE(ended.ok()) << ended.status();
+  FL_ASSERT_OK(ended);
   ASSERT_TRUE(ended->succeeded()) << ended->Describe();
   const std::string& text = ended->transcript;
   EXPECT_EQ(text.rfind("failed_precondition: network namespaces are not permitted on this machine (`ip netns add flmh-",

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -13,13 +14,13 @@ RangePartitionBook Book() { return *RangePartitionBook::Create({3, 3, 7, 10}); }
 TEST(RangePartitionBookTest, Nid2PartIdIsSearchsortedRight) {
   Tensor ids = *Tensor::FromVector<int64_t>({0, 2, 3, 6, 7, 9, 3});
   Result<Tensor> partids = Book().Nid2PartId(ids);
-  ASSERT_TRUE(partids.ok()) << partids.status();
+  FL_ASSERT_OK(partids);
   EXPECT_EQ(*partids->ToVector<int64_t>(), (std::vector<int64_t>{0, 0, 2, 2, 3, 3, 2}));
 }
 
 TEST(RangePartitionBookTest, Nid2LocalIdSubtractsThePartitionStart) {
   Result<Tensor> local = Book().Nid2LocalId(*Tensor::FromVector<int64_t>({7, 9}), 3);
-  ASSERT_TRUE(local.ok()) << local.status();
+  FL_ASSERT_OK(local);
   EXPECT_EQ(*local->ToVector<int64_t>(), (std::vector<int64_t>{0, 2}));
   Status wrong = Book().Nid2LocalId(*Tensor::FromVector<int64_t>({7, 2}), 3).status();
   EXPECT_EQ(wrong.code(), StatusCode::kOutOfRange);
@@ -71,7 +72,7 @@ class DeviceLookupTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto runtime = DeviceRuntimeUnderTest();
-    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    FL_ASSERT_OK(runtime);
     runtime_ = *runtime;
   }
   Tensor OnDevice(const std::vector<int64_t>& ids) { return *Tensor::FromVector(ids)->To(Device::Cuda(0), runtime_); }
@@ -92,7 +93,7 @@ TEST_F(DeviceLookupTest, DeviceKernelEqualsHostLookup) {
   std::vector<int64_t> ids;
   for (int64_t i = 0; i < 1000; ++i) ids.push_back((i * 7919) % 10);
   Result<std::pair<Tensor, Tensor>> device = Book().LocateOnDevice(OnDevice(ids));
-  ASSERT_TRUE(device.ok()) << device.status();
+  FL_ASSERT_OK(device);
   EXPECT_EQ(device->first.device(), Device::Cuda(0));
   Tensor host_ids = *Tensor::FromVector(ids);
   EXPECT_EQ(*device->first.Cpu()->ToVector<int64_t>(), *Book().Nid2PartId(host_ids)->ToVector<int64_t>());

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -14,7 +16,7 @@ TEST(PlanRouteTest, GivesEachRankItsCountsAndDisplacementsInRowsAndFloats) {
                                        4, 0, 6,  //
                                        7, 8, 0};
   Result<RoutePlan> plan = PlanRoute(counts, 3, 1, 2);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  FL_ASSERT_OK(plan);
   EXPECT_EQ(plan->send_rows, (std::vector<int>{4, 0, 6}));
   EXPECT_EQ(plan->send_row_offsets, (std::vector<int>{0, 4, 4}));
   EXPECT_EQ(plan->send_floats, (std::vector<int>{8, 0, 12}));
@@ -51,7 +53,7 @@ TEST(PlanRouteTest, RefusesTotalsPastMpisIntCountsNamingTheRankAndTheSize) {
             "invalid_argument: rank 0 would receive 2147483648 float32 values (536870912 rows of dim 4) in all; one "
             "MPI call moves at most 2147483647: expected fewer rows per call, or a smaller dim");
   // Exactly INT_MAX values pass; a product past int64 is named without wrapping.
-  EXPECT_TRUE(PlanRoute({INT_MAX, 0, 0, 0}, 2, 0, 1).ok());
+  FL_EXPECT_OK(PlanRoute({INT_MAX, 0, 0, 0}, 2, 0, 1));
   EXPECT_EQ(PlanRoute({int64_t{1} << 40, 0, 0, 0}, 2, 0, int64_t{1} << 30).status().ToString(),
             "invalid_argument: rank 0 sends more than 9223372036854775807 float32 values (1099511627776 rows of dim "
             "1073741824) in all; one MPI call moves at most 2147483647: expected fewer rows per call, or a smaller "

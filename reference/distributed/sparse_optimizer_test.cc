@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/distributed/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/runtime/test_runtime.h"
@@ -20,8 +21,8 @@ class SparseOptimizerTest : public ::testing::Test {
 
   // One forward of `ids` and a backward of `grad` (dim 1).
   void Lookup(const std::vector<int64_t>& ids, const std::vector<float>& grad) {
-    ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector(ids)).ok());
-    ASSERT_TRUE(embedding_.Backward(*Tensor::FromVector(grad, {static_cast<int64_t>(grad.size()), 1})).ok());
+    FL_ASSERT_OK(embedding_.Forward(*Tensor::FromVector(ids)));
+    FL_ASSERT_OK(embedding_.Backward(*Tensor::FromVector(grad, {static_cast<int64_t>(grad.size()), 1})));
   }
   std::vector<float> Weights() { return *embedding_.weights().PullHost({0, 1, 2, 3}); }
 
@@ -34,7 +35,7 @@ TEST_F(SparseOptimizerTest, AdagradAveragesDuplicateGradients) {
   // id 3 gets 1 and 3 (mean 2) across two forwards; id 0 gets 4.
   Lookup({3, 0}, {1.0f, 4.0f});
   Lookup({3}, {3.0f});
-  ASSERT_TRUE(adagrad->Step().ok());
+  FL_ASSERT_OK(adagrad->Step());
   // w -= lr * g / (sqrt(g * g) + eps) = w - 0.5 on a first step, whatever g > 0.
   const std::vector<float> w = Weights();
   EXPECT_FLOAT_EQ(w[0], 0.0f - 0.5f * 4.0f / (4.0f + 1e-10f));
@@ -43,16 +44,16 @@ TEST_F(SparseOptimizerTest, AdagradAveragesDuplicateGradients) {
   EXPECT_FLOAT_EQ(w[3], 3.0f - 0.5f * 2.0f / (2.0f + 1e-10f));
   // A second step sees G = 4 + 16: w -= 0.5 * 4 / sqrt(20).
   Lookup({3}, {4.0f});
-  ASSERT_TRUE(adagrad->Step().ok());
+  FL_ASSERT_OK(adagrad->Step());
   EXPECT_FLOAT_EQ(Weights()[3], w[3] - 0.5f * 4.0f / (std::sqrt(20.0f) + 1e-10f));
 }
 
 TEST_F(SparseOptimizerTest, AdamBiasCorrectsByEachRowsOwnStep) {
   auto adam = SparseAdam::Create({&embedding_}, 0.1f).value();
   Lookup({1}, {2.0f});
-  ASSERT_TRUE(adam->Step().ok());
+  FL_ASSERT_OK(adam->Step());
   Lookup({1, 2}, {2.0f, 2.0f});
-  ASSERT_TRUE(adam->Step().ok());
+  FL_ASSERT_OK(adam->Step());
   // A first step of Adam moves by lr * sign(g) (up to eps), whatever the step count of other rows.
   const std::vector<float> w = Weights();
   EXPECT_NEAR(w[2], 2.0f - 0.1f, 1e-6);
@@ -62,15 +63,15 @@ TEST_F(SparseOptimizerTest, AdamBiasCorrectsByEachRowsOwnStep) {
 }
 
 TEST_F(SparseOptimizerTest, StateTensorsAreNamedAfterTheEmbedding) {
-  ASSERT_TRUE(SparseAdam::Create({&embedding_}, 0.1f).ok());
-  for (const char* name : {"emb_step", "emb_mem", "emb_power"}) EXPECT_TRUE(transport_.FindTensor(name).ok()) << name;
-  ASSERT_TRUE(SparseAdagrad::Create({&embedding_}, 0.1f).ok());
-  EXPECT_TRUE(transport_.FindTensor("emb_sum").ok());
+  FL_ASSERT_OK(SparseAdam::Create({&embedding_}, 0.1f));
+  for (const char* name : {"emb_step", "emb_mem", "emb_power"}) FL_EXPECT_OK(transport_.FindTensor(name)) << name;
+  FL_ASSERT_OK(SparseAdagrad::Create({&embedding_}, 0.1f));
+  FL_EXPECT_OK(transport_.FindTensor("emb_sum"));
 }
 
 TEST_F(SparseOptimizerTest, StepWithoutBackwardIsRefusedAndKeepsTheTrace) {
   auto adagrad = SparseAdagrad::Create({&embedding_}, 0.5f).value();
-  ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector<int64_t>({1})).ok());
+  FL_ASSERT_OK(embedding_.Forward(*Tensor::FromVector<int64_t>({1})));
   Status status = adagrad->Step();
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(status.message(),
@@ -84,10 +85,10 @@ TEST_F(SparseOptimizerTest, StepWithoutBackwardIsRefusedAndKeepsTheTrace) {
 TEST_F(SparseOptimizerTest, AStepRefusedForOneEmbeddingChangesNone) {
   auto other = DistEmbedding::Create(transport_, "other", *RangePartitionBook::Create({2, 4}), 1,
                                      [](int64_t id, int64_t) { return static_cast<float>(id); });
-  ASSERT_TRUE(other.ok()) << other.status();
+  FL_ASSERT_OK(other);
   auto adagrad = SparseAdagrad::Create({&embedding_, &*other}, 0.5f).value();
   Lookup({1}, {2.0f});
-  ASSERT_TRUE(other->Forward(*Tensor::FromVector<int64_t>({1})).ok());  // no Backward
+  FL_ASSERT_OK(other->Forward(*Tensor::FromVector<int64_t>({1})));  // no Backward
   EXPECT_EQ(adagrad->Step().message(),
             "step: forward 0 of embedding 'other' has no gradient; call Backward once per Forward before Step");
   EXPECT_EQ(Weights(), (std::vector<float>{0, 1, 2, 3}));
@@ -97,7 +98,7 @@ TEST_F(SparseOptimizerTest, AStepRefusedForOneEmbeddingChangesNone) {
 
 TEST_F(SparseOptimizerTest, BackwardRefusesANonFiniteGradient) {
   for (float bad : {NAN, INFINITY, -INFINITY}) {
-    ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector<int64_t>({1, 2})).ok());
+    FL_ASSERT_OK(embedding_.Forward(*Tensor::FromVector<int64_t>({1, 2})));
     const std::string text = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
     EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f, bad}, {2, 1})).message(),
               "DistEmbedding('emb').backward: grad[1][0] is " + text + " (id 2); expected finite gradients");
@@ -109,7 +110,7 @@ TEST_F(SparseOptimizerTest, BackwardRefusesANonFiniteGradient) {
 TEST_F(SparseOptimizerTest, BackwardChecksTheGradient) {
   EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f}, {1, 1})).message(),
             "DistEmbedding('emb').backward: every forward already has a gradient; call Forward first");
-  ASSERT_TRUE(embedding_.Forward(*Tensor::FromVector<int64_t>({1, 2})).ok());
+  FL_ASSERT_OK(embedding_.Forward(*Tensor::FromVector<int64_t>({1, 2})));
   EXPECT_EQ(embedding_.Backward(*Tensor::FromVector<float>({1.0f}, {1, 1})).message(),
             "DistEmbedding('emb').backward: grad has dtype float32 and shape [1, 1]; expected float32 [2, 1] (the "
             "forward's output)");
@@ -148,7 +149,7 @@ TEST_F(SparseOptimizerTest, AnEmbeddingGivenTwiceIsNamedAndCreatesNothing) {
   EXPECT_EQ(SparseAdam::Create({&embedding_, &embedding_}, 0.1f).status().message(),
             "SparseAdam: params[1] is params[0] ('emb'); expected each embedding once");
   EXPECT_EQ(transport_.FindTensor("emb_step").status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(SparseAdam::Create({&embedding_}, 0.1f).ok());
+  FL_EXPECT_OK(SparseAdam::Create({&embedding_}, 0.1f));
 }
 
 // A step agrees, and ends with a barrier, on the first embedding's
@@ -164,7 +165,7 @@ TEST_F(SparseOptimizerTest, EmbeddingsOnTwoTransportsAreRefused) {
 }
 
 TEST_F(SparseOptimizerTest, AStateNameAlreadyTakenIsNamedBeforeAnyStateIsCreated) {
-  ASSERT_TRUE(DistTensor::Create(transport_, "emb_power", *RangePartitionBook::Create({2, 4}), 1).ok());
+  FL_ASSERT_OK(DistTensor::Create(transport_, "emb_power", *RangePartitionBook::Create({2, 4}), 1));
   EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f).status().message(),
             "SparseAdam: a distributed tensor named 'emb_power' already exists; the optimizer keeps the state of "
             "'emb' there");
@@ -192,10 +193,10 @@ TEST(SparseOptimizerRoutingTest, ARowIdOutsideTheReceivingPartitionNamesItsSende
   MisroutingTransport transport;
   Result<DistEmbedding> emb = DistEmbedding::Create(transport, "emb", *RangePartitionBook::Create({2, 4}), 1,
                                                     [](int64_t id, int64_t) { return static_cast<float>(id); });
-  ASSERT_TRUE(emb.ok()) << emb.status();
+  FL_ASSERT_OK(emb);
   auto adagrad = SparseAdagrad::Create({&*emb}, 0.5f).value();
-  ASSERT_TRUE(emb->Forward(*Tensor::FromVector<int64_t>({1})).ok());
-  ASSERT_TRUE(emb->Backward(*Tensor::FromVector<float>({2.0f}, {1, 1})).ok());
+  FL_ASSERT_OK(emb->Forward(*Tensor::FromVector<int64_t>({1})));
+  FL_ASSERT_OK(emb->Backward(*Tensor::FromVector<float>({2.0f}, {1, 1})));
   EXPECT_EQ(adagrad->Step().ToString(),
             "data_loss: step: embedding 'emb': rank 1 sent a gradient for row 3 of partition 0, which has 2 rows; "
             "expected a local row in [0, 2)");
@@ -204,14 +205,14 @@ TEST(SparseOptimizerRoutingTest, ARowIdOutsideTheReceivingPartitionNamesItsSende
 
 TEST(DistEmbeddingDeviceTest, ForwardReturnsRowsOnTheIdsDevice) {
   auto runtime_under_test = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime_under_test.ok()) << runtime_under_test.status();
+  FL_ASSERT_OK(runtime_under_test);
   DeviceRuntime* runtime = *runtime_under_test;
   InProcessTransport transport = *InProcessTransport::Create(2);
   DistEmbedding embedding = *DistEmbedding::Create(transport, "emb", *RangePartitionBook::Even(4, 2), 2,
                                                    [](int64_t id, int64_t col) { return id * 10.0f + col; });
   Tensor ids = *Tensor::FromVector<int64_t>({3, 0})->To(Device::Cuda(0), runtime);
   Result<Tensor> rows = embedding.Forward(ids);
-  ASSERT_TRUE(rows.ok()) << rows.status();
+  FL_ASSERT_OK(rows);
   EXPECT_EQ(rows->device(), Device::Cuda(0));
   EXPECT_EQ(*rows->Cpu()->ToVector<float>(), (std::vector<float>{30, 31, 0, 1}));
   EXPECT_EQ(embedding.trace()[0].ids, (std::vector<int64_t>{3, 0}));

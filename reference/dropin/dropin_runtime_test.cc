@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 
@@ -36,9 +37,9 @@ ChildExit RunChild(const std::string& entry, const Env& env = {}, const std::vec
   SpawnOptions options;
   options.env = env;
   auto child = ChildProcess::Spawn(entry, args, options);
-  EXPECT_TRUE(child.ok()) << child.status();
+  FL_EXPECT_OK(child);
   auto exit = child->Wait(std::chrono::seconds(120));
-  EXPECT_TRUE(exit.ok()) << exit.status();
+  FL_EXPECT_OK(exit);
   EXPECT_TRUE(exit->succeeded()) << entry << ": " << exit->Describe();
   return *exit;
 }

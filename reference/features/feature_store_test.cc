@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "reference/base/status_matchers.h"
 #include "reference/runtime/simcuda_runtime.h"
 #include "reference/runtime/test_runtime.h"
 
@@ -23,7 +24,7 @@ class IndexSelectTest : public testing::Test {
  protected:
   void SetUp() override {
     auto rt = DeviceRuntimeUnderTest();
-    ASSERT_TRUE(rt.ok()) << rt.status();
+    FL_ASSERT_OK(rt);
     rt_ = *rt;
   }
   DeviceRuntime* rt_ = nullptr;
@@ -33,21 +34,21 @@ TEST_F(IndexSelectTest, DeviceAndPinnedGathersEqualTheHostGather) {
   Tensor table = MakeTable(100, 7);
   Tensor ids = *Tensor::FromVector<int64_t>({3, 99, 0, 3, 42});
   auto host = IndexSelect(table, ids);
-  ASSERT_TRUE(host.ok()) << host.status();
+  FL_ASSERT_OK(host);
   EXPECT_EQ(host->shape(), (std::vector<int64_t>{5, 7}));
   EXPECT_EQ((*host->ToVector<float>())[7], 99 * 7 * 0.5f);
 
   auto device_ids = ids.To(Device::Cuda(0), rt_);
   auto device_table = table.To(Device::Cuda(0), rt_);
   auto from_device = IndexSelect(*device_table, *device_ids);
-  ASSERT_TRUE(from_device.ok()) << from_device.status();
+  FL_ASSERT_OK(from_device);
   EXPECT_EQ(from_device->device(), Device::Cuda(0));
   EXPECT_EQ(*from_device->Cpu()->ToVector<float>(), *host->ToVector<float>());
 
   Tensor pinned = MakeTable(100, 7);
-  ASSERT_TRUE(pinned.Pin(*rt_).ok());
+  FL_ASSERT_OK(pinned.Pin(*rt_));
   auto from_pinned = IndexSelect(pinned, *device_ids);
-  ASSERT_TRUE(from_pinned.ok()) << from_pinned.status();
+  FL_ASSERT_OK(from_pinned);
   EXPECT_EQ(*from_pinned->Cpu()->ToVector<float>(), *host->ToVector<float>());
 }
 
@@ -58,9 +59,9 @@ TEST_F(IndexSelectTest, OutOfRangeIdsAreNamedOnEveryPath) {
   EXPECT_EQ(IndexSelect(table, ids).status().message(), expected);
   auto device_ids = ids.To(Device::Cuda(0), rt_);
   EXPECT_EQ(IndexSelect(*table.To(Device::Cuda(0), rt_), *device_ids).status().message(), expected);
-  ASSERT_TRUE(table.Pin(*rt_).ok());
+  FL_ASSERT_OK(table.Pin(*rt_));
   EXPECT_EQ(IndexSelect(table, *device_ids).status().message(), expected);
-  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+  FL_EXPECT_OK(rt_->PeekAtLastError());
 }
 
 TEST_F(IndexSelectTest, UnreachableTablesAreRefusedWithTheRemedy) {
@@ -91,7 +92,7 @@ TEST_F(IndexSelectTest, TensorsOfAnotherRuntimeInstanceAreRefused) {
   EXPECT_EQ(from_other.status().message(), expected.str());
   // A host table pinned by the other instance.
   Tensor pinned = MakeTable(10, 2);
-  ASSERT_TRUE(pinned.Pin(other).ok());
+  FL_ASSERT_OK(pinned.Pin(other));
   EXPECT_THAT(IndexSelect(pinned, device_ids).status().message(),
               testing::HasSubstr("IndexSelect: the table (cpu, pinned) belongs to simcuda runtime 0x"));
   // An out buffer of the other instance.
@@ -100,16 +101,16 @@ TEST_F(IndexSelectTest, TensorsOfAnotherRuntimeInstanceAreRefused) {
   EXPECT_THAT(IndexSelectInto(device_table, device_ids, other_out).message(),
               testing::HasSubstr("IndexSelectInto: out (cuda:0) belongs to simcuda runtime 0x"));
   // Nothing ran: neither runtime holds an error.
-  EXPECT_TRUE(rt_->PeekAtLastError().ok()) << rt_->PeekAtLastError();
-  EXPECT_TRUE(other.PeekAtLastError().ok()) << other.PeekAtLastError();
-  ASSERT_TRUE(pinned.Unpin().ok());
+  FL_EXPECT_OK(rt_->PeekAtLastError());
+  FL_EXPECT_OK(other.PeekAtLastError());
+  FL_ASSERT_OK(pinned.Unpin());
 }
 
 // IndexSelectInto gives IndexSelect's rows in a buffer the caller reuses.
 TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
   Tensor table = MakeTable(100, 7);
   Tensor pinned = MakeTable(100, 7);
-  ASSERT_TRUE(pinned.Pin(*rt_).ok());
+  FL_ASSERT_OK(pinned.Pin(*rt_));
   Tensor device_table = *table.To(Device::Cuda(0), rt_);
   Tensor host_out = *Tensor::Empty(DType::kFloat32, {5, 7});  // the same buffers for both id lists
   Tensor device_out = *Tensor::Empty(DType::kFloat32, {5, 7}, Device::Cuda(0), rt_);
@@ -117,11 +118,11 @@ TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
     Tensor ids = *Tensor::FromVector<int64_t>(picked);
     Tensor device_ids = *ids.To(Device::Cuda(0), rt_);
     const std::vector<float> expected = *IndexSelect(table, ids)->ToVector<float>();
-    ASSERT_TRUE(IndexSelectInto(table, ids, host_out).ok());
+    FL_ASSERT_OK(IndexSelectInto(table, ids, host_out));
     EXPECT_EQ(*host_out.ToVector<float>(), expected);
-    ASSERT_TRUE(IndexSelectInto(device_table, device_ids, device_out).ok());
+    FL_ASSERT_OK(IndexSelectInto(device_table, device_ids, device_out));
     EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), expected);
-    ASSERT_TRUE(IndexSelectInto(pinned, device_ids, device_out).ok());
+    FL_ASSERT_OK(IndexSelectInto(pinned, device_ids, device_out));
     EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), expected);
   }
 }
@@ -169,9 +170,9 @@ TEST_F(IndexSelectTest, IntoTheTableItselfIsRefused) {
   EXPECT_EQ(*device_table.Cpu()->ToVector<float>(), rows);
   // A separate buffer of the same shape is fine.
   Tensor device_out = *Tensor::Empty(DType::kFloat32, {2, 3}, Device::Cuda(0), rt_);
-  ASSERT_TRUE(IndexSelectInto(device_table, device_ids, device_out).ok());
+  FL_ASSERT_OK(IndexSelectInto(device_table, device_ids, device_out));
   EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), (std::vector<float>{1.5f, 2.0f, 2.5f, 0.0f, 0.5f, 1.0f}));
-  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+  FL_EXPECT_OK(rt_->PeekAtLastError());
 }
 
 // A table with no columns has no bytes (a null data pointer): its rows are
@@ -180,14 +181,14 @@ TEST_F(IndexSelectTest, ATableWithNoColumnsGivesEmptyRows) {
   Tensor table = *Tensor::Empty(DType::kFloat32, {5, 0});
   Tensor ids = *Tensor::FromVector<int64_t>({1, 2});
   Result<Tensor> host = IndexSelect(table, ids);
-  ASSERT_TRUE(host.ok()) << host.status();
+  FL_ASSERT_OK(host);
   EXPECT_EQ(host->shape(), (std::vector<int64_t>{2, 0}));
   Tensor out = *Tensor::Empty(DType::kFloat32, {2, 0});
-  EXPECT_TRUE(IndexSelectInto(table, ids, out).ok());
+  FL_EXPECT_OK(IndexSelectInto(table, ids, out));
   EXPECT_EQ(IndexSelect(table, *Tensor::FromVector<int64_t>({5})).status().message(),
             "ids[0] is 5; expected a row in [0, 5)");
   Result<Tensor> device = IndexSelect(*table.To(Device::Cuda(0), rt_), *ids.To(Device::Cuda(0), rt_));
-  ASSERT_TRUE(device.ok()) << device.status();
+  FL_ASSERT_OK(device);
   EXPECT_EQ(device->shape(), (std::vector<int64_t>{2, 0}));
 }
 
@@ -210,13 +211,13 @@ TEST(FeatureStoreTest, AddNamesTheDtypeAndShapeItGot) {
 
 TEST(FeatureStoreTest, NamesAreUniqueAndUnknownNamesListTheKnownOnes) {
   FeatureStore store;
-  ASSERT_TRUE(store.Add("feat", MakeTable(4, 2)).ok());
+  FL_ASSERT_OK(store.Add("feat", MakeTable(4, 2)));
   EXPECT_EQ(store.Add("feat", MakeTable(4, 2)).message(), "FeatureStore::Add: feature 'feat' already exists");
   auto missing = store.IndexSelect("label", *Tensor::FromVector<int64_t>({0}));
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(), "no feature named 'label'; known features: feat");
   auto rows = store.IndexSelect("feat", *Tensor::FromVector<int64_t>({3, 0}));
-  ASSERT_TRUE(rows.ok());
+  FL_ASSERT_OK(rows);
   EXPECT_EQ(*rows->ToVector<float>(), (std::vector<float>{3.0f, 3.5f, 0.0f, 0.5f}));
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -42,7 +43,7 @@ TEST(CscGraphTest, CreatesAValidGraph) {
   // Node 0 <- {1, 2}, node 1 <- {}, node 2 <- {0}.
   Result<CscGraph> graph = CscGraph::Create({0, 2, 2, 3}, {1, 2, 0}, std::vector<float>{1, 0, 2.5f},
                                             std::vector<int32_t>{0, 3, 1});
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   EXPECT_EQ(graph->num_nodes(), 3);
   EXPECT_EQ(graph->num_edges(), 3);
   EXPECT_EQ(graph->degree(0), 2);
@@ -53,7 +54,7 @@ TEST(CscGraphTest, CreatesAValidGraph) {
 
 TEST(CscGraphTest, AcceptsAnEmptyGraph) {
   Result<CscGraph> graph = CscGraph::Create({0}, {});
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   EXPECT_EQ(graph->num_nodes(), 0);
   EXPECT_FALSE(graph->has_weights());
 }
@@ -88,13 +89,13 @@ TEST(CscGraphTest, RejectsBadWeights) {
             "weights[0]=1.40129846e-45 is subnormal; expected 0 or a normal float (>= 2^-126), which every device "
             "reads alike");
   // The smallest normal float and 0 are both fine.
-  EXPECT_TRUE(CscGraph::Create(indptr, indices, std::vector<float>{std::numeric_limits<float>::min(), 0}).ok());
+  FL_EXPECT_OK(CscGraph::Create(indptr, indices, std::vector<float>{std::numeric_limits<float>::min(), 0}));
 }
 
 TEST(CscGraphTest, RejectsBadEdgeTypes) {
   const std::vector<int64_t> indptr = {0, 3, 5};
   const std::vector<int64_t> indices = {1, 0, 1, 0, 1};
-  EXPECT_TRUE(CscGraph::Create(indptr, indices, std::nullopt, std::vector<int32_t>{0, 0, 2, 1, 1}).ok());
+  FL_EXPECT_OK(CscGraph::Create(indptr, indices, std::nullopt, std::vector<int32_t>{0, 0, 2, 1, 1}));
   EXPECT_EQ(CreateError(indptr, indices, std::nullopt, std::vector<int32_t>{0, 2, 1, 0, 0}),
             "edge_types is not sorted within node 0's segment [0, 3): edge_types[1]=2 > edge_types[2]=1");
   EXPECT_EQ(CreateError(indptr, indices, std::nullopt, std::vector<int32_t>{0}),
@@ -111,10 +112,10 @@ TEST(CscGraphTest, SavesAndLoadsEveryArray) {
   Result<CscGraph> graph =
       CscGraph::Create({0, 2, 2, 3}, {1, 2, 0}, std::vector<float>{1, 0, 2.5f}, std::vector<int32_t>{0, 3, 1},
                        CscStorage{npy::DType::kInt32, npy::DType::kUInt8});
-  ASSERT_TRUE(graph.ok()) << graph.status();
-  ASSERT_TRUE(graph->Save(dir).ok());
+  FL_ASSERT_OK(graph);
+  FL_ASSERT_OK(graph->Save(dir));
   Result<CscGraph> loaded = CscGraph::Load(dir);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  FL_ASSERT_OK(loaded);
   EXPECT_EQ(loaded->indptr(), graph->indptr());
   EXPECT_EQ(loaded->indices(), graph->indices());
   EXPECT_EQ(loaded->weights(), graph->weights());
@@ -124,9 +125,9 @@ TEST(CscGraphTest, SavesAndLoadsEveryArray) {
 
   // Saving an unweighted graph over it removes the stale optional files.
   Result<CscGraph> plain = MakeChain(4);
-  ASSERT_TRUE(plain->Save(dir).ok());
+  FL_ASSERT_OK(plain->Save(dir));
   Result<CscGraph> reloaded = CscGraph::Load(dir);
-  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  FL_ASSERT_OK(reloaded);
   EXPECT_FALSE(reloaded->has_weights());
   EXPECT_FALSE(reloaded->has_edge_types());
   EXPECT_EQ(reloaded->indices(), plain->indices());
@@ -141,25 +142,25 @@ TEST(CscGraphTest, LoadReportsMissingCorruptAndInvalidFiles) {
   EXPECT_THAT(missing.status().message(), HasSubstr("loading a graph from '" + dir + "'"));
   EXPECT_THAT(missing.status().message(), HasSubstr("indptr.npy"));
 
-  ASSERT_TRUE(MakeChain(3)->Save(dir).ok());
+  FL_ASSERT_OK(MakeChain(3)->Save(dir));
   // Wrong dtype for indices.
-  ASSERT_TRUE(npy::WriteNpyFloat32(dir + "/indices.npy", {0, 1}).ok());
+  FL_ASSERT_OK(npy::WriteNpyFloat32(dir + "/indices.npy", {0, 1}));
   EXPECT_THAT(CscGraph::Load(dir).status().message(),
               HasSubstr("indices.npy' has dtype '<f4'; expected one of '<i4', '<i8'"));
   // Truncated indices.
-  ASSERT_TRUE(npy::WriteNpyInt(dir + "/indices.npy", {0, 1}, npy::DType::kInt64).ok());
+  FL_ASSERT_OK(npy::WriteNpyInt(dir + "/indices.npy", {0, 1}, npy::DType::kInt64));
   ASSERT_EQ(truncate((dir + "/indices.npy").c_str(), 128 + 12), 0);
   Result<CscGraph> truncated = CscGraph::Load(dir);
   EXPECT_EQ(truncated.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(truncated.status().message(), HasSubstr("indices.npy' is truncated"));
   // Valid files, invalid graph.
-  ASSERT_TRUE(npy::WriteNpyInt(dir + "/indices.npy", {0, 5}, npy::DType::kInt64).ok());
+  FL_ASSERT_OK(npy::WriteNpyInt(dir + "/indices.npy", {0, 5}, npy::DType::kInt64));
   Result<CscGraph> invalid = CscGraph::Load(dir);
   EXPECT_EQ(invalid.status().message(),
             "loading a graph from '" + dir + "': indices[1]=5 is out of range [0, 3)");
   // Wrong dtype for weights.
-  ASSERT_TRUE(npy::WriteNpyInt(dir + "/indices.npy", {0, 1}, npy::DType::kInt64).ok());
-  ASSERT_TRUE(npy::WriteNpyInt(dir + "/weights.npy", {1, 1}, npy::DType::kInt64).ok());
+  FL_ASSERT_OK(npy::WriteNpyInt(dir + "/indices.npy", {0, 1}, npy::DType::kInt64));
+  FL_ASSERT_OK(npy::WriteNpyInt(dir + "/weights.npy", {1, 1}, npy::DType::kInt64));
   EXPECT_THAT(CscGraph::Load(dir).status().message(), HasSubstr("weights.npy' has dtype '<i8'; expected '<f4'"));
 }
 
@@ -168,8 +169,8 @@ TEST(CscGraphTest, LoadReportsMissingCorruptAndInvalidFiles) {
 TEST(CscGraphTest, ADanglingWeightsLinkIsAnError) {
   const std::string dir = MakeTempDir();
   Result<CscGraph> graph = CscGraph::Create({0, 1, 2}, {1, 0}, std::vector<float>{0.5f, 2.0f}, std::vector<int32_t>{1, 2});
-  ASSERT_TRUE(graph.ok()) << graph.status();
-  ASSERT_TRUE(graph->Save(dir).ok());
+  FL_ASSERT_OK(graph);
+  FL_ASSERT_OK(graph->Save(dir));
   ASSERT_EQ(rename((dir + "/weights.npy").c_str(), (dir + "/real_weights.npy").c_str()), 0);
   ASSERT_EQ(symlink((dir + "/gone.npy").c_str(), (dir + "/weights.npy").c_str()), 0);
   Result<CscGraph> dangling = CscGraph::Load(dir);
@@ -188,15 +189,15 @@ TEST(CscGraphTest, ADanglingWeightsLinkIsAnError) {
               HasSubstr("edge_types.npy' is a symbolic link to 'gone_types.npy', which cannot be opened"));
   ASSERT_EQ(unlink((dir + "/edge_types.npy").c_str()), 0);
   Result<CscGraph> linked = CscGraph::Load(dir);
-  ASSERT_TRUE(linked.ok()) << linked.status();
+  FL_ASSERT_OK(linked);
   EXPECT_EQ(linked->weights(), graph->weights());
   EXPECT_FALSE(linked->has_edge_types());
   // Saving a graph without weights removes a stale link too, dangling or not.
   ASSERT_EQ(unlink((dir + "/weights.npy").c_str()), 0);
   ASSERT_EQ(symlink("gone.npy", (dir + "/weights.npy").c_str()), 0);
-  ASSERT_TRUE(MakeChain(2)->Save(dir).ok());
+  FL_ASSERT_OK(MakeChain(2)->Save(dir));
   Result<CscGraph> plain = CscGraph::Load(dir);
-  ASSERT_TRUE(plain.ok()) << plain.status();
+  FL_ASSERT_OK(plain);
   EXPECT_FALSE(plain->has_weights());
 }
 
@@ -205,12 +206,12 @@ TEST(CscGraphTest, ADanglingWeightsLinkIsAnError) {
 TEST(CscGraphTest, AFailedSaveLeavesThePreviousGraphWhole) {
   const std::string dir = MakeTempDir();
   Result<CscGraph> old_graph = MakeStar(3, std::vector<float>{1, 2, 3});
-  ASSERT_TRUE(old_graph->Save(dir).ok());
+  FL_ASSERT_OK(old_graph->Save(dir));
   // indptr.npy of the new graph fits under the file size limit, indices.npy does not.
   std::vector<std::pair<int64_t, int64_t>> edges;
   for (int64_t i = 0; i < 2000; ++i) edges.emplace_back(i % 4, 3 - i % 4);
   Result<CscGraph> new_graph = GraphFromEdges(4, edges);
-  ASSERT_TRUE(new_graph.ok()) << new_graph.status();
+  FL_ASSERT_OK(new_graph);
   rlimit saved;
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
   rlimit small = saved;
@@ -224,7 +225,7 @@ TEST(CscGraphTest, AFailedSaveLeavesThePreviousGraphWhole) {
   EXPECT_THAT(failed.message(), HasSubstr("saving a graph to '" + dir + "'"));
   EXPECT_THAT(failed.message(), HasSubstr("indices.npy"));
   Result<CscGraph> loaded = CscGraph::Load(dir);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  FL_ASSERT_OK(loaded);
   EXPECT_EQ(loaded->indptr(), old_graph->indptr());
   EXPECT_EQ(loaded->indices(), old_graph->indices());
   EXPECT_EQ(loaded->weights(), old_graph->weights());
@@ -236,7 +237,7 @@ TEST(CscGraphTest, AFailedSaveLeavesThePreviousGraphWhole) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{".", "..", "indices.npy", "indptr.npy", "weights.npy"}));
   // Without the limit the same Save replaces all, and removes the stale weights.
-  ASSERT_TRUE(new_graph->Save(dir).ok());
+  FL_ASSERT_OK(new_graph->Save(dir));
   EXPECT_EQ(CscGraph::Load(dir)->indices(), new_graph->indices());
   EXPECT_FALSE(CscGraph::Load(dir)->has_weights());
 }

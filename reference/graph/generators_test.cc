@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -16,8 +18,8 @@ using ::testing::HasSubstr;
 TEST(GeneratePowerLawTest, IsDeterministicAndHasTheRequestedSize) {
   Result<CscGraph> a = GeneratePowerLaw(1000, 20000, 7, /*weighted=*/true);
   Result<CscGraph> b = GeneratePowerLaw(1000, 20000, 7, /*weighted=*/true);
-  ASSERT_TRUE(a.ok()) << a.status();
-  ASSERT_TRUE(b.ok()) << b.status();
+  FL_ASSERT_OK(a);
+  FL_ASSERT_OK(b);
   EXPECT_EQ(a->num_nodes(), 1000);
   EXPECT_EQ(a->num_edges(), 20000);
   EXPECT_EQ(a->indptr(), b->indptr());
@@ -34,7 +36,7 @@ TEST(GeneratePowerLawTest, IsDeterministicAndHasTheRequestedSize) {
 
 TEST(GeneratePowerLawTest, DegreesAreSkewed) {
   Result<CscGraph> graph = GeneratePowerLaw(1 << 14, 1 << 18, 1, false);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   std::vector<int64_t> degrees;
   for (int64_t v = 0; v < graph->num_nodes(); ++v) degrees.push_back(graph->degree(v));
   std::sort(degrees.rbegin(), degrees.rend());
@@ -47,11 +49,11 @@ TEST(GeneratePowerLawTest, DegreesAreSkewed) {
 TEST(GeneratePowerLawTest, HandlesNonPowerOfTwoAndTinySizes) {
   for (int64_t n : {1, 2, 3, 1000, 1025}) {
     Result<CscGraph> graph = GeneratePowerLaw(n, 5000, 3, false);
-    ASSERT_TRUE(graph.ok()) << graph.status();
+    FL_ASSERT_OK(graph);
     EXPECT_EQ(graph->num_nodes(), n);
     EXPECT_EQ(graph->num_edges(), 5000);
   }
-  EXPECT_TRUE(GeneratePowerLaw(10, 0, 3, true).ok());
+  FL_EXPECT_OK(GeneratePowerLaw(10, 0, 3, true));
   EXPECT_THAT(GeneratePowerLaw(0, 5, 3, false).status().message(), HasSubstr("num_nodes=0"));
   EXPECT_THAT(GeneratePowerLaw(5, -1, 3, false).status().message(), HasSubstr("num_edges=-1"));
 }
@@ -89,14 +91,14 @@ TEST(GeneratePowerLawTest, AGraphTooLargeForMemoryIsAnErrorNotACrash) {
 
 TEST(GeneratePowerLawTest, BuildsTwoMillionEdgesWithTheAskedCounts) {
   Result<CscGraph> graph = GeneratePowerLaw(200000, 2000000, 11, true);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   EXPECT_EQ(graph->num_edges(), 2000000);
   EXPECT_EQ(graph->storage().indices, npy::DType::kInt32);
 }
 
 TEST(FixtureTest, GraphFromEdgesKeepsListOrderWithinANode) {
   Result<CscGraph> graph = GraphFromEdges(3, {{2, 0}, {1, 2}, {1, 0}, {0, 0}}, std::vector<float>{1, 2, 3, 4});
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   EXPECT_EQ(graph->indptr(), (std::vector<int64_t>{0, 3, 3, 4}));
   EXPECT_EQ(graph->indices(), (std::vector<int64_t>{2, 1, 0, 1}));
   EXPECT_EQ(graph->weights(), (std::vector<float>{1, 3, 4, 2}));
@@ -126,9 +128,9 @@ TEST(FixtureTest, HugeSizesAreErrorsNamingTheArgument) {
   ASSERT_FALSE(chain.ok());
   EXPECT_EQ(chain.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(chain.status().message(), "MakeChain: num_nodes=9223372036854775807" + overflows);
-  EXPECT_TRUE(MakeStar(0).ok());
-  EXPECT_TRUE(MakeChain(1).ok());
-  EXPECT_TRUE(GraphFromEdges(0, {}).ok());
+  FL_EXPECT_OK(MakeStar(0));
+  FL_EXPECT_OK(MakeChain(1));
+  FL_EXPECT_OK(GraphFromEdges(0, {}));
 }
 
 // Under ASan and TSan a failed operator new reports and ends the process
@@ -158,13 +160,13 @@ TEST(FixtureTest, AFixtureTooLargeForMemoryIsAnErrorNotACrash) {
 
 TEST(FixtureTest, StarAndChain) {
   Result<CscGraph> star = MakeStar(4, std::vector<float>{1, 0, 2, 3});
-  ASSERT_TRUE(star.ok()) << star.status();
+  FL_ASSERT_OK(star);
   EXPECT_EQ(star->indptr(), (std::vector<int64_t>{0, 4, 4, 4, 4, 4}));
   EXPECT_EQ(star->indices(), (std::vector<int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(star->weights(), (std::vector<float>{1, 0, 2, 3}));
 
   Result<CscGraph> chain = MakeChain(4);
-  ASSERT_TRUE(chain.ok()) << chain.status();
+  FL_ASSERT_OK(chain);
   EXPECT_EQ(chain->indptr(), (std::vector<int64_t>{0, 0, 1, 2, 3}));
   EXPECT_EQ(chain->indices(), (std::vector<int64_t>{0, 1, 2}));
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "reference/base/address_space_limit.h"
+#include "reference/base/status_matchers.h"
 
 namespace faultline {
 namespace npy {
@@ -70,7 +71,7 @@ std::vector<std::string> ListDir(const std::string& dir) {
 
 TEST(NpyTest, WritesTheHeaderNumPyWrites) {
   const std::string path = MakeTempDir() + "/a.npy";
-  ASSERT_TRUE(WriteNpyInt(path, {1, 2, 3}, DType::kInt64).ok());
+  FL_ASSERT_OK(WriteNpyInt(path, {1, 2, 3}, DType::kInt64));
   const std::string raw = ReadRaw(path);
   ASSERT_EQ(raw.size(), 128u + 24u);
   EXPECT_EQ(raw.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
@@ -83,10 +84,10 @@ TEST(NpyTest, RoundTripsEveryIntegerDType) {
   const std::vector<int64_t> values = {0, 7, 255, 3};
   for (DType dtype : {DType::kUInt8, DType::kInt32, DType::kInt64}) {
     const std::string path = dir + "/" + std::to_string(static_cast<int>(dtype)) + ".npy";
-    ASSERT_TRUE(WriteNpyInt(path, values, dtype).ok());
+    FL_ASSERT_OK(WriteNpyInt(path, values, dtype));
     DType stored;
     Result<std::vector<int64_t>> read = ReadNpyInt64(path, {dtype}, &stored);
-    ASSERT_TRUE(read.ok()) << read.status();
+    FL_ASSERT_OK(read);
     EXPECT_EQ(*read, values);
     EXPECT_EQ(stored, dtype);
   }
@@ -94,18 +95,18 @@ TEST(NpyTest, RoundTripsEveryIntegerDType) {
 
 TEST(NpyTest, RoundTripsLargeInt64AndNegativeInt32) {
   const std::string dir = MakeTempDir();
-  ASSERT_TRUE(WriteNpyInt(dir + "/a.npy", {-5, int64_t{1} << 40}, DType::kInt64).ok());
+  FL_ASSERT_OK(WriteNpyInt(dir + "/a.npy", {-5, int64_t{1} << 40}, DType::kInt64));
   EXPECT_EQ(*ReadNpyInt64(dir + "/a.npy", {DType::kInt64}), (std::vector<int64_t>{-5, int64_t{1} << 40}));
-  ASSERT_TRUE(WriteNpyInt(dir + "/b.npy", {-5, 2000000000}, DType::kInt32).ok());
+  FL_ASSERT_OK(WriteNpyInt(dir + "/b.npy", {-5, 2000000000}, DType::kInt32));
   EXPECT_EQ(*ReadNpyInt64(dir + "/b.npy", {DType::kInt32}), (std::vector<int64_t>{-5, 2000000000}));
 }
 
 TEST(NpyTest, RoundTripsFloat32AndEmptyArrays) {
   const std::string dir = MakeTempDir();
   const std::vector<float> values = {0.5f, -1.25f, 3e30f};
-  ASSERT_TRUE(WriteNpyFloat32(dir + "/f.npy", values).ok());
+  FL_ASSERT_OK(WriteNpyFloat32(dir + "/f.npy", values));
   EXPECT_EQ(*ReadNpyFloat32(dir + "/f.npy"), values);
-  ASSERT_TRUE(WriteNpyFloat32(dir + "/e.npy", {}).ok());
+  FL_ASSERT_OK(WriteNpyFloat32(dir + "/e.npy", {}));
   EXPECT_TRUE(ReadNpyFloat32(dir + "/e.npy")->empty());
 }
 
@@ -115,9 +116,9 @@ TEST(NpyTest, RoundTripsBoolAndMultiDimensionalArrays) {
   array.dtype = DType::kBool;
   array.shape = {2, 3};
   array.bytes = {1, 0, 1, 1, 0, 0};
-  ASSERT_TRUE(WriteNpy(path, array).ok());
+  FL_ASSERT_OK(WriteNpy(path, array));
   Result<NpyArray> read = ReadNpy(path);
-  ASSERT_TRUE(read.ok()) << read.status();
+  FL_ASSERT_OK(read);
   EXPECT_EQ(read->dtype, DType::kBool);
   EXPECT_EQ(read->shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(read->bytes, array.bytes);
@@ -140,21 +141,21 @@ TEST(NpyTest, ParsesHeaderVariants) {
     const std::string path = dir + "/h.npy";
     WriteRaw(path, MakeNpy(c.header, std::string(4 * n, '\x01')));
     Result<NpyArray> read = ReadNpy(path);
-    ASSERT_TRUE(read.ok()) << c.header << ": " << read.status();
+    FL_ASSERT_OK(read) << c.header;
     EXPECT_EQ(read->shape, c.shape) << c.header;
   }
   // Version 2.0 has a 4-byte header length.
   const std::string path = dir + "/v2.npy";
   WriteRaw(path, MakeNpy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'), 2));
   Result<std::vector<int64_t>> v2 = ReadNpyInt64(path, {DType::kInt64});
-  ASSERT_TRUE(v2.ok()) << v2.status();
+  FL_ASSERT_OK(v2);
   EXPECT_EQ(*v2, std::vector<int64_t>{0});
 }
 
 TEST(NpyTest, EveryTruncationIsADataLossErrorNamingTheFile) {
   const std::string dir = MakeTempDir();
   const std::string good = dir + "/good.npy";
-  ASSERT_TRUE(WriteNpyInt(good, {1, 2, 3}, DType::kInt64).ok());
+  FL_ASSERT_OK(WriteNpyInt(good, {1, 2, 3}, DType::kInt64));
   const std::string raw = ReadRaw(good);
   const std::string cut = dir + "/cut.npy";
   for (size_t len = 0; len < raw.size(); ++len) {
@@ -343,18 +344,18 @@ TEST(NpyTest, AnArrayLargerThanMemoryIsAnErrorNotACrash) {
 
 TEST(NpyTest, TypedReadersRejectUnexpectedDTypesAndShapes) {
   const std::string dir = MakeTempDir();
-  ASSERT_TRUE(WriteNpyFloat32(dir + "/f.npy", {1.0f}).ok());
+  FL_ASSERT_OK(WriteNpyFloat32(dir + "/f.npy", {1.0f}));
   Result<std::vector<int64_t>> ints = ReadNpyInt64(dir + "/f.npy", {DType::kInt32, DType::kInt64});
   ASSERT_FALSE(ints.ok());
   EXPECT_EQ(ints.status().message(), "'" + dir + "/f.npy' has dtype '<f4'; expected one of '<i4', '<i8'");
 
-  ASSERT_TRUE(WriteNpyInt(dir + "/i.npy", {1}, DType::kInt64).ok());
+  FL_ASSERT_OK(WriteNpyInt(dir + "/i.npy", {1}, DType::kInt64));
   Result<std::vector<float>> floats = ReadNpyFloat32(dir + "/i.npy");
   ASSERT_FALSE(floats.ok());
   EXPECT_THAT(floats.status().message(), HasSubstr("has dtype '<i8'; expected '<f4'"));
 
   NpyArray two_d{DType::kInt64, {1, 1}, std::vector<uint8_t>(8, 0)};
-  ASSERT_TRUE(WriteNpy(dir + "/2d.npy", two_d).ok());
+  FL_ASSERT_OK(WriteNpy(dir + "/2d.npy", two_d));
   EXPECT_THAT(ReadNpyInt64(dir + "/2d.npy", {DType::kInt64}).status().message(),
               HasSubstr("has shape (1, 1); expected a 1-D array"));
 }
@@ -369,8 +370,8 @@ TEST(NpyTest, MissingFileIsNotFound) {
 TEST(NpyTest, WritesAtomicallyAndLeavesNoTemporaryFiles) {
   const std::string dir = MakeTempDir();
   const std::string path = dir + "/a.npy";
-  ASSERT_TRUE(WriteNpyInt(path, {1, 2}, DType::kInt32).ok());
-  ASSERT_TRUE(WriteNpyInt(path, {3, 4, 5}, DType::kInt32).ok());  // replaces
+  FL_ASSERT_OK(WriteNpyInt(path, {1, 2}, DType::kInt32));
+  FL_ASSERT_OK(WriteNpyInt(path, {3, 4, 5}, DType::kInt32));  // replaces
   EXPECT_EQ(ListDir(dir), std::vector<std::string>{"a.npy"});
   EXPECT_EQ(*ReadNpyInt64(path, {DType::kInt32}), (std::vector<int64_t>{3, 4, 5}));
 

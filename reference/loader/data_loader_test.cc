@@ -27,6 +27,7 @@
 #include <set>
 #include <thread>
 
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/fault_injection.h"
@@ -46,18 +47,18 @@ enum class Take { kNext, kNextView };
 // copied out, then dropped).
 std::vector<MiniBatch> Drain(const LoaderOptions& options, Take take = Take::kNext) {
   auto loader = DataLoader::Create(options);
-  EXPECT_TRUE(loader.ok()) << loader.status();
+  FL_EXPECT_OK(loader);
   std::vector<MiniBatch> out;
   for (;;) {
     if (take == Take::kNextView) {
       auto view = (*loader)->NextView();
-      EXPECT_TRUE(view.ok()) << view.status();
+      FL_EXPECT_OK(view);
       if (!view.ok() || !view->has_value()) break;
       out.push_back((*view)->ToMiniBatch());
       continue;
     }
     auto next = (*loader)->Next();
-    EXPECT_TRUE(next.ok()) << next.status();
+    FL_EXPECT_OK(next);
     if (!next.ok() || !next->has_value()) break;
     out.push_back(std::move(**next));
   }
@@ -66,7 +67,7 @@ std::vector<MiniBatch> Drain(const LoaderOptions& options, Take take = Take::kNe
 
 TEST(ItemSamplerTest, BatchesCoverEveryItemOnceAndShuffleDependsOnlyOnTheSeed) {
   auto plain = MakeBatches({10, 4, false, false, 0});
-  ASSERT_TRUE(plain.ok());
+  FL_ASSERT_OK(plain);
   EXPECT_EQ(*plain, (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}));
   EXPECT_EQ(MakeBatches({10, 4, false, true, 0})->size(), 2u);
   auto a = MakeBatches({100, 7, true, false, 5}), b = MakeBatches({100, 7, true, false, 5});
@@ -123,10 +124,10 @@ float FixtureFeature(int64_t node, int64_t column) {
 TEST(DataLoaderTest, InlineMinibatchesAreTheOnesRebuiltFromTheirParts) {
   const LoaderOptions options = Options(0, StartMethod::kFork);
   Result<CscGraph> graph = CscGraph::Load(options.graph_dir);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   Result<std::vector<std::vector<int64_t>>> seeds =
       MakeBatches({graph->num_nodes(), options.batch_size, options.shuffle, options.drop_last, options.seed});
-  ASSERT_TRUE(seeds.ok()) << seeds.status();
+  FL_ASSERT_OK(seeds);
   const std::vector<MiniBatch> got = Drain(options);
   ASSERT_EQ(got.size(), seeds->size());
   std::set<uint64_t> streams;  // one per minibatch, none shared
@@ -140,7 +141,7 @@ TEST(DataLoaderTest, InlineMinibatchesAreTheOnesRebuiltFromTheirParts) {
     EXPECT_TRUE(streams.insert(stream).second) << "an earlier minibatch has random stream " << stream;
     const SamplingOptions sampling{options.replace, options.weighted, stream, options.sampler_threads};
     Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*graph, batch_seeds, options.fanouts, sampling);
-    ASSERT_TRUE(layers.ok()) << layers.status();
+    FL_ASSERT_OK(layers);
     ASSERT_EQ(batch.layers.size(), layers->size());
     for (size_t k = 0; k < layers->size(); ++k) {
       SCOPED_TRACE("layer " + std::to_string(k));
@@ -183,7 +184,7 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
     auto loader = DataLoader::Create(Options(2, method));
-    ASSERT_TRUE(loader.ok()) << loader.status();
+    FL_ASSERT_OK(loader);
     std::vector<std::optional<MiniBatchView>> held = HoldEverySlot(**loader);
     ASSERT_EQ(held.size(), 2u * kPrefetchPerWorker);
     auto blocked = (*loader)->NextView();
@@ -228,7 +229,7 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
 TEST(DataLoaderTest, AViewDroppedOnAnotherThreadFreesItsSlot) {
   const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
   auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
-  ASSERT_TRUE(loader.ok()) << loader.status();
+  FL_ASSERT_OK(loader);
   std::vector<std::optional<MiniBatchView>> held = HoldEverySlot(**loader);
   ASSERT_EQ(held.size(), 2u * kPrefetchPerWorker);
   std::thread consumer([&] { held[0].reset(); });
@@ -246,7 +247,7 @@ TEST(DataLoaderTest, ViewsHeldWhenAWorkerDiesKeepTheirMinibatches) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
     auto loader = DataLoader::Create(Options(2, method));
-    ASSERT_TRUE(loader.ok()) << loader.status();
+    FL_ASSERT_OK(loader);
     const std::vector<pid_t> pids = (*loader)->worker_pids();
     std::vector<std::optional<MiniBatchView>> held = HoldEverySlot(**loader);
     ASSERT_EQ(held.size(), 2u * kPrefetchPerWorker);
@@ -275,7 +276,8 @@ TEST(DataLoaderTest, ADatasetWithoutFeaturesGivesTheSameMinibatchesThroughWorker
   std::string dir = std::string(tmp ? tmp : "/tmp") + "/loader_no_features_XXXXXX";
   ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
   Result<CscGraph> graph = GeneratePowerLaw(300, 3000, 5, /*weighted=*/false);
-  ASSERT_TRUE(graph.ok() && graph->Save(dir).ok());
+  FL_ASSERT_OK(graph);
+  FL_ASSERT_OK(graph->Save(dir));
   LoaderOptions options = Options(0, StartMethod::kFork);
   options.graph_dir = dir;
   const std::vector<MiniBatch> inline_batches = Drain(options);
@@ -404,9 +406,9 @@ TEST(DataLoaderTest, AKilledWorkerIsANamedErrorAndNothingLeaks) {
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
     auto loader = DataLoader::Create(Options(2, method));
-    ASSERT_TRUE(loader.ok()) << loader.status();
+    FL_ASSERT_OK(loader);
     std::vector<pid_t> pids = (*loader)->worker_pids();
-    ASSERT_TRUE((*loader)->Next().ok());  // minibatch 0 from worker 0
+    FL_ASSERT_OK((*loader)->Next());  // minibatch 0 from worker 0
     ASSERT_EQ(kill(pids[1], SIGKILL), 0);
     Status error;
     for (int i = 0; i < 20 && error.ok(); ++i) {
@@ -439,7 +441,7 @@ TEST(DataLoaderTest, AnExceptionInAWorkerIsItsNamedErrorAndNoOtherWorkerIsBlamed
       LoaderOptions options = Options(2, method);
       options.sampler_threads = threads;
       auto loader = DataLoader::Create(options);
-      ASSERT_TRUE(loader.ok()) << loader.status();
+      FL_ASSERT_OK(loader);
       const std::vector<pid_t> pids = (*loader)->worker_pids();
       auto first = (*loader)->Next();  // worker 0's, which nothing disturbed
       ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
@@ -459,7 +461,7 @@ TEST(DataLoaderTest, AnExceptionInAWorkerIsItsNamedErrorAndNoOtherWorkerIsBlamed
 // The shared memory segments process `pid` maps ("/memfd:NAME (deleted)").
 std::set<std::string> MappedSegments(pid_t pid) {
   Result<std::vector<std::string>> mapped = MappedFiles("/proc/" + std::to_string(pid));
-  EXPECT_TRUE(mapped.ok()) << mapped.status();
+  FL_EXPECT_OK(mapped);
   std::set<std::string> segments;
   for (const std::string& file : mapped.ok() ? *mapped : std::vector<std::string>()) {
     if (file.rfind("/memfd:", 0) == 0) segments.insert(file);
@@ -470,7 +472,7 @@ std::set<std::string> MappedSegments(pid_t pid) {
 // What /proc/PID/fd links to, one entry per descriptor.
 std::vector<std::string> TargetsOf(pid_t pid) {
   Result<std::vector<DescriptorTarget>> descriptors = DescriptorTargets("/proc/" + std::to_string(pid));
-  EXPECT_TRUE(descriptors.ok()) << descriptors.status();
+  FL_EXPECT_OK(descriptors);
   std::vector<std::string> targets;
   for (const DescriptorTarget& d : descriptors.ok() ? *descriptors : std::vector<DescriptorTarget>()) {
     targets.push_back(d.target);
@@ -488,17 +490,17 @@ TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
     if (target.rfind("socket:", 0) == 0) before.push_back(target);
   }
   auto first = DataLoader::Create(Options(2, StartMethod::kFork));
-  ASSERT_TRUE(first.ok()) << first.status();
+  FL_ASSERT_OK(first);
   // A view of the first loader held while the second starts: its slot is
   // mapped in this process when the second loader's workers are forked.
   auto held = (*first)->NextView();
   ASSERT_TRUE(held.ok() && held->has_value()) << held.status();
   auto second = DataLoader::Create(Options(2, StartMethod::kFork));
-  ASSERT_TRUE(second.ok()) << second.status();
+  FL_ASSERT_OK(second);
   for (DataLoader* loader : {first->get(), second->get()}) {
     // One minibatch from each worker: both have started (and closed what
     // was not theirs) before they answered.
-    for (int batch = 0; batch < 2; ++batch) ASSERT_TRUE(loader->Next().ok());
+    for (int batch = 0; batch < 2; ++batch) FL_ASSERT_OK(loader->Next());
     const std::vector<pid_t> pids = loader->worker_pids();
     for (size_t w = 0; w < pids.size(); ++w) {
       SCOPED_TRACE("worker " + std::to_string(w) + " (pid " + std::to_string(pids[w]) + ")");
@@ -524,7 +526,7 @@ TEST(DataLoaderTest, AForkedWorkerHoldsOnlyItsOwnSlotsAndSockets) {
   for (auto* loader : {&first, &second}) {
     while (true) {  // both loaders run to the end
       auto next = (**loader)->Next();
-      ASSERT_TRUE(next.ok()) << next.status();
+      FL_ASSERT_OK(next);
       if (!next->has_value()) break;
     }
   }
@@ -539,11 +541,11 @@ TEST(DataLoaderTest, DestroyingALoaderMidEpochStopsItsWorkersAndItsSegmentsNever
   std::vector<pid_t> pids;
   {
     auto loader = DataLoader::Create(Options(2, StartMethod::kFork));
-    ASSERT_TRUE(loader.ok());
+    FL_ASSERT_OK(loader);
     pids = (*loader)->worker_pids();
-    ASSERT_TRUE((*loader)->Next().ok());  // minibatches 1-4 prefetched or on their way
+    FL_ASSERT_OK((*loader)->Next());  // minibatches 1-4 prefetched or on their way
     Result<std::vector<std::string>> held = LeakedSegments();
-    ASSERT_TRUE(held.ok()) << held.status();
+    FL_ASSERT_OK(held);
     size_t descriptors = 0;
     for (const std::string& entry : *held) {
       if (entry.rfind("fd ", 0) != 0) continue;  // its mappings
@@ -625,7 +627,7 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
             "such file or directory");
   // Items are node ids: -1 (every node) or at most one per node.
   auto graph = CscGraph::Load(LoaderTestDatasetDir());
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   const int64_t nodes = graph->num_nodes();
   for (int64_t items : {int64_t{-2}, nodes + 1, std::numeric_limits<int64_t>::max()}) {
     o = Options(2, StartMethod::kFork);
@@ -635,7 +637,7 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
                                                             std::to_string(nodes) + " (the graph's nodes)");
   }
   o.num_items = nodes;
-  EXPECT_TRUE(DataLoader::Create(o).ok());
+  FL_EXPECT_OK(DataLoader::Create(o));
   // A path that is not UTF-8 cannot reach a spawned worker (its options go
   // as JSON); a forked one needs no encoding, so its error is the load's.
   o = Options(2, StartMethod::kSpawn);
@@ -663,8 +665,8 @@ TEST(DataLoaderTest, BadOptionsAreNamed) {
   o = Options(0, StartMethod::kFork);
   o.fanouts = {-1, 0};  // every neighbour, then none
   auto loader = DataLoader::Create(o);
-  ASSERT_TRUE(loader.ok()) << loader.status();
-  EXPECT_TRUE((*loader)->Next().ok());
+  FL_ASSERT_OK(loader);
+  FL_EXPECT_OK((*loader)->Next());
   // The fixture has no weights.npy.
   o = Options(2, StartMethod::kFork);
   o.weighted = true;
@@ -719,7 +721,7 @@ class DeviceModesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto runtime = DeviceRuntimeUnderTest();
-    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    FL_ASSERT_OK(runtime);
     runtime_ = *runtime;
   }
   LoaderOptions DeviceOptions(LoaderMode mode, int workers, StartMethod method) {
@@ -751,7 +753,7 @@ TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) 
       EXPECT_TRUE(got[i] == want) << "minibatch " << want.index;
       ASSERT_EQ(got[i].features_on_device.device(), Device::Cuda(0));
       auto back = got[i].features_on_device.Cpu();
-      ASSERT_TRUE(back.ok()) << back.status();
+      FL_ASSERT_OK(back);
       EXPECT_EQ(*back->ToVector<float>(), want.features) << "minibatch " << want.index;
     }
   }
@@ -777,13 +779,13 @@ TEST_F(DeviceModesTest, FixedLoaderRefusesWorkersForDeviceSamplingAndSaysWhatToU
 }
 
 TEST_F(DeviceModesTest, LegacyPinHandlingFailsInTheWorkerOnCudaHostUnregister) {
-  ASSERT_TRUE(runtime_->GetDeviceCount().ok());
+  FL_ASSERT_OK(runtime_->GetDeviceCount());
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
     LoaderOptions o = DeviceOptions(LoaderMode::kPinnedCuda, 2, method);
     o.pin_handling = Behaviour::kLegacy;
     auto loader = DataLoader::Create(o);
-    ASSERT_TRUE(loader.ok()) << loader.status();
+    FL_ASSERT_OK(loader);
     std::vector<pid_t> pids = (*loader)->worker_pids();
     auto next = (*loader)->Next();
     ASSERT_FALSE(next.ok());
@@ -810,7 +812,7 @@ void AwaitExitWithoutReaping(pid_t pid) {
 // (minibatch 2), which fails with EPIPE. The worker's own report must win
 // over the broken pipe, whatever the order of events.
 TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
-  ASSERT_TRUE(runtime_->GetDeviceCount().ok());
+  FL_ASSERT_OK(runtime_->GetDeviceCount());
   for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
     SCOPED_TRACE(StartMethodName(method));
     LoaderOptions o = DeviceOptions(LoaderMode::kPinnedCuda, 2, method);
@@ -824,7 +826,7 @@ TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
     auto loader = DataLoader::Create(o);
     SetTaskWriteHookForTesting(nullptr);
     ASSERT_TRUE(waited) << "the parent never wrote minibatch 2 to worker 0";
-    ASSERT_TRUE(loader.ok()) << loader.status();
+    FL_ASSERT_OK(loader);
     std::vector<pid_t> pids = (*loader)->worker_pids();
     auto next = (*loader)->Next();
     ASSERT_FALSE(next.ok());
@@ -845,11 +847,11 @@ TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
 }
 
 TEST_F(DeviceModesTest, LegacyDispatchQueriesPinningInForkedWorkersOfACudaParent) {
-  ASSERT_TRUE(runtime_->GetDeviceCount().ok());  // the parent has touched CUDA
+  FL_ASSERT_OK(runtime_->GetDeviceCount());  // the parent has touched CUDA
   LoaderOptions o = DeviceOptions(LoaderMode::kCpuCpu, 2, StartMethod::kFork);
   o.dispatch = Behaviour::kLegacy;
   auto loader = DataLoader::Create(o);
-  ASSERT_TRUE(loader.ok()) << loader.status();
+  FL_ASSERT_OK(loader);
   auto next = (*loader)->Next();
   ASSERT_FALSE(next.ok());
   ASSERT_TRUE(next.status().cuda_error().has_value()) << next.status();

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "reference/base/status_matchers.h"
 #include "reference/base/temp_dir.h"
 #include "reference/graph/generators.h"
 #include "reference/graph/npy.h"
@@ -30,7 +31,8 @@ const std::string& LoaderTestDatasetDir() {
     }
     const std::string& path = made->path();
     auto graph = GeneratePowerLaw(400, 4000, 3, /*weighted=*/false);
-    EXPECT_TRUE(graph.ok() && graph->Save(path).ok());
+    FL_EXPECT_OK(graph);
+    if (graph.ok()) FL_EXPECT_OK(graph->Save(path));
     npy::NpyArray features;
     features.dtype = npy::DType::kFloat32;
     features.shape = {400, 8};
@@ -38,7 +40,7 @@ const std::string& LoaderTestDatasetDir() {
     for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f;
     features.bytes.resize(values.size() * sizeof(float));
     std::memcpy(features.bytes.data(), values.data(), features.bytes.size());
-    EXPECT_TRUE(npy::WriteNpy(path + "/features.npy", features).ok());
+    FL_EXPECT_OK(npy::WriteNpy(path + "/features.npy", features));
     return path;
   }();
   return dir;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 #include "reference/loader/shared_memory.h"
 #include "reference/sampling/multi_layer.h"
@@ -39,7 +40,7 @@ MiniBatch SampledMiniBatch(const CscGraph& graph, int64_t index, int threads) {
   for (int64_t i = 0; i < 300; ++i) b.seeds.push_back((i * 7 + index) % graph.num_nodes());
   Result<std::vector<SampledLayer>> layers =
       SampleMultiLayer(graph, b.seeds, {6, 4}, SamplingOptions{false, false, static_cast<uint64_t>(index), threads});
-  EXPECT_TRUE(layers.ok()) << layers.status();
+  FL_EXPECT_OK(layers);
   b.layers = std::move(layers).value();
   b.feature_dim = kDim;
   b.features = FeatureRows(b.layers.back().unique_nodes);
@@ -55,7 +56,7 @@ std::string TestSegmentName(const std::string& what) { return ProcessSegmentPref
 // the main process and a worker hold theirs.
 int NewSegment(const std::string& name) {
   Result<int> fd = CreateUnlinkedSegment(name);
-  EXPECT_TRUE(fd.ok()) << fd.status();
+  FL_EXPECT_OK(fd);
   return fd.ok() ? *fd : -1;
 }
 
@@ -67,9 +68,9 @@ const CscGraph& TestGraph() {
 TEST(MiniBatchTest, EncodingRoundTripsAndRejectsTruncation) {
   const MiniBatch batch = SampledMiniBatch(TestGraph(), 1, 1);
   Result<std::string> bytes = EncodeMiniBatch(batch);
-  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  FL_ASSERT_OK(bytes);
   Result<MiniBatch> decoded = DecodeMiniBatch(*bytes);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  FL_ASSERT_OK(decoded);
   EXPECT_TRUE(*decoded == batch);
   for (size_t cut : {size_t{3}, bytes->size() / 2, bytes->size() - 8}) {
     EXPECT_EQ(DecodeMiniBatch(std::string_view(*bytes).substr(0, cut)).status().code(), StatusCode::kDataLoss) << cut;
@@ -110,13 +111,13 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   const std::string name = TestSegmentName("refused");
   SegmentReader reader(name, NewSegment(name));
   SegmentWriter segment(name, dup(reader.fd()));
-  ASSERT_TRUE(WriteMiniBatch(batch, segment).ok());
+  FL_ASSERT_OK(WriteMiniBatch(batch, segment));
   EXPECT_EQ(WriteMiniBatch(unchained, segment).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ReadMiniBatch(reader).status().message(), "minibatch bytes are truncated");
   // The writer's AddLayer checks the indptr too (it takes one layer).
   std::string out;
   MiniBatchWriter writer(out);
-  ASSERT_TRUE(writer.Begin(falling.index, falling.layers[1].subgraph.seeds, 1).ok());
+  FL_ASSERT_OK(writer.Begin(falling.index, falling.layers[1].subgraph.seeds, 1));
   Status added = writer.AddLayer(falling.layers[1]);
   EXPECT_EQ(added.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(added.message(), "indptr decreases from " + std::to_string(indptr[1]) + " to " +
@@ -131,7 +132,7 @@ TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
   // result, not that the alignment test is there.)
   std::string shifted = " " + bytes;
   Result<MiniBatch> decoded = DecodeMiniBatch(std::string_view(shifted).substr(1));
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  FL_ASSERT_OK(decoded);
   EXPECT_TRUE(*decoded == batch);
 }
 
@@ -171,19 +172,19 @@ TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
         MiniBatchWriter writer(segment);
         WithExpectedEdges hinted(writer, expected_edges);
         LayerSink& sink = expected_edges == 0 ? static_cast<LayerSink&>(writer) : hinted;
-        ASSERT_TRUE(writer.Begin(index, whole.seeds, 2).ok());
+        FL_ASSERT_OK(writer.Begin(index, whole.seeds, 2));
         Status sampled = SampleMultiLayerInto(TestGraph(), whole.seeds, {6, 4},
                                               SamplingOptions{false, false, static_cast<uint64_t>(index), threads}, sink);
-        ASSERT_TRUE(sampled.ok()) << sampled;
+        FL_ASSERT_OK(sampled);
         EXPECT_EQ(writer.unique_nodes(), whole.layers.back().unique_nodes);
         const std::vector<float> rows = FeatureRows(writer.unique_nodes());
         Result<float*> features = writer.Features(kDim, rows.size());
-        ASSERT_TRUE(features.ok()) << features.status();
+        FL_ASSERT_OK(features);
         std::memcpy(*features, rows.data(), rows.size() * sizeof(float));
-        ASSERT_TRUE(writer.Finish().ok());
+        FL_ASSERT_OK(writer.Finish());
         EXPECT_FALSE(writer.write_failed());
         Result<MiniBatchView> read = ReadMiniBatch(reader);
-        ASSERT_TRUE(read.ok()) << read.status();
+        FL_ASSERT_OK(read);
         EXPECT_TRUE(read->ToMiniBatch() == whole);
       }
     }
@@ -199,9 +200,9 @@ TEST(MiniBatchTest, AViewKeepsItsBytes) {
   const std::string name = TestSegmentName("hold");
   auto reader = std::make_unique<SegmentReader>(name, NewSegment(name));
   SegmentWriter writer(name, dup(reader->fd()));
-  ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
+  FL_ASSERT_OK(WriteMiniBatch(batch, writer));
   Result<MiniBatchView> of_segment = ReadMiniBatch(*reader);
-  ASSERT_TRUE(of_segment.ok()) << of_segment.status();
+  FL_ASSERT_OK(of_segment);
   reader.reset();
   EXPECT_TRUE(of_built.ToMiniBatch() == batch);
   EXPECT_TRUE(of_segment->ToMiniBatch() == batch);
@@ -220,15 +221,15 @@ TEST(MiniBatchTest, AViewKeepsItsMappingWhenTheReaderRemaps) {
   const std::string name = TestSegmentName("remap");
   SegmentReader reader(name, NewSegment(name));
   SegmentWriter writer(name, dup(reader.fd()));
-  ASSERT_TRUE(WriteMiniBatch(batch, writer).ok());
+  FL_ASSERT_OK(WriteMiniBatch(batch, writer));
   Result<MiniBatchView> view = ReadMiniBatch(reader);
-  ASSERT_TRUE(view.ok()) << view.status();
+  FL_ASSERT_OK(view);
   const std::string larger(4 * EncodeMiniBatch(batch)->size(), 'x');
-  ASSERT_TRUE(writer.Write(larger).ok());
-  ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
+  FL_ASSERT_OK(writer.Write(larger));
+  FL_ASSERT_OK(reader.Read([&](std::string_view bytes) {
     EXPECT_EQ(bytes.size(), larger.size());  // mapped again, larger
     return OkStatus();
-  }).ok());
+  }));
   int64_t xs = 0;
   std::memset(&xs, 'x', sizeof(xs));
   EXPECT_EQ(view->seeds[0], xs);  // the old mapping: still readable, the segment's bytes
@@ -247,19 +248,19 @@ TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
     for (const MiniBatch* batch : {&first, &second}) {  // each after the other in the same segment
       const std::string expected = *EncodeMiniBatch(*batch);
       int calls = 0;
-      ASSERT_TRUE(WriteMiniBatch(*batch, writer, [&] {
-                    ++calls;
-                    Result<MiniBatchView> partial = ReadMiniBatch(reader);
-                    EXPECT_EQ(partial.status().code(), StatusCode::kDataLoss);
-                    EXPECT_EQ(partial.status().message(), "minibatch bytes are truncated");
-                  }).ok());
+      FL_ASSERT_OK(WriteMiniBatch(*batch, writer, [&] {
+                     ++calls;
+                     Result<MiniBatchView> partial = ReadMiniBatch(reader);
+                     EXPECT_EQ(partial.status().code(), StatusCode::kDataLoss);
+                     EXPECT_EQ(partial.status().message(), "minibatch bytes are truncated");
+                   }));
       EXPECT_EQ(calls, 1);
-      ASSERT_TRUE(reader.Read([&](std::string_view bytes) {
+      FL_ASSERT_OK(reader.Read([&](std::string_view bytes) {
         EXPECT_EQ(bytes, expected);
         return OkStatus();
-      }).ok());
+      }));
       Result<MiniBatchView> read = ReadMiniBatch(reader);
-      ASSERT_TRUE(read.ok()) << read.status();
+      FL_ASSERT_OK(read);
       EXPECT_TRUE(read->ToMiniBatch() == *batch);
     }
   }
@@ -309,7 +310,7 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
   with_room.indices = {7, -1};
   with_room.compacted = {1, 99};
   Result<MiniBatch> good = DecodeMiniBatch(OneLayer(with_room));
-  ASSERT_TRUE(good.ok()) << good.status();
+  FL_ASSERT_OK(good);
   const SampledLayer& layer = good->layers[0];
   EXPECT_EQ(layer.subgraph.indptr, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(layer.subgraph.indices, (std::vector<int64_t>{7}));
@@ -400,22 +401,22 @@ TEST(MiniBatchTest, AStreamingWriterRefusesLayersThatDoNotChain) {
     std::memcpy(compacted, first.compacted_indices.data(), first.compacted_indices.size() * sizeof(int64_t));
     return writer.EndLayer(first.unique_nodes);
   };
-  ASSERT_TRUE(writer.Begin(1, whole.seeds, 2).ok());
+  FL_ASSERT_OK(writer.Begin(1, whole.seeds, 2));
   std::vector<int64_t> other_seeds = whole.seeds;
   other_seeds[0] += 1;
   EXPECT_EQ(stream_first_layer(other_seeds).status().message(), "its 300 seeds are not the minibatch's seeds (300)");
 
-  ASSERT_TRUE(writer.Begin(1, whole.seeds, 2).ok());
+  FL_ASSERT_OK(writer.Begin(1, whole.seeds, 2));
   Result<const std::vector<int64_t>*> nodes = stream_first_layer(whole.seeds);
-  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  FL_ASSERT_OK(nodes);
   EXPECT_EQ(**nodes, first.unique_nodes);
   // The next layer from the very vector (no comparison), with unique nodes
   // that do not start with its seeds.
   const SampledLayer& second = whole.layers[1];
-  ASSERT_TRUE(writer.BeginLayer(1, **nodes, 0).ok());
+  FL_ASSERT_OK(writer.BeginLayer(1, **nodes, 0));
   SampledChunk chunk;
   chunk.counts.assign(second.subgraph.seeds.size(), 0);
-  ASSERT_TRUE(writer.AddChunk(chunk).ok());
+  FL_ASSERT_OK(writer.AddChunk(chunk));
   std::vector<int64_t> unique = second.unique_nodes;
   std::swap(unique[0], unique[1]);
   EXPECT_EQ(writer.EndLayer(unique).status().message(),
@@ -426,7 +427,7 @@ TEST(MiniBatchTest, AStreamingWriterRefusesLayersThatDoNotChain) {
 TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   std::string out;
   MiniBatchWriter writer(out);
-  auto begin = [&] { ASSERT_TRUE(writer.Begin(0, {1, 2}, 1).ok()); };
+  auto begin = [&] { FL_ASSERT_OK(writer.Begin(0, {1, 2}, 1)); };
   begin();
   EXPECT_EQ(writer.Finish().message(), "MiniBatchWriter: the minibatch ended before its features");
   EXPECT_EQ(writer.BeginLayer(0, {1, 2}, 0).message(), "MiniBatchWriter: an earlier call failed");
@@ -437,40 +438,40 @@ TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   begin();
   EXPECT_EQ(writer.EndLayer({}).status().message(), "MiniBatchWriter: a layer ended that had not begun");
   begin();
-  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
   EXPECT_EQ(writer.BeginLayer(1, {1, 2}, 0).message(), "MiniBatchWriter: a layer began with no layer left to write");
   begin();
-  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
   EXPECT_EQ(writer.EndLayer({1, 2}).status().message(), "MiniBatchWriter: a layer of 2 seeds ended with the counts of 0");
   SampledChunk three_seeds;
   three_seeds.counts = {0, 0, 0};
   begin();
-  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
   EXPECT_EQ(writer.AddChunk(three_seeds).status().message(),
             "MiniBatchWriter: a chunk holds counts past the layer's 2 seeds");
   SampledChunk counts_past_edges;  // counts of 1 edge, and no edge
   counts_past_edges.counts = {1, 0};
   begin();
-  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
+  FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
   EXPECT_EQ(writer.AddChunk(counts_past_edges).status().message(),
             "MiniBatchWriter: a chunk's counts add up to 1 edges; it has 0");
   SampledChunk no_picks;  // the chunk of both seeds, with no edges
   no_picks.counts = {0, 0};
   begin();
-  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
-  ASSERT_TRUE(writer.AddChunk(no_picks).ok());
-  ASSERT_TRUE(writer.EndLayer({1, 2}).ok());
-  ASSERT_TRUE(writer.Features(0, 0).ok());
+  FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
+  FL_ASSERT_OK(writer.AddChunk(no_picks));
+  FL_ASSERT_OK(writer.EndLayer({1, 2}));
+  FL_ASSERT_OK(writer.Features(0, 0));
   EXPECT_EQ(writer.Features(0, 0).status().message(), "MiniBatchWriter: features came twice");
   // In order, after all that: a minibatch that decodes.
   begin();
-  ASSERT_TRUE(writer.BeginLayer(0, {1, 2}, 0).ok());
-  ASSERT_TRUE(writer.AddChunk(no_picks).ok());
-  ASSERT_TRUE(writer.EndLayer({1, 2}).ok());
-  ASSERT_TRUE(writer.Features(0, 0).ok());
-  ASSERT_TRUE(writer.Finish().ok());
+  FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
+  FL_ASSERT_OK(writer.AddChunk(no_picks));
+  FL_ASSERT_OK(writer.EndLayer({1, 2}));
+  FL_ASSERT_OK(writer.Features(0, 0));
+  FL_ASSERT_OK(writer.Finish());
   Result<MiniBatch> decoded = DecodeMiniBatch(out);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  FL_ASSERT_OK(decoded);
   EXPECT_EQ(decoded->layers.at(0).unique_nodes, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(decoded->layers.at(0).subgraph.indptr, (std::vector<int64_t>{0, 0, 0}));
 

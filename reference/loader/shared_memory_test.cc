@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -28,7 +30,7 @@ std::string TestSegmentName(const std::string& what) { return ProcessSegmentPref
 // the main process and a worker hold theirs.
 int NewSegment(const std::string& name) {
   Result<int> fd = CreateUnlinkedSegment(name);
-  EXPECT_TRUE(fd.ok()) << fd.status();
+  FL_EXPECT_OK(fd);
   return fd.ok() ? *fd : -1;
 }
 
@@ -77,13 +79,13 @@ TEST(SharedMemoryTest, TheReaderSeesExactlyTheLastMessageAsTheSegmentGrowsAndIsR
   SegmentWriter writer(name, dup(reader.fd()));
   const std::string small = "minibatch 0";
   const std::string large(3 * 1024 * 1024 + 5, 'x');  // forces the segment to grow past its first pages
-  ASSERT_TRUE(writer.Write(small).ok());
+  FL_ASSERT_OK(writer.Write(small));
   EXPECT_EQ(Message(reader), small);
-  ASSERT_TRUE(writer.Write(large).ok());
+  FL_ASSERT_OK(writer.Write(large));
   EXPECT_EQ(Message(reader), large);
-  ASSERT_TRUE(writer.Write("").ok());
+  FL_ASSERT_OK(writer.Write(""));
   EXPECT_EQ(Message(reader), "");
-  ASSERT_TRUE(writer.Write(small).ok());
+  FL_ASSERT_OK(writer.Write(small));
   EXPECT_EQ(Message(reader), small);
 }
 
@@ -94,13 +96,13 @@ TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyW
   const std::string name = TestSegmentName("stream");
   SegmentReader reader(name, NewSegment(name));
   SegmentWriter writer(name, dup(reader.fd()));
-  ASSERT_TRUE(writer.Write("an earlier message").ok());
-  ASSERT_TRUE(writer.Begin().ok());
+  FL_ASSERT_OK(writer.Write("an earlier message"));
+  FL_ASSERT_OK(writer.Begin());
   std::string expected;
   for (int piece = 0; piece < 40; ++piece) {
     const std::string bytes(64 * 1024 + piece, static_cast<char>('a' + piece % 26));  // 2.6 MB: several growths
     Result<char*> out = writer.Extend(bytes.size());
-    ASSERT_TRUE(out.ok()) << out.status();
+    FL_ASSERT_OK(out);
     std::memcpy(*out, bytes.data(), bytes.size());
     expected += bytes;
     if (piece == 20) {
@@ -120,20 +122,20 @@ TEST(SharedMemoryTest, AStreamedMessageKeepsItsPiecesAcrossGrowthAndAppearsOnlyW
 TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterMore) {
   const std::string reserved_name = TestSegmentName("reserved");
   SegmentWriter reserved(reserved_name, NewSegment(reserved_name));
-  ASSERT_TRUE(reserved.Reserve(1 << 20).ok());
+  FL_ASSERT_OK(reserved.Reserve(1 << 20));
   const size_t room = reserved.reserved();
   EXPECT_GE(room, 1u << 20);
-  ASSERT_TRUE(reserved.Begin().ok());
+  FL_ASSERT_OK(reserved.Begin());
   Result<char*> first = reserved.Extend(4096);
-  ASSERT_TRUE(first.ok()) << first.status();
-  for (int piece = 1; piece < 256; ++piece) ASSERT_TRUE(reserved.Extend(4096).ok());
+  FL_ASSERT_OK(first);
+  for (int piece = 1; piece < 256; ++piece) FL_ASSERT_OK(reserved.Extend(4096));
   EXPECT_EQ(reserved.reserved(), room);  // 1 MiB in 256 pieces, never grown
   EXPECT_EQ(reserved.At(0), *first);
 
   const std::string grown_name = TestSegmentName("grown");
   SegmentWriter grown(grown_name, NewSegment(grown_name));
-  ASSERT_TRUE(grown.Begin().ok());
-  ASSERT_TRUE(grown.Extend(100000).ok());
+  FL_ASSERT_OK(grown.Begin());
+  FL_ASSERT_OK(grown.Extend(100000));
   EXPECT_GE(grown.reserved(), 125000u);
 }
 
@@ -142,8 +144,8 @@ TEST(SharedMemoryTest, ReservedRoomTakesAMessageInPlaceAndAGrowthLeavesAQuarterM
 TEST(SharedMemoryTest, ASizePastWhatASegmentCanHoldIsRefused) {
   const std::string name = TestSegmentName("huge");
   SegmentWriter writer(name, NewSegment(name));
-  ASSERT_TRUE(writer.Begin().ok());
-  ASSERT_TRUE(writer.Extend(100).ok());
+  FL_ASSERT_OK(writer.Begin());
+  FL_ASSERT_OK(writer.Extend(100));
   for (size_t n : {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX / 4 * 3}) {
     Result<char*> out = writer.Extend(n);
     ASSERT_FALSE(out.ok()) << n;
@@ -178,7 +180,7 @@ TEST(SharedMemoryTest, ASegmentTooShortForItsLengthFieldIsDataLoss) {
 TEST(SharedMemoryTest, ASegmentIsALabelledMemfdAndIsCloseOnExec) {
   const std::string name = TestSegmentName("labelled");
   Result<int> fd = CreateUnlinkedSegment(name);
-  ASSERT_TRUE(fd.ok()) << fd.status();
+  FL_ASSERT_OK(fd);
   char target[512];
   const ssize_t n = readlink(("/proc/self/fd/" + std::to_string(*fd)).c_str(), target, sizeof(target) - 1);
   ASSERT_GT(n, 0);
@@ -188,7 +190,7 @@ TEST(SharedMemoryTest, ASegmentIsALabelledMemfdAndIsCloseOnExec) {
   ASSERT_GE(reader_fd, 0);
   SegmentWriter writer(name, *fd);
   SegmentReader reader(name, reader_fd);
-  ASSERT_TRUE(writer.Write("through the descriptor").ok());
+  FL_ASSERT_OK(writer.Write("through the descriptor"));
   EXPECT_EQ(Message(reader), "through the descriptor");
 }
 
@@ -202,9 +204,9 @@ TEST(SharedMemoryTest, NothingHoldsASegmentOnceItsEndsAndItsMessagesAreGone) {
   {
     SegmentReader reader(name, NewSegment(name));
     SegmentWriter writer(name, dup(reader.fd()));
-    ASSERT_TRUE(writer.Write(std::string(1 << 20, 'r')).ok());
+    FL_ASSERT_OK(writer.Write(std::string(1 << 20, 'r')));
     Result<SegmentReader::Message> message = reader.Map();
-    ASSERT_TRUE(message.ok()) << message.status();
+    FL_ASSERT_OK(message);
     held = *message;
     const Holders both = HoldersOf(name);
     EXPECT_EQ(both.descriptors, 2);

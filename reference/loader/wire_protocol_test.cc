@@ -10,6 +10,8 @@
 
 #include <vector>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -21,18 +23,18 @@ TEST(AnswerReaderTest, ReadAvailableStopsAtMaxBytesWhileMoreIsWaiting) {
   const int64_t sent = 4096;
   std::vector<int64_t> frames;
   for (int64_t batch = 0; batch < sent; ++batch) frames.insert(frames.end(), {batch, 0});
-  ASSERT_TRUE(wire::WriteAll(fds[1], frames.data(), frames.size() * sizeof(int64_t)).ok());
+  FL_ASSERT_OK(wire::WriteAll(fds[1], frames.data(), frames.size() * sizeof(int64_t)));
   wire::AnswerReader reader;
   std::deque<wire::Answer> answers;
   std::string transport;
   Result<wire::AnswerReader::Connection> read = reader.ReadAvailable(fds[0], &answers, &transport, 16 * 1000);
-  ASSERT_TRUE(read.ok()) << read.status();
+  FL_ASSERT_OK(read);
   EXPECT_EQ(*read, wire::AnswerReader::Connection::kOpen);
   EXPECT_EQ(answers.size(), 1000u);
   EXPECT_EQ(reader.Partial(), "");
   // The next calls take the rest, in order.
   while (answers.size() < static_cast<size_t>(sent)) {
-    ASSERT_TRUE(reader.ReadAvailable(fds[0], &answers, &transport).ok());
+    FL_ASSERT_OK(reader.ReadAvailable(fds[0], &answers, &transport));
   }
   for (size_t i = 0; i < answers.size(); ++i) ASSERT_EQ(answers[i].batch, static_cast<int64_t>(i));
   close(fds[0]);

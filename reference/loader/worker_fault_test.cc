@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/loader/data_loader.h"
 #include "reference/loader/fault_injection.h"
 #include "reference/loader/loader_test_support.h"
@@ -122,7 +123,8 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
   EXPECT_TRUE(check(NoLeftoverSegments()));
   // A new loader works afterwards.
   auto again = DataLoader::Create(LoaderTestOptions(kNumWorkers, method));
-  EXPECT_TRUE(check(again.ok())) << again.status();
+  FL_EXPECT_OK(again);
+  check(again.ok());
   if (again.ok()) {
     auto first = (*again)->Next();
     EXPECT_TRUE(check(first.ok() && first->has_value())) << first.status();
@@ -212,7 +214,7 @@ void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCo
     std::remove(started.c_str());
     ScopedEnv started_env(kInjectStartedEnv, started);
     auto loader = DataLoader::Create(LoaderTestOptions(kNumWorkers, method));
-    ASSERT_TRUE(loader.ok()) << loader.status();
+    FL_ASSERT_OK(loader);
     const std::vector<pid_t> pids = (*loader)->worker_pids();
     std::vector<std::optional<MiniBatchView>> healthy;  // the minibatches before the failing one
     for (int64_t batch = 0; batch < failing; ++batch) {
@@ -326,18 +328,18 @@ TEST(WorkerFaultTest, ATimeoutOutsideWhatPollCanWaitIsRefused) {
               "timeout is " + std::to_string(ms) + " ms; expected 0..2147483647 (0 = no timeout)");
   }
   o.timeout = std::chrono::milliseconds(2147483647);  // the longest is accepted
-  EXPECT_TRUE(DataLoader::Create(o).ok());
+  FL_EXPECT_OK(DataLoader::Create(o));
 }
 
 TEST(WorkerFaultTest, AHealthyLoaderWithATimeoutRunsToTheEnd) {
   LoaderOptions o = LoaderTestOptions(2, StartMethod::kSpawn);
   o.timeout = std::chrono::seconds(30);
   auto loader = DataLoader::Create(o);
-  ASSERT_TRUE(loader.ok()) << loader.status();
+  FL_ASSERT_OK(loader);
   int64_t count = 0;
   for (;;) {
     auto next = (*loader)->Next();
-    ASSERT_TRUE(next.ok()) << next.status();
+    FL_ASSERT_OK(next);
     if (!next->has_value()) break;
     ++count;
   }

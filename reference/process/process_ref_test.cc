@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/process/process_at_pid.h"
 
 namespace faultline {
@@ -67,7 +68,7 @@ TEST(ProcessRefTest, AProcessThatGotTheEndedOnesPidIsNotNamedByItsRef) {
   kill(pid, SIGKILL);
   Reap(pid);
   Result<ProcessAtPid> stranger = ProcessAtPid::Start(pid, ref->start_ticks, milliseconds(5000));
-  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  FL_ASSERT_OK(stranger);
   ASSERT_EQ(stranger->pid(), pid);
 
   const std::optional<ProcessRef> stranger_ref = ProcessRefOf(pid);
@@ -91,7 +92,7 @@ TEST(ProcessRefTest, AHandleOpenedBeforeTheEndNeverSignalsTheNextProcessWithTheP
   handle.Signal(SIGKILL);
   Reap(pid);
   Result<ProcessAtPid> stranger = ProcessAtPid::Start(pid, ref->start_ticks, milliseconds(5000));
-  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  FL_ASSERT_OK(stranger);
 
   handle.Signal(SIGKILL);
   EXPECT_TRUE(stranger->Running()) << "the handle's signal reached the process that reused its pid";

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/status_matchers.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process_test_support.h"
 
@@ -51,10 +52,10 @@ TEST(ProcessTest, ForkedChildReportsAndExits) {
     ReportToParent(std::to_string(getpid()));
     return 7;
   });
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   pid_t pid = child->pid();
   auto exit = child->Wait(milliseconds(10000));
-  ASSERT_TRUE(exit.ok()) << exit.status();
+  FL_ASSERT_OK(exit);
   EXPECT_TRUE(exit->exited);
   EXPECT_EQ(exit->exit_code, 7);
   EXPECT_EQ(exit->transcript, "hello from " + std::to_string(pid));
@@ -77,9 +78,9 @@ TEST(ProcessTest, AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild) {
   };
   for (const auto& [body, report] : cases) {
     auto child = ChildProcess::Fork(body);
-    ASSERT_TRUE(child.ok()) << child.status();
+    FL_ASSERT_OK(child);
     auto exit = child->Wait(milliseconds(20000));
-    ASSERT_TRUE(exit.ok()) << exit.status();
+    FL_ASSERT_OK(exit);
     EXPECT_TRUE(exit->exited) << exit->Describe();
     EXPECT_EQ(exit->exit_code, kUncaughtExceptionExitCode) << exit->Describe() << "; transcript: " << exit->transcript;
     EXPECT_EQ(exit->transcript, report);
@@ -93,9 +94,9 @@ FL_REGISTER_CHILD("throw_in_spawned_child", ThrowInSpawnedChild);
 // aborted it and the parent learnt only "killed by signal 6".
 TEST(ProcessTest, AnExceptionThatEscapesASpawnedEntryPointIsReportedAndEndsTheChild) {
   auto child = ChildProcess::Spawn("throw_in_spawned_child", {});
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   auto exit = child->Wait(milliseconds(20000));
-  ASSERT_TRUE(exit.ok()) << exit.status();
+  FL_ASSERT_OK(exit);
   EXPECT_TRUE(exit->exited) << exit->Describe();
   EXPECT_EQ(exit->exit_code, kUncaughtExceptionExitCode) << exit->Describe();
   EXPECT_EQ(exit->transcript,
@@ -106,9 +107,9 @@ TEST(ProcessTest, SpawnedChildRunsRegisteredEntryWithArgsAndEnv) {
   SpawnOptions options;
   options.env = {{"FAULTLINE_TEST_VALUE", "spawned"}};
   auto child = ChildProcess::Spawn("echo_args_and_env", {"a", "b c"}, options);
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   auto exit = child->Wait(milliseconds(20000));
-  ASSERT_TRUE(exit.ok()) << exit.status();
+  FL_ASSERT_OK(exit);
   EXPECT_EQ(exit->exit_code, 2);
   EXPECT_EQ(exit->transcript, "args: a b c; env: spawned");
 }
@@ -148,9 +149,9 @@ TEST(ProcessTest, SpawningStillWorksAfterTheBinaryIsDeleted) {
     execv(copy.c_str(), argv);
     return 20;
   });
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   auto exit = child->Wait(milliseconds(60000));
-  ASSERT_TRUE(exit.ok()) << exit.status();
+  FL_ASSERT_OK(exit);
   EXPECT_TRUE(exit->succeeded()) << exit->Describe() << " (10-13: see SpawnAfterTheBinaryIsDeleted)";
   EXPECT_NE(access(copy.c_str(), F_OK), 0) << "the copy was not deleted";
   unlink(copy.c_str());
@@ -158,14 +159,14 @@ TEST(ProcessTest, SpawningStillWorksAfterTheBinaryIsDeleted) {
 
 TEST(ProcessTest, KilledChildReportsTheSignal) {
   auto child = ChildProcess::Spawn("sleep_forever", {});
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   // It reports "sleeping" once it runs its entry point; kill it from outside then.
   Status running = child->WaitForTranscript("sleeping", milliseconds(20000));
-  ASSERT_TRUE(running.ok()) << running;
+  FL_ASSERT_OK(running);
   ASSERT_TRUE(child->running());
   child->Kill(SIGKILL);
   auto exit = child->Wait(milliseconds(10000));
-  ASSERT_TRUE(exit.ok());
+  FL_ASSERT_OK(exit);
   EXPECT_FALSE(exit->timed_out) << "Wait's deadline killed it, not Kill()";
   EXPECT_FALSE(exit->exited);
   EXPECT_EQ(exit->signal, SIGKILL);
@@ -178,7 +179,7 @@ TEST(ProcessTest, WaitForTranscriptFailsWhenTheChildEndsWithoutReportingIt) {
     ReportToParent("something else");
     return 0;
   });
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   Status status = child->WaitForTranscript("sleeping", milliseconds(20000));
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_EQ(status.message(), "child pid " + std::to_string(child->pid()) +
@@ -191,10 +192,10 @@ TEST(ProcessTest, WaitPastDeadlineKillsTheChild) {
     for (;;) pause();
     return 0;
   });
-  ASSERT_TRUE(child.ok());
+  FL_ASSERT_OK(child);
   pid_t pid = child->pid();
   auto exit = child->Wait(milliseconds(50));
-  ASSERT_TRUE(exit.ok());
+  FL_ASSERT_OK(exit);
   EXPECT_TRUE(exit->timed_out);
   EXPECT_FALSE(Unreaped(pid));
 }
@@ -206,7 +207,7 @@ TEST(ProcessTest, DestroyingARunningChildKillsAndReapsIt) {
       for (;;) pause();
       return 0;
     });
-    ASSERT_TRUE(child.ok());
+    FL_ASSERT_OK(child);
     pid = child->pid();
     EXPECT_TRUE(Unreaped(pid));
   }
@@ -320,10 +321,10 @@ TEST(ProcessTest, WhatASpawnedChildExecsInheritsNeitherItsReportPipeNorItsKeptDe
   options.keep_fds = {kept[1]};
   auto child = ChildProcess::Spawn("exec_grandchild", {}, options);
   close(kept[1]);
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   auto exit = child->Wait(milliseconds(60000));
   close(kept[0]);
-  ASSERT_TRUE(exit.ok()) << exit.status();
+  FL_ASSERT_OK(exit);
   ASSERT_TRUE(exit->succeeded()) << exit->Describe() << " (10-12: see ExecGrandchild); " << exit->transcript;
   const size_t split = exit->transcript.find("--\n");
   ASSERT_NE(split, std::string::npos) << exit->transcript;

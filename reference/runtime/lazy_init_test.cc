@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 #include "reference/runtime/test_runtime.h"
@@ -50,9 +51,9 @@ FL_REGISTER_CHILD("lazy_init_fresh", Fresh);
 
 TEST(LazyInitCudaTest, ForkAfterInitGetsPyTorchsMessageSpawnIsClean) {
   auto runtime = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  FL_ASSERT_OK(runtime);
   auto child = ChildProcess::Spawn("lazy_init_parent", {});
-  ASSERT_TRUE(child.ok()) << child.status();
+  FL_ASSERT_OK(child);
   auto exit = child->Wait(std::chrono::seconds(60));
   ASSERT_TRUE(exit.ok() && exit->succeeded()) << exit->Describe();
   const std::string& t = exit->transcript;

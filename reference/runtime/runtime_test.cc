@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -39,7 +41,7 @@ TEST_P(BadArgumentsTest, NullPointersAreRejectedByName) {
   EXPECT_EQ(rt().GetPointerAttributes(nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(rt().StreamDestroy(nullptr).code(), StatusCode::kInvalidArgument);
   // A zero-byte copy is a no-op, as in CUDA.
-  EXPECT_TRUE(rt().Memcpy(nullptr, nullptr, 0, MemcpyKind::kHostToDevice).ok());
+  FL_EXPECT_OK(rt().Memcpy(nullptr, nullptr, 0, MemcpyKind::kHostToDevice));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BadArgumentsTest, testing::Values(RuntimeKind::kCpu, RuntimeKind::kSimCuda),
@@ -56,7 +58,7 @@ TEST(RuntimeKindTest, ParsesNamesAndRejectsUnknownOnes) {
 
 TEST(RuntimeKindTest, AutoPicksCudaOnlyWithAUsableDevice) {
   auto kind = ParseRuntimeKind("auto");
-  ASSERT_TRUE(kind.ok());
+  FL_ASSERT_OK(kind);
   const bool has_gpu = GetRuntime(RuntimeKind::kCuda).DeviceCount() > 0;
   EXPECT_EQ(*kind, has_gpu ? RuntimeKind::kCuda : RuntimeKind::kSimCuda);
 }
@@ -78,10 +80,10 @@ TEST(CpuRuntimeTest, HasNoDeviceAndSaysWhatToUse) {
   EXPECT_THAT(p.status().message(), testing::HasSubstr("use --runtime=simcuda or --runtime=cuda"));
   int value = 5;
   auto attrs = cpu.GetPointerAttributes(&value);
-  ASSERT_TRUE(attrs.ok());
+  FL_ASSERT_OK(attrs);
   EXPECT_EQ(attrs->type, MemoryType::kUnregistered);
   int copy = 0;
-  EXPECT_TRUE(cpu.Memcpy(&copy, &value, sizeof(int), MemcpyKind::kHostToHost).ok());
+  FL_EXPECT_OK(cpu.Memcpy(&copy, &value, sizeof(int), MemcpyKind::kHostToHost));
   EXPECT_EQ(copy, 5);
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 
@@ -21,9 +22,9 @@ ChildExit RunChild(const std::string& entry, const Env& env = {}) {
   SpawnOptions options;
   options.env = env;
   auto child = ChildProcess::Spawn(entry, {}, options);
-  EXPECT_TRUE(child.ok()) << child.status();
+  FL_EXPECT_OK(child);
   auto exit = child->Wait(std::chrono::seconds(60));
-  EXPECT_TRUE(exit.ok()) << exit.status();
+  FL_EXPECT_OK(exit);
   return *exit;
 }
 
@@ -192,7 +193,7 @@ TEST(SimCudaTest, ALaunchIntoAnotherDevicesStreamIsRefused) {
 TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
   SimCudaRuntime& sim = SimCuda();
   auto dev = sim.Malloc(64);
-  ASSERT_TRUE(dev.ok());
+  FL_ASSERT_OK(dev);
   std::vector<char> host(128);
   Status overflow = sim.Memcpy(*dev, host.data(), 128, MemcpyKind::kHostToDevice);
   ASSERT_TRUE(overflow.cuda_error().has_value());
@@ -200,10 +201,10 @@ TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
   EXPECT_THAT(overflow.message(), testing::HasSubstr("+ 128 bytes is not inside a device allocation"));
   Status wrong_kind = sim.Memcpy(host.data(), host.data() + 64, 8, MemcpyKind::kDeviceToHost);
   EXPECT_EQ(wrong_kind.cuda_error()->code, 1);
-  EXPECT_TRUE(sim.Memcpy(*dev, host.data(), 64, MemcpyKind::kHostToDevice).ok());
+  FL_EXPECT_OK(sim.Memcpy(*dev, host.data(), 64, MemcpyKind::kHostToDevice));
   EXPECT_TRUE(sim.GetLastError().cuda_error().has_value());  // the failures above
-  EXPECT_TRUE(sim.GetLastError().ok());                      // cleared
-  EXPECT_TRUE(sim.Free(*dev).ok());
+  FL_EXPECT_OK(sim.GetLastError());                          // cleared
+  FL_EXPECT_OK(sim.Free(*dev));
   Status twice = sim.Free(*dev);
   EXPECT_EQ(twice.cuda_error()->name, "cudaErrorInvalidValue");
   (void)sim.GetLastError();
@@ -223,9 +224,9 @@ TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
 TEST(SimCudaTest, StreamsAreTrackedAndUnknownHandlesRejected) {
   SimCudaRuntime& sim = SimCuda();
   auto stream = sim.StreamCreate();
-  ASSERT_TRUE(stream.ok());
-  EXPECT_TRUE(sim.StreamSynchronize(*stream).ok());
-  EXPECT_TRUE(sim.StreamDestroy(*stream).ok());
+  FL_ASSERT_OK(stream);
+  FL_EXPECT_OK(sim.StreamSynchronize(*stream));
+  FL_EXPECT_OK(sim.StreamDestroy(*stream));
   int not_a_stream = 0;
   EXPECT_EQ(sim.StreamDestroy(&not_a_stream).cuda_error()->name, "cudaErrorInvalidResourceHandle");
   (void)sim.GetLastError();
@@ -238,8 +239,8 @@ TEST(SimCudaTest, ConcurrentCallsFromManyThreadsAreSafe) {
     threads.emplace_back([&sim] {
       for (int i = 0; i < 200; ++i) {
         auto p = sim.Malloc(256);
-        ASSERT_TRUE(p.ok());
-        ASSERT_TRUE(sim.Free(*p).ok());
+        FL_ASSERT_OK(p);
+        FL_ASSERT_OK(sim.Free(*p));
       }
     });
   }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/sampling_core.h"
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 #include "reference/runtime/test_runtime.h"
 #include "reference/sampling/multi_layer.h"
@@ -41,10 +42,10 @@ class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
  protected:
   void SetUp() override {
     auto rt = DeviceRuntimeUnderTest();
-    ASSERT_TRUE(rt.ok()) << rt.status();
+    FL_ASSERT_OK(rt);
     rt_ = *rt;
     auto graph = GeneratePowerLaw(2000, 30000, 7, /*weighted=*/true);
-    ASSERT_TRUE(graph.ok()) << graph.status();
+    FL_ASSERT_OK(graph);
     graph_storage_ = std::move(graph).value();
   }
   DeviceRuntime* rt_ = nullptr;
@@ -54,7 +55,7 @@ class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
 
 TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok()) << device_graph.status();
+  FL_ASSERT_OK(device_graph);
   std::vector<int64_t> seeds;
   for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
   const Mode modes[] = {{"uniform", 5, false, false}, {"weighted", 5, false, true}, {"uniform-replace", 4, true, false},
@@ -64,8 +65,8 @@ TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
     SCOPED_TRACE(m.name);
     auto cpu = SampleNeighbors(graph(), seeds, m.fanout, 1, SamplingOptions{m.replace, m.weighted, 42, 2});
     auto dev = SampleNeighborsOnDevice(*device_graph, seeds, m.fanout, 1, SamplingOptions{m.replace, m.weighted, 42});
-    ASSERT_TRUE(cpu.ok()) << cpu.status();
-    ASSERT_TRUE(dev.ok()) << dev.status();
+    FL_ASSERT_OK(cpu);
+    FL_ASSERT_OK(dev);
     EXPECT_EQ(dev->seeds, cpu->seeds);
     EXPECT_EQ(dev->indptr, cpu->indptr);
     EXPECT_EQ(dev->indices, cpu->indices);
@@ -77,7 +78,7 @@ TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
 // 0: the next hop starts from its seeds alone) and no seeds at all.
 TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok());
+  FL_ASSERT_OK(device_graph);
   struct Case {
     std::vector<int64_t> seeds, fanouts;
   };
@@ -85,8 +86,8 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
     SCOPED_TRACE(::testing::PrintToString(c.seeds) + " fanouts " + ::testing::PrintToString(c.fanouts));
     auto cpu = SampleMultiLayer(graph(), c.seeds, c.fanouts, SamplingOptions{false, false, 9, 1});
     auto dev = SampleMultiLayerOnDevice(*device_graph, c.seeds, c.fanouts, SamplingOptions{false, false, 9});
-    ASSERT_TRUE(cpu.ok()) << cpu.status();
-    ASSERT_TRUE(dev.ok()) << dev.status();
+    FL_ASSERT_OK(cpu);
+    FL_ASSERT_OK(dev);
     ExpectSameLayers(*dev, *cpu);
   }
 }
@@ -97,7 +98,7 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
 // modes (here: weighted) use the key buffer.
 TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExact) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok());
+  FL_ASSERT_OK(device_graph);
   std::vector<int64_t> many;
   for (int64_t s = 0; s < 2000; s += 2) many.push_back((s * 7919) % 2000);
   const std::vector<int64_t> few = {5, 17, 5};
@@ -116,8 +117,8 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
     const SamplingOptions options{false, c.weighted, 11 + i};
     auto cpu = SampleMultiLayer(graph(), c.seeds, c.fanouts, options);
     auto dev = SampleMultiLayerOnDevice(*device_graph, c.seeds, c.fanouts, options, nullptr, &ws);
-    ASSERT_TRUE(cpu.ok()) << cpu.status();
-    ASSERT_TRUE(dev.ok()) << dev.status();
+    FL_ASSERT_OK(cpu);
+    FL_ASSERT_OK(dev);
     ExpectSameLayers(*dev, *cpu);
     if (i == 1) after_uniform = ws.allocations();
     if (i == 2) warm = ws.allocations();
@@ -134,8 +135,8 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
   const SamplingOptions first{false, false, 11};
   auto again = SampleMultiLayerOnDevice(*device_graph, many, {10, 5, 3}, first, nullptr, &ws);
   auto cpu = SampleMultiLayer(graph(), many, {10, 5, 3}, first);
-  ASSERT_TRUE(again.ok()) << again.status();
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  FL_ASSERT_OK(again);
+  FL_ASSERT_OK(cpu);
   ExpectSameLayers(*again, *cpu);
   EXPECT_EQ(ws.allocations(), before_repeat);
   EXPECT_GT(ws.bytes(), 0u);
@@ -146,27 +147,27 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
 // checks the wiring, not the wait before each read of the host.)
 TEST_P(DeviceSamplingTest, MultiLayerOnAStreamMatchesTheCpuReference) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok());
+  FL_ASSERT_OK(device_graph);
   auto stream = rt_->StreamCreate();
-  ASSERT_TRUE(stream.ok()) << stream.status();
+  FL_ASSERT_OK(stream);
   const std::vector<int64_t> seeds = {0, 5, 17, 5, 1999};
   DeviceSamplingWorkspace ws;
   for (uint64_t rng_seed : {3u, 4u}) {
     const SamplingOptions options{false, true, rng_seed};
     auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {8, 4}, options, *stream, &ws);
     auto cpu = SampleMultiLayer(graph(), seeds, {8, 4}, options);
-    ASSERT_TRUE(dev.ok()) << dev.status();
-    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    FL_ASSERT_OK(dev);
+    FL_ASSERT_OK(cpu);
     ExpectSameLayers(*dev, *cpu);
   }
-  EXPECT_TRUE(rt_->StreamDestroy(*stream).ok());
+  FL_EXPECT_OK(rt_->StreamDestroy(*stream));
 }
 
 // The multi-hop loop checks every hop's request as a single hop does, names
 // the hop, and leaves no sticky error behind.
 TEST_P(DeviceSamplingTest, MultiLayerBadArgumentsNameTheLayer) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok());
+  FL_ASSERT_OK(device_graph);
   auto out_of_range = SampleMultiLayerOnDevice(*device_graph, {1, 2000}, {3, 2}, SamplingOptions{false, false, 1});
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_EQ(out_of_range.status().message(), "layer 0: seeds[1]=2000 is out of range [0, 2000)");
@@ -175,12 +176,12 @@ TEST_P(DeviceSamplingTest, MultiLayerBadArgumentsNameTheLayer) {
   EXPECT_EQ(bad_fanout.status().message(), "layer 1: fanout=-2; expected -1 (all neighbours) or 0..2147483647");
   auto no_fanouts = SampleMultiLayerOnDevice(*device_graph, {1}, {}, SamplingOptions{false, false, 1});
   EXPECT_EQ(no_fanouts.status().message(), "fanouts is empty; expected one fanout per layer");
-  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+  FL_EXPECT_OK(rt_->PeekAtLastError());
 }
 
 TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok());
+  FL_ASSERT_OK(device_graph);
   auto out_of_range = SampleNeighborsOnDevice(*device_graph, {1, 2000}, 3, 0, SamplingOptions{false, false, 1});
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_EQ(out_of_range.status().message(), "seeds[1]=2000 is out of range [0, 2000)");
@@ -201,18 +202,18 @@ TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
     EXPECT_EQ(hops.status().message(), "layer 0: " + expected);
     EXPECT_EQ(SampleMultiLayer(graph(), {1}, {3, 2}, options).status().message(), "layer 0: " + expected);
   }
-  EXPECT_TRUE(SampleNeighborsOnDevice(*device_graph, {1}, 3, 0, SamplingOptions{false, false, 1, 1024}).ok());
+  FL_EXPECT_OK(SampleNeighborsOnDevice(*device_graph, {1}, 3, 0, SamplingOptions{false, false, 1, 1024}));
   auto unweighted = CscGraph::Create({0, 1, 1}, {1});
   auto unweighted_dev = DeviceGraph::Create(*unweighted, *rt_, GetParam());
   auto no_weights = SampleNeighborsOnDevice(*unweighted_dev, {0}, 1, 0, SamplingOptions{false, true, 1});
   EXPECT_EQ(no_weights.status().message(), "weighted sampling was requested but the graph has no edge weights");
   auto weighted_no_edges = CscGraph::Create({0, 0, 0}, {}, std::vector<float>{});
-  ASSERT_TRUE(weighted_no_edges.ok()) << weighted_no_edges.status();
+  FL_ASSERT_OK(weighted_no_edges);
   auto weighted_dev = DeviceGraph::Create(*weighted_no_edges, *rt_, GetParam());
   auto empty = SampleNeighborsOnDevice(*weighted_dev, {0, 1}, 2, 0, SamplingOptions{false, true, 1});
-  ASSERT_TRUE(empty.ok()) << empty.status();
+  FL_ASSERT_OK(empty);
   EXPECT_EQ(empty->indptr, (std::vector<int64_t>{0, 0, 0}));
-  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+  FL_EXPECT_OK(rt_->PeekAtLastError());
 }
 
 // A valid request whose picks cannot fit (2^41 picks, 32 TiB) fails with
@@ -220,9 +221,9 @@ TEST_P(DeviceSamplingTest, BadArgumentsAreNamedAndNothingIsLaunched) {
 // gives (whose own error is Unavailable: no CUDA call failed there).
 TEST_P(DeviceSamplingTest, PicksBeyondTheMemoryAreNamedAsOnTheCpu) {
   Result<CscGraph> chain = MakeChain(2);
-  ASSERT_TRUE(chain.ok());
+  FL_ASSERT_OK(chain);
   auto device_graph = DeviceGraph::Create(*chain, *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok()) << device_graph.status();
+  FL_ASSERT_OK(device_graph);
   const std::vector<int64_t> seeds(1024, 1);
   const SamplingOptions options{/*replace=*/true, false, 1, 1};
   const std::string need = "sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks (35184372072448 bytes)";
@@ -241,8 +242,8 @@ TEST_P(DeviceSamplingTest, PicksBeyondTheMemoryAreNamedAsOnTheCpu) {
   // A failed allocation is not sticky: the device samples as before (and
   // the thread's last error is the allocation's, cleared here).
   EXPECT_EQ(rt_->GetLastError().cuda_error().value_or(CudaErrorInfo{}).name, "cudaErrorMemoryAllocation");
-  EXPECT_TRUE(SampleNeighborsOnDevice(*device_graph, {1}, 2, 0, options).ok());
-  EXPECT_TRUE(rt_->PeekAtLastError().ok());
+  FL_EXPECT_OK(SampleNeighborsOnDevice(*device_graph, {1}, 2, 0, options));
+  FL_EXPECT_OK(rt_->PeekAtLastError());
 }
 
 // Hubs whose top-k the device splits into chunks (one thread per chunk,
@@ -268,9 +269,9 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
   auto graph = CscGraph::Create(indptr, indices, weights);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   auto device_graph = DeviceGraph::Create(*graph, *rt_, GetParam());
-  ASSERT_TRUE(device_graph.ok()) << device_graph.status();
+  FL_ASSERT_OK(device_graph);
   const std::vector<int64_t> seeds = {0, 1, 2, 3, 17, 2999, 0};
   const Mode modes[] = {{"weighted 5", 5, false, true}, {"weighted 300", 300, false, true},
                         {"weighted 1", 1, false, true}, {"uniform top-k 300", 300, false, false},
@@ -280,15 +281,15 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
     const SamplingOptions options{m.replace, m.weighted, 31};
     auto cpu = SampleNeighbors(*graph, seeds, m.fanout, 2, SamplingOptions{m.replace, m.weighted, 31, 2});
     auto dev = SampleNeighborsOnDevice(*device_graph, seeds, m.fanout, 2, options);
-    ASSERT_TRUE(cpu.ok()) << cpu.status();
-    ASSERT_TRUE(dev.ok()) << dev.status();
+    FL_ASSERT_OK(cpu);
+    FL_ASSERT_OK(dev);
     EXPECT_EQ(dev->indptr, cpu->indptr);
     EXPECT_EQ(dev->original_edge_ids, cpu->original_edge_ids);
     EXPECT_EQ(dev->indices, cpu->indices);
     auto cpu_hops = SampleMultiLayer(*graph, seeds, {m.fanout, m.fanout, m.fanout}, SamplingOptions{m.replace, m.weighted, 31, 2});
     auto dev_hops = SampleMultiLayerOnDevice(*device_graph, seeds, {m.fanout, m.fanout, m.fanout}, options);
-    ASSERT_TRUE(cpu_hops.ok()) << cpu_hops.status();
-    ASSERT_TRUE(dev_hops.ok()) << dev_hops.status();
+    FL_ASSERT_OK(cpu_hops);
+    FL_ASSERT_OK(dev_hops);
     ExpectSameLayers(*dev_hops, *cpu_hops);
   }
   // The device took the chunked path: hubs 0, 1 and 3 in chunks of 1024
@@ -298,13 +299,12 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
   W ws(W::Growth::kExact);
   auto hop = SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, true, 31},
                                       nullptr, &ws);
-  ASSERT_TRUE(hop.ok()) << hop.status();
+  FL_ASSERT_OK(hop);
   EXPECT_EQ(ws.words(W::kChunkSurvivors), 9 * 5);
   EXPECT_EQ(ws.words(W::kChunkKeys), 2 * 9 * 5);
   W uniform(W::Growth::kExact);  // Floyd's draws: no chunks, no keys
-  ASSERT_TRUE(SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, false, 31},
-                                       nullptr, &uniform)
-                  .ok());
+  FL_ASSERT_OK(SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, false, 31},
+                                        nullptr, &uniform));
   EXPECT_EQ(uniform.words(W::kChunkSurvivors), 0);
   EXPECT_EQ(uniform.words(W::kChunkOffsets), 0);
 }
@@ -315,7 +315,7 @@ INSTANTIATE_TEST_SUITE_P(Placements, DeviceSamplingTest,
 
 TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) {
   auto runtime = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  FL_ASSERT_OK(runtime);
   DeviceRuntime* rt = *runtime;
   std::vector<int64_t> seeds = {7, 3, 7, 1000000007};
   std::vector<int64_t> indices;
@@ -323,11 +323,11 @@ TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) 
   indices.push_back(3);
   const UniqueAndCompactResult host = *UniqueAndCompact(seeds, indices);
   auto dev = UniqueAndCompactOnDevice(*rt, 0, seeds, indices);
-  ASSERT_TRUE(dev.ok()) << dev.status();
+  FL_ASSERT_OK(dev);
   EXPECT_EQ(dev->unique_nodes, host.unique_nodes);
   EXPECT_EQ(dev->compacted_indices, host.compacted_indices);
   auto empty = UniqueAndCompactOnDevice(*rt, 0, {}, {});
-  ASSERT_TRUE(empty.ok());
+  FL_ASSERT_OK(empty);
   EXPECT_TRUE(empty->unique_nodes.empty());
 }
 
@@ -335,7 +335,7 @@ TEST(UniqueAndCompactOnDeviceTest, MatchesTheHostOrderWithDuplicatesEverywhere) 
 // message, naming the first one (seeds before indices).
 TEST(UniqueAndCompactOnDeviceTest, RefusesNegativeIdsAsTheHostDoes) {
   auto runtime = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  FL_ASSERT_OK(runtime);
   DeviceRuntime* rt = *runtime;
   struct Case {
     std::vector<int64_t> seeds, indices;
@@ -356,7 +356,7 @@ TEST(UniqueAndCompactOnDeviceTest, RefusesNegativeIdsAsTheHostDoes) {
     EXPECT_EQ(host.status().code(), dev.status().code());
     EXPECT_EQ(host.status().message(), dev.status().message());
   }
-  EXPECT_TRUE(rt->PeekAtLastError().ok());
+  FL_EXPECT_OK(rt->PeekAtLastError());
 }
 
 // The device hash table under contention: millions of positions, most of
@@ -368,7 +368,7 @@ TEST(UniqueAndCompactOnDeviceTest, RefusesNegativeIdsAsTheHostDoes) {
 // time. simcuda runs a smaller case (its twin is sequential and slow).
 TEST(UniqueAndCompactOnDeviceTest, ManyThreadsRacingForOneSlotKeepTheHostOrder) {
   auto runtime = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  FL_ASSERT_OK(runtime);
   DeviceRuntime* rt = *runtime;
   const bool gpu = std::string(rt->name()) == "cuda";
   const int64_t positions = gpu ? 4'000'000 : 200'000;
@@ -382,7 +382,7 @@ TEST(UniqueAndCompactOnDeviceTest, ManyThreadsRacingForOneSlotKeepTheHostOrder) 
   const UniqueAndCompactResult host = *UniqueAndCompact(seeds, indices);
   for (int round = 0; round < rounds; ++round) {
     auto dev = UniqueAndCompactOnDevice(*rt, 0, seeds, indices);
-    ASSERT_TRUE(dev.ok()) << dev.status();
+    FL_ASSERT_OK(dev);
     ASSERT_EQ(dev->unique_nodes, host.unique_nodes) << "round " << round;
     ASSERT_EQ(dev->compacted_indices, host.compacted_indices) << "round " << round;
   }
@@ -392,24 +392,24 @@ TEST(UniqueAndCompactOnDeviceTest, ManyThreadsRacingForOneSlotKeepTheHostOrder) 
 // buffers stay on one device of one runtime.
 TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
   auto runtime = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  FL_ASSERT_OK(runtime);
   DeviceRuntime& rt = **runtime;
   using W = DeviceSamplingWorkspace;
   W ws;
   auto none = ws.Words(W::kEdges, 0, rt, Device::Cuda(0));
-  ASSERT_TRUE(none.ok()) << none.status();
+  FL_ASSERT_OK(none);
   EXPECT_EQ(none->size, 0);
   EXPECT_EQ(ws.allocations(), 0);
   auto first = ws.Words(W::kEdges, 8, rt, Device::Cuda(0));
-  ASSERT_TRUE(first.ok()) << first.status();
+  FL_ASSERT_OK(first);
   EXPECT_EQ(first->size, 8);
   EXPECT_EQ(ws.bytes(), 10 * sizeof(int64_t));  // 8 and a quarter more
   auto within = ws.Words(W::kEdges, 10, rt, Device::Cuda(0));
-  ASSERT_TRUE(within.ok());
+  FL_ASSERT_OK(within);
   EXPECT_EQ(within->data, first->data);
   EXPECT_EQ(ws.allocations(), 1);
   auto grown = ws.Words(W::kEdges, 11, rt, Device::Cuda(0));
-  ASSERT_TRUE(grown.ok());
+  FL_ASSERT_OK(grown);
   EXPECT_EQ(ws.allocations(), 2);
   EXPECT_EQ(ws.bytes(), 13 * sizeof(int64_t));
   auto elsewhere = ws.Words(W::kIndptr, 4, rt, Device::Cuda(1));
@@ -428,19 +428,19 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
   EXPECT_EQ(ws.allocations(), 2);
   // The hash tables, whose sizes are powers of two, are exact.
   auto table = ws.Words(W::kTableKeys, 16, rt, Device::Cuda(0));
-  ASSERT_TRUE(table.ok()) << table.status();
+  FL_ASSERT_OK(table);
   EXPECT_EQ(ws.bytes(), (13 + 16) * sizeof(int64_t));
 }
 
 // A workspace for one call sizes every buffer exactly.
 TEST(DeviceSamplingWorkspaceTest, AnExactWorkspaceAllocatesWhatIsAsked) {
   auto runtime = DeviceRuntimeUnderTest();
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  FL_ASSERT_OK(runtime);
   using W = DeviceSamplingWorkspace;
   W ws(W::Growth::kExact);
-  ASSERT_TRUE(ws.Words(W::kEdges, 8, **runtime, Device::Cuda(0)).ok());
+  FL_ASSERT_OK(ws.Words(W::kEdges, 8, **runtime, Device::Cuda(0)));
   EXPECT_EQ(ws.bytes(), 8 * sizeof(int64_t));
-  ASSERT_TRUE(ws.Words(W::kEdges, 9, **runtime, Device::Cuda(0)).ok());
+  FL_ASSERT_OK(ws.Words(W::kEdges, 9, **runtime, Device::Cuda(0)));
   EXPECT_EQ(ws.bytes(), 9 * sizeof(int64_t));
   EXPECT_EQ(ws.allocations(), 2);
 }

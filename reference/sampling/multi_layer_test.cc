@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -21,7 +22,7 @@ using ::testing::HasSubstr;
 TEST(SampleMultiLayerTest, EachHopStartsFromThePreviousUniqueNodes) {
   Result<CscGraph> chain = MakeChain(6);
   Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*chain, {4}, {-1, -1, -1}, SamplingOptions{false, false, 1, 1});
-  ASSERT_TRUE(layers.ok()) << layers.status();
+  FL_ASSERT_OK(layers);
   ASSERT_EQ(layers->size(), 3u);
   EXPECT_THAT((*layers)[0].subgraph.seeds, ElementsAre(4));
   EXPECT_THAT((*layers)[0].unique_nodes, ElementsAre(4, 3));
@@ -34,10 +35,10 @@ TEST(SampleMultiLayerTest, EachHopStartsFromThePreviousUniqueNodes) {
 
 TEST(SampleMultiLayerTest, HopKUsesLayerIndexK) {
   Result<CscGraph> graph = GeneratePowerLaw(500, 10000, 3, false);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = {0, 1, 2, 3, 10, 20};
   Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*graph, seeds, {4, 3}, SamplingOptions{false, false, 77, 2});
-  ASSERT_TRUE(layers.ok()) << layers.status();
+  FL_ASSERT_OK(layers);
   Result<SampledSubgraph> hop0 = SampleNeighbors(*graph, seeds, 4, 0, SamplingOptions{false, false, 77, 1});
   Result<SampledSubgraph> hop1 = SampleNeighbors(*graph, (*layers)[0].unique_nodes, 3, 1, SamplingOptions{false, false, 77, 1});
   EXPECT_EQ((*layers)[0].subgraph.original_edge_ids, hop0->original_edge_ids);
@@ -49,7 +50,7 @@ TEST(SampleMultiLayerTest, HopKUsesLayerIndexK) {
 // whatever the thread count, in every sampling mode.
 TEST(SampleMultiLayerTest, MatchesSampleNeighborsThenUniqueAndCompactOnAnyThreadCount) {
   Result<CscGraph> graph = GeneratePowerLaw(4000, 80000, 12, true);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   std::vector<int64_t> seeds;
   for (int64_t v = 0; v < 4000; v += 5) seeds.push_back(v);
   for (bool replace : {false, true}) {
@@ -63,11 +64,11 @@ TEST(SampleMultiLayerTest, MatchesSampleNeighborsThenUniqueAndCompactOnAnyThread
           [](const std::vector<int64_t>& s, const std::vector<int64_t>& indices) {
             return UniqueAndCompact(s, indices);
           });
-      ASSERT_TRUE(expected.ok()) << expected.status();
+      FL_ASSERT_OK(expected);
       for (int threads : {1, 2, 3}) {
         Result<std::vector<SampledLayer>> layers =
             SampleMultiLayer(*graph, seeds, {10, -1, 3}, SamplingOptions{replace, weighted, 21, threads});
-        ASSERT_TRUE(layers.ok()) << layers.status();
+        FL_ASSERT_OK(layers);
         ASSERT_EQ(layers->size(), 3u);
         for (size_t k = 0; k < 3; ++k) {
           const SampledLayer &got = (*layers)[k], &want = (*expected)[k];
@@ -133,7 +134,7 @@ class RecordingSink : public LayerSink {
 // hop would have given.
 TEST(SampleMultiLayerTest, ABadRequestFailsBeforeAnyLayerBegins) {
   Result<CscGraph> chain = MakeChain(3);
-  ASSERT_TRUE(chain.ok());
+  FL_ASSERT_OK(chain);
   struct Case {
     std::vector<int64_t> seeds, fanouts;
     SamplingOptions options;
@@ -160,7 +161,7 @@ TEST(SampleMultiLayerTest, ABadRequestFailsBeforeAnyLayerBegins) {
   }
   // A good request: each layer begun, its chunks (a seed each here), ended.
   RecordingSink sink;
-  ASSERT_TRUE(SampleMultiLayerInto(*chain, {2}, {1, 1}, SamplingOptions{false, false, 1, 1}, sink).ok());
+  FL_ASSERT_OK(SampleMultiLayerInto(*chain, {2}, {1, 1}, SamplingOptions{false, false, 1, 1}, sink));
   EXPECT_THAT(sink.calls, ElementsAre("BeginLayer 0", "AddChunk", "EndLayer", "BeginLayer 1", "AddChunk", "AddChunk",
                                       "EndLayer"));
 }
@@ -168,7 +169,7 @@ TEST(SampleMultiLayerTest, ABadRequestFailsBeforeAnyLayerBegins) {
 // Picks beyond the memory fail as SampleNeighbors fails, the layer named.
 TEST(SampleMultiLayerTest, PicksBeyondTheMemoryAreAnErrorNamingTheLayer) {
   Result<CscGraph> chain = MakeChain(2);
-  ASSERT_TRUE(chain.ok());
+  FL_ASSERT_OK(chain);
   Result<std::vector<SampledLayer>> layers = SampleMultiLayer(
       *chain, std::vector<int64_t>(1024, 1), {2147483647}, SamplingOptions{/*replace=*/true, false, 1, 1});
   ASSERT_FALSE(layers.ok());

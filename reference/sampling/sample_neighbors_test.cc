@@ -17,6 +17,7 @@
 
 #include "kernels/sampling_core.h"
 #include "reference/base/address_space_limit.h"
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -28,7 +29,7 @@ using ::testing::HasSubstr;
 SampledSubgraph Sample(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, bool replace,
                        bool weighted, uint64_t rng_seed = 42, uint32_t layer = 0, int threads = 1) {
   Result<SampledSubgraph> result = SampleNeighbors(graph, seeds, fanout, layer, SamplingOptions{replace, weighted, rng_seed, threads});
-  EXPECT_TRUE(result.ok()) << result.status();
+  FL_EXPECT_OK(result);
   return result.ok() ? *result : SampledSubgraph{};
 }
 
@@ -43,7 +44,7 @@ std::vector<int64_t> StridedSeeds(int64_t count, int64_t stride, int64_t num_nod
 TEST(SampleNeighborsTest, FanoutMinusOneReturnsEveryEdge) {
   // Node 0 <- {1, 2, 3}, node 1 <- {0}, node 2 <- {}, node 3 <- {2, 2}.
   Result<CscGraph> graph = GraphFromEdges(4, {{1, 0}, {2, 0}, {0, 1}, {3, 0}, {2, 3}, {2, 3}});
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   SampledSubgraph s = Sample(*graph, {3, 2, 0, 1}, -1, false, false);
   EXPECT_THAT(s.seeds, ElementsAre(3, 2, 0, 1));
   EXPECT_THAT(s.indptr, ElementsAre(0, 2, 2, 5, 6));
@@ -150,7 +151,7 @@ TEST(SampleNeighborsTest, DuplicateSeedsGetIdenticalPicksAndLayersDiffer) {
 
 TEST(SampleNeighborsTest, ThreadCountDoesNotChangeTheResult) {
   Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 5, true);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   std::vector<int64_t> seeds;
   for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);
   // Small and large fanouts, and -1 (all neighbours).
@@ -179,7 +180,7 @@ TEST(SampleNeighborsTest, EverySeedsPicksAreSampleSeedsOnAnyThreadCount) {
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
   Result<CscGraph> graph = CscGraph::Create(std::move(indptr), std::move(indices));
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   std::vector<int64_t> seeds;
   for (int64_t node = 0; node < kNodes; ++node) seeds.push_back((node * 11) % kNodes);
   kernels::sampling::SamplingParams p;
@@ -209,7 +210,7 @@ TEST(SampleNeighborsTest, EverySeedsPicksAreSampleSeedsOnAnyThreadCount) {
 // no chunks.
 TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
   Result<CscGraph> graph = GeneratePowerLaw(3000, 60000, 4, true);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = StridedSeeds(9000, 7, 3000);
   const SampledSubgraph whole = Sample(*graph, seeds, 6, false, true, 3, 0, 1);
   for (int threads : {1, 2, 7}) {
@@ -227,7 +228,7 @@ TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
       sources.insert(sources.end(), chunk.indices.begin(), chunk.indices.end());
       return OkStatus();
     });
-    ASSERT_TRUE(status.ok()) << status;
+    FL_ASSERT_OK(status);
     EXPECT_EQ(next_seed, static_cast<int64_t>(seeds.size())) << threads << " threads";
     EXPECT_GT(chunks, threads) << "the seeds are split among the threads";
     std::vector<int64_t> indptr = {0};
@@ -237,10 +238,10 @@ TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
     EXPECT_EQ(sources, whole.indices) << threads << " threads";
   }
   int calls = 0;
-  ASSERT_TRUE(SampleNeighborsInChunks(*graph, {}, 6, 0, SamplingOptions{}, [&](const SampledChunk&) {
+  FL_ASSERT_OK(SampleNeighborsInChunks(*graph, {}, 6, 0, SamplingOptions{}, [&](const SampledChunk&) {
     ++calls;
     return OkStatus();
-  }).ok());
+  }));
   EXPECT_EQ(calls, 0);
 }
 
@@ -248,7 +249,7 @@ TEST(SampleNeighborsTest, ChunksComeInSeedOrderOnTheCallingThread) {
 // and a bad argument fails before any chunk.
 TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
   Result<CscGraph> graph = GeneratePowerLaw(1000, 20000, 6, false);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = StridedSeeds(500, 7, 1000);
   const SampledSubgraph outer = Sample(*graph, seeds, 5, false, false, 8, 0, 2);
   const SampledSubgraph inner = Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 1);
@@ -261,7 +262,7 @@ TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
                                                              chunk.original_edge_ids.end());
                                             return OkStatus();
                                           });
-  ASSERT_TRUE(status.ok()) << status;
+  FL_ASSERT_OK(status);
   EXPECT_EQ(outer_ids, outer.original_edge_ids);
 
   int calls = 0;
@@ -278,7 +279,7 @@ TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
 // samples as before after.
 TEST(SampleNeighborsTest, ASinkThatFailsOrThrowsLeavesTheThreadReadyForTheNextCall) {
   Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 8, false);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = StridedSeeds(1500, 13, 2000);
   const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   int chunks = 0;
@@ -307,7 +308,7 @@ TEST(SampleNeighborsTest, ASinkThatFailsOrThrowsLeavesTheThreadReadyForTheNextCa
 // next call on the thread samples as before.
 TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
   Result<CscGraph> graph = GeneratePowerLaw(2000, 40000, 8, false);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = StridedSeeds(1500, 13, 2000);
   const SampledSubgraph expected = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   const std::thread::id caller = std::this_thread::get_id();
@@ -338,7 +339,7 @@ TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
 // (so it runs under the sanitizers too).
 TEST(SampleNeighborsTest, PicksBeyondTheMemoryAreAnErrorNotAnException) {
   Result<CscGraph> chain = MakeChain(2);
-  ASSERT_TRUE(chain.ok());
+  FL_ASSERT_OK(chain);
   const std::vector<int64_t> seeds(1024, 1);
   const int64_t fanout = std::numeric_limits<int32_t>::max();
   const SamplingOptions options{/*replace=*/true, false, 1, /*num_threads=*/1};
@@ -365,7 +366,7 @@ TEST(SampleNeighborsTest, PicksBeyondTheMemoryAreAnErrorNotAnException) {
 // names what the whole request needs.
 TEST(SampleNeighborsTest, ChunksAndTheirTotalAreCheckedAgainstTheMemory) {
   Result<CscGraph> graph = GeneratePowerLaw(1000, 20000, 6, false);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = StridedSeeds(2000, 7, 1000);
   for (int threads : {1, 2}) {
     const SampledSubgraph whole = Sample(*graph, seeds, 5, false, false, 8, 0, threads);
@@ -401,7 +402,7 @@ TEST(SampleNeighborsTest, ChunksAndTheirTotalAreCheckedAgainstTheMemory) {
 // same error as a request too large for the memory, not throw.
 TEST(SampleNeighborsTest, ASinkOutOfMemoryIsAnError) {
   Result<CscGraph> graph = GeneratePowerLaw(1000, 20000, 6, false);
-  ASSERT_TRUE(graph.ok());
+  FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = StridedSeeds(2000, 7, 1000);
   const int64_t picks = static_cast<int64_t>(Sample(*graph, seeds, 5, false, false, 8, 0, 2).indices.size());
   int calls = 0;
@@ -425,7 +426,7 @@ TEST(SampleNeighborsTest, ASinkOutOfMemoryIsAnError) {
 // the process, other processes' memory): an error, not std::bad_alloc.
 TEST(SampleNeighborsTest, AChunkThatCannotBeAllocatedIsAnError) {
   Result<CscGraph> chain = MakeChain(2);
-  ASSERT_TRUE(chain.ok());
+  FL_ASSERT_OK(chain);
   const int64_t fanout = int64_t{1} << 26;  // 512 MiB of edge ids in one chunk
   Status sampled;
   {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/sampling_core.h"
+#include "reference/base/status_matchers.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/graph/generators.h"
 
@@ -50,7 +51,7 @@ void ExpectFloydPicksWhatSampleSeedPicks(const CscGraph& graph, const core::Samp
 
 TEST(UniformFloydTest, PicksWhatSampleSeedPicksOnEveryNode) {
   Result<CscGraph> graph = GeneratePowerLaw(3000, 120000, 13, /*weighted=*/false);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   int64_t compared = 0;
   // Fanouts below, at and across the 8-draw blocks, up to kMaxFloydFanout.
   for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{100}, core::kMaxFloydFanout}) {
@@ -76,7 +77,7 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksForEveryDegreeOnBothSidesOfTheBit
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
   Result<CscGraph> graph = CscGraph::Create(std::move(indptr), std::move(indices));
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   int64_t compared = 0, expected = 0;
   for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{15}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{200}, core::kMaxFloydFanout}) {
     expected += 2 * (kMaxDegree - fanout);  // the nodes of degree fanout + 1 .. kMaxDegree, with two seeds

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reference/base/status_matchers.h"
+
 namespace faultline {
 namespace {
 
@@ -36,9 +38,9 @@ TEST(UniqueAndCompactTest, NegativeIdsAreRefusedByName) {
   EXPECT_EQ(UniqueAndCompact({3, std::numeric_limits<int64_t>::min()}, {-1}).status().message(),
             "seeds[1]=-9223372036854775808 is negative; expected node ids >= 0");
   Result<UniqueAndCompactResult> zero = UniqueAndCompact({0}, {0, 1});
-  ASSERT_TRUE(zero.ok()) << zero.status();
+  FL_ASSERT_OK(zero);
   EXPECT_THAT(zero->unique_nodes, ElementsAre(0, 1));
-  EXPECT_TRUE(CheckCompactIds({0, 5}, {1}).ok());
+  FL_EXPECT_OK(CheckCompactIds({0, 5}, {1}));
 }
 
 TEST(UniqueAndCompactTest, HandlesEmptyInputs) {
@@ -76,7 +78,7 @@ TEST_P(BothDirectEntryWidths, NodesOfEarlierCallsAreNewAgainAlsoWhenTheStampWrap
   EXPECT_THAT(second.compacted_indices, ElementsAre(1, 2));
 
   SetUniqueAndCompactGenerationForTesting(0);  // the next call stamps 1
-  ASSERT_TRUE(UniqueAndCompact({}, {3, 4}).ok());
+  FL_ASSERT_OK(UniqueAndCompact({}, {3, 4}));
   SetUniqueAndCompactGenerationForTesting(0xffffffff);  // the last: the next call clears, then stamps 1 again
   UniqueAndCompactResult wrapped = *UniqueAndCompact({}, {4, 3});
   EXPECT_THAT(wrapped.unique_nodes, ElementsAre(4, 3));
@@ -179,7 +181,7 @@ TEST(UniqueAndCompactTest, EntriesAreFourBytesBelowTwoToTheTwentyFourAndEightFro
     LayerCompactor sparse({0}, 0, boundary, 10);
     EXPECT_EQ(LastDirectEntryBytesForTesting(), 0);
   }
-  ASSERT_TRUE(UniqueAndCompact({}, {1, 2}).ok());
+  FL_ASSERT_OK(UniqueAndCompact({}, {1, 2}));
   EXPECT_EQ(LastDirectEntryBytesForTesting(), 4);
 }
 

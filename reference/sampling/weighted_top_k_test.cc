@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/sampling_core.h"
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 
 namespace faultline {
@@ -42,7 +43,7 @@ std::vector<float> StressWeights(int64_t num_edges, uint64_t seed) {
 
 TEST(WeightedTopKTest, PicksWhatSampleSeedPicksOnEveryNode) {
   Result<CscGraph> graph = GeneratePowerLaw(3000, 120000, 11, /*weighted=*/false);
-  ASSERT_TRUE(graph.ok()) << graph.status();
+  FL_ASSERT_OK(graph);
   int64_t compared = 0;
   for (uint64_t weight_seed : {1, 2}) {
     const std::vector<float> weights = StressWeights(static_cast<int64_t>(graph->indices().size()), weight_seed);

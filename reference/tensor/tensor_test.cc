@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reference/base/status_matchers.h"
 #include "reference/process/process.h"
 
 namespace faultline {
@@ -12,20 +13,20 @@ DeviceRuntime& Sim() { return GetRuntime(RuntimeKind::kSimCuda); }
 
 TEST(TensorTest, RoundTripsThroughTheDeviceBitForBit) {
   auto host = Tensor::FromVector<float>({1.5f, -2.0f, 3.25f, 0.0f}, {2, 2});
-  ASSERT_TRUE(host.ok()) << host.status();
+  FL_ASSERT_OK(host);
   auto dev = host->To(Device::Cuda(0), &Sim());
-  ASSERT_TRUE(dev.ok()) << dev.status();
+  FL_ASSERT_OK(dev);
   EXPECT_EQ(dev->device(), Device::Cuda(0));
   EXPECT_EQ(dev->shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(Sim().GetPointerAttributes(dev->raw_data())->type, MemoryType::kDevice);
   auto back = dev->Cpu();
-  ASSERT_TRUE(back.ok());
+  FL_ASSERT_OK(back);
   EXPECT_EQ(*back->ToVector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f, 0.0f}));
 }
 
 TEST(TensorTest, HostViewOfADeviceTensorIsRefusedWithPyTorchsWords) {
   auto dev = Tensor::FromVector<int64_t>({1, 2, 3})->To(Device::Cuda(0), &Sim());
-  ASSERT_TRUE(dev.ok());
+  FL_ASSERT_OK(dev);
   auto view = dev->HostData<int64_t>();
   ASSERT_FALSE(view.ok());
   EXPECT_EQ(view.status().code(), StatusCode::kFailedPrecondition);
@@ -75,39 +76,39 @@ TEST(TensorTest, AShapeWhoseByteCountOverflowsIsRefused) {
   EXPECT_EQ(dev.status().code(), StatusCode::kInvalidArgument);
   // A zero dimension makes the tensor empty, however large the others are.
   auto empty = Tensor::Empty(DType::kFloat32, {int64_t{1} << 62, int64_t{1} << 62, 0});
-  ASSERT_TRUE(empty.ok()) << empty.status();
+  FL_ASSERT_OK(empty);
   EXPECT_EQ(empty->numel(), 0);
   EXPECT_EQ(empty->nbytes(), 0u);
 }
 
 TEST(TensorTest, PinRegistersWithTheRuntimeAndRecordsTheOwner) {
   auto t = Tensor::FromVector<float>(std::vector<float>(1024, 1.0f));
-  ASSERT_TRUE(t->Pin(Sim()).ok());
+  FL_ASSERT_OK(t->Pin(Sim()));
   EXPECT_TRUE(t->is_pinned());
   EXPECT_EQ(t->pinned_by(), getpid());
   EXPECT_TRUE(*Sim().IsPinned(t->raw_data()));
   Status again = t->Pin(Sim());
   EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(t->Unpin().ok());
+  FL_ASSERT_OK(t->Unpin());
   EXPECT_FALSE(*Sim().IsPinned(t->raw_data()));
   EXPECT_EQ(t->Unpin().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(TensorTest, AForkedCopyDoesNotUnpinTheParentsMemoryOnDestruction) {
   auto t = Tensor::FromVector<float>(std::vector<float>(256, 2.0f));
-  ASSERT_TRUE(t->Pin(Sim()).ok());
+  FL_ASSERT_OK(t->Pin(Sim()));
   auto child = ChildProcess::Fork([&] {
     *t = Tensor();  // the child's last reference goes away here
     // An attempted cudaHostUnregister in this forked child would have failed
     // and left cudaErrorInitializationError as the last error.
     return Sim().PeekAtLastError().ok() ? 0 : 1;
   });
-  ASSERT_TRUE(child.ok());
+  FL_ASSERT_OK(child);
   auto exit = child->Wait(std::chrono::seconds(30));
-  ASSERT_TRUE(exit.ok());
+  FL_ASSERT_OK(exit);
   EXPECT_TRUE(exit->succeeded()) << exit->Describe();
   EXPECT_TRUE(*Sim().IsPinned(t->raw_data()));
-  EXPECT_TRUE(t->Unpin().ok());
+  FL_EXPECT_OK(t->Unpin());
 }
 
 }  // namespace
