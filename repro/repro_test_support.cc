@@ -1,5 +1,7 @@
 #include "repro/repro_test_support.h"
 
+#include <gmock/gmock.h>
+
 #include <regex>
 
 namespace faultline {
@@ -11,6 +13,11 @@ std::vector<std::string> RegexGroups(const std::string& text, const std::string&
   std::vector<std::string> groups;
   for (size_t i = 1; i < match.size(); ++i) groups.push_back(match[i].str());
   return groups;
+}
+
+void ExpectPassedWith(const Outcome& o, const std::string& text) {
+  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_THAT(o.transcript, ::testing::HasSubstr(text)) << o.transcript;
 }
 
 std::string InitializationBacktrace(const std::string& transcript) {

@@ -37,6 +37,11 @@ inline void ExpectReproducedWith(const Outcome& o, const Signature& signature) {
   EXPECT_TRUE(o.reproduced) << o.transcript;
 }
 
+// Checks that `o` passed, with no error, and that its transcript contains
+// `text` (the line that says what the passing variant showed); a failure
+// prints the transcript.
+void ExpectPassedWith(const Outcome& o, const std::string& text);
+
 // Returns the backtrace under "CUDA was first initialized in the parent (pid
 // N) at:" in `transcript`: its frame lines ("  #0 ..."), or "" if none.
 std::string InitializationBacktrace(const std::string& transcript);

@@ -26,9 +26,7 @@ TEST(F2Test, LegacySpawnedWorkerCannotUnpinWhatItDidNotPin) {
 TEST(F2Test, FixedRefusesWorkersWithAReasonAndItsAdviceGivesTheBaseline) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "fixed", runtime);
-  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_THAT(o.transcript, testing::HasSubstr(std::string("fixed loader refused num_workers = 2: ") + kF2FixedRefusal))
-      << o.transcript;
+  ExpectPassedWith(o, std::string("fixed loader refused num_workers = 2: ") + kF2FixedRefusal);
   // Owner-only unpin: a forked worker dropped its copy of the parent's pinned
   // tensor without a CUDA call (simcuda records it), and the pin stands.
   EXPECT_THAT(o.transcript, testing::HasSubstr("ran the fixed restore step and dropped its copy of the tensor "))
@@ -46,10 +44,8 @@ TEST(F2Test, FixedRefusesWorkersWithAReasonAndItsAdviceGivesTheBaseline) {
 TEST(F2Test, CpuCudaWithWorkersPasses) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F2", "workaround", runtime);
-  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  ExpectPassedWith(o, "passed: 8 minibatches equal to the num_workers = 0 baseline");
   EXPECT_THAT(o.transcript, testing::HasSubstr("mode cpu-cuda, num_workers 2, fork")) << o.transcript;
-  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: 8 minibatches equal to the num_workers = 0 baseline"))
-      << o.transcript;
 }
 
 }  // namespace

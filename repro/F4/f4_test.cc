@@ -24,19 +24,15 @@ TEST(F4Test, LegacyEagerPluginMakesAForkedWorkerFailLazyInit) {
 TEST(F4Test, FixedLazyPluginLetsAForkedWorkerUseCuda) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "fixed", runtime);
-  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: the child's device gather equals the host gather"))
-      << o.transcript;
+  ExpectPassedWith(o, "passed: the child's device gather equals the host gather");
   EXPECT_THAT(o.transcript, testing::HasSubstr("the parent then used the plugin: ok")) << o.transcript;
 }
 
 TEST(F4Test, SpawnWorkaroundPassesWithTheEagerPlugin) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F4", "workaround", runtime);
-  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  ExpectPassedWith(o, "passed: the child's device gather equals the host gather");
   EXPECT_THAT(o.transcript, testing::HasSubstr("worker 0 started by spawn")) << o.transcript;
-  EXPECT_THAT(o.transcript, testing::HasSubstr("passed: the child's device gather equals the host gather"))
-      << o.transcript;
 }
 
 TEST(F4Test, ServiceChildStartedByForkFailsAndBySpawnPasses) {
@@ -45,9 +41,7 @@ TEST(F4Test, ServiceChildStartedByForkFailsAndBySpawnPasses) {
   ExpectReproducedWith(forked, F4ServiceFork(runtime));
   ExpectInitializationSiteNamed(forked, runtime, "RunService");
   Outcome spawned = RunIsolated("F4", "service-spawn", runtime);
-  EXPECT_TRUE(spawned.passed && !spawned.error) << spawned.transcript;
-  EXPECT_THAT(spawned.transcript, testing::HasSubstr("passed: the child's device gather equals the host gather"))
-      << spawned.transcript;
+  ExpectPassedWith(spawned, "passed: the child's device gather equals the host gather");
 }
 
 }  // namespace

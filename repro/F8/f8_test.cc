@@ -22,9 +22,7 @@ TEST(F8Test, LegacyPinThreadCreatesAPrimaryContextOnDevice0) {
 TEST(F8Test, FixedPinThreadOnTheTrainingDeviceLeavesDevice0Alone) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F8", "fixed", runtime);
-  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
-  EXPECT_THAT(o.transcript, testing::HasSubstr("primary contexts: device 0 inactive, device 1 active"))
-      << o.transcript;
+  ExpectPassedWith(o, "primary contexts: device 0 inactive, device 1 active");
 }
 
 }  // namespace
