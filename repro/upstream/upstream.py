@@ -289,7 +289,7 @@ def main():
         selected = [r for r in VARIANTS if r["failure"] == args.failure and
                     (args.variant is None or r["variant"] == args.variant)]
         if not selected:
-            known = sorted({r["failure"] for r in VARIANTS})
+            known = sorted({r["failure"] for r in VARIANTS}, key=lambda f: int(f[1:]))
             parser.error(f"failure '{args.failure}' has no upstream variant{' ' + args.variant if args.variant else ''}"
                          f"; expected one of {', '.join(known)}")
         if withs:  # the user's code replaces the release: the pre-fix variant's script decides
