@@ -8,8 +8,8 @@
 # The CUDA runtime itself comes from simcuda (ci/simcuda.sh): the venv has no
 # libcudart, and 2.7.1 (CUDA 12.6) imports only with a libcudart.so.12
 # preloaded (the install check preloads the real one from outside the venv).
-# Usage: ci/py_venv.sh SET   (SET: torch-2.15.0, torch-2.7.1, torch-2.4.0, torch-2.3.1,
-#                             numba-cuda-0.20.1)
+# Usage: ci/py_venv.sh SET   (SET: torch-2.15.0, torch-2.7.1, torch-2.6.0, torch-2.4.0,
+#                             torch-2.3.1, numba-cuda-0.20.1)
 # Prints the venv's python as the last stdout line; progress on stderr.
 # Exit: 0 ready, 2 bad usage, 3 not run: the package index cannot be reached
 # (the reason on stderr), 1 the install failed (see the log it names).
@@ -28,6 +28,11 @@ case "$set_name" in
   torch-2.15.0)  # CUDA 13.2 build: NCCL, NVSHMEM, cuSPARSELt and cuFile are not in the 13.0 toolkit (or too old)
     cuda_wheels=(nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.7.2 nvidia-cusparselt-cu13==0.8.1
                  nvidia-cufile==1.20.0.107) ;;
+  torch-2.6.0)  # CUDA 12.4 build, for F14's upstream variant; it loads the same sonames as 2.7.1, so it
+                # takes 2.7.1's wheels (one download in pip's cache for both)
+    cuda_wheels=(nvidia-cublas-cu12==12.6.4.1 nvidia-cufft-cu12==11.3.0.4 nvidia-cuda-cupti-cu12==12.6.80
+                 nvidia-cusparselt-cu12==0.6.3)
+    check_cudart=nvidia-cuda-runtime-cu12==12.4.127 ;;  # torch's pin; for the import check only
   torch-2.7.1)  # CUDA 12.6 build: these sonames are not in the 13.0 toolkit (cuBLAS .12, cuFFT .11, CUPTI .12)
           # or not at all (cuFile, cuSPARSELt); libcusparse.so.12, libcurand.so.10, libcudnn.so.9 and
           # libnccl.so.2 load from the toolkit (same sonames), which saves 1.06 GB of wheels
@@ -48,7 +53,7 @@ case "$set_name" in
     check_import="import os; os.environ['NUMBA_CUDA_USE_NVIDIA_BINDING'] = '0'; import numba.cuda"
     cuda_wheels=()
     python_deps=(numpy==2.3.5) ;;
-  *) echo "ci/py_venv.sh: unknown package set '$set_name'; expected torch-2.15.0, torch-2.7.1, torch-2.4.0, torch-2.3.1 or numba-cuda-0.20.1" >&2
+  *) echo "ci/py_venv.sh: unknown package set '$set_name'; expected torch-2.15.0, torch-2.7.1, torch-2.6.0, torch-2.4.0, torch-2.3.1 or numba-cuda-0.20.1" >&2
      exit 2 ;;
 esac
 [ -n "${python_deps+set}" ] ||

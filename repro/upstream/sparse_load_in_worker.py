@@ -1,8 +1,9 @@
-"""The bug report behind F13 (PyTorch #153143, the follow-up of #144687):
-the parent initializes CUDA, then a fork-started DataLoader worker
-(num_workers=1, pin_memory=True) loads a sparse tensor with torch.load.
+"""The bug reports behind F13 (PyTorch #153143) and F14 (#144687): a
+fork-started DataLoader worker (num_workers=1, pin_memory=True) loads a
+sparse tensor with torch.load, after the parent initialized CUDA (153143)
+or with no CUDA in the script at all (144687, --no-cuda-in-parent).
 
-    python sparse_load_in_worker.py
+    python sparse_load_in_worker.py [--no-cuda-in-parent]
 
 The issue's script, with two changes: the tensor file is written to a
 temporary folder (removed at the end), and the parent initializes CUDA with torch.empty(1, device="cuda:0") instead
@@ -32,8 +33,11 @@ class OperatorDataset(Dataset):
 def main(folder):
     global PATH
     PATH = os.path.join(folder, "sparse_tensor.pth")
-    torch.empty(1, device="cuda:0")
-    print("trainer: CUDA initialized, torch", torch.__version__, flush=True)
+    if "--no-cuda-in-parent" in sys.argv:
+        print("trainer: no CUDA in the script, torch", torch.__version__, flush=True)
+    else:
+        torch.empty(1, device="cuda:0")
+        print("trainer: CUDA initialized, torch", torch.__version__, flush=True)
     torch.save(torch.randn(5, 5).to_sparse().to("cpu"), PATH)
     loader = DataLoader(OperatorDataset(), batch_size=None, num_workers=1, pin_memory=True)
     try:

@@ -111,6 +111,19 @@ VARIANTS = [
      "signature": None, "passes_with": "trainer: loaded the sparse tensor in the worker",
      "what": "torch 2.15.0 (PR 154638, in 2.8.0: sparse tensors load with check_pinning=False): the worker "
              "loads it"},
+    {"failure": "F14", "variant": "upstream-legacy", "base": "torch-2.6.0", "overlay": [],
+     "script": ["sparse_load_in_worker.py", "--no-cuda-in-parent"], "env": {},
+     "signature": "trainer: Caught RuntimeError in DataLoader worker process 0. "
+                  "RuntimeError: CUDA error: initialization error",
+     "passes_with": "trainer: loaded the sparse tensor in the worker",
+     "what": "torch 2.6.0: the script never touches CUDA, but the pin_memory DataLoader's "
+             "torch.cuda.is_available() initializes it before forking the worker, whose torch.load of a "
+             "sparse tensor then checks pinning through CUDA (PyTorch #144687)"},
+    {"failure": "F14", "variant": "upstream-fixed", "base": "torch-2.7.1", "overlay": [],
+     "script": ["sparse_load_in_worker.py", "--no-cuda-in-parent"], "env": {},
+     "signature": None, "passes_with": "trainer: loaded the sparse tensor in the worker",
+     "what": "torch 2.7.1: the loader still initializes CUDA, but the worker's is_pinned() answers "
+             "without a CUDA call: the worker loads it"},
 ]
 VARIANTS.sort(key=lambda row: int(row["failure"][1:]))  # catalog order; legacy stays before fixed
 
