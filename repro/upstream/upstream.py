@@ -43,6 +43,13 @@ PEFT_DEPS = ["transformers==4.41.2", "accelerate==0.30.1", "tokenizers==0.19.1",
              "certifi==2024.6.2", "idna==3.7", "charset-normalizer==3.3.2", "tqdm==4.66.4", "psutil==5.9.8",
              "pyyaml==6.0.1", "packaging==24.1"]
 
+# accelerate's requirements at its 1.6/1.7 releases (May 2025), and the
+# torchao whose float8 module accelerate 1.6.0 imports at import time.
+ACCELERATE_DEPS = ["torchao==0.10.0", "huggingface-hub==0.30.2", "safetensors==0.5.3", "psutil==7.0.0",
+                   "pyyaml==6.0.2", "packaging==24.2", "requests==2.32.3", "urllib3==2.4.0", "certifi==2025.1.31",
+                   "idna==3.10", "charset-normalizer==3.4.1", "tqdm==4.67.1"]
+
+
 # One row per variant: the failure, the variant, the base venv, the
 # overlay's pins, the script and its arguments, extra environment, the
 # simulated devices, and what must happen: `signature`, the exact line the
@@ -124,6 +131,15 @@ VARIANTS = [
      "signature": None, "passes_with": "trainer: loaded the sparse tensor in the worker",
      "what": "torch 2.7.1: the loader still initializes CUDA, but the worker's is_pinned() answers "
              "without a CUDA call: the worker loads it"},
+    {"failure": "F15", "variant": "upstream-legacy", "base": "torch-2.7.1",
+     "overlay": ["accelerate==1.6.0"] + ACCELERATE_DEPS, "script": ["notebook_launch.py"], "env": {},
+     "signature": "worker: " + FORK_ERROR, "passes_with": "parent: notebook_launcher finished",
+     "what": "accelerate 1.6.0 with torchao 0.10.0: `from accelerate import notebook_launcher` imports "
+             "torchao.float8, which initializes CUDA; the forked workers cannot use it (accelerate #3524)"},
+    {"failure": "F15", "variant": "upstream-fixed", "base": "torch-2.7.1",
+     "overlay": ["accelerate==1.7.0"] + ACCELERATE_DEPS, "script": ["notebook_launch.py"], "env": {},
+     "signature": None, "passes_with": "parent: notebook_launcher finished",
+     "what": "accelerate 1.7.0 (torchao imported only where FP8 training needs it): the workers use CUDA"},
 ]
 VARIANTS.sort(key=lambda row: int(row["failure"][1:]))  # catalog order; legacy stays before fixed
 
