@@ -22,13 +22,17 @@ import accelerate
 from accelerate import Accelerator, notebook_launcher
 
 
+def say(line):
+    os.write(1, (line + "\n").encode())  # one write: the two workers' lines never interleave
+
+
 def worker():
     try:
         Accelerator()
         torch.empty(1, device="cuda")
-        print("worker: CUDA works", flush=True)
+        say("worker: CUDA works")
     except RuntimeError as e:
-        print("worker:", str(e).splitlines()[0], flush=True)
+        say("worker: " + str(e).splitlines()[0])
         raise
 
 
