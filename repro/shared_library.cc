@@ -31,6 +31,16 @@ Result<std::string> FindRunfile(const std::string& package, const std::string& f
     tried += path + " ";
   }
   // The workspace is named "faultline" (WORKSPACE), so its runfiles sit under that name.
+  // Under `bazel test` and `bazel run` the runfiles root is in the
+  // environment: a binary that is another target's data has no runfiles
+  // tree of its own there.
+  for (const char* root : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    if (const char* dir = std::getenv(root); dir && *dir) {
+      const std::string path = std::string(dir) + "/faultline/" + package + "/" + file;
+      if (Readable(path)) return path;
+      tried += path + " ";
+    }
+  }
   FL_ASSIGN_OR_RETURN(std::string self, SelfExecutable());
   const std::string path = self + ".runfiles/faultline/" + package + "/" + file;
   if (Readable(path)) return path;

@@ -14,8 +14,10 @@ namespace repro {
 // Returns the path of `file`, a runfile of Bazel package `package` (e.g.
 // "repro/F4"): `$env_var/file` when the environment variable `env_var` names
 // a directory holding it (so a user can test their own build), else
-// `<this binary>.runfiles/faultline/<package>/<file>`. NotFound, naming every
-// path tried and `env_var`, when neither is readable.
+// `<root>/faultline/<package>/<file>` under $RUNFILES_DIR or $TEST_SRCDIR
+// (set by `bazel run` and `bazel test`), else under
+// `<this binary>.runfiles`. NotFound, naming every path tried and
+// `env_var`, when none is readable.
 Result<std::string> FindRunfile(const std::string& package, const std::string& file, const char* env_var);
 
 // A shared library loaded with dlopen; dlclose'd on destruction. Move-only:
