@@ -280,7 +280,7 @@ Status DataLoader::StartWorker(int w) {
   // parent ends included): what a forked worker closes first.
   const std::vector<int> not_its_own = LoaderDescriptors::Except(descriptors, slot_fds);
   auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
-    InjectionInWorker().At("started", w);
+    InjectionInWorker().At(InjectStep::kStarted, w);
     for (int fd : not_its_own) close(fd);
     return RunWorker(o, data, prefix, slot_fds, w, child_task, child_result);
   };

@@ -16,35 +16,94 @@
 namespace faultline {
 namespace {
 
-template <size_t N>
-std::string Join(const char* const (&words)[N]) {
+template <typename T, size_t N>
+std::string Join(const T (&values)[N], const char* (*name)(T)) {
   std::string joined;
-  for (const char* word : words) joined += (joined.empty() ? "" : ", ") + std::string(word);
+  for (T value : values) joined += (joined.empty() ? "" : ", ") + std::string(name(value));
   return joined;
 }
 
-template <size_t N>
-bool Known(const std::string& word, const char* const (&list)[N]) {
-  for (const char* entry : list) {
-    if (word == entry) return true;
+template <typename T, size_t N>
+std::optional<T> Named(const std::string& word, const T (&values)[N], const char* (*name)(T)) {
+  for (T value : values) {
+    if (word == name(value)) return value;
   }
-  return false;
+  return std::nullopt;
 }
+
+constexpr InjectAction kAllActions[] = {
+    InjectAction::kSigkill,  InjectAction::kSigsegv,  InjectAction::kExit3,     InjectAction::kHang,
+    InjectAction::kMisindex, InjectAction::kBadframe, InjectAction::kMisanswer, InjectAction::kStall,
+    InjectAction::kCutoff,   InjectAction::kTrickle,  InjectAction::kThrow};
 
 }  // namespace
 
-void FaultInjection::At(const char* here, int index) const {
-  if (!Targets(here, index)) return;
-  if (action == "sigkill") raise(SIGKILL);
-  if (action == "exit3") _exit(3);
-  if (action == "sigsegv") {
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(SIGSEGV, SIG_DFL);  // past any sanitizer's handler
-    raise(SIGSEGV);
+const char* InjectStepName(InjectStep step) {
+  switch (step) {
+    case InjectStep::kStarted: return "started";
+    case InjectStep::kBeforeRestore: return "before_restore";
+    case InjectStep::kAfterRestore: return "after_restore";
+    case InjectStep::kAfterTask: return "after_task";
+    case InjectStep::kMidWrite: return "mid_write";
+    case InjectStep::kAfterWrite: return "after_write";
+    case InjectStep::kAfterAnswer: return "after_answer";
   }
-  if (action == "hang") {
-    for (;;) pause();
+  return "?";
+}
+
+const char* InjectActionName(InjectAction action) {
+  switch (action) {
+    case InjectAction::kSigkill: return "sigkill";
+    case InjectAction::kSigsegv: return "sigsegv";
+    case InjectAction::kExit3: return "exit3";
+    case InjectAction::kHang: return "hang";
+    case InjectAction::kMisindex: return "misindex";
+    case InjectAction::kBadframe: return "badframe";
+    case InjectAction::kMisanswer: return "misanswer";
+    case InjectAction::kStall: return "stall";
+    case InjectAction::kCutoff: return "cutoff";
+    case InjectAction::kTrickle: return "trickle";
+    case InjectAction::kThrow: return "throw";
+  }
+  return "?";
+}
+
+InjectActionKind KindOf(InjectAction action) {
+  switch (action) {
+    case InjectAction::kSigkill:
+    case InjectAction::kSigsegv:
+    case InjectAction::kExit3:
+    case InjectAction::kHang: return InjectActionKind::kProcess;
+    case InjectAction::kMisindex:
+    case InjectAction::kBadframe:
+    case InjectAction::kMisanswer:
+    case InjectAction::kStall:
+    case InjectAction::kCutoff:
+    case InjectAction::kTrickle: return InjectActionKind::kProtocol;
+    case InjectAction::kThrow: return InjectActionKind::kException;
+  }
+  return InjectActionKind::kProcess;
+}
+
+void FaultInjection::At(InjectStep here, int index) const {
+  if (!Targets(here, index) || KindOf(action) != InjectActionKind::kProcess) return;
+  switch (action) {
+    case InjectAction::kSigkill:
+      raise(SIGKILL);
+      break;
+    case InjectAction::kExit3:
+      _exit(3);
+    case InjectAction::kSigsegv: {
+      const rlimit no_core{0, 0};
+      setrlimit(RLIMIT_CORE, &no_core);
+      signal(SIGSEGV, SIG_DFL);  // past any sanitizer's handler
+      raise(SIGSEGV);
+      break;
+    }
+    case InjectAction::kHang:
+      for (;;) pause();
+    default:
+      break;  // protocol and exception actions act where the worker answers or samples
   }
 }
 
@@ -54,30 +113,38 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   if (text == nullptr || *text == '\0') return injection;
   const std::string spec = text;
   auto bad = [&] {
-    return InvalidArgumentError(std::string(kInjectEnv) + " is '" + spec +
-                                "'; expected STEP:ACTION[:WORKER] with STEP one of " + Join(kInjectSteps) +
-                                " and ACTION one of " + Join(kProcessActions) + ", " + Join(kProtocolActions) +
-                                ", " + Join(kExceptionActions) + " (" + Join(kProtocolActions) +
-                                " at after_write or after_answer only; " + Join(kExceptionActions) +
-                                " at mid_write only)");
+    return InvalidArgumentError(
+        std::string(kInjectEnv) + " is '" + spec + "'; expected STEP:ACTION[:WORKER] with STEP one of " +
+        Join(kInjectSteps, InjectStepName) + " and ACTION one of " + Join(kProcessActions, InjectActionName) + ", " +
+        Join(kProtocolActions, InjectActionName) + ", " + Join(kExceptionActions, InjectActionName) + " (" +
+        Join(kProtocolActions, InjectActionName) + " at after_write or after_answer only; " +
+        Join(kExceptionActions, InjectActionName) + " at mid_write only)");
   };
   const size_t first = spec.find(':');
   if (first == std::string::npos) return bad();
   const size_t second = spec.find(':', first + 1);
-  injection.step = spec.substr(0, first);
-  injection.action = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+  const std::optional<InjectStep> step = Named(spec.substr(0, first), kInjectSteps, InjectStepName);
+  const std::optional<InjectAction> action =
+      Named(spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1),
+            kAllActions, InjectActionName);
   if (second != std::string::npos) {  // a worker index in 0..INT_MAX: digits only
     const std::optional<int> worker = ParseWholeNonNegative<int>(std::string_view(spec).substr(second + 1));
     if (!worker) return bad();
     injection.worker = *worker;
   }
-  const bool breaks_protocol = Known(injection.action, kProtocolActions);
-  const bool throws = Known(injection.action, kExceptionActions);
-  if (!Known(injection.step, kInjectSteps) || !(breaks_protocol || throws || Known(injection.action, kProcessActions))) {
-    return bad();
+  if (!step || !action) return bad();
+  switch (KindOf(*action)) {
+    case InjectActionKind::kProcess:
+      break;
+    case InjectActionKind::kProtocol:
+      if (*step != InjectStep::kAfterWrite && *step != InjectStep::kAfterAnswer) return bad();
+      break;
+    case InjectActionKind::kException:
+      if (*step != InjectStep::kMidWrite) return bad();
+      break;
   }
-  if (breaks_protocol && injection.step != "after_write" && injection.step != "after_answer") return bad();
-  if (throws && injection.step != "mid_write") return bad();
+  injection.step = step;
+  injection.action = *action;
   return injection;
 }
 

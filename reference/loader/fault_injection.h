@@ -8,6 +8,7 @@
 #define FAULTLINE_REFERENCE_LOADER_FAULT_INJECTION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "reference/base/status.h"
@@ -21,44 +22,63 @@ inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
 // the minibatches before it).
 inline constexpr char kInjectStartedEnv[] = "FAULTLINE_LOADER_INJECT_STARTED";
 // The steps of a worker's life, in order.
-inline constexpr const char* kInjectSteps[] = {"started",   "before_restore", "after_restore", "after_task",
-                                               "mid_write", "after_write",    "after_answer"};
-// The actions that end or stall the process, at any step.
-inline constexpr const char* kProcessActions[] = {"sigkill", "sigsegv", "exit3", "hang"};
-// The actions that break the protocol instead, at after_write (every
-// answer) or after_answer (every answer after the worker's first, which it
-// sends as usual) only: misindex writes another minibatch index into the
-// finished slot and answers as if nothing happened (DataLoader's
+enum class InjectStep { kStarted, kBeforeRestore, kAfterRestore, kAfterTask, kMidWrite, kAfterWrite, kAfterAnswer };
+inline constexpr InjectStep kInjectSteps[] = {InjectStep::kStarted,   InjectStep::kBeforeRestore, InjectStep::kAfterRestore,
+                                              InjectStep::kAfterTask, InjectStep::kMidWrite,      InjectStep::kAfterWrite,
+                                              InjectStep::kAfterAnswer};
+
+// What a worker does at the step, in three kinds (InjectActionKind).
+// Process actions end or stall the process, at any step: sigkill, sigsegv,
+// exit3, hang. Protocol actions break the protocol instead, at after_write
+// (every answer) or after_answer (every answer after the worker's first,
+// which it sends as usual) only: misindex writes another minibatch index
+// into the finished slot and answers as if nothing happened (DataLoader's
 // read_shared_memory check); badframe answers with a frame header whose
 // length is -1; misanswer answers for another minibatch (its own + 1000);
 // stall sends the first 8 bytes of its answer and then hangs; cutoff sends
 // them and exits with 3; trickle sends its answer one byte every 2 ms, an
 // error report of 1 MiB that would take 35 minutes (its bytes never stop
 // for long, so only a timeout that is checked while bytes arrive ends it).
-inline constexpr const char* kProtocolActions[] = {"misindex", "badframe", "misanswer", "stall", "cutoff", "trickle"};
-// The action that throws instead, at mid_write only: throw makes the next
-// chunk the sampler takes after the first layer was written throw
-// std::bad_alloc, in whichever of its threads takes it (a helper's
-// exception is rethrown in the worker's thread), as an allocation that
-// fails in the sampler does.
-inline constexpr const char* kExceptionActions[] = {"throw"};
+// The exception action, at mid_write only: throw makes the next chunk the
+// sampler takes after the first layer was written throw std::bad_alloc, in
+// whichever of its threads takes it (a helper's exception is rethrown in
+// the worker's thread), as an allocation that fails in the sampler does.
+enum class InjectAction {
+  kSigkill, kSigsegv, kExit3, kHang,                                    // process
+  kMisindex, kBadframe, kMisanswer, kStall, kCutoff, kTrickle,          // protocol
+  kThrow,                                                               // exception
+};
+enum class InjectActionKind { kProcess, kProtocol, kException };
+inline constexpr InjectAction kProcessActions[] = {InjectAction::kSigkill, InjectAction::kSigsegv, InjectAction::kExit3,
+                                                   InjectAction::kHang};
+inline constexpr InjectAction kProtocolActions[] = {InjectAction::kMisindex, InjectAction::kBadframe,
+                                                    InjectAction::kMisanswer, InjectAction::kStall,
+                                                    InjectAction::kCutoff,   InjectAction::kTrickle};
+inline constexpr InjectAction kExceptionActions[] = {InjectAction::kThrow};
+
+// The names FAULTLINE_LOADER_INJECT spells them with: "before_restore",
+// "sigkill", ...
+const char* InjectStepName(InjectStep step);
+const char* InjectActionName(InjectAction action);
+InjectActionKind KindOf(InjectAction action);
 
 struct FaultInjection {
-  std::string step;    // empty: nothing injected
-  std::string action;
-  int worker = -1;     // -1: every worker
+  std::optional<InjectStep> step;  // empty: nothing injected
+  InjectAction action = InjectAction::kSigkill;
+  int worker = -1;  // -1: every worker
 
   // Whether the injection is for worker `index` at step `here`.
-  bool Targets(const char* here, int index) const { return step == here && (worker < 0 || worker == index); }
+  bool Targets(InjectStep here, int index) const { return step == here && (worker < 0 || worker == index); }
   // Fails the calling worker `index` here when `here` is the injected step.
-  void At(const char* here, int index) const;
+  void At(InjectStep here, int index) const;
   // Whether the calling worker `index` is to act by `how` (throw) at `here`.
-  bool Breaks(const char* how, const char* here, int index) const { return action == how && Targets(here, index); }
+  bool Breaks(InjectAction how, InjectStep here, int index) const { return action == how && Targets(here, index); }
   // Whether the calling worker `index`, which has sent `answered` answers,
   // is to break the protocol by `how` (one of kProtocolActions) in the
   // answer it is about to send.
-  bool BreaksAnswer(const char* how, int index, int64_t answered) const {
-    return action == how && (Targets("after_write", index) || (Targets("after_answer", index) && answered > 0));
+  bool BreaksAnswer(InjectAction how, int index, int64_t answered) const {
+    return action == how &&
+           (Targets(InjectStep::kAfterWrite, index) || (Targets(InjectStep::kAfterAnswer, index) && answered > 0));
   }
 };
 

@@ -135,8 +135,11 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
 void RunMatrix(StartMethod method) {
   std::map<std::string, std::map<std::string, std::string>> cells;
   // Every step the worker accepts, by every action that ends or stalls it.
-  for (const char* step : kInjectSteps) {
-    for (const char* action : kProcessActions) cells[step][action] = RunCase(method, step, action);
+  for (InjectStep step : kInjectSteps) {
+    for (InjectAction action : kProcessActions) {
+      cells[InjectStepName(step)][InjectActionName(action)] =
+          RunCase(method, InjectStepName(step), InjectActionName(action));
+    }
   }
   std::string table = std::string("fault matrix, ") + StartMethodName(method) +
                       " (worker 1 of 2 fails, worker 0 in the hang column; timeout 60 s, 2 s for the minibatch a hang "
@@ -148,7 +151,8 @@ void RunMatrix(StartMethod method) {
                 "exit(3)", "hang");
   table += line;
   table += "|----------------|----------------------|----------------------|----------------------|----------------------|\n";
-  for (const char* step : kInjectSteps) {
+  for (InjectStep each : kInjectSteps) {
+    const char* step = InjectStepName(each);
     std::snprintf(line, sizeof(line), "| %-14s | %-20s | %-20s | %-20s | %-20s |\n", step,
                   cells[step]["sigkill"].c_str(), cells[step]["sigsegv"].c_str(), cells[step]["exit3"].c_str(),
                   cells[step]["hang"].c_str());

@@ -68,7 +68,7 @@ int SpawnedWorkerMain(const std::vector<std::string>& args) {
   Result<int> task_fd = ParseSmallInt(args[4], "task descriptor");
   Result<int> result_fd = ParseSmallInt(args[5], "result descriptor");
   if (!index.ok() || !task_fd.ok() || !result_fd.ok() || slot_fds.size() != kPrefetchPerWorker) return 2;
-  InjectionInWorker().At("started", *index);
+  InjectionInWorker().At(InjectStep::kStarted, *index);
   Result<LoaderOptions> o = OptionsFromJson(args[0]);
   if (!o.ok() || o->num_workers < 1) return 2;  // it picks segment slots by num_workers
   return RunWorker(*o, nullptr, args[1], slot_fds, *index, *task_fd, *result_fd);
@@ -103,7 +103,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   auto reply = [&](int64_t batch, const std::string& message) { return wire::WriteAnswer(result_fd, batch, message); };
   // A startup failure is reported as the answer to the first task.
   Result<std::vector<std::vector<int64_t>>> batches = InternalError("unset");
-  inject.At("before_restore", index);
+  inject.At(InjectStep::kBeforeRestore, index);
   // Its segment slots (data_loader.h), which the parent created.
   std::unique_ptr<SegmentWriter> segments[kPrefetchPerWorker];
   for (int slot = 0; slot < kPrefetchPerWorker; ++slot) {
@@ -124,7 +124,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   } catch (...) {
     data = UncaughtException();
   }
-  inject.At("after_restore", index);
+  inject.At(InjectStep::kAfterRestore, index);
   if (data.ok()) {
     try {
       batches = LoaderBatches(o, **data);
@@ -136,7 +136,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     int64_t batch = 0;
     auto got = wire::ReadAll(task_fd, &batch, sizeof(batch));
     if (!got.ok() || !*got || batch == kStopTask) return 0;
-    inject.At("after_task", index);
+    inject.At(InjectStep::kAfterTask, index);
     if (!data.ok()) {
       reply(batch, wire::ErrorToWire(data.status(), "restore_state"));
       return 1;
@@ -157,37 +157,37 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
       status = segments[slot]->Reserve(largest_minibatch);  // names the segment and the bytes
       if (status.ok()) {
         status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot], [&] {
-          inject.At("mid_write", index);
-          if (inject.Breaks("throw", "mid_write", index)) SetChunkHookForTesting([] { throw std::bad_alloc(); });
+          inject.At(InjectStep::kMidWrite, index);
+          if (inject.Breaks(InjectAction::kThrow, InjectStep::kMidWrite, index)) SetChunkHookForTesting([] { throw std::bad_alloc(); });
         });
       }
     } catch (...) {
       status = UncaughtException();
     }
     largest_minibatch = std::max(largest_minibatch, segments[slot]->size());
-    if (status.ok()) inject.At("after_write", index);
-    auto breaks = [&](const char* how) { return status.ok() && inject.BreaksAnswer(how, index, answers_sent); };
-    if (breaks("misindex")) {
+    if (status.ok()) inject.At(InjectStep::kAfterWrite, index);
+    auto breaks = [&](InjectAction how) { return status.ok() && inject.BreaksAnswer(how, index, answers_sent); };
+    if (breaks(InjectAction::kMisindex)) {
       const int64_t wrong = batch + 1000;  // the index field follows the 8-byte magic word
       std::memcpy(segments[slot]->At(sizeof(uint64_t)), &wrong, sizeof(wrong));
     }
-    if (breaks("badframe")) {
+    if (breaks(InjectAction::kBadframe)) {
       const int64_t header[2] = {batch, -1};  // a frame no worker writes: a negative message length
       (void)wire::WriteAll(result_fd, header, sizeof(header));
       ++answers_sent;
       continue;
     }
-    if (breaks("stall") || breaks("cutoff")) {
+    if (breaks(InjectAction::kStall) || breaks(InjectAction::kCutoff)) {
       (void)wire::WriteAll(result_fd, &batch, sizeof(batch));  // half a frame header
-      if (inject.action == "cutoff") _exit(3);
+      if (inject.action == InjectAction::kCutoff) _exit(3);
       MarkInjectedFaultStarted();
       for (;;) pause();
     }
-    if (breaks("trickle")) Trickle(result_fd, batch);
-    const int64_t answered = breaks("misanswer") ? batch + 1000 : batch;
+    if (breaks(InjectAction::kTrickle)) Trickle(result_fd, batch);
+    const int64_t answered = breaks(InjectAction::kMisanswer) ? batch + 1000 : batch;
     if (!reply(answered, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
     ++answers_sent;
-    inject.At("after_answer", index);
+    inject.At(InjectStep::kAfterAnswer, index);
   }
 }
 }  // namespace faultline
