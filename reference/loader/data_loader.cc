@@ -132,7 +132,14 @@ namespace {
 constexpr int64_t kMaxTimeoutMs = std::numeric_limits<int>::max();
 
 std::atomic<int> g_loader_serial{0};
-TaskWriteHook g_task_write_hook;
+
+Status CheckTimeout(std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0 || timeout.count() > kMaxTimeoutMs) {
+    return InvalidArgumentError("timeout is " + std::to_string(timeout.count()) + " ms; expected 0.." +
+                                std::to_string(kMaxTimeoutMs) + " (0 = no timeout)");
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -171,10 +178,7 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
                                   std::to_string(std::numeric_limits<int32_t>::max()));
     }
   }
-  if (options.timeout.count() < 0 || options.timeout.count() > kMaxTimeoutMs) {
-    return InvalidArgumentError("timeout is " + std::to_string(options.timeout.count()) + " ms; expected 0.." +
-                                std::to_string(kMaxTimeoutMs) + " (0 = no timeout)");
-  }
+  FL_RETURN_IF_ERROR(CheckTimeout(options.timeout));
   if (options.mode != LoaderMode::kCpuCpu && options.runtime == RuntimeKind::kCpu) {
     return InvalidArgumentError(std::string("mode is ") + LoaderModeName(options.mode) +
                                 " but runtime is cpu; expected simcuda or cuda for a mode that uses a device");
@@ -317,11 +321,15 @@ void DataLoader::SendTasks() {
   }
 }
 
-void SetTaskWriteHookForTesting(TaskWriteHook hook) { g_task_write_hook = std::move(hook); }
+Status DataLoader::SetTimeout(std::chrono::milliseconds timeout) {
+  FL_RETURN_IF_ERROR(CheckTimeout(timeout));
+  options_.timeout = timeout;
+  return OkStatus();
+}
 
 void DataLoader::SendTask(Worker& worker, int64_t batch) {
   if (worker.collected) return;  // what it left is reported when Next() reaches it
-  if (g_task_write_hook) g_task_write_hook(worker.index, worker.process->pid(), batch);
+  if (options_.on_task_write) options_.on_task_write(worker.index, worker.process->pid(), batch);
   Status sent = wire::WriteAll(worker.task_fd, &batch, sizeof(batch));
   if (!sent.ok()) Collect(worker, sent.message());
 }

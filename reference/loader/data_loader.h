@@ -70,10 +70,11 @@ class DataLoader {
   std::vector<pid_t> worker_pids() const;
   // Returns where the failed Next() failed; empty before any failure.
   const std::optional<LoaderFailure>& failure() const { return failure_; }
-  // Test seam: LoaderOptions::timeout for the minibatches asked for from
-  // now on, so that a test can time only a fault, not the workers' start
-  // and the minibatches before it (no validation: tests pass 0..2^31-1 ms).
-  void SetTimeoutForTesting(std::chrono::milliseconds timeout) { options_.timeout = timeout; }
+  // Sets LoaderOptions::timeout for the minibatches asked for from now on:
+  // e.g. a long one while the workers start, a short one once they run (a
+  // test times only a fault this way, not the workers' start). Checked as
+  // Create checks it; an InvalidArgument error leaves the timeout as it was.
+  Status SetTimeout(std::chrono::milliseconds timeout);
 
  private:
   struct Worker;  // a worker process and its two sockets (data_loader.cc)
@@ -116,12 +117,6 @@ class DataLoader {
   std::optional<LoaderFailure> failure_;
   std::string shm_prefix_;
 };
-
-// Test seam: when set, runs in the parent just before task `batch` is
-// written to worker `worker` (pid `pid`). Tests use it to order the parent's
-// writes after a worker's exit (e.g. with waitid(WNOWAIT)); nullptr clears it.
-using TaskWriteHook = std::function<void(int worker, pid_t pid, int64_t batch)>;
-void SetTaskWriteHookForTesting(TaskWriteHook hook);
 
 // Returns the prefix of the shared-memory segments this process's loaders
 // create, "/faultline-<pid>-<nonce>-" (ProcessSegmentPrefix).

@@ -818,13 +818,12 @@ TEST_F(DeviceModesTest, AWorkersErrorReportWinsOverTheBrokenPipeOfTheNextTask) {
     LoaderOptions o = DeviceOptions(LoaderMode::kPinnedCuda, 2, method);
     o.pin_handling = Behaviour::kLegacy;
     bool waited = false;
-    SetTaskWriteHookForTesting([&waited](int worker, pid_t pid, int64_t batch) {
+    o.on_task_write = [&waited](int worker, pid_t pid, int64_t batch) {
       if (worker != 0 || batch != 2) return;
       AwaitExitWithoutReaping(pid);
       waited = true;
-    });
+    };
     auto loader = DataLoader::Create(o);
-    SetTaskWriteHookForTesting(nullptr);
     ASSERT_TRUE(waited) << "the parent never wrote minibatch 2 to worker 0";
     FL_ASSERT_OK(loader);
     std::vector<pid_t> pids = (*loader)->worker_pids();

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,14 +57,19 @@ struct LoaderOptions {
   // long while Next() waits for its minibatch is killed and Next() fails
   // naming it. 0 = wait as long as the worker lives.
   std::chrono::milliseconds timeout{0};
+  // When set, runs in the parent just before task `batch` is written to
+  // worker `worker` (pid `pid`), so that a caller can order its own work
+  // against the loader's writes (a test orders a write after a worker's
+  // exit, with waitid(WNOWAIT)).
+  std::function<void(int worker, pid_t pid, int64_t batch)> on_task_write;
 };
 
 // Returns the sampling key of minibatch `index` for loader seed `seed`: each
 // minibatch has its own random stream, so no worker assignment matters.
 uint64_t LoaderRngSeed(uint64_t seed, int64_t index);
 
-// Returns the options as JSON (every field but `timeout` and `start_method`,
-// which only the parent uses: a worker knows it was started). Bytes of
+// Returns the options as JSON (every field but `timeout`, `start_method` and
+// `on_task_write`, which only the parent uses: a worker knows it was started). Bytes of
 // graph_dir that are not UTF-8 become U+FFFD (see CheckOptionsFitJson).
 std::string OptionsToJson(const LoaderOptions& options);
 // OK when OptionsToJson keeps the options as they are; else an

@@ -31,7 +31,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The loader timeout of the cases that test the timeout itself (hang,
-// stall, trickle), set (SetTimeoutForTesting) only when Next() is about to
+// stall, trickle), set (DataLoader::SetTimeout) only when Next() is about to
 // wait for the minibatch the fault withholds, so that it times the fault
 // and nothing before it: the minibatches before that one come under
 // kLongTimeout (the matrix) or none (the protocol tests). The faulty worker
@@ -100,7 +100,7 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
     }
     pids = (*loader)->worker_pids();
     for (int64_t i = 0; i <= (*loader)->num_batches() && error.ok(); ++i) {
-      if (action == "hang" && i == failing_minibatch) (*loader)->SetTimeoutForTesting(kTimeout);
+      if (action == "hang" && i == failing_minibatch) FL_EXPECT_OK((*loader)->SetTimeout(kTimeout));
       auto next = (*loader)->Next();
       if (!next.ok()) error = next.status();
     }
@@ -230,7 +230,7 @@ void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCo
       ASSERT_TRUE(AppearsWithin(started, std::chrono::seconds(60)))
           << "worker " << faulty << " did not begin its broken answer (" << fault << ") within 60 s";
     }
-    (*loader)->SetTimeoutForTesting(timeout);
+    FL_ASSERT_OK((*loader)->SetTimeout(timeout));
     auto failed = (*loader)->NextView();
     EXPECT_EQ(failed.status().code(), code);
     EXPECT_EQ(failed.status().message(), message(pids[faulty], failed.status().message()));
@@ -332,7 +332,14 @@ TEST(WorkerFaultTest, ATimeoutOutsideWhatPollCanWaitIsRefused) {
               "timeout is " + std::to_string(ms) + " ms; expected 0..2147483647 (0 = no timeout)");
   }
   o.timeout = std::chrono::milliseconds(2147483647);  // the longest is accepted
-  FL_EXPECT_OK(DataLoader::Create(o));
+  FL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DataLoader> loader, DataLoader::Create(o));
+  // A running loader's SetTimeout checks the same range, and a refused one
+  // changes nothing.
+  EXPECT_THAT(loader->SetTimeout(std::chrono::milliseconds(-5)),
+              StatusIs(StatusCode::kInvalidArgument, "timeout is -5 ms; expected 0..2147483647 (0 = no timeout)"));
+  EXPECT_THAT(loader->SetTimeout(std::chrono::milliseconds(2147483648)),
+              StatusIs(StatusCode::kInvalidArgument, testing::HasSubstr("timeout is 2147483648 ms")));
+  FL_EXPECT_OK(loader->SetTimeout(std::chrono::milliseconds(0)));
 }
 
 TEST(WorkerFaultTest, AHealthyLoaderWithATimeoutRunsToTheEnd) {
