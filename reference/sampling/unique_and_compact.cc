@@ -339,6 +339,8 @@ IdRange RangeOf(const std::vector<int64_t>& ids, IdRange range) {
 
 }  // namespace
 
+// The tests' reach into the tables, declared in unique_and_compact_testing.h
+// (a tests-only header the library does not include).
 void SetUniqueAndCompactGenerationForTesting(uint32_t generation) {
   DirectEntry32::t_generation = std::min(generation, DirectEntry32::kLastGeneration);
   DirectEntry64::t_generation = std::min(generation, DirectEntry64::kLastGeneration);

@@ -1,5 +1,6 @@
 // Tests UniqueAndCompact ordering (seeds first, then first appearance).
 #include "reference/sampling/unique_and_compact.h"
+#include "reference/sampling/unique_and_compact_testing.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
