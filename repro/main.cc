@@ -60,8 +60,7 @@ void PrintTable(const std::vector<Row>& rows, bool repeated) {
 }
 
 const char* OutcomeName(const Outcome& outcome) {
-  if (!outcome.not_run.empty()) return "not run";
-  return outcome.reproduced ? "reproduced" : (outcome.passed ? "passed" : "failed");
+  return VerdictName(outcome.verdict);
 }
 
 // Runs one variant `repeat` times, each in a fresh process (CUDA state must

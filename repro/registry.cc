@@ -129,9 +129,29 @@ bool Matches(const Signature& signature, const ObservedError& error) {
   return SignatureMismatch(signature, error).empty();
 }
 
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kReproduced: return "reproduced";
+    case Verdict::kPassed: return "passed";
+    case Verdict::kFailed: return "failed";
+    case Verdict::kNotRun: return "not run";
+  }
+  return "?";
+}
+
+std::optional<Verdict> ParseVerdict(const std::string& name) {
+  for (Verdict v : {Verdict::kReproduced, Verdict::kPassed, Verdict::kFailed, Verdict::kNotRun}) {
+    if (name == VerdictName(v)) return v;
+  }
+  return std::nullopt;
+}
+
 bool Matches(Expectation expected, const Outcome& outcome) {
-  if (!outcome.not_run.empty()) return false;
-  return expected == Expectation::kReproduces ? outcome.reproduced : outcome.passed && !outcome.reproduced;
+  switch (expected) {
+    case Expectation::kReproduces: return outcome.verdict == Verdict::kReproduced;
+    case Expectation::kPasses: return outcome.verdict == Verdict::kPassed;
+  }
+  return false;
 }
 
 }  // namespace repro

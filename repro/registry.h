@@ -95,14 +95,26 @@ std::string SignatureMismatch(const Signature& signature, const ObservedError& e
 // Returns whether `error` shows `signature` (SignatureMismatch is empty).
 bool Matches(const Signature& signature, const ObservedError& error);
 
+// What a variant's run came to: exactly one of these.
+enum class Verdict {
+  kReproduced,  // the documented symptom was observed
+  kPassed,      // ran to the end with the expected output
+  kFailed,      // neither: an unexpected error, the wrong output, a crash
+  kNotRun,      // this machine cannot run it (Outcome::not_run says why)
+};
+// Returns "reproduced", "passed", "failed" or "not run".
+const char* VerdictName(Verdict verdict);
+// Returns the verdict VerdictName names; nullopt for any other text.
+std::optional<Verdict> ParseVerdict(const std::string& name);
+
 // What running one variant produced.
 struct Outcome {
-  bool reproduced = false;          // the documented symptom was observed
-  bool passed = false;              // ran to the end with the expected output
+  Verdict verdict = Verdict::kFailed;
   std::optional<ObservedError> error;
-  std::string transcript;           // human-readable account for the report
+  std::string transcript;  // human-readable account for the report
   // Why this machine cannot run the variant (it needs more GPUs than are
-  // visible); empty when it ran. A variant that did not run never matches.
+  // visible), when the verdict is kNotRun. A variant that did not run never
+  // matches.
   std::string not_run;
 };
 

@@ -16,7 +16,8 @@ std::vector<std::string> RegexGroups(const std::string& text, const std::string&
 }
 
 void ExpectPassedWith(const Outcome& o, const std::string& text) {
-  EXPECT_TRUE(o.passed && !o.error) << o.transcript;
+  EXPECT_EQ(VerdictName(o.verdict), std::string("passed")) << o.transcript;
+  EXPECT_FALSE(o.error.has_value()) << o.transcript;
   EXPECT_THAT(o.transcript, ::testing::HasSubstr(text)) << o.transcript;
 }
 

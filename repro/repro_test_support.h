@@ -34,7 +34,7 @@ std::vector<std::string> RegexGroups(const std::string& text, const std::string&
 inline void ExpectReproducedWith(const Outcome& o, const Signature& signature) {
   ASSERT_TRUE(o.error.has_value()) << o.transcript;
   EXPECT_EQ(SignatureMismatch(signature, *o.error), "") << o.transcript;
-  EXPECT_TRUE(o.reproduced) << o.transcript;
+  EXPECT_EQ(VerdictName(o.verdict), std::string("reproduced")) << o.transcript;
 }
 
 // Checks that `o` passed, with no error, and that its transcript contains

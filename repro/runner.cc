@@ -14,7 +14,7 @@ namespace repro {
 namespace {
 
 nlohmann::json OutcomeToJson(const Outcome& o) {
-  nlohmann::json j = {{"reproduced", o.reproduced}, {"passed", o.passed}, {"transcript", o.transcript}};
+  nlohmann::json j = {{"verdict", VerdictName(o.verdict)}, {"transcript", o.transcript}};
   if (o.error) j["error"] = ErrorToJson(o.error);
   if (!o.not_run.empty()) j["not_run"] = o.not_run;
   return j;
@@ -22,8 +22,8 @@ nlohmann::json OutcomeToJson(const Outcome& o) {
 
 Outcome OutcomeFromJson(const nlohmann::json& j) {
   Outcome o;
-  o.reproduced = j.at("reproduced");
-  o.passed = j.at("passed");
+  // An unknown verdict reads as failed; the transcript keeps what it said.
+  o.verdict = ParseVerdict(j.at("verdict").get<std::string>()).value_or(Verdict::kFailed);
   o.transcript = j.at("transcript");
   o.not_run = j.value("not_run", "");
   if (j.contains("error")) {

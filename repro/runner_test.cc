@@ -25,7 +25,7 @@ Outcome Alternating(RuntimeKind) {
   ++count;
   if (path != nullptr) std::ofstream(path) << count;
   Outcome outcome;
-  outcome.passed = count % 2 == 1;
+  outcome.verdict = count % 2 == 1 ? Verdict::kPassed : Verdict::kFailed;
   outcome.transcript = "run " + std::to_string(count);
   return outcome;
 }
@@ -33,11 +33,10 @@ Outcome Alternating(RuntimeKind) {
 const bool kRegistered = RegisterFailure(Failure{
     "T1", "test only: alternates between passing and failing", {Passes("fixed", "alternates", Alternating)}});
 
-// A variant this machine cannot run; `passed` is set to show that a variant
-// that did not run never matches, whatever else it says.
+// A variant this machine cannot run: it never matches.
 Outcome NeedsMoreGpus(RuntimeKind) {
   Outcome outcome;
-  outcome.passed = true;
+  outcome.verdict = Verdict::kNotRun;
   outcome.not_run = "T2 needs 2 GPUs; NVML reports 1";
   return outcome;
 }
@@ -98,7 +97,7 @@ TEST(RunRepeatedTest, CountsMatchedRunsAndKeepsTheFirstMismatch) {
   EXPECT_EQ(result.runs, 5);
   EXPECT_EQ(result.matched, 3);
   EXPECT_EQ(result.shown.transcript, "run 2");
-  EXPECT_FALSE(result.shown.passed);
+  EXPECT_EQ(result.shown.verdict, Verdict::kFailed);
 }
 
 TEST(RunRepeatedTest, AllMatchedShowsTheLastRun) {

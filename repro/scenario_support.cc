@@ -90,7 +90,7 @@ Outcome Reproduced(const Signature& signature, const ObservedError& error, std::
   Outcome outcome;
   outcome.error = error;
   const std::string mismatch = SignatureMismatch(signature, error);
-  outcome.reproduced = mismatch.empty();
+  outcome.verdict = mismatch.empty() ? Verdict::kReproduced : Verdict::kFailed;
   outcome.transcript = std::move(transcript) + DescribeError(error);
   if (!mismatch.empty()) outcome.transcript += "not the documented signature:\n" + mismatch;
   return outcome;
@@ -105,6 +105,7 @@ Outcome Unexpected(const ObservedError& error, std::string transcript) {
 
 Outcome NotRunHere(const std::string& why, std::string transcript) {
   Outcome outcome;
+  outcome.verdict = Verdict::kNotRun;
   outcome.not_run = why;
   outcome.transcript = std::move(transcript) + "not run: " + why + "\n";
   return outcome;
@@ -112,7 +113,7 @@ Outcome NotRunHere(const std::string& why, std::string transcript) {
 
 Outcome PassedIf(bool equal, const std::string& what, std::string transcript) {
   Outcome outcome;
-  outcome.passed = equal;
+  outcome.verdict = equal ? Verdict::kPassed : Verdict::kFailed;
   outcome.transcript = std::move(transcript) + (equal ? "passed: " : "FAILED: not ") + what + "\n";
   return outcome;
 }

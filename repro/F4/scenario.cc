@@ -56,7 +56,7 @@ Outcome RunWithPlugin(RuntimeKind kind, PluginKind plugin_kind, StartMethod meth
   Status at_load = LastPluginInitStatus();
   if (!at_load.ok()) return Unexpected(Observe(at_load, "main process", "plugin_load"), transcript);
   Outcome outcome = RunChild(kind, method, "worker 0", signature, transcript);
-  if (outcome.passed) {
+  if (outcome.verdict == Verdict::kPassed) {
     // The parent still uses the plugin afterwards; lazily it now initializes.
     Status used = plugin->Compute();
     if (!used.ok()) return Unexpected(Observe(used, "main process", "plugin_compute"), outcome.transcript);
