@@ -1,41 +1,47 @@
-#!/bin/bash
-# Checks that the docs describe the failures the registry has (`repro list
-# --json`): each failure's docs/failures/<id>.md has a variant table (the
-# markdown table whose first column is `variant`) naming exactly the
-# registered variants, each row's `expected` column starting with the
-# variant's expectation (reproduces / passes); and README.md's catalog table
-# has one row per failure, in the registry's order, linking its page.
-# And the signatures (`signature` in `repro list --json`, per runtime): every
-# reproducing variant has one and no passing variant does; each page names
-# its reproducing variants' error names and steps in backticks; and every
-# example error a page shows (an `error: NAME (CODE): MESSAGE` line in a code
-# block, with its `process:` and `step:` lines) is one a reproducing
-# variant's signature matches, on simcuda or on cuda (and each page with a
-# reproducing variant shows at least one). And the upstream code
-# (`upstream.py list --json`): every page has an "## Upstream code" section;
-# a failure with upstream variants names each one in backticks there with
-# its expectation, and its README cell gives each variant's release; one
-# without says "re-creation only" (DGL) or "not yet". The prose around the
-# quotes is kept true by hand.
-set -u
-REPRO="$1"
-UPSTREAM="$2"
+#!/usr/bin/env python3
+"""Checks that the docs describe the failures the registry has (`repro list
+--json`): each failure's docs/failures/<id>.md has a variant table (the
+markdown table whose first column is `variant`) naming exactly the
+registered variants, each row's `expected` column starting with the
+variant's expectation (reproduces / passes); and README.md's catalog table
+has one row per failure, in the registry's order, linking its page.
+And the signatures (`signature` in `repro list --json`, per runtime): every
+reproducing variant has one and no passing variant does; each page names
+its reproducing variants' error names and steps in backticks; and every
+example error a page shows (an `error: NAME (CODE): MESSAGE` line in a code
+block, with its `process:` and `step:` lines) is one a reproducing
+variant's signature matches, on simcuda or on cuda (and each page with a
+reproducing variant shows at least one). And the upstream code
+(`upstream.py list --json`): every page has an "## Upstream code" section;
+a failure with upstream variants names each one in backticks there with
+its expectation, and its README cell gives each variant's release; one
+without says "re-creation only" (DGL) or "not yet". The prose around the
+quotes is kept true by hand.
+
+Usage (Bazel passes these): catalog_docs_test.py REPRO UPSTREAM_PY
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+REPRO, UPSTREAM = sys.argv[1], sys.argv[2]
 # The docs are data of this test (//:catalog_docs): they sit in the
 # runfiles at their workspace paths (docs/failures/<id>.md, README.md).
-DOCS_ROOT="$TEST_SRCDIR/$TEST_WORKSPACE"
-list="$TEST_TMPDIR/list.json"
+root = os.path.join(os.environ["TEST_SRCDIR"], os.environ["TEST_WORKSPACE"])
 
-"$REPRO" list --json >"$list" || { echo "FAIL: $REPRO list --json exited $?" >&2; exit 1; }
 
-upstream_list="$TEST_TMPDIR/upstream.json"
-python3 "$UPSTREAM" list --json >"$upstream_list" || { echo "FAIL: $UPSTREAM list --json exited $?" >&2; exit 1; }
+def listed(command):
+    proc = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        print("FAIL: %s exited %d" % (" ".join(command), proc.returncode), file=sys.stderr)
+        sys.exit(1)
+    return json.loads(proc.stdout)
 
-python3 - "$list" "$DOCS_ROOT" "$upstream_list" <<'PY'
-import json, os, re, sys
 
-failures = json.load(open(sys.argv[1]))
-root = sys.argv[2]
-upstream = json.load(open(sys.argv[3]))
+failures = listed([REPRO, "list", "--json"])
+upstream = listed([sys.executable, UPSTREAM, "list", "--json"])
 errors = []
 
 
@@ -243,4 +249,3 @@ if errors:
     sys.exit(1)
 print("ok: %d failures, %d variants match their docs and the README catalog; %d example errors match "
       "their signatures" % (len(failures), sum(len(f["variants"]) for f in failures), checked_examples[0]))
-PY
