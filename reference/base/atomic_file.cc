@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 
@@ -21,8 +22,8 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
   std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
   // Close-on-exec: a process another thread forks and execs while the file
   // is written must not hold it (mkstemp's descriptor is inherited).
-  const int fd = mkostemp(&tmp[0], O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd file(mkostemp(&tmp[0], O_CLOEXEC));
+  if (!file.valid()) {
     const std::string message = "cannot create a temporary file for '" + path + "': " + std::strerror(errno);
     // A full disk or quota, or an I/O error, is not a wrong path.
     if (errno == ENOSPC || errno == EDQUOT || errno == EIO) return UnavailableError(message);
@@ -30,22 +31,23 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
   }
   // `what`: the failed step and its error ("fsync: No space left on device").
   // Unavailable: the path was fine, the writing failed (a full disk, EIO).
-  auto fail_with = [&](const std::string& what, bool open) {
+  // The file is closed before the temporary name is unlinked.
+  auto fail_with = [&](const std::string& what) {
     const std::string message = "cannot write '" + path + "': " + what;
-    if (open) close(fd);
+    file.reset();
     unlink(tmp.c_str());
     return UnavailableError(message);
   };
-  auto fail = [&](const char* step, bool open) {
-    return fail_with(std::string(step) + ": " + std::strerror(errno), open);
-  };
-  if (fchmod(fd, 0644) != 0) return fail("fchmod", true);
+  auto fail = [&](const char* step) { return fail_with(std::string(step) + ": " + std::strerror(errno)); };
+  if (fchmod(file.get(), 0644) != 0) return fail("fchmod");
   for (std::string_view part : parts) {
-    const Status written = WriteAll(fd, part);
-    if (!written.ok()) return fail_with(written.message(), true);  // "write failed: <strerror>"
+    const Status written = WriteAll(file.get(), part);
+    if (!written.ok()) return fail_with(written.message());  // "write failed: <strerror>"
   }
-  if (durability == FileDurability::kDurable && fsync(fd) != 0) return fail("fsync", true);
-  if (close(fd) != 0) return fail("close", false);
+  if (durability == FileDurability::kDurable && fsync(file.get()) != 0) return fail("fsync");
+  // A write error the kernel held back (NFS, a delayed allocation) shows
+  // here: "close failed: <strerror>".
+  if (const Status closed = file.Close(); !closed.ok()) return fail_with(closed.message());
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string message = "cannot rename the temporary file onto '" + path + "': " + std::strerror(errno);
     unlink(tmp.c_str());
