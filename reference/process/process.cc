@@ -156,41 +156,40 @@ Result<std::string> SelfExecutable() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-Result<ChildProcess> ChildProcess::ForkWithReportPipe(int fds[2], const std::function<void()>& in_child) {
+Result<ChildProcess> ChildProcess::ForkWithReportPipe(UniqueFd& read_end, UniqueFd& write_end,
+                                                      const std::function<void()>& in_child) {
   std::fflush(nullptr);  // do not let the child flush the parent's buffers again
   const pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return ErrnoError("fork");
-  }
+  if (pid < 0) return ErrnoError("fork");
   if (pid == 0) {
     DieWithParent(parent);
     in_child();
     _exit(127);  // in_child ends the process itself
   }
-  close(fds[1]);
-  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  write_end.reset();
+  fcntl(read_end.get(), F_SETFL, O_NONBLOCK);
   // Opened before anything could reap the child, unless SIGCHLD is
   // ignored and the child ended (and its pid was reused) in these few
   // instructions. Close-on-exec by the kernel.
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   // ESRCH: the child has ended and been reaped already (SIGCHLD ignored):
   // its pid may be another process's by now, so it is never signalled.
   // Without pidfds (ENOSYS), signals go by pid.
-  return ChildProcess(pid, fds[0], pidfd >= 0 ? pidfd : errno == ESRCH ? kReapedBeforePidfd : -1);
+  const bool reaped_before_pidfd = !pidfd.valid() && errno == ESRCH;
+  return ChildProcess(pid, std::move(read_end), std::move(pidfd), reaped_before_pidfd);
 }
 
 Result<ChildProcess> ChildProcess::Fork(std::function<int()> body) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
-  return ForkWithReportPipe(fds, [&] {
-    close(fds[0]);
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  return ForkWithReportPipe(read_end, write_end, [&] {
+    read_end.reset();
     // Its channel is the new pipe; the one this process reports on (when
     // it is a spawned child) is not the forked child's to hold open.
-    if (g_report_fd >= 0) close(g_report_fd);
-    g_report_fd = fds[1];
+    UniqueFd(g_report_fd).reset();  // closed now; nothing to close when there is none (-1)
+    g_report_fd = write_end.release();
     int code = kUncaughtExceptionExitCode;
     try {
       code = body();
@@ -220,11 +219,12 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   FL_ASSIGN_OR_RETURN(std::string exe, SelfExecutable());
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe2");
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
 
   std::vector<std::string> argv = {exe, std::string(kChildFlag) + entry};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::pair<std::string, std::string>> set = options.env;
-  set.emplace_back(kReportFdEnv, std::to_string(fds[1]));
+  set.emplace_back(kReportFdEnv, std::to_string(write_end.get()));
   std::vector<std::string> unset;
   if (options.keep_fds.empty()) {
     unset.push_back(kKeptFdsEnv);
@@ -235,12 +235,14 @@ Result<ChildProcess> ChildProcess::Spawn(const std::string& entry, const std::ve
   }
   ExecImage image(std::move(argv), set, unset);
 
-  return ForkWithReportPipe(fds, [&] {
-    fcntl(fds[1], F_SETFD, 0);  // the report pipe survives exec
+  // The child execs or _exits: its copies of read_end and write_end are
+  // never destroyed there, so the write end crosses the exec open.
+  return ForkWithReportPipe(read_end, write_end, [&] {
+    fcntl(write_end.get(), F_SETFD, 0);  // the report pipe survives exec
     for (int fd : options.keep_fds) fcntl(fd, F_SETFD, 0);
     // Through /proc/self/exe, the running file, which stays executable when
     // a rebuild replaces or deletes its path mid-run (argv[0] keeps the path).
-    image.Exec("/proc/self/exe", fds[1], "faultline: execve of the spawned child");
+    image.Exec("/proc/self/exe", write_end.get(), "faultline: execve of the spawned child");
   });
 }
 
@@ -292,13 +294,13 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
     Reset();
     pid_ = other.pid_;
-    report_fd_ = other.report_fd_;
-    pidfd_ = other.pidfd_;
+    report_fd_ = std::move(other.report_fd_);
+    pidfd_ = std::move(other.pidfd_);
+    reaped_before_pidfd_ = other.reaped_before_pidfd_;
     reaped_ = other.reaped_;
     transcript_ = std::move(other.transcript_);
     other.pid_ = -1;
-    other.report_fd_ = -1;
-    other.pidfd_ = -1;
+    other.reaped_before_pidfd_ = false;
   }
   return *this;
 }
@@ -311,18 +313,17 @@ void ChildProcess::Reset() {
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
-  if (report_fd_ >= 0) close(report_fd_);
-  if (pidfd_ >= 0) close(pidfd_);
+  report_fd_.reset();
+  pidfd_.reset();
   pid_ = -1;
-  report_fd_ = -1;
-  pidfd_ = -1;
+  reaped_before_pidfd_ = false;
   reaped_ = false;
 }
 
 void ChildProcess::Signal(int signal) {
-  if (pidfd_ == kReapedBeforePidfd) return;
-  if (pidfd_ >= 0) {
-    (void)syscall(SYS_pidfd_send_signal, pidfd_, signal, nullptr, 0);  // ESRCH once it has ended
+  if (reaped_before_pidfd_) return;
+  if (pidfd_.valid()) {
+    (void)syscall(SYS_pidfd_send_signal, pidfd_.get(), signal, nullptr, 0);  // ESRCH once it has ended
   } else {
     kill(pid_, signal);
   }
@@ -346,10 +347,10 @@ ChildExit ChildProcess::Reaped(int status, bool reaped_elsewhere) {
 }
 
 void ChildProcess::DrainReport() {
-  if (report_fd_ < 0) return;
+  if (!report_fd_.valid()) return;
   char buffer[4096];
   for (;;) {
-    ssize_t n = read(report_fd_, buffer, sizeof(buffer));
+    ssize_t n = read(report_fd_.get(), buffer, sizeof(buffer));
     if (n > 0) {
       transcript_.append(buffer, static_cast<size_t>(n));
       continue;
@@ -412,10 +413,10 @@ Status ChildProcess::WaitForTranscript(std::string_view text, std::chrono::milli
   for (;;) {
     DrainReport();
     if (transcript_.find(text) != std::string::npos) return OkStatus();
-    if (report_fd_ < 0) return missing("has no report pipe");
+    if (!report_fd_.valid()) return missing("has no report pipe");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return missing("ran for " + std::to_string(timeout.count()) + " ms");
-    pollfd pfd{report_fd_, POLLIN, 0};
+    pollfd pfd{report_fd_.get(), POLLIN, 0};
     const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR) return ErrnoError("poll");
     if (ready > 0 && (pfd.revents & POLLIN) == 0 && (pfd.revents & (POLLHUP | POLLERR)) != 0) {

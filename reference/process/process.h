@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/base/unique_fd.h"
 #include "reference/process/child_registry.h"  // kUncaughtExceptionExitCode
 
 namespace faultline {
@@ -108,13 +109,17 @@ class ChildProcess {
   Status WaitForTranscript(std::string_view text, std::chrono::milliseconds timeout);
 
  private:
-  // pidfd_ of a child reaped elsewhere before its pidfd could be opened.
-  static constexpr int kReapedBeforePidfd = -2;
-  ChildProcess(pid_t pid, int report_fd, int pidfd) : pid_(pid), report_fd_(report_fd), pidfd_(pidfd) {}
-  // Forks with the report pipe `fds`; the child runs `in_child`, which ends
-  // the process (async-signal-safe calls only, for spawn). The parent keeps
-  // the non-blocking read end; both ends are closed when fork fails.
-  static Result<ChildProcess> ForkWithReportPipe(int fds[2], const std::function<void()>& in_child);
+  ChildProcess(pid_t pid, UniqueFd report_fd, UniqueFd pidfd, bool reaped_before_pidfd)
+      : pid_(pid),
+        report_fd_(std::move(report_fd)),
+        pidfd_(std::move(pidfd)),
+        reaped_before_pidfd_(reaped_before_pidfd) {}
+  // Forks with the report pipe `read_end`, `write_end`; the child runs
+  // `in_child`, which ends the process (async-signal-safe calls only, for
+  // spawn). The parent takes the read end (non-blocking) and closes the
+  // write end; when fork fails both stay with the caller, which closes them.
+  static Result<ChildProcess> ForkWithReportPipe(UniqueFd& read_end, UniqueFd& write_end,
+                                                 const std::function<void()>& in_child);
   void DrainReport();
   // Sends `signal` by pidfd, else by pid (callers check running()).
   void Signal(int signal);
@@ -123,8 +128,11 @@ class ChildProcess {
   void Reset();
 
   pid_t pid_ = -1;
-  int report_fd_ = -1;
-  int pidfd_ = -1;  // -1 where the kernel has no pidfd_open
+  UniqueFd report_fd_;
+  UniqueFd pidfd_;  // none where the kernel has no pidfd_open
+  // The child was reaped elsewhere before its pidfd could be opened: its
+  // pid may be another process's, so it is never signalled.
+  bool reaped_before_pidfd_ = false;
   bool reaped_ = false;
   std::string transcript_;
 };

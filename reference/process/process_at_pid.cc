@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "reference/process/process_ref.h"
 
@@ -32,6 +33,9 @@ Result<ProcessAtPid> ProcessAtPid::Start(pid_t pid, uint64_t other_than_ticks, s
   // test's `during` thread ends before the test looks at the stand-in.
   int lifeline[2];
   if (pipe2(lifeline, O_CLOEXEC) != 0) return UnavailableError(std::string("pipe2: ") + std::strerror(errno));
+  // The stand-in's end and this process's: the stand-in never returns into
+  // this frame (it ends with exit_group), so only this process closes them.
+  UniqueFd read_end(lifeline[0]), write_end(lifeline[1]);
   for (;;) {
     pid_t wanted = pid;
     clone_args args;
@@ -43,30 +47,26 @@ Result<ProcessAtPid> ProcessAtPid::Start(pid_t pid, uint64_t other_than_ticks, s
     if (started == 0) {
       // The stand-in. Raw system calls only: a sanitizer's read() or
       // close() may take a lock that another thread held at the clone.
-      syscall(SYS_close, lifeline[1]);
+      syscall(SYS_close, write_end.get());
       char byte;
-      while (syscall(SYS_read, lifeline[0], &byte, 1) < 0 && errno == EINTR) {  // returns at end of file
+      while (syscall(SYS_read, read_end.get(), &byte, 1) < 0 && errno == EINTR) {  // returns at end of file
       }
       syscall(SYS_exit_group, 0);
     }
     if (started > 0) {
       const std::optional<ProcessRef> ref = ProcessRefOf(static_cast<pid_t>(started));
       if (ref && ref->start_ticks != other_than_ticks) {
-        close(lifeline[0]);
-        return ProcessAtPid(static_cast<pid_t>(started), lifeline[1]);
+        read_end.reset();
+        return ProcessAtPid(static_cast<pid_t>(started), std::move(write_end));
       }
       KillAndReap(static_cast<pid_t>(started));  // the same tick: again, in a later one
     } else if (errno != EEXIST) {
       const int code = errno;
-      close(lifeline[0]);
-      close(lifeline[1]);
       return FailedPreconditionError("cannot start a process at pid " + std::to_string(pid) +
                                      ": clone3 with set_tid failed: " + std::strerror(code) +
                                      (code == EPERM ? " (it needs CAP_SYS_ADMIN; run as root)" : ""));
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      close(lifeline[0]);
-      close(lifeline[1]);
       return UnavailableError("pid " + std::to_string(pid) + " was still taken after " +
                               std::to_string(timeout.count()) + " ms");
     }
@@ -74,9 +74,9 @@ Result<ProcessAtPid> ProcessAtPid::Start(pid_t pid, uint64_t other_than_ticks, s
   }
 }
 
+// The lifeline (a member) closes after this, once the stand-in is reaped.
 ProcessAtPid::~ProcessAtPid() {
   if (pid_ > 0) KillAndReap(pid_);
-  if (lifeline_ >= 0) close(lifeline_);
 }
 
 bool ProcessAtPid::Running() const {

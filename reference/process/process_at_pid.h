@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "reference/base/status.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 
@@ -25,9 +27,8 @@ class ProcessAtPid {
   // `other_than_ticks`: a process that ended within the same tick as it
   // started would otherwise share both with the stand-in.
   static Result<ProcessAtPid> Start(pid_t pid, uint64_t other_than_ticks, std::chrono::milliseconds timeout);
-  ProcessAtPid(ProcessAtPid&& other) noexcept : pid_(other.pid_), lifeline_(other.lifeline_) {
+  ProcessAtPid(ProcessAtPid&& other) noexcept : pid_(other.pid_), lifeline_(std::move(other.lifeline_)) {
     other.pid_ = 0;
-    other.lifeline_ = -1;
   }
   ProcessAtPid(const ProcessAtPid&) = delete;
   ProcessAtPid& operator=(const ProcessAtPid&) = delete;
@@ -39,9 +40,9 @@ class ProcessAtPid {
   bool Running() const;
 
  private:
-  ProcessAtPid(pid_t pid, int lifeline) : pid_(pid), lifeline_(lifeline) {}
+  ProcessAtPid(pid_t pid, UniqueFd lifeline) : pid_(pid), lifeline_(std::move(lifeline)) {}
   pid_t pid_ = 0;
-  int lifeline_ = -1;  // the pipe's write end: the child ends when it closes
+  UniqueFd lifeline_;  // the pipe's write end: the child ends when it closes
 };
 
 }  // namespace faultline

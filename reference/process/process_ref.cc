@@ -12,6 +12,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 namespace {
@@ -33,14 +36,14 @@ struct StatRead {
 StatRead ReadStat(pid_t pid) {
   if (pid <= 0) return {};
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {std::nullopt, errno != ENOENT && errno != ESRCH};
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {std::nullopt, errno != ENOENT && errno != ESRCH};
   char buffer[4096];
   ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer) - 1)) < 0 && errno == EINTR) {
+  while ((n = read(fd.get(), buffer, sizeof(buffer) - 1)) < 0 && errno == EINTR) {
   }
   const int read_errno = errno;
-  close(fd);
+  fd.reset();
   if (n <= 0) return {std::nullopt, n < 0 && read_errno != ESRCH};
   const std::string line(buffer, static_cast<size_t>(n));
   // The fields follow the parenthesized command name, which may hold spaces and parentheses.
@@ -84,62 +87,52 @@ ProcessRef SelfProcessRef() { return ProcessRefOf(getpid()).value_or(ProcessRef{
 bool ProcessRunning(const ProcessRef& ref) { return Runs(ref).value_or(true); }
 
 ProcessHandle ProcessHandle::Open(const ProcessRef& ref) {
-  if (ref.pid <= 0) return ProcessHandle(ref, -1, true);
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, ref.pid, 0));
+  if (ref.pid <= 0) return ProcessHandle(ref, UniqueFd(), true);
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, ref.pid, 0)));
   // ESRCH: no process has the pid. Any other failure (no pidfds before
   // Linux 5.3, no descriptor left) says nothing about the process: the
   // handle then looks at it by ProcessRef each time.
-  if (pidfd < 0) return ProcessHandle(ref, -1, errno == ESRCH || !ProcessRunning(ref));
+  if (!pidfd.valid()) return ProcessHandle(ref, UniqueFd(), errno == ESRCH || !ProcessRunning(ref));
   // The pidfd holds whatever process had the pid when it was opened. That
   // was ref's process if the pid's process now is: ref's process started
   // before the open, so it still held its pid then.
   const StatRead now = ReadStat(ref.pid);
-  if (now.stat && SameProcess(*now.stat, ref)) return ProcessHandle(ref, pidfd, false);
-  close(pidfd);
+  if (now.stat && SameProcess(*now.stat, ref)) return ProcessHandle(ref, std::move(pidfd), false);
+  pidfd.reset();
   // Unreadable (the pidfd took the last descriptor): nothing is known, so
   // the handle looks at the process by ProcessRef each time, as without pidfds.
-  return ProcessHandle(ref, -1, !now.unreadable);
+  return ProcessHandle(ref, UniqueFd(), !now.unreadable);
 }
 
 ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
-    : ref_(other.ref_), pidfd_(other.pidfd_), ended_(other.ended_) {
-  other.pidfd_ = -1;
+    : ref_(other.ref_), pidfd_(std::move(other.pidfd_)), ended_(other.ended_) {
   other.ended_ = true;
 }
 
 ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
   if (this != &other) {
-    if (pidfd_ >= 0) close(pidfd_);
     ref_ = other.ref_;
-    pidfd_ = other.pidfd_;
+    pidfd_ = std::move(other.pidfd_);
     ended_ = other.ended_;
-    other.pidfd_ = -1;
     other.ended_ = true;
   }
   return *this;
-}
-
-ProcessHandle::~ProcessHandle() {
-  if (pidfd_ >= 0) close(pidfd_);
 }
 
 bool ProcessHandle::EndsBy(std::chrono::steady_clock::time_point deadline) {
   while (!ended_) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const int timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-    if (pidfd_ < 0) {  // no pidfd: look at the process every 10 ms
+    if (!pidfd_.valid()) {  // no pidfd: look at the process every 10 ms
       ended_ = !ProcessRunning(ref_);
       if (ended_ || timeout_ms == 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 10)));
       continue;
     }
-    pollfd pfd{pidfd_, POLLIN, 0};  // readable once the process has exited
+    pollfd pfd{pidfd_.get(), POLLIN, 0};  // readable once the process has exited
     const int ready = poll(&pfd, 1, timeout_ms);
     if (ready < 0) {
-      if (errno != EINTR) {  // poll cannot watch it: look at it in /proc instead
-        close(pidfd_);
-        pidfd_ = -1;
-      }
+      if (errno != EINTR) pidfd_.reset();  // poll cannot watch it: look at it in /proc instead
       continue;
     }
     ended_ = ready > 0;
@@ -150,8 +143,8 @@ bool ProcessHandle::EndsBy(std::chrono::steady_clock::time_point deadline) {
 
 void ProcessHandle::Signal(int signal) {
   if (ended_) return;
-  if (pidfd_ >= 0) {
-    (void)syscall(SYS_pidfd_send_signal, pidfd_, signal, nullptr, 0);  // ESRCH once it has ended
+  if (pidfd_.valid()) {
+    (void)syscall(SYS_pidfd_send_signal, pidfd_.get(), signal, nullptr, 0);  // ESRCH once it has ended
   } else if (Runs(ref_).value_or(false)) {  // only a process known to be ref_'s
     kill(ref_.pid, signal);
   }

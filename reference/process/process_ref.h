@@ -13,6 +13,9 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <utility>
+
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 
@@ -48,7 +51,7 @@ class ProcessHandle {
   ProcessHandle& operator=(ProcessHandle&& other) noexcept;
   ProcessHandle(const ProcessHandle&) = delete;
   ProcessHandle& operator=(const ProcessHandle&) = delete;
-  ~ProcessHandle();
+  ~ProcessHandle() = default;
 
   // Waits until the process has ended (exited; a zombie has) or `deadline`
   // passed; returns whether it has ended.
@@ -58,9 +61,10 @@ class ProcessHandle {
   void Signal(int signal);
 
  private:
-  ProcessHandle(const ProcessRef& ref, int pidfd, bool ended) : ref_(ref), pidfd_(pidfd), ended_(ended) {}
+  ProcessHandle(const ProcessRef& ref, UniqueFd pidfd, bool ended)
+      : ref_(ref), pidfd_(std::move(pidfd)), ended_(ended) {}
   ProcessRef ref_;
-  int pidfd_ = -1;  // -1: ended, or no pidfds (then ref_ is checked each time)
+  UniqueFd pidfd_;  // none: ended, or no pidfds (then ref_ is checked each time)
   bool ended_ = false;
 };
 

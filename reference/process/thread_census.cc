@@ -12,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "reference/base/unique_fd.h"
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define FAULTLINE_THREAD_CENSUS 0
 #else
@@ -50,10 +52,9 @@ void NoteThreadStart() {
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   char line[400];
   const int len = std::snprintf(line, sizeof(line), "pid %d (%s)\n", static_cast<int>(getpid()), n > 0 ? exe : "?");
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  if (len > 0) (void)!write(fd, line, static_cast<size_t>(len));
-  close(fd);
+  const UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (!fd.valid()) return;
+  if (len > 0) (void)!write(fd.get(), line, static_cast<size_t>(len));
 }
 #endif
 
