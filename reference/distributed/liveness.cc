@@ -19,6 +19,7 @@
 #include <limits>
 #include <locale>
 #include <sstream>
+#include <utility>
 
 #include "reference/base/str_join.h"
 
@@ -92,7 +93,7 @@ Status SendAll(int fd, const void* data, size_t size, Clock::time_point deadline
 }
 
 struct Connection {
-  int fd = -1;     // non-blocking
+  UniqueFd fd;     // non-blocking
   std::string ip;  // the address that answered
 };
 
@@ -103,15 +104,13 @@ struct Connection {
 // deadline. On failure the error says how each address failed.
 Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, Clock::time_point deadline) {
   std::vector<std::string> errors;
+  // Connections under way: pending[i] polls sockets[i], to pending_ips[i].
+  // Those not returned close when this returns.
   std::vector<pollfd> pending;
+  std::vector<UniqueFd> sockets;
   std::vector<std::string> pending_ips;
   auto failed = [&](const std::string& ip, int error) {
     errors.push_back("connect to " + ip + ":" + std::to_string(port) + ": " + std::strerror(error));
-  };
-  auto close_pending = [&](int except) {
-    for (const pollfd& p : pending) {
-      if (p.fd != except) close(p.fd);
-    }
   };
   for (const std::string& ip : ips) {
     sockaddr_in address{};
@@ -121,21 +120,20 @@ Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, C
       errors.push_back("bad address '" + ip + "'");
       continue;
     }
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) {
       errors.push_back(Errno("socket"));
       continue;
     }
-    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      close_pending(-1);
-      return Connection{fd, ip};
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+      return Connection{std::move(fd), ip};
     }
     if (errno != EINPROGRESS) {
       failed(ip, errno);
-      close(fd);
-      continue;
+      continue;  // closes fd
     }
-    pending.push_back({fd, POLLOUT, 0});
+    pending.push_back({fd.get(), POLLOUT, 0});
+    sockets.push_back(std::move(fd));
     pending_ips.push_back(ip);
   }
   while (!pending.empty()) {
@@ -144,8 +142,8 @@ Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, C
     if (ready <= 0) {  // the deadline: what is still pending timed out (or poll failed: its error)
       const int error = ready == 0 ? ETIMEDOUT : errno;
       for (const std::string& ip : pending_ips) failed(ip, error);
-      close_pending(-1);
       pending.clear();
+      sockets.clear();
       break;
     }
     for (size_t i = 0; i < pending.size();) {
@@ -156,14 +154,10 @@ Result<Connection> ConnectToAny(const std::vector<std::string>& ips, int port, C
       int error = 0;
       socklen_t length = sizeof(error);
       if (getsockopt(pending[i].fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
-      if (error == 0) {
-        const int fd = pending[i].fd;
-        close_pending(fd);
-        return Connection{fd, pending_ips[i]};
-      }
+      if (error == 0) return Connection{std::move(sockets[i]), pending_ips[i]};
       failed(pending_ips[i], error);
-      close(pending[i].fd);
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+      sockets.erase(sockets.begin() + static_cast<std::ptrdiff_t>(i));  // closes it
       pending_ips.erase(pending_ips.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
@@ -258,19 +252,19 @@ Result<std::unique_ptr<LivenessMonitor>> LivenessMonitor::Listen(LivenessOptions
   if (options.stuck_grace.count() == 0) options.stuck_grace = std::clamp(timeout / 10, milliseconds(50), milliseconds(500));
   std::unique_ptr<LivenessMonitor> monitor(new LivenessMonitor(std::move(options)));
 
-  monitor->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (monitor->listen_fd_ < 0) return UnavailableError(Errno("liveness socket"));
+  monitor->listen_fd_.reset(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  const int listen_fd = monitor->listen_fd_.get();
+  if (listen_fd < 0) return UnavailableError(Errno("liveness socket"));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_ANY);
   socklen_t length = sizeof(address);
-  if (bind(monitor->listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(monitor->listen_fd_, 256) != 0 ||
-      getsockname(monitor->listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+  if (bind(listen_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(listen_fd, 256) != 0 ||
+      getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     return UnavailableError(Errno("liveness listener"));
   }
-  monitor->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (monitor->wake_fd_ < 0) return UnavailableError(Errno("eventfd"));
+  monitor->wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!monitor->wake_fd_.valid()) return UnavailableError(Errno("eventfd"));
 
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -309,18 +303,17 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot open the liveness connection to " +
                               Name(static_cast<int>(r)) + ": " + connection.status().message());
     }
-    peers_[r].fd = connection->fd;
+    peers_[r].fd = std::move(connection->fd);
     peers_[r].reached = connection->ip + ":" + std::to_string(peer.port);
     Hello hello{kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid),
                 static_cast<uint32_t>(peer.tag), static_cast<uint32_t>(peer.tag >> 32)};
-    FL_RETURN_IF_ERROR(SendAll(peers_[r].fd, &hello, sizeof(hello), deadline)
+    FL_RETURN_IF_ERROR(SendAll(peers_[r].fd.get(), &hello, sizeof(hello), deadline)
                            .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +
                                         Name(static_cast<int>(r))));
   }
   // Lower ranks: accept until each has said hello.
   FL_RETURN_IF_ERROR(AcceptHellos(deadline));
-  close(listen_fd_);
-  listen_fd_ = -1;
+  listen_fd_.reset();
   const Clock::time_point now = Clock::now();
   for (Peer& peer : peers_) peer.last_heard = now;
   thread_ = std::thread([this] { Run(); });
@@ -332,7 +325,7 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
   auto missing = [&] {
     std::vector<std::string> names;
     for (int r = 0; r < rank; ++r) {
-      if (peers_[r].fd < 0) names.push_back(Name(r));
+      if (!peers_[r].fd.valid()) names.push_back(Name(r));
     }
     return StrJoin(names, ", ");
   };
@@ -342,10 +335,11 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
   // build), must not hold up the peers queued behind it until the deadline.
   // At most kMaxPending are kept, the oldest closed first: a peer's hello
   // comes with its connection, so the oldest are the ones that say nothing,
-  // and a flood of them must not take every descriptor.
+  // and a flood of them must not take every descriptor. Those still
+  // pending close when this returns.
   constexpr size_t kMaxPending = 256;
   struct Pending {
-    int fd;
+    UniqueFd fd;
     Hello hello;
     size_t got = 0;
   };
@@ -353,32 +347,28 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
   // Keeps a whole hello's connection when it is meant for this process
   // and comes from a lower rank not yet connected; else closes it, first
   // refusing a hello meant for another process.
-  auto take = [&](int fd, const Hello& hello) {
+  auto take = [&](UniqueFd fd, const Hello& hello) {
     const int from = static_cast<int>(hello.from_rank);
     const uint64_t tag = (static_cast<uint64_t>(hello.tag_high) << 32) | hello.tag_low;
     const bool a_hello = hello.magic == kHelloMagic;
     const bool for_me = a_hello && static_cast<pid_t>(hello.pid) == self_.pid && tag == self_.tag;
-    if (a_hello && !for_me) (void)!send(fd, &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed, below
-    if (!for_me || from < 0 || from >= rank || peers_[from].fd >= 0) {
-      close(fd);  // not a peer of this job (or a duplicate): ignore it
-      return false;
+    if (a_hello && !for_me) (void)!send(fd.get(), &kNotThisProcess, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // then closed
+    if (!for_me || from < 0 || from >= rank || peers_[from].fd.valid()) {
+      return false;  // not a peer of this job (or a duplicate): closing fd ignores it
     }
-    peers_[from].fd = fd;
+    peers_[from].fd = std::move(fd);
     return true;
   };
-  auto close_pending = [&] {
-    for (const Pending& p : pending) close(p.fd);
-  };
   auto no_connection = [&] {
-    close_pending();
+    pending.clear();
     return UnavailableError("mpi rank " + std::to_string(rank) + ": no liveness connection from " + missing() +
                             " before the deadline");
   };
   for (int accepted = 0; accepted < rank;) {
     // A stream of connections keeps poll ready: the deadline must end it.
     if (Clock::now() >= deadline) return no_connection();
-    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
-    for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
+    std::vector<pollfd> fds{{listen_fd_.get(), POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
     const int ready = poll(fds.data(), fds.size(), MillisUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) return no_connection();
@@ -387,30 +377,31 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
     for (size_t i = 0; i < pending.size(); ++i) {
       Pending& p = pending[i];
       if (fds[i + 1].revents == 0) {
-        still.push_back(p);
+        still.push_back(std::move(p));
         continue;
       }
-      const ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
+      const ssize_t n =
+          recv(p.fd.get(), reinterpret_cast<char*>(&p.hello) + p.got, sizeof(Hello) - p.got, MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        still.push_back(p);
+        still.push_back(std::move(p));
         continue;
       }
       if (n <= 0) {  // closed or failed before a whole hello: not a peer
-        close(p.fd);
+        p.fd.reset();
         continue;
       }
       p.got += static_cast<size_t>(n);
       if (p.got < sizeof(Hello)) {
-        still.push_back(p);
-      } else if (take(p.fd, p.hello)) {
+        still.push_back(std::move(p));
+      } else if (take(std::move(p.fd), p.hello)) {
         ++accepted;
       }
     }
     pending = std::move(still);
     if (accepted >= rank) break;  // every peer is here: a connection still queued is not one
     if (fds[0].revents == 0) continue;
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
+    UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) {
       const int accept_errno = errno;
       // Out of descriptors or memory: it would recur at every poll until
       // the deadline, and then read as a peer that never came. Anything
@@ -420,17 +411,14 @@ Status LivenessMonitor::AcceptHellos(Clock::time_point deadline) {
       if (accept_errno != EMFILE && accept_errno != ENFILE && accept_errno != ENOBUFS && accept_errno != ENOMEM) {
         continue;
       }
-      close_pending();
+      pending.clear();
       return UnavailableError("mpi rank " + std::to_string(rank) + ": cannot accept the liveness connection of " +
                               missing() + ": accept: " + std::strerror(accept_errno));
     }
-    if (pending.size() == kMaxPending) {
-      close(pending.front().fd);
-      pending.erase(pending.begin());
-    }
-    pending.push_back({fd, Hello{}});
+    if (pending.size() == kMaxPending) pending.erase(pending.begin());  // closes the oldest
+    pending.push_back({std::move(fd), Hello{}});
   }
-  close_pending();
+  pending.clear();
   return OkStatus();
 }
 
@@ -438,15 +426,14 @@ LivenessMonitor::~LivenessMonitor() {
   if (thread_.joinable()) {
     stop_ = true;
     const uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof(one));
+    (void)!write(wake_fd_.get(), &one, sizeof(one));
     thread_.join();
   }
   if (say_goodbye_) SendHeartbeats(kGoodbye);
-  for (Peer& peer : peers_) {
-    if (peer.fd >= 0) close(peer.fd);
-  }
-  if (listen_fd_ >= 0) close(listen_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
+  // Closed after the goodbye: a peer reads it, then end of file.
+  for (Peer& peer : peers_) peer.fd.reset();
+  listen_fd_.reset();
+  wake_fd_.reset();
 }
 
 std::string LivenessMonitor::Name(int peer) const {
@@ -459,9 +446,9 @@ void LivenessMonitor::SendHeartbeats(char byte) {
   std::lock_guard<std::mutex> lock(mu_);  // the monitor thread may be closing a connection
   for (size_t r = 0; r < peers_.size(); ++r) {
     Peer& peer = peers_[r];
-    if (peer.fd < 0 || static_cast<int>(r) == options_.rank) continue;
+    if (!peer.fd.valid() || static_cast<int>(r) == options_.rank) continue;
     // A full send buffer (a silent peer) drops the byte: silence is measured on the other side.
-    (void)!send(peer.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)!send(peer.fd.get(), &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
 }
 
@@ -472,7 +459,7 @@ void LivenessMonitor::AnnounceFailure() {
 bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
   char buffer[256];
   for (;;) {
-    const ssize_t n = recv(peer.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    const ssize_t n = recv(peer.fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) {
       // A refusal is the first byte on a connection this rank opened; never a later one.
       if (!peer.heard && !peer.reached.empty() && buffer[0] == kNotThisProcess) peer.not_this_process = true;
@@ -485,8 +472,7 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     if (n < 0 && errno == EINTR) continue;
     // Closed (0) or reset: a peer that said goodbye ended normally; any other died.
-    close(peer.fd);
-    peer.fd = -1;
+    peer.fd.reset();
     if (peer.goodbye) return false;
     peer.closed = true;
     peer.closed_at = now;
@@ -498,7 +484,7 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
 void LivenessMonitor::ReadReadyPeersLocked(Clock::time_point now) {
   bool a_failed_peer_left = false;
   for (Peer& peer : peers_) {  // recv does not wait: a peer with nothing to read answers EAGAIN
-    if (peer.fd >= 0 && ReadFromLocked(peer, now) && peer.failed) a_failed_peer_left = true;
+    if (peer.fd.valid() && ReadFromLocked(peer, now) && peer.failed) a_failed_peer_left = true;
   }
   // A peer that failed usually failed because another one died first, and
   // that death may already be waiting on another socket: read it before
@@ -540,9 +526,9 @@ void LivenessMonitor::Run() {
       }
     }
     fds.clear();
-    fds.push_back({wake_fd_, POLLIN, 0});
+    fds.push_back({wake_fd_.get(), POLLIN, 0});
     for (const Peer& peer : peers_) {
-      if (peer.fd >= 0) fds.push_back({peer.fd, POLLIN, 0});
+      if (peer.fd.valid()) fds.push_back({peer.fd.get(), POLLIN, 0});
     }
     Clock::time_point wake = next_heartbeat;
     {

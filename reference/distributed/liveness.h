@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 
@@ -144,7 +145,7 @@ class LivenessMonitor {
  private:
   struct Peer {
     PeerAddress address;
-    int fd = -1;
+    UniqueFd fd;
     bool goodbye = false;
     bool failed = false;  // it announced a failure of its own before closing
     // The process at the address this rank connected to refused a hello
@@ -194,8 +195,8 @@ class LivenessMonitor {
 
   LivenessOptions options_;
   PeerAddress self_;
-  int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: stops the thread
+  UniqueFd listen_fd_;
+  UniqueFd wake_fd_;  // eventfd: stops the thread
   std::vector<Peer> peers_;
 
   mutable std::mutex mu_;

@@ -19,6 +19,7 @@
 #include "reference/base/fd_io.h"
 #include "reference/base/parse_int.h"
 #include "reference/base/str_join.h"
+#include "reference/base/unique_fd.h"
 #include "reference/process/process_ref.h"
 
 namespace faultline {
@@ -31,28 +32,25 @@ constexpr int kMaxHosts = 16;
 Result<std::string> RunIp(const std::vector<std::string>& args) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return UnavailableError(std::string("pipe: ") + std::strerror(errno));
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
   std::vector<std::string> argv{"ip"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> c_argv;
   for (std::string& arg : argv) c_argv.push_back(arg.data());
   c_argv.push_back(nullptr);
   const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return UnavailableError(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
+  if (pid < 0) return UnavailableError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {  // execs or _exits: the pipe's ends close on exec, not here
+    dup2(write_end.get(), STDOUT_FILENO);
+    dup2(write_end.get(), STDERR_FILENO);
     execvp("ip", c_argv.data());
     const char message[] = "cannot run ip: not installed (Debian package iproute2)\n";
     (void)!write(STDERR_FILENO, message, sizeof(message) - 1);
     _exit(127);
   }
-  close(fds[1]);
-  Result<std::string> read = ReadToEnd(fds[0]);
-  close(fds[0]);
+  write_end.reset();  // else the read below never sees end of file
+  Result<std::string> read = ReadToEnd(read_end.get());
+  read_end.reset();
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -282,11 +280,11 @@ Result<std::pair<std::string, std::string>> FindHostInAgentMap(const std::string
 
 Status EnterHost(const std::string& netns, const std::string& hostname) {
   const std::string path = std::string(kNetnsDir) + "/" + netns;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return UnavailableError("open " + path + ": " + std::strerror(errno));
-  const int entered = setns(fd, CLONE_NEWNET);
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return UnavailableError("open " + path + ": " + std::strerror(errno));
+  const int entered = setns(fd.get(), CLONE_NEWNET);
   const int saved = errno;
-  close(fd);
+  fd.reset();
   if (entered != 0) return UnavailableError("setns " + path + ": " + std::strerror(saved));
   if (unshare(CLONE_NEWUTS) != 0) return UnavailableError(std::string("unshare(CLONE_NEWUTS): ") + std::strerror(errno));
   if (sethostname(hostname.c_str(), hostname.size()) != 0) {
