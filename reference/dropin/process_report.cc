@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline::dropin {
 namespace {
@@ -48,10 +49,10 @@ State& TheState() {
 }
 
 std::string CommandLine() {
-  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  Result<std::string> text = ReadToEnd(fd);
-  close(fd);
+  UniqueFd fd(open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return "";
+  Result<std::string> text = ReadToEnd(fd.get());
+  fd.reset();
   if (!text.ok()) return "";
   std::string line = *text;
   while (!line.empty() && line.back() == '\0') line.pop_back();
@@ -80,10 +81,10 @@ void WriteLocked() {
   }
   const std::string path = TheState().record.dir + "/" + std::to_string(TheState().record.pid) + ".json";
   const std::string temporary = path + ".tmp";
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;  // the report is best effort: the program itself must not fail
-  const bool written = WriteAll(fd, j.dump() + "\n").ok();
-  close(fd);
+  UniqueFd fd(open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return;  // the report is best effort: the program itself must not fail
+  const bool written = WriteAll(fd.get(), j.dump() + "\n").ok();
+  fd.reset();
   if (!written || rename(temporary.c_str(), path.c_str()) != 0) unlink(temporary.c_str());
 }
 

@@ -15,6 +15,7 @@
 
 #include "reference/base/atomic_file.h"
 #include "reference/base/huge_pages.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 namespace npy {
@@ -272,17 +273,14 @@ Result<NpyArray> ReadNpy(const std::string& path) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
   // writer, forever, before the regular-file check below could refuse it.
   // A regular file's reads ignore the flag.
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) {
     if (errno == ENOENT) return NotFoundError("cannot open " + Quoted(path) + ": " + ErrnoText());
     return InvalidArgumentError("cannot open " + Quoted(path) + ": " + ErrnoText());
   }
-  std::FILE* f = fdopen(fd, "rb");
-  if (f == nullptr) {
-    const std::string error = ErrnoText();
-    close(fd);
-    return InvalidArgumentError("cannot open " + Quoted(path) + ": " + error);
-  }
+  std::FILE* f = fdopen(fd.get(), "rb");
+  if (f == nullptr) return InvalidArgumentError("cannot open " + Quoted(path) + ": " + ErrnoText());
+  (void)fd.release();  // the FILE owns it now: fclose closes it
   FileCloser closer{f};
   struct stat st;
   if (fstat(fileno(f), &st) != 0) return InvalidArgumentError("cannot stat " + Quoted(path) + ": " + ErrnoText());

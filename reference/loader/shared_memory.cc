@@ -43,7 +43,6 @@ size_t SaturatedSum(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a
 
 SegmentWriter::~SegmentWriter() {
   if (map_ != nullptr) munmap(map_, capacity_);
-  if (fd_ >= 0) close(fd_);
 }
 
 // Makes the segment hold at least `bytes` (its length field included);
@@ -56,14 +55,14 @@ Status SegmentWriter::Hold(size_t bytes) {
   }
   // fallocate, not ftruncate: memory that runs out is this error now, not
   // a SIGBUS when the message touches a page that cannot be backed.
-  const int error = posix_fallocate(fd_, 0, static_cast<off_t>(grown));
+  const int error = posix_fallocate(fd_.get(), 0, static_cast<off_t>(grown));
   if (error != 0) return ShmError(("reserving " + std::to_string(grown) + " bytes").c_str(), name_, error);
   // The message written so far stays in the segment across the remap.
   if (map_ != nullptr) munmap(map_, capacity_);
   map_ = nullptr;
   capacity_ = 0;
   // MAP_POPULATE: the pages are mapped in one go, not one fault each.
-  void* map = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+  void* map = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_.get(), 0);
   if (map == MAP_FAILED) return ShmError("mmap", name_);
   map_ = static_cast<char*>(map);
   capacity_ = grown;
@@ -113,10 +112,6 @@ struct SegmentReader::Mapping {
   ~Mapping() { munmap(const_cast<char*>(data), size); }
 };
 
-SegmentReader::~SegmentReader() {
-  if (fd_ >= 0) close(fd_);
-}
-
 Status SegmentReader::Read(const std::function<Status(std::string_view)>& read) {
   FL_ASSIGN_OR_RETURN(Message message, Map());
   return read(message.bytes);
@@ -135,10 +130,10 @@ Result<SegmentReader::Message> SegmentReader::Map() {
     // Not mapped yet, or the writer grew the segment: map all of it again
     // (the old mapping stays while a message read from it is held).
     struct stat st {};
-    if (fstat(fd_, &st) != 0) return ShmError("fstat", name_);
+    if (fstat(fd_.get(), &st) != 0) return ShmError("fstat", name_);
     const size_t size = static_cast<size_t>(st.st_size);
     if (size <= mapped) break;
-    void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, 0);
+    void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_.get(), 0);
     if (map == MAP_FAILED) return ShmError("mmap", name_);
     // Not inherited by a later fork: a forked worker of another loader would
     // otherwise keep this segment allocated for as long as it lives.

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "reference/base/status.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 
@@ -62,7 +63,7 @@ class SegmentWriter {
   Status Hold(size_t bytes);
 
   std::string name_;
-  int fd_ = -1;
+  UniqueFd fd_;
   char* map_ = nullptr;
   size_t capacity_ = 0;
   size_t size_ = 0;  // of the message being written
@@ -76,7 +77,6 @@ class SegmentReader {
   // Reads the segment `fd` (from CreateUnlinkedSegment, or a descriptor
   // inherited from it; the reader closes it), called `name` in messages.
   SegmentReader(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
-  ~SegmentReader();
   SegmentReader(const SegmentReader&) = delete;
   SegmentReader& operator=(const SegmentReader&) = delete;
 
@@ -94,13 +94,13 @@ class SegmentReader {
   // the call. Returns `read`'s status, or Map's error.
   Status Read(const std::function<Status(std::string_view)>& read);
   // The segment's descriptor.
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
   struct Mapping;  // an mmap of the segment, unmapped when the last holder drops it
 
   std::string name_;
-  int fd_ = -1;
+  UniqueFd fd_;
   std::shared_ptr<const Mapping> mapping_;
 };
 

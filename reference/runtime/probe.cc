@@ -14,6 +14,7 @@
 
 #include "reference/base/fd_io.h"
 #include "reference/base/parse_int.h"
+#include "reference/base/unique_fd.h"
 #include "reference/runtime/backends.h"
 #include "reference/runtime/cuda_errors.h"
 
@@ -55,20 +56,18 @@ Result<int> ProbeDeviceCount(RuntimeKind kind) {
   if (BackendInitialized(kind)) return runtime.GetDeviceCount();
   int fds[2];
   if (pipe(fds) != 0) return InternalError(std::string("device probe: pipe failed: ") + std::strerror(errno));
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
   pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return InternalError(std::string("device probe: fork failed: ") + std::strerror(errno));
-  }
+  if (pid < 0) return InternalError(std::string("device probe: fork failed: ") + std::strerror(errno));
   if (pid == 0) {
-    close(fds[0]);
+    read_end.reset();
     // A child that cannot write its answer exits 1: "did not exit cleanly".
-    _exit(WriteAll(fds[1], Answer(runtime.GetDeviceCount())).ok() ? 0 : 1);
+    _exit(WriteAll(write_end.get(), Answer(runtime.GetDeviceCount())).ok() ? 0 : 1);
   }
-  close(fds[1]);
-  const Result<std::string> read = ReadToEnd(fds[0]);
-  close(fds[0]);
+  // This process's copy closed first: the read ends when the child's does.
+  write_end.reset();
+  const Result<std::string> read = ReadToEnd(read_end.get());
+  read_end.reset();
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 
@@ -21,15 +22,14 @@ std::string CurrentPythonStack() {
   if (get_state == nullptr || dump == nullptr) return "";
   void* state = get_state();
   if (state == nullptr) return "";
-  const int fd = memfd_create("simcuda-python-stack", MFD_CLOEXEC);
-  if (fd < 0) return "";
+  const UniqueFd fd(memfd_create("simcuda-python-stack", MFD_CLOEXEC));
+  if (!fd.valid()) return "";
   // Reads frames only (no allocation, no GIL), as from a signal handler.
-  dump(fd, state);
+  dump(fd.get(), state);
   std::string text;
-  if (lseek(fd, 0, SEEK_SET) == 0) {
-    if (Result<std::string> read = ReadToEnd(fd); read.ok()) text = *std::move(read);
+  if (lseek(fd.get(), 0, SEEK_SET) == 0) {
+    if (Result<std::string> read = ReadToEnd(fd.get()); read.ok()) text = *std::move(read);
   }
-  close(fd);
   return text;
 }
 
