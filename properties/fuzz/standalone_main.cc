@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "reference/base/unique_fd.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 // Provided by the sanitizer runtimes (ASan, UBSan); null in a plain build.
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
@@ -52,11 +54,8 @@ void ReportCurrentInput() {
   WriteText("; its bytes are in ");
   WriteText(g_crash_path);
   WriteText("\n");
-  const int fd = open(g_crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0) {
-    (void)!write(fd, g_data, g_size);
-    close(fd);
-  }
+  const faultline::UniqueFd fd(open(g_crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  if (fd.valid()) (void)!write(fd.get(), g_data, g_size);
   g_label[0] = '\0';
 }
 

@@ -19,6 +19,7 @@
 #include <deque>
 
 #include "properties/fuzz/fuzz_support.h"
+#include "reference/base/unique_fd.h"
 #include "reference/loader/wire_protocol.h"
 
 namespace faultline {
@@ -27,12 +28,14 @@ namespace {
 constexpr size_t kMaxInput = 64 * 1024;  // fits in a socket buffer, so one thread can write then read
 
 struct SocketPair {
-  int fds[2];
-  SocketPair() { FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0, std::strerror(errno)); }
-  ~SocketPair() {
-    close(fds[0]);
-    close(fds[1]);
+  UniqueFd ends[2];
+  SocketPair() {
+    int fds[2];
+    FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0, std::strerror(errno));
+    ends[0].reset(fds[0]);
+    ends[1].reset(fds[1]);
   }
+  int fd(int end) const { return ends[end].get(); }
 };
 
 void CheckErrorFromWire(const std::string& message) {
@@ -104,13 +107,13 @@ void ReadFrames(std::string_view bytes) {
 
   // From a socket whose writer closed: the same, and the end named.
   SocketPair sockets;
-  FUZZ_CHECK(wire::WriteAll(sockets.fds[1], bytes.data(), bytes.size()).ok(), "write");
-  shutdown(sockets.fds[1], SHUT_WR);
+  FUZZ_CHECK(wire::WriteAll(sockets.fd(1), bytes.data(), bytes.size()).ok(), "write");
+  shutdown(sockets.fd(1), SHUT_WR);
   wire::AnswerReader reader;
   Received read;
   std::string transport;
   for (;;) {
-    Result<wire::AnswerReader::Connection> connection = reader.ReadAvailable(sockets.fds[0], &read.answers, &transport);
+    Result<wire::AnswerReader::Connection> connection = reader.ReadAvailable(sockets.fd(0), &read.answers, &transport);
     if (!connection.ok()) {
       read.error = connection.status();
       break;
@@ -143,11 +146,11 @@ void RoundTrip(std::string_view bytes) {
                     : Status(static_cast<StatusCode>(1 + selector % 9), message);
 
   SocketPair sockets;
-  FUZZ_CHECK(wire::WriteAnswer(sockets.fds[1], 7, wire::ErrorToWire(sent, step)), "WriteAnswer");
+  FUZZ_CHECK(wire::WriteAnswer(sockets.fd(1), 7, wire::ErrorToWire(sent, step)), "WriteAnswer");
   wire::AnswerReader reader;
   std::deque<wire::Answer> answers;
   std::string transport;
-  Result<wire::AnswerReader::Connection> read = reader.ReadAvailable(sockets.fds[0], &answers, &transport);
+  Result<wire::AnswerReader::Connection> read = reader.ReadAvailable(sockets.fd(0), &answers, &transport);
   FUZZ_CHECK(read.ok() && *read == wire::AnswerReader::Connection::kOpen && answers.size() == 1,
              read.ok() ? transport : read.status().ToString());
   const wire::Answer* answer = &answers.front();

@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "reference/base/fd_io.h"
+#include "reference/base/unique_fd.h"
 #include "reference/graph/generators.h"
 #include "reference/sampling/sample_neighbors.h"
 #include "repro/F7/signature.h"
@@ -82,37 +83,41 @@ Result<Frame> SampleBatch(int64_t batch) {
 }
 
 // The pool: its pipes are shared by every process, as a multiprocessing.Queue is.
+// Each pipe is {read end, write end}.
 struct Pool {
-  int data[2] = {-1, -1};
-  int index[kWorkers][2] = {{-1, -1}, {-1, -1}};
+  UniqueFd data[2];
+  UniqueFd index[kWorkers][2];
   std::vector<ChildProcess> workers;
 
-  ~Pool() {
-    workers.clear();  // kills and reaps any still running
-    for (int fd : {data[0], data[1], index[0][0], index[0][1], index[1][0], index[1][1]}) {
-      if (fd >= 0) close(fd);
-    }
-  }
+  // Kills and reaps any worker still running; the pipes close after.
+  ~Pool() { workers.clear(); }
 };
+
+// Opens a pipe into `ends`: {read end, write end}.
+Status OpenPipe(UniqueFd ends[2]) {
+  int fds[2];
+  if (pipe(fds) != 0) return UnavailableError(std::string("pipe: ") + strerror(errno));
+  ends[0].reset(fds[0]);
+  ends[1].reset(fds[1]);
+  return OkStatus();
+}
 
 // A worker's loop (PyTorch's _worker_loop): take a minibatch index, sample
 // it, put the result on the data queue; -1 ends it.
 int WorkerLoop(const Pool& pool, int worker) {
   for (;;) {
     int64_t batch = 0;
-    if (!ReadAll(pool.index[worker][0], &batch, sizeof(batch)).ok() || batch < 0) return 0;
+    if (!ReadAll(pool.index[worker][0].get(), &batch, sizeof(batch)).ok() || batch < 0) return 0;
     Result<Frame> frame = SampleBatch(batch);
     if (!frame.ok()) return 2;
-    if (!WriteAll(pool.data[1], &*frame, sizeof(Frame)).ok()) return 3;
+    if (!WriteAll(pool.data[1].get(), &*frame, sizeof(Frame)).ok()) return 3;
   }
 }
 
 Status StartPool(Pool& pool) {
   FL_RETURN_IF_ERROR(Graph().status());
-  if (pipe(pool.data) != 0) return UnavailableError(std::string("pipe: ") + strerror(errno));
-  for (auto& fds : pool.index) {
-    if (pipe(fds) != 0) return UnavailableError(std::string("pipe: ") + strerror(errno));
-  }
+  FL_RETURN_IF_ERROR(OpenPipe(pool.data));
+  for (auto& ends : pool.index) FL_RETURN_IF_ERROR(OpenPipe(ends));
   for (int w = 0; w < kWorkers; ++w) {
     FL_ASSIGN_OR_RETURN(ChildProcess child, ChildProcess::Fork([&pool, w] { return WorkerLoop(pool, w); }));
     pool.workers.push_back(std::move(child));
@@ -123,7 +128,9 @@ Status StartPool(Pool& pool) {
 // Every minibatch index goes out at once (prefetching), round robin.
 Status SendTasks(Pool& pool) {
   for (int64_t b = 0; b < kBatches; ++b) {
-    if (!WriteAll(pool.index[b % kWorkers][1], &b, sizeof(b)).ok()) return UnavailableError("index queue write failed");
+    if (!WriteAll(pool.index[b % kWorkers][1].get(), &b, sizeof(b)).ok()) {
+      return UnavailableError("index queue write failed");
+    }
   }
   return OkStatus();
 }
@@ -148,7 +155,7 @@ Status Prepare(Pool& pool) {
   FL_RETURN_IF_ERROR(StartPool(pool));
   FL_RETURN_IF_ERROR(KillWorker(pool, kKilledWorker));
   FL_RETURN_IF_ERROR(SendTasks(pool));
-  pollfd queued{pool.data[0], POLLIN, 0};
+  pollfd queued{pool.data[0].get(), POLLIN, 0};
   int ready;
   while ((ready = poll(&queued, 1, /*timeout_ms=*/30000)) < 0 && errno == EINTR) {
   }
@@ -220,10 +227,10 @@ Outcome RunLegacy(RuntimeKind, const Signature& signature) {
     if (cv.wait_until(lock, start + kF7HangDeadline, [&] { return finished; })) return;
     released = true;
     const Frame stop{kStopFrame, 0, 0};
-    (void)WriteAll(pool.data[1], &stop, sizeof(stop));
+    (void)WriteAll(pool.data[1].get(), &stop, sizeof(stop));
   });
   Delivery d = Deliver([&](Frame* frame) -> std::optional<ObservedError> {
-    if (!ReadAll(pool.data[0], frame, sizeof(Frame)).ok()) {  // end of file or an error
+    if (!ReadAll(pool.data[0].get(), frame, sizeof(Frame)).ok()) {  // end of file or an error
       return ObservedError{"unavailable", 0, "data queue closed", Trainer(), "data_queue.get"};
     }
     if (frame->batch == kStopFrame) {
@@ -263,13 +270,14 @@ Outcome RunChecked(bool liveness_check) {
   std::string transcript =
       Header(pool, liveness_check ? "a liveness check on every worker (PR 3474)"
                                   : "data_queue.get(timeout=" + std::to_string(kTimeoutSeconds) + ") (PR 3474's option)");
-  std::vector<pollfd> fds = {{pool.data[0], POLLIN, 0}};
+  std::vector<pollfd> fds = {{pool.data[0].get(), POLLIN, 0}};
+  std::vector<UniqueFd> pidfds;  // fds[i + 1] polls pidfds[i]
   if (liveness_check) {
     for (const ChildProcess& w : pool.workers) {
-      const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, w.pid(), 0));
-      if (pidfd < 0) {
+      UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, w.pid(), 0)));
+      if (!pidfd.valid()) {
         const int error = errno;
-        for (size_t i = 1; i < fds.size(); ++i) close(fds[i].fd);
+        pidfds.clear();
         if (error == ENOSYS) {  // a kernel before Linux 5.3: this machine cannot show the fix
           return NotRunHere("F7's fixed variant watches its workers with pidfd_open, which this kernel lacks (Linux "
                             "5.3 or later has it)",
@@ -278,7 +286,8 @@ Outcome RunChecked(bool liveness_check) {
         return Unexpected(Observe(UnavailableError(std::string("pidfd_open: ") + strerror(error)), Trainer(), "start"),
                           transcript);
       }
-      fds.push_back({pidfd, POLLIN, 0});  // readable once the worker has ended
+      fds.push_back({pidfd.get(), POLLIN, 0});  // readable once the worker has ended
+      pidfds.push_back(std::move(pidfd));
     }
   }
   const auto start = std::chrono::steady_clock::now();
@@ -288,7 +297,7 @@ Outcome RunChecked(bool liveness_check) {
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) return ObservedError{"RuntimeError", 0, TimedOutMessage(kTimeoutSeconds), Trainer(), "data_queue.get"};
       if (fds[0].revents & POLLIN) {
-        if (ReadAll(pool.data[0], frame, sizeof(Frame)).ok()) return std::nullopt;
+        if (ReadAll(pool.data[0].get(), frame, sizeof(Frame)).ok()) return std::nullopt;
         return ObservedError{"unavailable", 0, "data queue closed", Trainer(), "data_queue.get"};
       }
       for (size_t i = 1; i < fds.size(); ++i) {
@@ -307,7 +316,7 @@ Outcome RunChecked(bool liveness_check) {
     }
   });
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  for (size_t i = 1; i < fds.size(); ++i) close(fds[i].fd);
+  pidfds.clear();
   bool equal = false;
   transcript += CheckFirstBatch(d, &equal);
   if (!d.error) return PassedIf(false, "an error for the killed worker (every minibatch arrived)", transcript);
