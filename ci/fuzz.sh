@@ -24,7 +24,13 @@ set -uo pipefail
 CALLER_DIR="$PWD"  # a relative --work is the caller's
 cd "$(dirname "$0")/.."
 
-ALL_TARGETS=(npy_fuzz csc_graph_fuzz status_json_fuzz wire_fuzz minibatch_fuzz sample_cli_fuzz repro_cli_fuzz)
+# The fuzz targets are what Bazel says they are: every fl_fuzz_target of
+# //properties/fuzz, found through its smoke test (tagged fuzz). Asked only
+# once the arguments are checked, so --help and usage errors need no Bazel.
+list_fuzz_targets() {
+  bazel query --output=label 'attr(tags, "\bfuzz\b", tests(//properties/fuzz:all))' 2>/dev/null |
+    sed -n 's|^//properties/fuzz:\(.*\)_smoke$|\1|p' | sort
+}
 
 usage() {
   cat <<EOF
@@ -46,7 +52,8 @@ copy of its seed corpus, one target at a time.
                    keep each target's corpus and logs (DIR/<target>/fuzz*.log)
                    and run until the executions of all its runs together
                    reach N (a killed run counts to its last status line)
-  --targets a,b    only these targets (default: ${ALL_TARGETS[*]})
+  --targets a,b    only these targets (default: every fl_fuzz_target of
+                   //properties/fuzz, as bazel query lists them)
   --json           print one JSON row per target on stdout (target,
                    executions, seconds, exec_per_s, crashes, exit_status,
                    crash_inputs, runs, total_executions); progress goes to
@@ -67,7 +74,8 @@ MAX_LEN=0
 RESUME=0
 JSON=0
 WORK="${HOME}/.cache/faultline-fuzz/work"
-TARGETS=("${ALL_TARGETS[@]}")
+TARGETS=()
+TARGETS_GIVEN=0
 while (($#)); do
   case "$1" in  # an option at the end without its value: named, not just the usage
     --runs|--max-seconds|--max-len|--targets|--work)
@@ -80,7 +88,7 @@ while (($#)); do
     --max-seconds=*) MAX_SECONDS="${1#--max-seconds=}"; shift ;;
     --max-len) MAX_LEN="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --max-len=*) MAX_LEN="${1#--max-len=}"; shift ;;
-    --targets) IFS=, read -r -a TARGETS <<<"${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --targets) IFS=, read -r -a TARGETS <<<"${2:-}"; TARGETS_GIVEN=1; shift 2 || { usage >&2; exit 2; } ;;
     --targets=*) IFS=, read -r -a TARGETS <<<"${1#--targets=}"; shift ;;
     --json) JSON=1; shift ;;
     --resume) RESUME=1; shift ;;
@@ -102,8 +110,8 @@ if ! [[ "$MAX_LEN" =~ ^[0-9]+$ ]]; then
   echo "fuzz: --max-len is '$MAX_LEN'; expected a number of bytes (0: libFuzzer's default)" >&2
   exit 2
 fi
-if ((${#TARGETS[@]} == 0)); then
-  echo "fuzz: --targets is empty; expected some of ${ALL_TARGETS[*]}" >&2
+if ((TARGETS_GIVEN && ${#TARGETS[@]} == 0)); then
+  echo "fuzz: --targets is empty; expected some of the fuzz targets of //properties/fuzz" >&2
   exit 2
 fi
 if [ -z "$WORK" ]; then
@@ -111,6 +119,12 @@ if [ -z "$WORK" ]; then
   exit 2
 fi
 [[ "$WORK" = /* ]] || WORK="$CALLER_DIR/$WORK"
+mapfile -t ALL_TARGETS < <(list_fuzz_targets)
+if ((${#ALL_TARGETS[@]} == 0)); then
+  echo "fuzz: bazel query found no fuzz targets in //properties/fuzz (is bazel installed? ci/setup.sh)" >&2
+  exit 2
+fi
+((TARGETS_GIVEN)) || TARGETS=("${ALL_TARGETS[@]}")
 for t in "${TARGETS[@]}"; do
   if [[ " ${ALL_TARGETS[*]} " != *" $t "* ]]; then
     echo "fuzz: unknown target '$t'; expected some of ${ALL_TARGETS[*]}" >&2
