@@ -6,6 +6,7 @@
 #ifndef FAULTLINE_PROPERTIES_CONFORMANCE_H_
 #define FAULTLINE_PROPERTIES_CONFORMANCE_H_
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -27,10 +28,16 @@ enum class Driver {
 // Returns "present", "none" or "stub".
 const char* DriverName(Driver driver);
 
+// What a scenario does and reads back, in its own fresh process.
+using Observe = std::function<std::string(DeviceRuntime&)>;
+
+// One scenario, written once: its name, what it runs, the fact it checks
+// and that fact's source, and what both backends must observe.
 struct Scenario {
   using Env = std::vector<std::pair<std::string, std::string>>;
 
   std::string name;
+  Observe observe;
   std::string fact;      // the real-CUDA behaviour it checks
   std::string source;    // the public source of that behaviour
   std::string expected;  // the observation both backends must produce
