@@ -59,6 +59,19 @@ TEST(CscGraphTest, AcceptsAnEmptyGraph) {
   EXPECT_FALSE(graph->has_weights());
 }
 
+// The weight table weighted sampling draws from: per edge the running
+// double sum of its segment, per node the largest weight (0 when none);
+// empty without weights.
+TEST(CscGraphTest, BuildsTheWeightTable) {
+  FL_ASSERT_OK_AND_ASSIGN(const CscGraph g, CscGraph::Create({0, 3, 3, 5}, {0, 1, 2, 0, 1},
+                                                            std::vector<float>{1.5f, 0.0f, 2.0f, -0.0f, 0.25f}));
+  EXPECT_EQ(g.weight_prefix(), (std::vector<double>{1.5, 1.5, 3.5, 0.0, 0.25}));
+  EXPECT_EQ(g.max_weights(), (std::vector<float>{2.0f, 0.0f, 0.25f}));
+  FL_ASSERT_OK_AND_ASSIGN(const CscGraph unweighted, CscGraph::Create({0, 1}, {0}));
+  EXPECT_TRUE(unweighted.weight_prefix().empty());
+  EXPECT_TRUE(unweighted.max_weights().empty());
+}
+
 TEST(CscGraphTest, NamesTheArrayPositionAndValueOfEachError) {
   EXPECT_EQ(CreateError(std::vector<int64_t>{}, std::vector<int64_t>{}),
             "indptr is empty; expected num_nodes + 1 >= 1 entries");
