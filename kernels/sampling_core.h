@@ -35,6 +35,7 @@ constexpr uint32_t kTagWeightedEdge = 2;  // weighted without replacement, one k
 constexpr uint32_t kTagUniformDraw = 3;   // uniform with replacement, one value per draw
 constexpr uint32_t kTagWeightedDraw = 4;  // weighted with replacement, one value per draw
 constexpr uint32_t kTagUniformPick = 5;   // uniform without replacement by Floyd's algorithm, one value per draw
+constexpr uint32_t kTagWeightedPick = 6;  // weighted without replacement by rejection, one value per draw
 // The loader's item shuffle (reference/loader/item_sampler.cc), one key per
 // item: no sampling mode, but a stream of its own all the same. Like every
 // tag it stays below 256, since the draw tags share word1 with node bits
@@ -45,6 +46,10 @@ constexpr uint32_t kTagShuffle = 16;
 // checks); above it, one key per edge (O(degree)) is cheaper.
 constexpr int64_t kMaxFloydFanout = 256;
 
+// Largest fanout sampled weighted by rejection (draws checked against the
+// picks so far, O(k^2) duplicate checks); above it, one key per edge.
+constexpr int64_t kMaxRejectionFanout = 256;
+
 // Describes one sampling call; the same for every seed of the call.
 struct SamplingParams {
   const int64_t* indptr = nullptr;  // CSC offsets, num_nodes + 1 entries
@@ -54,6 +59,12 @@ struct SamplingParams {
   bool weighted = false;            // use weights (zero-weight edges are never picked)
   uint64_t rng_seed = 0;
   uint32_t layer = 0;               // the layer index of multi-layer sampling
+  // The graph's weight table (docs/sampling.md, "Weight table"), read only
+  // when weighted without replacement. Every sampler sets it; without it
+  // (null) the rejection path is never taken and every weighted seed uses
+  // keys, which picks other edges: only tests of the key path leave it out.
+  const double* weight_prefix = nullptr;  // per edge: the sequential double sum of its segment up to it
+  const float* max_weights = nullptr;     // per node: the largest weight of its segment (0 when none)
 };
 
 // Holds the key of one candidate edge in the top-k heap: `real` for weighted
@@ -337,14 +348,82 @@ FL_HOST_DEVICE FL_INLINE int64_t SampledCount(const SamplingParams& p, int64_t n
   return SampledCountOf(p, EligibleCountForSampling(p, node));
 }
 
+// Returns whether SampleSeed picks a node's edges by rejection: weighted,
+// without replacement, 0 < fanout <= kMaxRejectionFanout, fanout < eligible,
+// the weight table given, and fanout * (largest weight) <= total / 2 (in
+// double, Mul both sides; total = weight_prefix of the segment's last
+// edge). Then the picks so far never hold more than half the weight, so a
+// draw repeats one with probability at most 1/2: expected draws <= 2 *
+// fanout, each a binary search of the segment's prefix sums.
+FL_HOST_DEVICE FL_INLINE bool UsesWeightedRejection(const SamplingParams& p, int64_t node, int64_t eligible) {
+  if (!p.weighted || p.replace || p.fanout <= 0 || p.fanout > kMaxRejectionFanout || eligible <= p.fanout) {
+    return false;
+  }
+  if (p.weight_prefix == nullptr || p.max_weights == nullptr) return false;
+  const double total = p.weight_prefix[p.indptr[node + 1] - 1];  // eligible > 0: the segment is not empty
+  return Mul(static_cast<double>(p.fanout), static_cast<double>(p.max_weights[node])) <= Mul(0.5, total);
+}
+
 // Returns whether SampleSeed picks a node's edges by weighted keys, one
-// Philox block per edge (weighted, without replacement, fanout < eligible):
-// the one mode whose cost grows with the degree. A caller may run that mode
-// itself, with the random values computed in batches, and pick the same
-// edges: from an empty heap, OfferWeightedEdge for every edge with weight > 0
-// in ascending order, then SortEdgeIds(edges, size).
-FL_HOST_DEVICE FL_INLINE bool UsesWeightedTopK(const SamplingParams& p, int64_t eligible) {
-  return p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout;
+// Philox block per edge (weighted, without replacement, fanout < eligible,
+// not UsesWeightedRejection): the one mode whose cost grows with the
+// degree. A caller may run that mode itself, with the random values
+// computed in batches, and pick the same edges: from an empty heap,
+// OfferWeightedEdge for every edge with weight > 0 in ascending order, then
+// SortEdgeIds(edges, size).
+FL_HOST_DEVICE FL_INLINE bool UsesWeightedTopK(const SamplingParams& p, int64_t node, int64_t eligible) {
+  return p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout && !UsesWeightedRejection(p, node, eligible);
+}
+
+// Returns the first edge e of [begin, end) with prefix[e] > target, or end
+// (a binary search: prefix is non-decreasing within a segment).
+FL_HOST_DEVICE FL_INLINE int64_t FirstPrefixAbove(const double* prefix, int64_t begin, int64_t end, double target) {
+  int64_t lo = begin, hi = end;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (prefix[mid] > target) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+// The edge that draw bits `bits` of a rejection seed with segment [begin,
+// end) lands on: u = (bits >> 11) * 2^-53 in [0, 1), target = u * total,
+// the first edge whose prefix sum exceeds target (always one with weight >
+// 0: zero-weight edges do not raise the sum). Should rounding leave none
+// (it cannot: u * total rounds below total), the last edge with weight > 0.
+FL_HOST_DEVICE FL_INLINE int64_t WeightedRejectionCandidate(const double* prefix, int64_t begin, int64_t end,
+                                                            uint64_t bits) {
+  const double total = prefix[end - 1];
+  const double target = Mul(Mul(static_cast<double>(bits >> 11), 0x1p-53), total);
+  const int64_t e = FirstPrefixAbove(prefix, begin, end, target);
+  if (e < end) return e;
+  // The first edge whose sum reaches the total: the last with weight > 0.
+  int64_t lo = begin, hi = end - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (prefix[mid] >= total) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+// Samples p.fanout distinct edges of `node` by successive weighted draws
+// (UsesWeightedRejection holds): draw j = 0, 1, 2, ... takes
+// DrawBits(rng_seed, layer, kTagWeightedPick, node, j), lands on
+// WeightedRejectionCandidate, and is kept unless an earlier kept draw
+// landed there (a rejected draw still uses up its j). Writes the picks in
+// ascending edge id to out_edges and returns p.fanout.
+FL_HOST_DEVICE FL_INLINE int64_t SampleWeightedRejection(const SamplingParams& p, int64_t node, int64_t* out_edges) {
+  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
+  int64_t picked = 0;
+  for (int64_t j = 0; picked < p.fanout; ++j) {
+    const int64_t e = WeightedRejectionCandidate(
+        p.weight_prefix, begin, end, DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j));
+    bool taken = false;
+    for (int64_t m = 0; m < picked && !taken; ++m) taken = out_edges[m] == e;
+    if (!taken) out_edges[picked++] = e;
+  }
+  SortEdgeIds(out_edges, picked);
+  return picked;
 }
 
 // Returns whether SampleSeed picks a node's edges by Robert Floyd's
@@ -466,6 +545,10 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
     return k;
   }
 
+  // Weighted without replacement, few picks of a spread-out weight: draws
+  // against the prefix sums, O(fanout * log degree) expected.
+  if (UsesWeightedRejection(p, node, eligible)) return SampleWeightedRejection(p, node, out_edges);
+
   // Without replacement, fanout < eligible: the fanout smallest (key, edge).
   int64_t size = 0;
   for (int64_t e = begin; e < end; ++e) OfferTopKEdge(p, e, scratch, out_edges, &size);
@@ -510,17 +593,20 @@ FL_HOST_DEVICE FL_INLINE int64_t TopKChunkEdges(const SamplingParams& p) {
   return p.fanout < (int64_t{1} << 59) ? 8 * p.fanout : int64_t{1} << 62;  // no overflow: larger than any graph
 }
 
-// Returns the number of chunks SampleSeed's top-k of a node with `degree`
-// edges, `eligible` of them (EligibleCountForSampling), is split into on
-// the device: 0 when it is not a top-k seed or has one chunk of edges.
-FL_HOST_DEVICE FL_INLINE int64_t TopKChunksOf(const SamplingParams& p, int64_t degree, int64_t eligible) {
+// Returns the number of chunks SampleSeed's top-k of `node`, with
+// `eligible` edges (EligibleCountForSampling), is split into on the
+// device: 0 when it is not a top-k seed (a rejection seed neither) or has
+// one chunk of edges.
+FL_HOST_DEVICE FL_INLINE int64_t TopKChunksOf(const SamplingParams& p, int64_t node, int64_t eligible) {
   const int64_t chunk = TopKChunkEdges(p);
+  const int64_t degree = p.indptr[node + 1] - p.indptr[node];
   if (degree <= chunk || !MayUseKeyScratch(p) || eligible <= p.fanout) return 0;
+  if (UsesWeightedRejection(p, node, eligible)) return 0;
   return (degree + chunk - 1) / chunk;
 }
 
 FL_HOST_DEVICE FL_INLINE int64_t TopKChunks(const SamplingParams& p, int64_t node) {
-  return TopKChunksOf(p, p.indptr[node + 1] - p.indptr[node], EligibleCountForSampling(p, node));
+  return TopKChunksOf(p, node, EligibleCountForSampling(p, node));
 }
 
 // Writes the top-p.fanout edges of chunk `chunk` of `node`'s edges to

@@ -175,7 +175,7 @@ TEST(SamplingCoreTest, TheCountForSamplingDecidesAsTheFullCount) {
         const int64_t full = EligibleCount(p, node);
         const int64_t capped = EligibleCountForSampling(p, node);
         EXPECT_EQ(SampledCountOf(p, capped), SampledCountOf(p, full)) << fanout << replace << node;
-        EXPECT_EQ(UsesWeightedTopK(p, capped), UsesWeightedTopK(p, full)) << fanout << replace << node;
+        EXPECT_EQ(UsesWeightedTopK(p, node, capped), UsesWeightedTopK(p, node, full)) << fanout << replace << node;
         EXPECT_EQ(capped == 0, full == 0);
         EXPECT_LE(capped, full);
       }
@@ -232,6 +232,103 @@ TEST(SamplingCoreTest, AHubsTopKInChunksIsSampleSeeds) {
   // 0, 1, 3, weighted 300 (chunks of 2400) node 0, uniform 300 nodes 0 and
   // 2, and node 5 (20,000 edges) in every mode but Floyd's 5.
   EXPECT_EQ(split, 4 + 3 + 1 + 2 + 7);
+}
+
+// The weight table of docs/sampling.md, built by hand: the running double
+// sum of each segment and its largest weight.
+void BuildTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights, std::vector<double>* prefix,
+                std::vector<float>* max_weights) {
+  prefix->assign(weights.size(), 0.0);
+  max_weights->assign(indptr.size() - 1, 0.0f);
+  for (size_t v = 0; v + 1 < indptr.size(); ++v) {
+    double sum = 0;
+    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
+      (*prefix)[e] = sum += weights[e];
+      (*max_weights)[v] = std::max((*max_weights)[v], weights[e]);
+    }
+  }
+}
+
+// Which weighted seeds take the rejection path, and what it picks: fanout
+// distinct edges of weight > 0, ascending, never split into chunks.
+TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
+  // Node 0: a 5000-edge hub of weights 1..4 and zeros; node 1: 50 edges,
+  // one of weight 1000; node 2: 10 edges of weight 1; node 3: 600 edges of
+  // weight 1; node 4: 3 edges.
+  const std::vector<int64_t> degrees = {5000, 50, 10, 600, 3};
+  std::vector<int64_t> indptr = {0};
+  for (int64_t d : degrees) indptr.push_back(indptr.back() + d);
+  std::vector<float> weights(indptr.back(), 1.0f);
+  for (int64_t e = 0; e < 5000; ++e) weights[e] = e % 5 == 4 ? 0.0f : static_cast<float>(e % 5 + 1);
+  weights[indptr[1] + 7] = 1000.0f;
+  std::vector<double> prefix;
+  std::vector<float> max_weights;
+  BuildTable(indptr, weights, &prefix, &max_weights);
+  SamplingParams p;
+  p.indptr = indptr.data();
+  p.weights = weights.data();
+  p.weight_prefix = prefix.data();
+  p.max_weights = max_weights.data();
+  p.weighted = true;
+  p.rng_seed = 5;
+  struct Case {
+    int64_t node, fanout;
+    bool rejection;
+  };
+  // Node 0: 4 * fanout <= 10000 / 2 up to 256; node 1: 1000 * fanout > 1049 / 2;
+  // node 2: fanout 5 is half the weight, 6 is more; node 3: fanout above 256;
+  // node 4: fanout >= eligible.
+  for (const Case& c : {Case{0, 1, true}, Case{0, 15, true}, Case{0, 256, true}, Case{0, 257, false},
+                        Case{1, 1, false}, Case{2, 5, true}, Case{2, 6, false}, Case{3, 300, false},
+                        Case{3, 256, true}, Case{4, 3, false}}) {
+    SCOPED_TRACE("node " + std::to_string(c.node) + " fanout " + std::to_string(c.fanout));
+    p.fanout = c.fanout;
+    const int64_t full = EligibleCount(p, c.node), capped = EligibleCountForSampling(p, c.node);
+    EXPECT_EQ(UsesWeightedRejection(p, c.node, capped), c.rejection);
+    EXPECT_EQ(UsesWeightedRejection(p, c.node, full), c.rejection);
+    EXPECT_EQ(UsesWeightedTopK(p, c.node, capped), !c.rejection && full > c.fanout);
+    if (c.rejection) {
+      EXPECT_EQ(TopKChunks(p, c.node), 0);
+    }
+    std::vector<int64_t> picks(c.fanout);
+    std::vector<SampleKey> keys(c.fanout);
+    const int64_t n = SampleSeed(p, c.node, picks.data(), keys.data());
+    ASSERT_EQ(n, std::min(c.fanout, full));
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_GE(picks[i], indptr[c.node]);
+      EXPECT_LT(picks[i], indptr[c.node + 1]);
+      EXPECT_GT(weights[picks[i]], 0.0f);
+      if (i > 0) {
+        EXPECT_LT(picks[i - 1], picks[i]);
+      }
+    }
+  }
+  // Without the table every weighted seed uses keys.
+  p.weight_prefix = nullptr;
+  p.fanout = 15;
+  EXPECT_FALSE(UsesWeightedRejection(p, 0, EligibleCount(p, 0)));
+  EXPECT_TRUE(UsesWeightedTopK(p, 0, EligibleCount(p, 0)));
+}
+
+// A draw lands on the first edge whose running sum exceeds u * total:
+// u = 0 on the first positive edge, the largest u on the last, never on a
+// zero-weight edge.
+TEST(SamplingCoreTest, ARejectionDrawLandsOnAPositiveEdge) {
+  const std::vector<float> weights = {0, 0, 2, 0, 1, 0, 0, 3, 0};
+  std::vector<int64_t> indptr = {0, 9};
+  std::vector<double> prefix;
+  std::vector<float> max_weights;
+  BuildTable(indptr, weights, &prefix, &max_weights);
+  EXPECT_EQ(WeightedRejectionCandidate(prefix.data(), 0, 9, 0), 2);
+  EXPECT_EQ(WeightedRejectionCandidate(prefix.data(), 0, 9, ~uint64_t{0}), 7);
+  // u just below 1/3: target just below 2, still the edge whose sum is 2.
+  EXPECT_EQ(WeightedRejectionCandidate(prefix.data(), 0, 9, uint64_t{0xaaaaaaaaaaaa9} << 11), 2);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    const int64_t e = WeightedRejectionCandidate(prefix.data(), 0, 9, i * 0x9e3779b97f4a7c15ULL);
+    EXPECT_GT(weights[e], 0.0f) << i;
+  }
+  EXPECT_EQ(FirstPrefixAbove(prefix.data(), 0, 9, 2.0), 4);
+  EXPECT_EQ(FirstPrefixAbove(prefix.data(), 0, 9, 6.0), 9);
 }
 
 }  // namespace

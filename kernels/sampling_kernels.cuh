@@ -25,7 +25,7 @@ struct SampleCountKernel {
       const int64_t eligible = sampling::EligibleCountForSampling(params, node);
       counts[i] = sampling::SampledCountOf(params, eligible);
       if (chunks != nullptr) {
-        chunks[i] = sampling::TopKChunksOf(params, params.indptr[node + 1] - params.indptr[node], eligible);
+        chunks[i] = sampling::TopKChunksOf(params, node, eligible);
       }
     }
   }

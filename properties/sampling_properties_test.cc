@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "properties/sampling_backends.h"
+#include "reference/base/status_matchers.h"
 #include "reference/graph/generators.h"
 #include "reference/sampling/multi_layer.h"
 #include "reference/sampling/sample_neighbors.h"
@@ -49,7 +50,9 @@ struct Case {
   SampleRequest request;
 };
 
-enum class Weights { kMaybe, kAlways };
+// kSpread: always weighted, with everyday weights of a narrow range (and
+// zeros), so that small fanouts take the rejection path (docs/sampling.md).
+enum class Weights { kMaybe, kAlways, kSpread };
 
 // Generates a fanout: mostly small (-1 = all, 0, a few), sometimes larger
 // than any degree of the generated graphs.
@@ -72,7 +75,7 @@ rc::Gen<float> GenWeight() {
 // repeated seeds (weighted only when the graph has weights).
 Case GenCase(Weights weights = Weights::kMaybe) {
   const int64_t num_nodes = *rc::gen::inRange<int64_t>(1, 41);
-  const bool has_weights = weights == Weights::kAlways || *rc::gen::arbitrary<bool>();
+  const bool has_weights = weights != Weights::kMaybe || *rc::gen::arbitrary<bool>();
   const int64_t num_edges = *rc::gen::inRange<int64_t>(0, 201);
   const int64_t hub = *rc::gen::inRange<int64_t>(0, num_nodes);
   std::vector<std::pair<int64_t, int64_t>> edges;
@@ -82,7 +85,10 @@ Case GenCase(Weights weights = Weights::kMaybe) {
     const bool to_hub = *rc::gen::inRange(0, 3) == 0;
     const int64_t dst = to_hub ? hub : *rc::gen::inRange<int64_t>(0, num_nodes);
     edges.emplace_back(src, dst);
-    if (has_weights) edge_weights.push_back(*GenWeight());
+    if (has_weights) {
+      edge_weights.push_back(weights == Weights::kSpread ? *rc::gen::element(0.0f, 0.5f, 1.0f, 2.0f, 3.5f)
+                                                         : *GenWeight());
+    }
   }
   Result<CscGraph> graph =
       GraphFromEdges(num_nodes, edges, has_weights ? std::optional<std::vector<float>>(edge_weights) : std::nullopt);
@@ -160,14 +166,55 @@ std::vector<int64_t> NaiveFloyd(const CscGraph& graph, int64_t node, const Sampl
   return std::vector<int64_t>(picked.begin(), picked.end());
 }
 
+// Whether the specification samples `node` weighted without replacement by
+// rejection (docs/sampling.md): 0 < fanout <= 256, fanout < eligible, and
+// fanout * (largest weight) <= total / 2, total the sequential double sum.
+bool NaiveUsesRejection(const CscGraph& graph, int64_t node, const SampleRequest& r) {
+  const std::vector<int64_t> eligible = EligibleEdges(graph, node, r.weighted);
+  if (!r.weighted || r.replace || r.fanout <= 0 || r.fanout > 256) return false;
+  if (static_cast<int64_t>(eligible.size()) <= r.fanout) return false;
+  double total = 0;
+  float largest = 0;
+  for (int64_t e = graph.indptr()[node]; e < graph.indptr()[node + 1]; ++e) {
+    total += static_cast<double>(graph.weights()[e]);
+    largest = std::max(largest, graph.weights()[e]);
+  }
+  return static_cast<double>(r.fanout) * static_cast<double>(largest) <= 0.5 * total;
+}
+
+// Computes weighted picks by rejection straight from the specification:
+// draw j (tag 6 on the draw counter) lands on the first edge whose running
+// sum exceeds u * total, a repeat is dropped, until fanout distinct edges.
+std::vector<int64_t> NaiveRejection(const CscGraph& graph, int64_t node, const SampleRequest& r) {
+  const int64_t begin = graph.indptr()[node], end = graph.indptr()[node + 1];
+  std::vector<double> sums;
+  double total = 0;
+  for (int64_t e = begin; e < end; ++e) sums.push_back(total += static_cast<double>(graph.weights()[e]));
+  std::set<int64_t> picked;
+  for (int64_t j = 0; static_cast<int64_t>(picked.size()) < r.fanout; ++j) {
+    const uint64_t bits = OracleDrawBits(r.rng_seed, r.layer, /*tag=*/6, node, j);
+    const double target = static_cast<double>(bits >> 11) * 0x1p-53 * total;
+    int64_t pick = -1;
+    for (int64_t e = begin; e < end && pick < 0; ++e) {
+      if (sums[e - begin] > target) pick = e;
+    }
+    RC_ASSERT(pick >= 0);
+    RC_ASSERT(graph.weights()[pick] > 0.0f);
+    picked.insert(pick);
+  }
+  return std::vector<int64_t>(picked.begin(), picked.end());
+}
+
 // Computes picks without replacement the slow way: every key, std::sort by
 // (key, edge id), the first k, sorted by edge id. Uses libm's log, which
 // agrees with the deterministic log to within rounding: a different pick
-// would need two keys within an ulp of each other.
+// would need two keys within an ulp of each other. Weighted seeds that the
+// specification samples by rejection go to NaiveRejection.
 std::vector<int64_t> NaiveWithoutReplacement(const CscGraph& graph, int64_t node, const SampleRequest& r) {
   const std::vector<int64_t> eligible = EligibleEdges(graph, node, r.weighted);
   if (r.fanout < 0 || static_cast<int64_t>(eligible.size()) <= r.fanout) return eligible;
   if (!r.weighted && r.fanout <= 256) return NaiveFloyd(graph, node, r);
+  if (NaiveUsesRejection(graph, node, r)) return NaiveRejection(graph, node, r);
   std::vector<std::tuple<double, uint64_t, int64_t>> keys;
   for (int64_t e : eligible) {
     if (r.weighted) {
@@ -428,6 +475,19 @@ RC_GTEST_PROP(SamplingProperties, TopKMatchesANaiveOracle, ()) {
   AssertEveryBackendMatches(c, NaiveWithoutReplacement);
 }
 
+// Weighted without replacement with small fanouts over spread-out weights:
+// the hub mostly takes the rejection path, the other nodes either path.
+RC_GTEST_PROP(SamplingProperties, WeightedRejectionMatchesANaiveOracle, ()) {
+  Case c = GenCase(Weights::kSpread);
+  c.request.replace = false;
+  c.request.weighted = true;
+  c.request.fanout = *rc::gen::inRange<int64_t>(1, 9);
+  bool any_rejection = false;
+  for (int64_t seed : c.request.seeds) any_rejection = any_rejection || NaiveUsesRejection(*c.graph, seed, c.request);
+  RC_TAG(any_rejection ? "a seed by rejection" : "no seed by rejection");
+  AssertEveryBackendMatches(c, NaiveWithoutReplacement);
+}
+
 // The with-replacement modes against the specification itself: the CPU
 // path runs the same sampling core as the devices, so only an oracle of
 // its own can catch a wrong counter (a draw that ignores the layer, say).
@@ -522,6 +582,120 @@ TEST(SamplingDistribution, WeightedPicksFollowTheWeights) {
     for (double p : share) expected.push_back(p * trials * fanout);
     EXPECT_LT(ChiSquare(counts, expected), 16.3) << "replace=" << replace;
   }
+}
+
+// Returns the probability that successive sampling (each draw proportional
+// to weight among the edges not drawn yet) draws exactly the edges of
+// `subset` in its next popcount(subset) draws, `drawn` the weight already
+// drawn: the sum over the orderings of the subset, enumerated.
+double SuccessiveSubsetProbability(const std::vector<double>& w, double total, uint32_t subset, double drawn) {
+  if (subset == 0) return 1.0;
+  double p = 0;
+  for (size_t e = 0; e < w.size(); ++e) {
+    if (subset & (1u << e)) {
+      p += w[e] / (total - drawn) * SuccessiveSubsetProbability(w, total, subset & ~(1u << e), drawn + w[e]);
+    }
+  }
+  return p;
+}
+
+// The 99.9 % quantile of chi-square with `df` degrees of freedom
+// (Wilson-Hilferty; within 1 % of the exact value for df >= 3).
+double ChiSquareQuantile999(int df) {
+  const double a = 2.0 / (9.0 * df);
+  const double c = 1.0 - a + 3.0902 * std::sqrt(a);
+  return df * c * c * c;
+}
+
+// Samples the centre of a star with `weights` `trials` times (fixed rng
+// seeds) with `fanout` picks without replacement, and compares (1) the
+// k-subsets drawn, a multinomial over every k-subset of the positive
+// edges, and (2) each edge's inclusion count, with the exact probabilities
+// of successive sampling. Checks first which path the specification takes
+// for the star, so that both paths are tested.
+void ExpectSuccessiveSampling(const std::vector<float>& weights, int64_t fanout, bool rejection, int trials) {
+  Result<CscGraph> star = MakeStar(static_cast<int64_t>(weights.size()), weights);
+  FL_ASSERT_OK(star);
+  SampleRequest r;
+  r.graph = &*star;
+  r.seeds = {0};
+  r.fanout = fanout;
+  r.weighted = true;
+  ASSERT_EQ(NaiveUsesRejection(*star, 0, r), rejection);
+  const int n = static_cast<int>(weights.size());
+  std::vector<double> w(weights.begin(), weights.end());
+  double total = 0;
+  for (double x : w) total += x;
+  // Every k-subset of the positive edges and its probability.
+  std::vector<uint32_t> subsets;
+  std::vector<double> subset_p, inclusion(n, 0.0);
+  for (uint32_t mask = 0; mask < (1u << n); ++mask) {
+    if (__builtin_popcount(mask) != fanout) continue;
+    bool positive = true;
+    for (int e = 0; e < n; ++e) positive = positive && (!(mask & (1u << e)) || w[e] > 0);
+    if (!positive) continue;
+    subsets.push_back(mask);
+    subset_p.push_back(SuccessiveSubsetProbability(w, total, mask, 0.0));
+    for (int e = 0; e < n; ++e) {
+      if (mask & (1u << e)) inclusion[e] += subset_p.back();
+    }
+  }
+  std::vector<int64_t> subset_counts(subsets.size(), 0), edge_counts(n, 0);
+  int64_t malformed = 0;  // not fanout distinct positive edges
+  for (int t = 0; t < trials; ++t) {
+    r.rng_seed = 7919ULL * t + 3;
+    Result<SampledSubgraph> s = RunOnBackend(BackendNames()[0], r);
+    FL_ASSERT_OK(s);
+    uint32_t mask = 0;
+    for (int64_t e : s->original_edge_ids) {
+      ++edge_counts[e];
+      mask |= 1u << e;
+    }
+    const auto it = std::find(subsets.begin(), subsets.end(), mask);
+    if (it == subsets.end() || static_cast<int64_t>(s->original_edge_ids.size()) != fanout) {
+      ++malformed;
+    } else {
+      ++subset_counts[it - subsets.begin()];
+    }
+  }
+  EXPECT_EQ(malformed, 0);
+  std::vector<double> expected_subsets, expected_edges;
+  for (double p : subset_p) {
+    expected_subsets.push_back(p * trials);
+    ASSERT_GE(p * trials, 5.0) << "too few trials for a chi-square test";
+  }
+  std::vector<int64_t> positive_counts;
+  for (int e = 0; e < n; ++e) {
+    if (w[e] > 0) {
+      positive_counts.push_back(edge_counts[e]);
+      expected_edges.push_back(inclusion[e] * trials);
+    } else {
+      EXPECT_EQ(edge_counts[e], 0) << "zero-weight edge " << e << " picked";
+    }
+  }
+  const int df_subsets = static_cast<int>(subsets.size()) - 1;
+  EXPECT_LT(ChiSquare(subset_counts, expected_subsets), ChiSquareQuantile999(df_subsets))
+      << "subsets, fanout " << fanout;
+  // The inclusion statistic has mean (edges - fanout) under successive
+  // sampling: chi-square's quantile with edges - 1 degrees is the bound.
+  EXPECT_LT(ChiSquare(positive_counts, expected_edges),
+            ChiSquareQuantile999(static_cast<int>(positive_counts.size()) - 1))
+      << "inclusions, fanout " << fanout;
+}
+
+// The rejection path (fanout * largest weight <= total / 2) and the key
+// path (one weight dominates, or fanout close to the eligible count) draw
+// from the same distribution. A uniform sampler, or one that draws
+// proportionally to weight with replacement, fails these (docs/sampling.md).
+TEST(SamplingDistribution, WeightedRejectionIsSuccessiveSampling) {
+  ExpectSuccessiveSampling({1, 0, 1, 2, 2, 3, 3, 4, 4}, 2, /*rejection=*/true, 20000);
+  ExpectSuccessiveSampling({1, 2, 3, 4, 5, 5, 4, 3, 2, 1}, 3, /*rejection=*/true, 40000);
+  ExpectSuccessiveSampling({4, 4, 4, 4, 4, 4}, 3, /*rejection=*/true, 10000);
+}
+
+TEST(SamplingDistribution, WeightedKeysAreSuccessiveSampling) {
+  ExpectSuccessiveSampling({8, 1, 1, 0, 1, 1, 2}, 2, /*rejection=*/false, 20000);
+  ExpectSuccessiveSampling({1, 0, 1, 2, 2, 3, 3, 4, 4}, 3, /*rejection=*/false, 40000);
 }
 
 }  // namespace

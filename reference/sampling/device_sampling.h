@@ -41,6 +41,11 @@ class DeviceGraph {
   const Tensor& indptr() const { return indptr_; }
   const Tensor& indices() const { return indices_; }
   const Tensor& weights() const { return weights_; }
+  // The graph's weight table (CscGraph::weight_prefix, max_weights), placed
+  // with the weights: weighted sampling without replacement draws from it.
+  // weight_prefix is an int64 tensor holding the doubles' bit patterns.
+  const Tensor& weight_prefix() const { return weight_prefix_; }
+  const Tensor& max_weights() const { return max_weights_; }
 
  private:
   DeviceRuntime* runtime_ = nullptr;
@@ -48,7 +53,7 @@ class DeviceGraph {
   GraphPlacement placement_ = GraphPlacement::kDevice;
   int64_t num_nodes_ = 0;
   bool has_weights_ = false;  // a weighted graph may have no edges at all
-  Tensor indptr_, indices_, weights_;
+  Tensor indptr_, indices_, weights_, weight_prefix_, max_weights_;
 };
 
 // `size` int64 words of device memory: the first words of a workspace buffer.

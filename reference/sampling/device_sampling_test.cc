@@ -251,6 +251,8 @@ TEST_P(DeviceSamplingTest, PicksBeyondTheMemoryAreNamedAsOnTheCpu) {
 // hop and three: in-degrees of 5000, one chunk and one edge, 3000 with
 // three eligible edges, and two chunks exactly, among 3000 small nodes
 // whose edges often come from the hubs, so that every hop meets them.
+// Hub 1 carries most of its weight in one edge, so that it takes the key
+// path (and chunks) where the others take the rejection path (no chunks).
 TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
   const int64_t kChunk = kernels::sampling::kTopKChunkEdges;
   const std::vector<int64_t> hub_degrees = {5000, kChunk + 1, 3000, 2 * kChunk};
@@ -266,6 +268,7 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
       const bool eligible = v == 2 ? j < 3 : random() % 7 != 0;
       weights.push_back(eligible ? static_cast<float>((random() >> 40) + 1) : 0.0f);
     }
+    if (v == 1) weights[indptr.back()] = 1e12f;  // hub 1's weight in one edge: the key path at small fanouts
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
   auto graph = CscGraph::Create(indptr, indices, weights);
@@ -292,16 +295,17 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
     FL_ASSERT_OK(dev_hops);
     ExpectSameLayers(*dev_hops, *cpu_hops);
   }
-  // The device took the chunked path: hubs 0, 1 and 3 in chunks of 1024
-  // (5 + 2 + 2 of them, fanout survivors each) at weighted fanout 5; hub 2
-  // has 3 eligible edges (no top-k), the small nodes one chunk at most.
+  // The device took the chunked path for hub 1 only at weighted fanout 5,
+  // in chunks of 1024 (2 of them, fanout survivors each): hubs 0 and 3 are
+  // sampled by rejection, hub 2 has 3 eligible edges (no top-k), the small
+  // nodes one chunk at most.
   using W = DeviceSamplingWorkspace;
   W ws(W::Growth::kExact);
   auto hop = SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, true, 31},
                                       nullptr, &ws);
   FL_ASSERT_OK(hop);
-  EXPECT_EQ(ws.words(W::kChunkSurvivors), 9 * 5);
-  EXPECT_EQ(ws.words(W::kChunkKeys), 2 * 9 * 5);
+  EXPECT_EQ(ws.words(W::kChunkSurvivors), 2 * 5);
+  EXPECT_EQ(ws.words(W::kChunkKeys), 2 * 2 * 5);
   W uniform(W::Growth::kExact);  // Floyd's draws: no chunks, no keys
   FL_ASSERT_OK(SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, false, 31},
                                         nullptr, &uniform));

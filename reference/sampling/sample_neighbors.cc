@@ -25,10 +25,17 @@ namespace {
 
 namespace core = kernels::sampling;
 
-// EligibleCount, with the weights counted eight at a time on the CPU.
+// EligibleCountForSampling, with the weights counted eight at a time on
+// the CPU and only as far as the sampler tells counts apart (all of them
+// for fanout -1, one with replacement, fanout + 1 without): a hub sampled
+// by rejection then reads O(fanout) weights, not its whole segment. The
+// count may pass that bound by less than a block; every decision and
+// SampledCountOf are the same as with the full count.
 int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
-  if (!p.weighted) return p.indptr[node + 1] - p.indptr[node];
-  return CountPositiveWeights(p.weights + p.indptr[node], p.indptr[node + 1] - p.indptr[node]);
+  const int64_t degree = p.indptr[node + 1] - p.indptr[node];
+  if (!p.weighted) return degree;
+  const int64_t enough = p.fanout < 0 ? degree : (p.replace ? 1 : p.fanout + 1);
+  return CountPositiveWeightsUpTo(p.weights + p.indptr[node], degree, enough);
 }
 
 // Samples `seed` (count picks, from its `eligible` edges, the first of its
@@ -42,7 +49,7 @@ void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t first_e
   if (top_k && static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
     floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
-  } else if (core::UsesWeightedTopK(p, eligible)) {
+  } else if (core::UsesWeightedTopK(p, seed, eligible)) {
     SampleWeightedTopK(p, seed, picks, scratch.data());
   } else {
     core::SampleSeed(p, seed, picks, scratch.data());
@@ -160,6 +167,8 @@ Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vec
   core::SamplingParams params;
   params.indptr = graph.indptr().data();
   params.weights = options.weighted ? graph.weights().data() : nullptr;
+  params.weight_prefix = options.weighted ? graph.weight_prefix().data() : nullptr;
+  params.max_weights = options.weighted ? graph.max_weights().data() : nullptr;
   params.fanout = fanout;
   params.replace = options.replace;
   params.weighted = options.weighted;

@@ -63,14 +63,14 @@ __attribute__((target("avx2"))) uint32_t CandidateLanes(const uint64_t bits[kEdg
   return lanes;
 }
 
-__attribute__((target("avx2"))) int64_t CountPositiveWeightsAvx2(const float* weights, int64_t n) {
+__attribute__((target("avx2"))) int64_t CountPositiveWeightsAvx2(const float* weights, int64_t n, int64_t enough) {
   int64_t count = 0, i = 0;
   const __m256 zero = _mm256_setzero_ps();
-  for (; i + 8 <= n; i += 8) {
+  for (; i + 8 <= n && count < enough; i += 8) {
     const __m256 positive = _mm256_cmp_ps(_mm256_loadu_ps(weights + i), zero, _CMP_GT_OQ);
     count += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(positive)));
   }
-  for (; i < n; ++i) count += weights[i] > 0.0f ? 1 : 0;
+  for (; i < n && count < enough; ++i) count += weights[i] > 0.0f ? 1 : 0;
   return count;
 }
 
@@ -124,10 +124,12 @@ int64_t SampleWeightedTopK(const core::SamplingParams& p, int64_t node, int64_t*
                                 : SampleWeightedTopKScalar(p, node, out_edges, keys);
 }
 
-int64_t CountPositiveWeights(const float* weights, int64_t n) {
-  if (WeightedTopKUsesAvx2()) return CountPositiveWeightsAvx2(weights, n);
+int64_t CountPositiveWeights(const float* weights, int64_t n) { return CountPositiveWeightsUpTo(weights, n, n + 1); }
+
+int64_t CountPositiveWeightsUpTo(const float* weights, int64_t n, int64_t enough) {
+  if (WeightedTopKUsesAvx2()) return CountPositiveWeightsAvx2(weights, n, enough);
   int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) count += weights[i] > 0.0f ? 1 : 0;
+  for (int64_t i = 0; i < n && count < enough; ++i) count += weights[i] > 0.0f ? 1 : 0;
   return count;
 }
 

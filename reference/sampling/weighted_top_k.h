@@ -16,13 +16,17 @@ namespace faultline {
 inline constexpr int kEdgeBitsBlock = 16;  // two Philox blocks of eight lanes, whose rounds overlap
 
 // SampleSeed(p, node, out_edges, keys) for a node where
-// UsesWeightedTopK(p, eligible) holds; `keys` has room for p.fanout entries.
+// UsesWeightedTopK(p, node, eligible) holds; `keys` has room for p.fanout entries.
 // Returns the number of edges written (p.fanout).
 int64_t SampleWeightedTopK(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges,
                            kernels::sampling::SampleKey* keys);
 
 // EligibleCount for weighted sampling: how many of weights[0, n) are > 0.
 int64_t CountPositiveWeights(const float* weights, int64_t n);
+
+// The same, but it may stop once the count reaches `enough`: returns the
+// full count when it is below `enough`, else some value >= enough.
+int64_t CountPositiveWeightsUpTo(const float* weights, int64_t n, int64_t enough);
 
 // out[i] = kernels::sampling::EdgeBits(rng_seed, layer, tag, first_edge + i)
 // for i in [0, kEdgeBitsBlock). Expects first_edge >= 0.

@@ -61,7 +61,7 @@ TEST(WeightedTopKTest, PicksWhatSampleSeedPicksOnEveryNode) {
         const int64_t eligible = core::EligibleCount(p, node);
         ASSERT_EQ(CountPositiveWeights(weights.data() + p.indptr[node], p.indptr[node + 1] - p.indptr[node]),
                   eligible) << "node " << node;
-        if (!core::UsesWeightedTopK(p, eligible)) continue;
+        if (!core::UsesWeightedTopK(p, node, eligible)) continue;
         ASSERT_EQ(SampleWeightedTopK(p, node, fast.data(), keys.data()), fanout);
         ASSERT_EQ(core::SampleSeed(p, node, reference.data(), keys.data()), fanout);
         ASSERT_EQ(fast, reference) << "node " << node << " fanout " << fanout << " weights " << weight_seed;
@@ -107,6 +107,27 @@ TEST(WeightedTopKTest, EqualsTheScalarPathOnRandomInputs) {
     for (int i = 0; i < kEdgeBitsBlock; ++i) {
       ASSERT_EQ(block[i], scalar[i]) << "trial " << trial << " lane " << i << " seed " << seed << " layer " << layer
                                      << " tag " << tag << " first edge " << first;
+    }
+  }
+}
+
+// The count stops once it reaches `enough` (a hub sampled by rejection
+// reads O(fanout) weights), and is the full count below it.
+TEST(WeightedTopKTest, CountsPositiveWeightsUpToEnough) {
+  std::vector<float> weights(1000, 0.0f);
+  for (size_t i = 0; i < weights.size(); i += 3) weights[i] = 1.0f;  // 334 positive
+  EXPECT_EQ(CountPositiveWeights(weights.data(), 1000), 334);
+  EXPECT_EQ(CountPositiveWeightsUpTo(weights.data(), 1000, 335), 334);
+  EXPECT_EQ(CountPositiveWeightsUpTo(weights.data(), 1000, 1000), 334);
+  for (int64_t enough : {1, 2, 7, 16, 100, 334}) {
+    for (int64_t n : {int64_t{5}, int64_t{33}, int64_t{1000}}) {
+      const int64_t full = CountPositiveWeights(weights.data(), n);
+      const int64_t capped = CountPositiveWeightsUpTo(weights.data(), n, enough);
+      EXPECT_EQ(capped >= enough, full >= enough) << enough << " " << n;
+      if (full < enough) {
+        EXPECT_EQ(capped, full) << enough << " " << n;
+      }
+      EXPECT_LE(capped, full);
     }
   }
 }
