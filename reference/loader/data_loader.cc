@@ -29,6 +29,7 @@
 #include <mutex>
 #include <set>
 
+#include "reference/base/unique_fd.h"
 #include "reference/loader/fault_injection.h"
 #include "reference/loader/loader_dataset.h"
 #include "reference/loader/shared_memory.h"
@@ -74,8 +75,8 @@ class LoaderDescriptors {
 struct DataLoader::Worker {
   int index = 0;
   std::optional<ChildProcess> process;
-  int task_fd = -1;    // parent writes
-  int result_fd = -1;  // parent reads
+  UniqueFd task_fd;    // parent writes
+  UniqueFd result_fd;  // parent reads
   wire::AnswerReader reader;            // assembles its answers from the result socket
   std::deque<wire::Answer> answers;     // read, not yet delivered
   std::string broken;                   // how its answers broke the protocol (nothing after is read)
@@ -92,10 +93,10 @@ struct DataLoader::Worker {
       LoaderDescriptors::Remove(lock, segment->fd());
       segment.reset();  // closes its descriptor under the lock
     }
-    for (int fd : {task_fd, result_fd}) {
-      if (fd < 0) continue;
-      LoaderDescriptors::Remove(lock, fd);
-      close(fd);
+    for (UniqueFd* fd : {&task_fd, &result_fd}) {
+      if (!fd->valid()) continue;
+      LoaderDescriptors::Remove(lock, fd->get());
+      fd->reset();  // under the lock, as the segments'
     }
   }
 };
@@ -269,23 +270,20 @@ Status DataLoader::StartWorker(int w) {
   }
   int task[2], result[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, task) != 0) return StartError("socketpair", errno);
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, result) != 0) {
-    const int error = errno;
-    close(task[0]);
-    close(task[1]);
-    return StartError("socketpair", error);
-  }
-  worker->task_fd = task[1];
-  worker->result_fd = result[0];
-  LoaderDescriptors::Add(descriptors, task[1]);
-  LoaderDescriptors::Add(descriptors, result[0]);
-  const int child_task = task[0], child_result = result[1];
+  UniqueFd parent_task(task[1]), worker_task(task[0]);  // both closed if the second pair fails
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, result) != 0) return StartError("socketpair", errno);
+  UniqueFd worker_result(result[1]);
+  worker->task_fd = std::move(parent_task);
+  worker->result_fd = UniqueFd(result[0]);
+  LoaderDescriptors::Add(descriptors, worker->task_fd.get());
+  LoaderDescriptors::Add(descriptors, worker->result_fd.get());
+  const int child_task = worker_task.get(), child_result = worker_result.get();
   // Every loader descriptor but its slots (this worker's own sockets'
   // parent ends included): what a forked worker closes first.
   const std::vector<int> not_its_own = LoaderDescriptors::Except(descriptors, slot_fds);
   auto body = [=, data = dataset_, o = options_, prefix = shm_prefix_]() {
     InjectionInWorker().At(InjectStep::kStarted, w);
-    for (int fd : not_its_own) close(fd);
+    for (int fd : not_its_own) UniqueFd(fd).reset();  // this child's copies: closed, not owned by anyone here
     return RunWorker(o, data, prefix, slot_fds, w, child_task, child_result);
   };
   SpawnOptions spawn;
@@ -300,8 +298,8 @@ Status DataLoader::StartWorker(int w) {
   // for another loader once it is released would inherit them (they are
   // not registered, so it would not close them) and keep this worker's
   // sockets open, hiding its end from the parent.
-  close(child_task);
-  close(child_result);
+  worker_task.reset();
+  worker_result.reset();
   descriptors.unlock();
   if (!process.ok()) return process.status();
   worker->process.emplace(std::move(process).value());
@@ -330,7 +328,7 @@ Status DataLoader::SetTimeout(std::chrono::milliseconds timeout) {
 void DataLoader::SendTask(Worker& worker, int64_t batch) {
   if (worker.collected) return;  // what it left is reported when Next() reaches it
   if (options_.on_task_write) options_.on_task_write(worker.index, worker.process->pid(), batch);
-  Status sent = wire::WriteAll(worker.task_fd, &batch, sizeof(batch));
+  Status sent = wire::WriteAll(worker.task_fd.get(), &batch, sizeof(batch));
   if (!sent.ok()) Collect(worker, sent.message());
 }
 
@@ -363,7 +361,7 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
   // Until its connection closes (a descendant may hold it open: then until
   // the deadline) or its answers break the protocol.
   while (worker.broken.empty()) {
-    pollfd pfd{worker.result_fd, POLLIN, 0};
+    pollfd pfd{worker.result_fd.get(), POLLIN, 0};
     const int ready = poll(&pfd, 1, MillisecondsUntil(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
@@ -381,7 +379,7 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
 // Returns false once the connection closed (`transport` says how) or an
 // answer broke the protocol (kept in `broken`: nothing after it is read).
 bool DataLoader::ReadAnswers(Worker& worker, std::string* transport) {
-  Result<wire::AnswerReader::Connection> read = worker.reader.ReadAvailable(worker.result_fd, &worker.answers, transport);
+  Result<wire::AnswerReader::Connection> read = worker.reader.ReadAvailable(worker.result_fd.get(), &worker.answers, transport);
   if (!read.ok()) worker.broken = read.status().message();
   return read.ok() && *read == wire::AnswerReader::Connection::kOpen;
 }
@@ -484,7 +482,7 @@ Result<MiniBatchView> DataLoader::Receive(Worker& worker, int64_t batch) {
     if (!worker.answers.empty()) return Accept(worker, batch);
     if (!worker.broken.empty()) return BrokeProtocol(worker, batch, worker.broken);
     if (worker.collected) return WorkerEnded(worker, batch);
-    pollfd pfd{worker.result_fd, POLLIN, 0};
+    pollfd pfd{worker.result_fd.get(), POLLIN, 0};
     const int ready = poll(&pfd, 1, has_timeout ? std::min(50, MillisecondsUntil(deadline)) : 50);
     if (ready > 0) {
       std::string transport;
@@ -601,7 +599,7 @@ void DataLoader::Shutdown() {
       w->process->Kill(SIGKILL);
     } else {
       const int64_t stop = kStopTask;
-      (void)wire::WriteAll(w->task_fd, &stop, sizeof(stop));
+      (void)wire::WriteAll(w->task_fd.get(), &stop, sizeof(stop));
     }
   }
   // One deadline for all of them (each is killed past it): n hung workers

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "reference/base/parse_int.h"
+#include "reference/base/unique_fd.h"
 
 namespace faultline {
 namespace {
@@ -151,8 +152,7 @@ Result<FaultInjection> FaultInjectionFromEnv() {
 void MarkInjectedFaultStarted() {
   const char* path = std::getenv(kInjectStartedEnv);
   if (path == nullptr) return;
-  const int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd >= 0) close(fd);
+  UniqueFd created(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));  // only its existence matters
 }
 
 FaultInjection InjectionInWorker() {
