@@ -23,6 +23,15 @@ for arg in "$@"; do
 done
 if [ "$json" -eq 1 ]; then exec 3>&1 1>&2; else exec 3>/dev/null; fi
 
+# The drop-in libraries, built once: every ci/simcuda.sh call below (the
+# scenarios, upstream.py, the --with check) then skips Bazel.
+if [ -z "${FAULTLINE_SIMCUDA_LIB_DIR:-}" ]; then
+  bazel build --config=ci //reference/dropin >/dev/null 2>&1 &&
+    FAULTLINE_SIMCUDA_LIB_DIR="$(bazel info --config=ci bazel-bin 2>/dev/null)/reference/dropin" ||
+    { echo "ci/dropin_tier.sh: building //reference/dropin failed (run: bazel build //reference/dropin)" >&2; exit 1; }
+  export FAULTLINE_SIMCUDA_LIB_DIR
+fi
+
 passed=0 failed=0
 rows=() not_run=()
 # package set, then the scenarios that run on it
@@ -37,7 +46,7 @@ for run in torch-2.15.0:torch_scenarios.py torch-2.7.1:torch_scenarios.py numba-
   elif [ "$rc" -ne 0 ] || [ ! -x "$py" ]; then
     echo "ci/dropin_tier.sh: $set_name: the venv could not be made (exit $rc)"
     failed=$((failed + 1))
-    rows+=("{\"set\": \"$set_name\", \"ok\": false, \"error\": \"ci/py_venv.sh exited $rc\"}")
+    rows+=("$(jq -cn --arg set "$set_name" --arg error "ci/py_venv.sh exited $rc" '{set: $set, ok: false, error: $error}')")
     continue
   fi
   echo "--- $set_name: $scenarios under ci/simcuda.sh"
@@ -47,7 +56,8 @@ for run in torch-2.15.0:torch_scenarios.py torch-2.7.1:torch_scenarios.py numba-
   read -r ok bad <<<"$counts"
   passed=$((passed + ok))
   failed=$((failed + bad))
-  rows+=("{\"set\": \"$set_name\", \"result\": $out}")
+  rows+=("$(jq -cn --arg set "$set_name" --argjson result "${out:-null}" '{set: $set, result: $result}' 2>/dev/null ||
+    jq -cn --arg set "$set_name" '{set: $set, result: null}')")
   echo "--- $set_name: $ok passed, $bad failed"
 done
 
@@ -69,17 +79,15 @@ else:
   failed=$((failed + bad))
   [ "$rc" -ne 3 ] || not_run+=("$name: the Python package index cannot be reached ($skipped not run)")
   [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || [ "$bad" -ne 0 ] || failed=$((failed + 1))
-  rows+=("{\"set\": \"$name\", \"result\": ${out:-null}}")
+  rows+=("$(jq -cn --arg set "$name" --argjson result "${out:-null}" '{set: $set, result: $result}' 2>/dev/null ||
+    jq -cn --arg set "$name" '{set: $set, result: null}')")
   echo "--- $name: $ok passed, $bad failed"
 done
 
 for reason in "${not_run[@]}"; do echo "NOT RUN: $reason"; done
 echo "dropin tier: $passed passed, $failed failed, ${#not_run[@]} not run"
-FAULTLINE_TIER_RUNS="[$(IFS=,; echo "${rows[*]}")]" python3 - "$passed" "$failed" "${not_run[@]}" >&3 <<'PY'
-import json, os, sys
-print(json.dumps({"passed": int(sys.argv[1]), "failed": int(sys.argv[2]), "not_run": sys.argv[3:],
-                  "runs": json.loads(os.environ["FAULTLINE_TIER_RUNS"])}))
-PY
+{ printf '%s\n' "${rows[@]}" | jq -cs --argjson passed "$passed" --argjson failed "$failed" \
+    --args '{passed: $passed, failed: $failed, not_run: $ARGS.positional, runs: .}' "${not_run[@]}"; } >&3
 if [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "${#not_run[@]}" -ne 0 ]; then exit 3; fi
 exit 0

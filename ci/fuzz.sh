@@ -149,9 +149,10 @@ fi
 # Bazel and the rest of the toolchain, as ci/repro.sh and ci/test.sh install them.
 ci/setup.sh >&2 9>&- || { echo "fuzz: ci/setup.sh failed (see above)" >&2; exit 2; }
 
-# clang-14 with libFuzzer and the sanitizer runtimes (Debian 12).
+# clang-14 with libFuzzer and the sanitizer runtimes (Debian 12), and jq for
+# the JSON rows.
 missing=()
-for pkg in clang-14 libclang-rt-14-dev; do
+for pkg in clang-14 libclang-rt-14-dev jq; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
@@ -292,17 +293,21 @@ for t in "${TARGETS[@]}"; do
     head -c 512 "$c" | od -A d -c | head -20
   done
   if ((rc != 0 || reports > 0 || total < RUNS)); then status=1; fi
-  crash_json=$(printf '%s\n' "${crashes[@]}" | python3 -c 'import json,sys; print(json.dumps([l for l in sys.stdin.read().split("\n") if l]))')
-  rows+=("$(printf '{"target": "%s", "executions": %s, "seconds": %.1f, "exec_per_s": %s, "crashes": %d, "exit_status": %d, "crash_inputs": %s, "runs": %d, "total_executions": %s}' \
-    "$t" "$execs" "$seconds" "$rate" "$reports" "$rc" "$crash_json" "$runs" "$total")")
+  rows+=("$(jq -cn --arg target "$t" --argjson executions "$execs" --argjson seconds "$(printf '%.1f' "$seconds")" \
+    --argjson exec_per_s "$rate" --argjson crashes "$reports" --argjson exit_status "$rc" --argjson runs "$runs" \
+    --argjson total_executions "$total" --args \
+    '{target: $target, executions: $executions, seconds: $seconds, exec_per_s: $exec_per_s, crashes: $crashes,
+      exit_status: $exit_status, crash_inputs: $ARGS.positional, runs: $runs, total_executions: $total_executions}' \
+    "${crashes[@]}")")
 done
 
 if ((JSON)); then
-  { echo "["; for i in "${!rows[@]}"; do echo "  ${rows[$i]}$( ((i + 1 < ${#rows[@]})) && echo ,)"; done; echo "]"; } >&3
+  printf '%s\n' "${rows[@]}" | jq -s . >&3
 else
   printf '%-18s %12s %9s %9s %8s %5s\n' target executions seconds exec/s crashes exit
   for row in "${rows[@]}"; do
-    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%-18s %12d %9.0f %9d %8d %5d" % (r["target"], r["executions"], r["seconds"], r["exec_per_s"], r["crashes"], r["exit_status"]))' "$row"
+    jq -r '[.target, .executions, .seconds, .exec_per_s, .crashes, .exit_status] | @tsv' <<<"$row" |
+      awk -F'\t' '{ printf "%-18s %12d %9.0f %9d %8d %5d\n", $1, $2, $3, $4, $5, $6 }'
   done
 fi
 exit "$status"

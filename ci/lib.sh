@@ -1,13 +1,13 @@
 # Shared helpers for the ci/ scripts (sourced, not run).
 
-json_string() {  # json_string <text>: the text as a JSON string, quotes included
-  local s=$1
-  s=${s//\\/\\\\}
-  s=${s//\"/\\\"}
-  s=${s//$'\n'/\\n}
-  s=${s//$'\t'/\\t}
-  s=${s//$'\r'/\\r}
-  printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\037')"
+# stage_json <name> <passed> <failed> <not_run or ""> <seconds> <rc> <log or "">:
+# one stage's JSON object, for print_json.
+stage_json() {
+  jq -cn --arg stage "$1" --argjson passed "$2" --argjson failed "$3" --arg not_run "$4" \
+    --argjson seconds "$5" --argjson rc "$6" --arg log "$7" \
+    '{stage: $stage, passed: $passed, failed: $failed}
+     + (if $not_run == "" then {} else {not_run: ($not_run | tonumber)} end)
+     + {seconds: $seconds, ok: ($rc == 0), log: (if $log == "" then null else $log end)}'
 }
 
 # Runs one `bazel test` stage and adds its pass/fail counts to the totals
@@ -35,15 +35,15 @@ run_stage() {
   local seconds=$((SECONDS - start))
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
   if [ "$rc" -eq 0 ] && [ "$failed" -ne 0 ]; then rc=1; fi  # a failed test fails the stage, whatever bazel said
-  local log_json=null
+  local kept_log=""
   if [ "$rc" -eq 0 ]; then
     rm -f "$log"
     echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc})"
   else
     echo "=== ${name}: ${passed} passed, ${failed} failed in ${seconds}s (exit ${rc}); log: ${log}"
-    log_json=$(json_string "$log")
+    kept_log=$log
   fi
-  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": ${log_json}}")
+  STAGES_JSON+=("$(stage_json "$name" "$passed" "$failed" "" "$seconds" "$rc" "$kept_log")")
   return "$rc"
 }
 
@@ -71,14 +71,14 @@ except Exception:
   TOTAL_NOT_RUN=$((TOTAL_NOT_RUN + not_run))
   local seconds=$((SECONDS - start))
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && [ "$failed" -eq 0 ]; then TOTAL_FAILED=$((TOTAL_FAILED + 1)); fi
-  local log_json=null
+  local kept_log=""
   if [ "$rc" -eq 0 ]; then
     rm -f "$log"
   else
-    log_json=$(json_string "$log")
+    kept_log=$log
   fi
   echo "=== ${name}: ${passed} passed, ${failed} failed, ${not_run} not run in ${seconds}s (exit ${rc})$([ "$rc" -eq 0 ] || echo "; log: $log")"
-  STAGES_JSON+=("{\"stage\": \"${name}\", \"passed\": ${passed}, \"failed\": ${failed}, \"not_run\": ${not_run}, \"seconds\": ${seconds}, \"ok\": $([ "$rc" -eq 0 ] && echo true || echo false), \"log\": ${log_json}}")
+  STAGES_JSON+=("$(stage_json "$name" "$passed" "$failed" "$not_run" "$seconds" "$rc" "$kept_log")")
   rm -f "$summary"
   return "$rc"
 }
@@ -91,7 +91,7 @@ print_totals() {
 
 # Prints the stages and totals as one JSON object (ci/test.sh --json).
 print_json() {
-  local stages
-  stages="$(IFS=,; echo "${STAGES_JSON[*]}")"
-  echo "{\"stages\": [${stages}], \"passed\": ${TOTAL_PASSED}, \"failed\": ${TOTAL_FAILED}, \"not_run\": ${TOTAL_NOT_RUN:-0}, \"ok\": $([ "$TOTAL_FAILED" -eq 0 ] && [ "${TOTAL_NOT_RUN:-0}" -eq 0 ] && echo true || echo false)}"
+  printf '%s\n' "${STAGES_JSON[@]}" |
+    jq -cs --argjson passed "$TOTAL_PASSED" --argjson failed "$TOTAL_FAILED" --argjson not_run "${TOTAL_NOT_RUN:-0}" \
+      '{stages: ., passed: $passed, failed: $failed, not_run: $not_run, ok: ($failed == 0 and $not_run == 0)}'
 }

@@ -20,10 +20,9 @@ done
 cd "$(dirname "$0")/.."
 json=0
 for arg in "$@"; do [ "$arg" = --json ] && json=1; done
-source ci/lib.sh  # json_string
 fail() {  # fail <status> <message>
   echo "ci/repro.sh: $2" >&2
-  if [ "$json" -eq 1 ]; then printf '{"error": %s}\n' "$(json_string "$2")"; fi
+  if [ "$json" -eq 1 ]; then jq -cn --arg error "$2" '{error: $error}'; fi
   exit "$1"
 }
 could_not_run() { fail 5 "$1"; }

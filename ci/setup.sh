@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap          # Bazel 4.2.3, WORKSPACE mode
   g++ git python3
+  jq                       # the CI scripts' JSON
   googletest libgtest-dev libgmock-dev  # GoogleTest / GoogleMock (libgmock.a, gmock/ headers)
   librapidcheck-dev        # property tests
   librandom123-dev         # Philox counter-based RNG
