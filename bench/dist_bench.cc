@@ -10,7 +10,7 @@
 // ranks (P-1)/P of the rows are remote. --hosts lists the layouts to run: 0
 // is this machine with shared memory (the default); N >= 1 spreads the ranks
 // evenly over N network-namespace hosts on this machine that talk over TCP
-// only (reference/distributed/netns_hosts.h; needs root).
+// only (reference/distributed/testing/netns_hosts.h; needs root).
 #include <signal.h>
 #include <unistd.h>
 
@@ -35,9 +35,9 @@
 #include "reference/cli/int_flag.h"
 #include "reference/distributed/dist_tensor.h"
 #include "reference/distributed/in_process_transport.h"
-#include "reference/distributed/mpi_launcher.h"
+#include "reference/distributed/testing/mpi_launcher.h"
 #include "reference/distributed/mpi_transport.h"
-#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/testing/netns_hosts.h"
 #include "reference/process/child_registry.h"
 
 namespace faultline {

@@ -28,9 +28,9 @@
 #include <gtest/gtest.h>
 
 #include "reference/base/status_matchers.h"
-#include "reference/distributed/mpi_launcher.h"
-#include "reference/distributed/mpi_test_ranks.h"
-#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/testing/mpi_launcher.h"
+#include "reference/distributed/testing/mpi_test_ranks.h"
+#include "reference/distributed/testing/netns_hosts.h"
 #include "reference/process/process.h"
 
 namespace faultline {

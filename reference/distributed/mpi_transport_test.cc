@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "reference/base/status_matchers.h"
-#include "reference/distributed/mpi_launcher.h"
-#include "reference/distributed/mpi_test_ranks.h"
+#include "reference/distributed/testing/mpi_launcher.h"
+#include "reference/distributed/testing/mpi_test_ranks.h"
 #include "reference/process/process_at_pid.h"
 #include "reference/process/process_ref.h"
 

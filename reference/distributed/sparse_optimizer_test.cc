@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "reference/base/status_matchers.h"
-#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/runtime/test_runtime.h"
 

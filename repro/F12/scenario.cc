@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/sparse_optimizer.h"
 #include "repro/F12/signature.h"

@@ -5,7 +5,7 @@
 // (upstream's fix) or locates them with a device kernel. docs/failures/F3.md.
 #include <unistd.h>
 
-#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/sparse_optimizer.h"
 #include "repro/F3/signature.h"

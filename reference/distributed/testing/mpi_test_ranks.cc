@@ -1,5 +1,5 @@
 // Implements the MPI tests' rank programs.
-#include "reference/distributed/mpi_test_ranks.h"
+#include "reference/distributed/testing/mpi_test_ranks.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -17,7 +17,7 @@
 #include <rapidcheck.h>
 
 #include "reference/base/parse_int.h"
-#include "reference/distributed/distributed_properties.h"
+#include "reference/distributed/testing/distributed_properties.h"
 #include "reference/distributed/sparse_optimizer.h"
 #include "reference/process/child_registry.h"
 #include "reference/runtime/test_runtime.h"

@@ -2,7 +2,7 @@
 // enter, removes everything it made (killing what still runs there), sweeps
 // the namespaces of a run that was killed, and says clearly when network
 // namespaces are not permitted.
-#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/testing/netns_hosts.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>

@@ -1,5 +1,5 @@
 // Implements RunMpiJob over fork, exec of mpirun, and report files.
-#include "reference/distributed/mpi_launcher.h"
+#include "reference/distributed/testing/mpi_launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "reference/base/temp_dir.h"
-#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/testing/netns_hosts.h"
 
 #include "reference/process/child_registry.h"
 #include "reference/process/process.h"

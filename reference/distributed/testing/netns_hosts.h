@@ -22,8 +22,8 @@
 // namespaces cannot be made, Create fails with kNetnsNotPermitted in the
 // message; tests fail on it unless FAULTLINE_SKIP_MULTIHOST=1 asks to skip
 // them on purpose (README, "Multi-host tests").
-#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_NETNS_HOSTS_H_
-#define FAULTLINE_REFERENCE_DISTRIBUTED_NETNS_HOSTS_H_
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_NETNS_HOSTS_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_NETNS_HOSTS_H_
 
 #include <sys/types.h>
 
@@ -103,4 +103,4 @@ Result<std::pair<std::string, std::string>> FindHostInAgentMap(const std::string
 
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_NETNS_HOSTS_H_
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_NETNS_HOSTS_H_

@@ -2,8 +2,8 @@
 // table, one loop, the DGL 2.2.1 formulas written out directly. The
 // distributed step over any number of partitions and trainers must equal it
 // bit for bit.
-#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_DENSE_REFERENCE_H_
-#define FAULTLINE_REFERENCE_DISTRIBUTED_DENSE_REFERENCE_H_
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_DENSE_REFERENCE_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_DENSE_REFERENCE_H_
 
 #include <cstdint>
 #include <vector>
@@ -42,4 +42,4 @@ class DenseOptimizer {
 
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_DENSE_REFERENCE_H_
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_DENSE_REFERENCE_H_

@@ -10,8 +10,8 @@
 // namespaces and runs the daemon's command line with /bin/sh), and ranks
 // talk over TCP only: `--mca pml ob1 --mca btl self,tcp --mca osc pt2pt`,
 // with the TCP and out-of-band traffic confined to the hosts' subnet.
-#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_MPI_LAUNCHER_H_
-#define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_LAUNCHER_H_
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_MPI_LAUNCHER_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_MPI_LAUNCHER_H_
 
 #include <sys/types.h>
 
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "reference/base/status.h"
-#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/testing/netns_hosts.h"
 #include "reference/distributed/rank_report.h"
 #include "reference/process/process_ref.h"
 
@@ -130,4 +130,4 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
 
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_MPI_LAUNCHER_H_
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_MPI_LAUNCHER_H_

@@ -1,5 +1,5 @@
 // Implements DenseOptimizer.
-#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/testing/dense_reference.h"
 
 #include <cmath>
 #include <map>

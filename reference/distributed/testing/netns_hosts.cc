@@ -1,5 +1,5 @@
 // Implements NetnsHosts with iproute2's `ip` and /proc.
-#include "reference/distributed/netns_hosts.h"
+#include "reference/distributed/testing/netns_hosts.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -19,13 +19,13 @@
 //                                     half a world away), marking "hammering" after 3
 //   mpi_large_batch                   every rank pushes, push_adds, pulls 12,000 rows per partition
 //   mpi_where                         reports its host name and addresses
-#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TEST_RANKS_H_
-#define FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TEST_RANKS_H_
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_MPI_TEST_RANKS_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_MPI_TEST_RANKS_H_
 
 #include <functional>
 #include <string>
 
-#include "reference/distributed/mpi_launcher.h"
+#include "reference/distributed/testing/mpi_launcher.h"
 #include "reference/distributed/mpi_transport.h"
 
 namespace faultline {
@@ -45,4 +45,4 @@ inline constexpr int64_t kHammerIds = 16;
 
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_MPI_TEST_RANKS_H_
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_MPI_TEST_RANKS_H_

@@ -2,15 +2,15 @@
 // rapidcheck state machine comparing a DistTensor with one local tensor, and
 // one optimizer run compared with the dense reference. Both run unchanged
 // over any Transport.
-#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_DISTRIBUTED_PROPERTIES_H_
-#define FAULTLINE_REFERENCE_DISTRIBUTED_DISTRIBUTED_PROPERTIES_H_
+#ifndef FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_DISTRIBUTED_PROPERTIES_H_
+#define FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_DISTRIBUTED_PROPERTIES_H_
 
 #include <cstdint>
 #include <vector>
 
 #include <rapidcheck.h>
 
-#include "reference/distributed/dense_reference.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/dist_tensor.h"
 
 namespace faultline {
@@ -53,4 +53,4 @@ std::vector<float> RunDenseOptimizer(const OptimizerCase& c);
 
 }  // namespace faultline
 
-#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_DISTRIBUTED_PROPERTIES_H_
+#endif  // FAULTLINE_REFERENCE_DISTRIBUTED_TESTING_DISTRIBUTED_PROPERTIES_H_

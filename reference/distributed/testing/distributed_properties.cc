@@ -1,5 +1,5 @@
 // Implements the shared distributed property checks.
-#include "reference/distributed/distributed_properties.h"
+#include "reference/distributed/testing/distributed_properties.h"
 
 #include <cstring>
 #include <memory>
