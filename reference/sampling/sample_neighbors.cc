@@ -27,13 +27,20 @@ namespace core = kernels::sampling;
 
 // EligibleCountForSampling, with the weights counted eight at a time on
 // the CPU and only as far as the sampler tells counts apart (all of them
-// for fanout -1, one with replacement, fanout + 1 without): a hub sampled
-// by rejection then reads O(fanout) weights, not its whole segment. The
-// count may pass that bound by less than a block; every decision and
-// SampledCountOf are the same as with the full count.
+// for fanout -1, one with replacement, fanout + 1 without). The count may
+// pass that bound by less than a block; every decision and SampledCountOf
+// are the same as with the full count. A seed that the rule sends to
+// rejection is not counted at all: its table alone implies more than
+// fanout eligible edges (fanout * largest <= total / 2 with total > 0
+// needs at least 2 * fanout positive weights, up to the sum's rounding),
+// so it gets fanout + 1 and reads no weight.
 int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
   const int64_t degree = p.indptr[node + 1] - p.indptr[node];
   if (!p.weighted) return degree;
+  if (!p.replace && p.fanout > 0 && p.weight_prefix != nullptr && degree > 0 &&
+      p.weight_prefix[p.indptr[node + 1] - 1] > 0.0 && core::UsesWeightedRejection(p, node, p.fanout + 1)) {
+    return p.fanout + 1;
+  }
   const int64_t enough = p.fanout < 0 ? degree : (p.replace ? 1 : p.fanout + 1);
   return CountPositiveWeightsUpTo(p.weights + p.indptr[node], degree, enough);
 }
@@ -49,6 +56,8 @@ void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t first_e
   if (top_k && static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
     floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
+  } else if (core::UsesWeightedRejection(p, seed, eligible)) {
+    SampleWeightedRejectionBatched(p, seed, picks);
   } else if (core::UsesWeightedTopK(p, seed, eligible)) {
     SampleWeightedTopK(p, seed, picks, scratch.data());
   } else {
@@ -71,6 +80,8 @@ void ReadSources(const int64_t* edges, const int64_t* graph_indices, int64_t fir
 
 // Each seed's node entry (a random read) is prefetched this many seeds ahead.
 constexpr int64_t kIndptrAhead = 16;
+// Seeds between a rejection seed's table prefetch and its sampling.
+constexpr int64_t kTableAhead = 4;
 
 // What a thread reuses from chunk to chunk.
 struct ChunkScratch {
@@ -92,8 +103,19 @@ ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seed
   scratch.eligible.resize(static_cast<size_t>(n));
   scratch.first_edge.resize(static_cast<size_t>(n));
   int64_t picks = 0;
+  // Weighted without replacement: each seed's table reads (largest weight,
+  // total, first probes) fetched a few seeds ahead, in both passes.
+  const bool rejection_possible = params.weighted && !params.replace && params.weight_prefix != nullptr &&
+                                  params.fanout > 0 && params.fanout <= core::kMaxRejectionFanout;
   for (int64_t i = 0; i < n; ++i) {
-    if (i + kIndptrAhead < n) __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+    if (i + kIndptrAhead < n) {
+      __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
+      if (rejection_possible) __builtin_prefetch(params.max_weights + seeds[i + kIndptrAhead]);
+    }
+    if (rejection_possible && i + kTableAhead < n) {
+      const int64_t last = params.indptr[seeds[i + kTableAhead] + 1];  // the seed's total: prefix[last - 1]
+      if (last > 0) __builtin_prefetch(params.weight_prefix + last - 1);
+    }
     scratch.first_edge[i] = params.indptr[seeds[i]];
     scratch.eligible[i] = EligibleEdges(params, seeds[i]);
     out.counts[i] = core::SampledCountOf(params, scratch.eligible[i]);
@@ -104,6 +126,7 @@ ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seed
   out.indices.Resize(picks);
   UniformFloydBatch floyd(params);
   for (int64_t i = 0, offset = 0; i < n; offset += out.counts[i], ++i) {
+    if (rejection_possible && i + kTableAhead < n) PrefetchWeightedRejection(params, seeds[i + kTableAhead]);
     SampleSeedInto(params, seeds[i], scratch.first_edge[i], scratch.eligible[i], out.counts[i],
                    out.original_edge_ids.data() + offset, scratch.keys, floyd);
   }
