@@ -383,7 +383,7 @@ int ForkStress(const std::vector<std::string>& args) {
     // A hung child would be a deadlock: Wait kills it past the deadline.
     auto exit = child->Wait(std::chrono::seconds(20));
     if (!exit.ok()) continue;
-    if (exit->timed_out) {
+    if (exit->timed_out()) {
       ++hung;
       continue;
     }

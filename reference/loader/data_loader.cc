@@ -433,7 +433,7 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
     return Status(StatusCode::kChildFailed, who + " left no error report and no exit status" + while_producing +
                                                 "; the connection failed: " + worker.transport);
   }
-  if (worker.exit->timed_out) {
+  if (worker.exit->timed_out()) {
     return Status(StatusCode::kChildFailed, who + " left no error report" + while_producing + " (" +
                                                 worker.transport + ") and did not exit within " +
                                                 Seconds(kCollectDeadline) + "; it was killed");
@@ -443,7 +443,7 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
   if (!partial.empty()) how += " after it had sent " + partial;
   // The kernel (SIGCHLD set to SIG_IGN) or another waiter took its exit
   // status: that it ended is all there is to say.
-  const std::string unknown = worker.exit->reaped_elsewhere
+  const std::string unknown = worker.exit->end == ChildEnd::kReapedElsewhere
                                   ? "; its exit status was reaped elsewhere (waitpid: ECHILD; is SIGCHLD ignored, "
                                     "or does another thread wait for all children?)"
                                   : "";

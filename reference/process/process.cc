@@ -114,17 +114,24 @@ Result<StartMethod> ParseStartMethod(std::string_view text, std::string_view wha
 }
 
 std::string ChildExit::How() const {
-  if (reaped_elsewhere) return "ended";
-  if (exited) return "exited with code " + std::to_string(exit_code);
-  return "was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  switch (end) {
+    case ChildEnd::kExited: return "exited with code " + std::to_string(exit_code);
+    case ChildEnd::kSignaled:
+    case ChildEnd::kTimedOut: return "was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+    case ChildEnd::kReapedElsewhere: return "ended";
+  }
+  return "ended";
 }
 
 std::string ChildExit::Describe() const {
-  std::string text = "pid " + std::to_string(pid);
-  if (timed_out) return text + " did not finish in time and was killed";
-  text += " " + How();
-  if (reaped_elsewhere) text += "; its exit status was reaped elsewhere (waitpid: ECHILD)";
-  return text;
+  const std::string pid_text = "pid " + std::to_string(pid);
+  switch (end) {
+    case ChildEnd::kTimedOut: return pid_text + " did not finish in time and was killed";
+    case ChildEnd::kReapedElsewhere: return pid_text + " ended; its exit status was reaped elsewhere (waitpid: ECHILD)";
+    case ChildEnd::kExited:
+    case ChildEnd::kSignaled: return pid_text + " " + How();
+  }
+  return pid_text + " " + How();
 }
 
 std::string DescribeCurrentException() {
@@ -338,10 +345,15 @@ ChildExit ChildProcess::Reaped(int status, bool reaped_elsewhere) {
   DrainReport();
   ChildExit result;
   result.pid = pid_;
-  result.reaped_elsewhere = reaped_elsewhere;
-  result.exited = !reaped_elsewhere && WIFEXITED(status);
-  result.exit_code = result.exited ? WEXITSTATUS(status) : 0;
-  result.signal = !reaped_elsewhere && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (reaped_elsewhere) {
+    result.end = ChildEnd::kReapedElsewhere;
+  } else if (WIFEXITED(status)) {
+    result.end = ChildEnd::kExited;
+    result.exit_code = WEXITSTATUS(status);
+  } else {
+    result.end = ChildEnd::kSignaled;
+    result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
   result.transcript = transcript_;
   return result;
 }
@@ -396,8 +408,7 @@ Result<ChildExit> ChildProcess::Wait(std::chrono::milliseconds timeout) {
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   ChildExit result = Reaped(status, /*reaped_elsewhere=*/false);
-  result.timed_out = true;
-  result.exited = false;
+  result.end = ChildEnd::kTimedOut;
   result.exit_code = 0;
   result.signal = SIGKILL;
   return result;

@@ -28,19 +28,27 @@ const char* StartMethodName(StartMethod method);
 Result<StartMethod> ParseStartMethod(std::string_view text, std::string_view what = "--start-method");
 
 // How a child process ended.
-struct ChildExit {
-  pid_t pid = 0;
-  bool exited = false;     // ended through exit(); see exit_code
-  int exit_code = 0;
-  int signal = 0;          // the terminating signal when !exited
-  bool timed_out = false;  // killed by Wait() after its deadline
+// How a child ended: exactly one of these.
+enum class ChildEnd {
+  kExited,    // through exit(): ChildExit::exit_code
+  kSignaled,  // killed by ChildExit::signal
+  kTimedOut,  // killed (SIGKILL) by Wait() after its deadline
   // It ended, but waitpid found no such child (ECHILD): SIGCHLD is set to
   // SIG_IGN (the kernel reaps children itself) or another waiter reaped it.
-  // How it ended is unknown (exited and signal are unset).
-  bool reaped_elsewhere = false;
+  // How it ended is unknown.
+  kReapedElsewhere,
+};
+
+struct ChildExit {
+  pid_t pid = 0;
+  ChildEnd end = ChildEnd::kExited;
+  int exit_code = 0;       // kExited only (0 otherwise)
+  int signal = 0;          // kSignaled, and SIGKILL for kTimedOut (0 otherwise)
   std::string transcript;  // everything the child sent with ReportToParent()
 
-  bool succeeded() const { return exited && exit_code == 0; }
+  bool exited() const { return end == ChildEnd::kExited; }
+  bool timed_out() const { return end == ChildEnd::kTimedOut; }
+  bool succeeded() const { return exited() && exit_code == 0; }
   // Returns e.g. "pid 4242 exited with code 3", "pid 4242 was killed by
   // signal 9 (Killed)" or "pid 4242 ended; its exit status was reaped
   // elsewhere (waitpid: ECHILD)".

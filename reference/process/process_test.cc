@@ -56,7 +56,7 @@ TEST(ProcessTest, ForkedChildReportsAndExits) {
   pid_t pid = child->pid();
   auto exit = child->Wait(milliseconds(10000));
   FL_ASSERT_OK(exit);
-  EXPECT_TRUE(exit->exited);
+  EXPECT_EQ(exit->end, ChildEnd::kExited);
   EXPECT_EQ(exit->exit_code, 7);
   EXPECT_EQ(exit->transcript, "hello from " + std::to_string(pid));
   EXPECT_EQ(exit->Describe(), "pid " + std::to_string(pid) + " exited with code 7");
@@ -81,7 +81,7 @@ TEST(ProcessTest, AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild) {
     FL_ASSERT_OK(child);
     auto exit = child->Wait(milliseconds(20000));
     FL_ASSERT_OK(exit);
-    EXPECT_TRUE(exit->exited) << exit->Describe();
+    EXPECT_TRUE(exit->exited()) << exit->Describe();
     EXPECT_EQ(exit->exit_code, kUncaughtExceptionExitCode) << exit->Describe() << "; transcript: " << exit->transcript;
     EXPECT_EQ(exit->transcript, report);
   }
@@ -97,7 +97,7 @@ TEST(ProcessTest, AnExceptionThatEscapesASpawnedEntryPointIsReportedAndEndsTheCh
   FL_ASSERT_OK(child);
   auto exit = child->Wait(milliseconds(20000));
   FL_ASSERT_OK(exit);
-  EXPECT_TRUE(exit->exited) << exit->Describe();
+  EXPECT_TRUE(exit->exited()) << exit->Describe();
   EXPECT_EQ(exit->exit_code, kUncaughtExceptionExitCode) << exit->Describe();
   EXPECT_EQ(exit->transcript,
             "uncaught exception std::runtime_error: boom in spawned child entry point 'throw_in_spawned_child'");
@@ -133,7 +133,7 @@ int SpawnAfterTheBinaryIsDeleted(const std::vector<std::string>&) {
   auto child = ChildProcess::Spawn("echo_args_and_env", {"x"});
   if (!child.ok()) return 12;
   auto exit = child->Wait(milliseconds(20000));
-  return exit.ok() && exit->exited && exit->exit_code == 1 && exit->transcript.rfind("args: x;", 0) == 0 ? 0 : 13;
+  return exit.ok() && exit->exited() && exit->exit_code == 1 && exit->transcript.rfind("args: x;", 0) == 0 ? 0 : 13;
 }
 FL_REGISTER_CHILD("spawn_after_the_binary_is_deleted", SpawnAfterTheBinaryIsDeleted);
 
@@ -167,8 +167,8 @@ TEST(ProcessTest, KilledChildReportsTheSignal) {
   child->Kill(SIGKILL);
   auto exit = child->Wait(milliseconds(10000));
   FL_ASSERT_OK(exit);
-  EXPECT_FALSE(exit->timed_out) << "Wait's deadline killed it, not Kill()";
-  EXPECT_FALSE(exit->exited);
+  EXPECT_FALSE(exit->timed_out()) << "Wait's deadline killed it, not Kill()";
+  EXPECT_EQ(exit->end, ChildEnd::kSignaled);
   EXPECT_EQ(exit->signal, SIGKILL);
   EXPECT_EQ(exit->transcript, "sleeping");
   EXPECT_EQ(exit->Describe(), "pid " + std::to_string(exit->pid) + " was killed by signal 9 (Killed)");
@@ -196,7 +196,7 @@ TEST(ProcessTest, WaitPastDeadlineKillsTheChild) {
   pid_t pid = child->pid();
   auto exit = child->Wait(milliseconds(50));
   FL_ASSERT_OK(exit);
-  EXPECT_TRUE(exit->timed_out);
+  EXPECT_TRUE(exit->timed_out());
   EXPECT_FALSE(Unreaped(pid));
 }
 
@@ -362,7 +362,7 @@ TEST(ProcessTest, AChildReapedElsewhereHasEndedWithAnUnknownStatus) {
     if (!child.ok()) _exit(10);
     auto exit = child->Wait(milliseconds(20000));
     if (!exit.ok()) _exit(11);  // before: "waitpid failed: No child processes"
-    if (!exit->reaped_elsewhere || exit->exited || exit->signal != 0 || exit->timed_out) _exit(12);
+    if (exit->end != ChildEnd::kReapedElsewhere || exit->signal != 0 || exit->exit_code != 0) _exit(12);
     if (exit->Describe() != "pid " + std::to_string(child->pid()) +
                                 " ended; its exit status was reaped elsewhere (waitpid: ECHILD)") {
       _exit(13);

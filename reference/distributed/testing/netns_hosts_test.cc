@@ -98,7 +98,7 @@ TEST(NetnsHostsTest, MakesHostsToEnterAndRemovesEverythingItMade) {
   FL_ASSERT_OK(ended);
   EXPECT_THAT(ended->transcript, HasSubstr("ok host=fl-host1 "));
   EXPECT_THAT(ended->transcript, HasSubstr("inet 10.77.0.2/24"));
-  EXPECT_FALSE(ended->exited) << ended->Describe();
+  EXPECT_EQ(ended->end, ChildEnd::kSignaled) << ended->Describe();
   EXPECT_EQ(ended->signal, SIGKILL) << ended->Describe();
   EXPECT_THAT(NamespacesStartingWith(prefix), IsEmpty());
   EXPECT_THAT(hosts.Namespaces(), IsEmpty());
