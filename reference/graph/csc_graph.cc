@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <sstream>
 
 namespace faultline {
@@ -185,7 +186,16 @@ Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64
   graph.weights_ = std::move(weights);
   graph.edge_types_ = std::move(edge_types);
   graph.storage_ = storage;
-  if (graph.weights_) BuildWeightTable(graph.indptr_, *graph.weights_, graph.weight_prefix_, graph.max_weights_);
+  if (graph.weights_) {
+    try {
+      BuildWeightTable(graph.indptr_, *graph.weights_, graph.weight_prefix_, graph.max_weights_);
+    } catch (const std::bad_alloc&) {
+      const uint64_t bytes = static_cast<uint64_t>(num_edges) * sizeof(double) +
+                             static_cast<uint64_t>(num_nodes) * sizeof(float);
+      return UnavailableError("CscGraph: out of memory allocating " + std::to_string(bytes) +
+                              " bytes for the weight table");
+    }
+  }
   return graph;
 }
 
