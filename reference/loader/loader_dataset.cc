@@ -117,7 +117,7 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
 
 Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
                             const std::vector<int64_t>& seeds, std::string* step, SegmentWriter& segment,
-                            const std::function<void()>& halfway) {
+                            const std::function<void()>& halfway, const std::function<void()>& before_each_chunk) {
   *step = "sample_neighbors";
   FL_ASSIGN_OR_RETURN(bool on_device, DispatchesMiniBatchesToDevice(data, o));
   if (on_device) {  // built first: only the pin-handling repros sample on a device in a worker
@@ -132,7 +132,9 @@ Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, i
     return status;
   };
   Status written = writer.Begin(index, seeds, o.fanouts.size());
-  if (written.ok()) written = SampleMultiLayerInto(*data.graph, seeds, o.fanouts, MiniBatchSampling(o, index), writer);
+  SamplingOptions sampling = MiniBatchSampling(o, index);
+  sampling.before_each_chunk = before_each_chunk;
+  if (written.ok()) written = SampleMultiLayerInto(*data.graph, seeds, o.fanouts, sampling, writer);
   if (!written.ok()) return failed(written);
   *step = "fetch_features";
   const std::vector<int64_t>& nodes = writer.unique_nodes();

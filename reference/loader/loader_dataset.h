@@ -55,10 +55,11 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
                                    const std::vector<int64_t>& seeds, std::string* step);
 // Produces minibatch `index` as ProduceMiniBatch does, straight into
 // `segment` while it is sampled (a worker's path: no MiniBatch is built on
-// the CPU path). `halfway` as WriteMiniBatch's.
+// the CPU path). `halfway` as WriteMiniBatch's; `before_each_chunk` as
+// SamplingOptions's (the worker's fault injection).
 Status ProduceMiniBatchInto(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
                             const std::vector<int64_t>& seeds, std::string* step, SegmentWriter& segment,
-                            const std::function<void()>& halfway);
+                            const std::function<void()>& halfway, const std::function<void()>& before_each_chunk);
 
 }  // namespace faultline
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -114,6 +115,9 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
   // instead of growing layer by layer as the first slot did.
   size_t largest_minibatch = 0;
   int64_t answers_sent = 0;  // for the injection's after_answer protocol actions
+  // The throw injection: once armed, every chunk the sampler takes throws,
+  // in whichever of its threads takes it.
+  std::atomic<bool> sampler_throws{false};
   // An exception (std::bad_alloc, one a sampler thread threw and the
   // sampler rethrew here) becomes the error of the step it escaped, like
   // any other failure of the step: it must not unwind out of the worker,
@@ -156,10 +160,15 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     try {
       status = segments[slot]->Reserve(largest_minibatch);  // names the segment and the bytes
       if (status.ok()) {
-        status = ProduceMiniBatchInto(**data, o, batch, (*batches)[batch], &step, *segments[slot], [&] {
-          inject.At(InjectStep::kMidWrite, index);
-          if (inject.Breaks(InjectAction::kThrow, InjectStep::kMidWrite, index)) SetChunkHookForTesting([] { throw std::bad_alloc(); });
-        });
+        status = ProduceMiniBatchInto(
+            **data, o, batch, (*batches)[batch], &step, *segments[slot],
+            [&] {
+              inject.At(InjectStep::kMidWrite, index);
+              if (inject.Breaks(InjectAction::kThrow, InjectStep::kMidWrite, index)) sampler_throws = true;
+            },
+            [&] {
+              if (sampler_throws.load()) throw std::bad_alloc();
+            });
       }
     } catch (...) {
       status = UncaughtException();

@@ -143,14 +143,10 @@ int64_t ChunkSeeds(int64_t n, int num_threads) {
   return std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 1024);
 }
 
-std::function<void()> g_chunk_hook;  // SetChunkHookForTesting
-uint64_t g_memory_for_testing = 0;   // SetSamplingMemoryForTesting
-
 // The bytes of RAM and swap of this machine (no single allocation, nor all
-// of a call's picks together, can be larger), or the tests' stand-in. Read
-// once: it does not change while the process runs.
-uint64_t MemoryBytes() {
-  if (g_memory_for_testing != 0) return g_memory_for_testing;
+// of a call's picks together, can be larger). Read once: it does not change
+// while the process runs.
+uint64_t MachineMemoryBytes() {
   static const uint64_t machine = [] {
     struct sysinfo info;
     if (sysinfo(&info) != 0) return std::numeric_limits<uint64_t>::max();
@@ -275,14 +271,15 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     next.store(num_chunks, std::memory_order_relaxed);
     failed.store(true, std::memory_order_release);
   };
-  const uint64_t memory = MemoryBytes();
+  const uint64_t memory = options.memory_bytes != 0 ? options.memory_bytes : MachineMemoryBytes();
+  const char* const memory_is = options.memory_bytes != 0 ? "the memory this call may use" : "this machine's memory";
   const int64_t max_picks =
       static_cast<int64_t>(std::min<uint64_t>(memory / kBytesPerSampledEdge, std::numeric_limits<int64_t>::max()));
   // The error of picks that do not fit (the request's, counted only now).
   auto no_room = [&](ChunkOutcome outcome) {
     const std::string need = SampledEdgesNeed(n, fanout, TotalPicks(params, seeds));
     return UnavailableError(outcome == ChunkOutcome::kTooLarge
-                                ? need + ", more than this machine's memory (" + std::to_string(memory) + " bytes)"
+                                ? need + ", more than " + memory_is + " (" + std::to_string(memory) + " bytes)"
                                 : need + ": out of memory");
   };
   // Samples the next chunk nobody has taken; false when none is left.
@@ -291,7 +288,7 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     if (c >= num_chunks) return false;
     const int64_t first = c * chunk_seeds, count = std::min(n, first + chunk_seeds) - first;
     chunks[c].first_seed = first;
-    if (g_chunk_hook) g_chunk_hook();
+    if (options.before_each_chunk) options.before_each_chunk();
     ChunkOutcome outcome;
     try {  // any allocation of the chunk's sampling: its picks, a seed's keys, the Floyd batch
       outcome = SampleChunk(params, seeds.data() + first, count, graph.indices().data(), max_picks, scratch, chunks[c]);
@@ -356,10 +353,6 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
   }
   return OkStatus();
 }
-
-void SetChunkHookForTesting(std::function<void()> hook) { g_chunk_hook = std::move(hook); }
-
-void SetSamplingMemoryForTesting(uint64_t bytes) { g_memory_for_testing = bytes; }
 
 std::string SampledEdgesNeed(int64_t num_seeds, int64_t fanout, uint64_t picks) {
   return "sampling " + std::to_string(num_seeds) + " seeds with fanout " + std::to_string(fanout) + " needs " +

@@ -41,6 +41,14 @@ struct SamplingOptions {
   // 1..kMaxSamplingThreads on every backend (the same rejections
   // everywhere), but only the CPU reference uses it; results never depend on it.
   int num_threads = 1;
+  // The CPU reference's memory bound: the picks of a call are checked
+  // against this many bytes; 0 = this machine's RAM and swap. A caller may
+  // cap what one call takes.
+  uint64_t memory_bytes = 0;
+  // The CPU reference runs this before it samples each chunk, on whichever
+  // of its threads samples it (empty: nothing). The loader's fault
+  // injection makes it throw; it must be safe to call from several threads.
+  std::function<void()> before_each_chunk;
 };
 
 // Checks the arguments every sampling backend shares, in this order:
@@ -129,16 +137,6 @@ using SampledChunkSink = std::function<Status(const SampledChunk&)>;
 // (about 16 bytes per edge of the largest layer it sampled).
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
-
-// Tests: runs `hook` before each chunk is sampled, on whichever thread
-// samples it (so a test can make a helper thread throw); empty: none. Set
-// it only while nothing samples (it is read without synchronisation).
-void SetChunkHookForTesting(std::function<void()> hook);
-
-// Tests: the memory (RAM and swap, in bytes) the picks of a call are checked
-// against, instead of this machine's; 0: this machine's. Set it only while
-// nothing samples.
-void SetSamplingMemoryForTesting(uint64_t bytes);
 
 }  // namespace faultline
 

@@ -314,7 +314,8 @@ TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> helper_chunks{0};
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  SetChunkHookForTesting([&] {
+  SamplingOptions options{false, false, 4, 2};
+  options.before_each_chunk = [&] {
     if (std::this_thread::get_id() == caller) {
       while (helper_chunks.load() == 0) {  // a helper takes a chunk first
         if (std::chrono::steady_clock::now() > give_up) throw std::runtime_error("no helper thread started");
@@ -323,11 +324,10 @@ TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
     } else if (++helper_chunks == 1) {
       throw std::bad_alloc();  // the first chunk a helper takes
     }
-  });
-  EXPECT_THROW((void)SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
+  };
+  EXPECT_THROW((void)SampleNeighborsInChunks(*graph, seeds, 5, 0, options,
                                              [](const SampledChunk&) { return OkStatus(); }),
                std::bad_alloc);
-  SetChunkHookForTesting(nullptr);
   const SampledSubgraph again = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   EXPECT_EQ(again.original_edge_ids, expected.original_edge_ids);
 }
@@ -376,24 +376,24 @@ TEST(SampleNeighborsTest, ChunksAndTheirTotalAreCheckedAgainstTheMemory) {
                              std::to_string(picks * 16) + " bytes)";
     // Room for 3000 picks: every chunk fits (at most 1024 seeds, ~5 each),
     // the layer does not.
-    SetSamplingMemoryForTesting(16 * 3000);
+    SamplingOptions capped{false, false, 8, threads};
+    capped.memory_bytes = 16 * 3000;
     int64_t handed = 0;
-    Status total = SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 8, threads},
+    Status total = SampleNeighborsInChunks(*graph, seeds, 5, 0, capped,
                                            [&](const SampledChunk& chunk) {
                                              handed += chunk.indices.size();
                                              return OkStatus();
                                            });
     EXPECT_EQ(total.code(), StatusCode::kUnavailable) << threads;
-    EXPECT_EQ(total.message(), need + ", more than this machine's memory (48000 bytes)") << threads;
+    EXPECT_EQ(total.message(), need + ", more than the memory this call may use (48000 bytes)") << threads;
     EXPECT_GT(handed, 0) << threads;
     EXPECT_LE(handed, 3000) << threads;
     // Room for 10 picks: the first chunk is too large, and nothing is handed over.
-    SetSamplingMemoryForTesting(16 * 10);
+    capped.memory_bytes = 16 * 10;
     handed = 0;
-    Result<SampledSubgraph> chunk = SampleNeighbors(*graph, seeds, 5, 0, SamplingOptions{false, false, 8, threads});
+    Result<SampledSubgraph> chunk = SampleNeighbors(*graph, seeds, 5, 0, capped);
     EXPECT_EQ(chunk.status().code(), StatusCode::kUnavailable) << threads;
-    EXPECT_EQ(chunk.status().message(), need + ", more than this machine's memory (160 bytes)") << threads;
-    SetSamplingMemoryForTesting(0);
+    EXPECT_EQ(chunk.status().message(), need + ", more than the memory this call may use (160 bytes)") << threads;
     EXPECT_EQ(Sample(*graph, seeds, 5, false, false, 8, 0, threads).original_edge_ids, whole.original_edge_ids);
   }
 }
