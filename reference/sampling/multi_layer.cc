@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "reference/sampling/subgraph_assembly.h"
 #include "reference/sampling/unique_and_compact.h"
 
 namespace faultline {

@@ -14,19 +14,9 @@
 
 #include "reference/base/status.h"
 #include "reference/graph/csc_graph.h"
+#include "reference/sampling/sampled_subgraph.h"
 
 namespace faultline {
-
-// Holds the sampled incoming edges of a list of seeds, like GraphBolt's
-// FusedSampledSubgraph: the picks of seeds[i] are positions
-// [indptr[i], indptr[i+1]) of `indices` (source node ids) and
-// `original_edge_ids` (edge ids in the graph).
-struct SampledSubgraph {
-  std::vector<int64_t> seeds;
-  std::vector<int64_t> indptr;
-  std::vector<int64_t> indices;
-  std::vector<int64_t> original_edge_ids;
-};
 
 // The most CPU threads one sampling call takes (far above any core count;
 // thread counts near the system's limit would fail to start).
@@ -77,48 +67,12 @@ std::string SampledEdgesNeed(int64_t num_seeds, int64_t fanout, uint64_t picks);
 // without weights (ValidateSampleRequest), and when the picks do not fit in
 // memory: an Unavailable error, "sampling N seeds with fanout F needs P picks
 // (B bytes)" (SampledEdgesNeed) followed by ", more than this machine's
-// memory (M bytes)" when they exceed its RAM and swap (checked before
+// memory (M bytes)" when they exceed its RAM and swap (", more than the
+// memory this call may use" under options.memory_bytes; checked before
 // anything is allocated for them) or ": out of memory" when an allocation
 // fails. Duplicate seeds get identical picks.
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options);
-
-// The sampled edges of a chunk of consecutive seeds, from seeds[first_seed]
-// on: counts[i] picks for seeds[first_seed + i], one after another in
-// original_edge_ids and indices (as in SampledSubgraph).
-struct SampledChunk {
-  // An int64 array that keeps its memory when it shrinks and is not
-  // zero-filled when it grows (every value is written).
-  class Buffer {
-   public:
-    void Resize(int64_t n);
-    int64_t* data() { return data_.get(); }
-    const int64_t* begin() const { return data_.get(); }
-    const int64_t* end() const { return data_.get() + size_; }
-    int64_t size() const { return size_; }
-
-   private:
-    std::unique_ptr<int64_t[]> data_;
-    int64_t size_ = 0, capacity_ = 0;
-  };
-
-  int64_t first_seed = 0;
-  std::vector<int64_t> counts;
-  Buffer original_edge_ids, indices;
-};
-
-// How many edges a call is expected to sample, for reserving its output
-// and choosing a compaction table: per seed the fanout, but no more than
-// the graph's mean degree rounded up (fanout -1 counts the mean degree).
-// A guess: hubs, replacement or duplicate seeds can give more.
-int64_t ExpectedSampledEdges(const CscGraph& graph, int64_t num_seeds, int64_t fanout);
-
-// An empty SampledSubgraph of `seeds` (indptr {0}) with room reserved for
-// `expected_edges` edges; AppendChunk fills it.
-SampledSubgraph SubgraphToFill(const std::vector<int64_t>& seeds, size_t expected_edges);
-
-// Appends a chunk's picks to `out` as SampleNeighbors joins them.
-void AppendChunk(const SampledChunk& chunk, SampledSubgraph& out);
 
 // Receives the chunks of a layer in seed order, on the calling thread; an
 // error stops the sampling.
