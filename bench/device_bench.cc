@@ -122,11 +122,7 @@ void SamplerRows(benchmark::internal::Benchmark* b) {
     b->Args({2, weighted, 0});
   }
 }
-BENCHMARK(BM_SampleMultiLayer)
-    ->Apply(SamplerRows)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->MinTime(2.0);
+BENCHMARK(BM_SampleMultiLayer)->Apply(SamplerRows)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 Tensor FeatureTable(bool pinned) {
   std::vector<float> values(kTableRows * kDim);

@@ -18,8 +18,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <iostream>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -35,8 +35,8 @@
 #include "reference/cli/int_flag.h"
 #include "reference/distributed/dist_tensor.h"
 #include "reference/distributed/in_process_transport.h"
-#include "reference/distributed/testing/mpi_launcher.h"
 #include "reference/distributed/mpi_transport.h"
+#include "reference/distributed/testing/mpi_launcher.h"
 #include "reference/distributed/testing/netns_hosts.h"
 #include "reference/process/child_registry.h"
 
@@ -104,7 +104,8 @@ std::vector<int64_t> RandomIds(const Workload& w, uint64_t seed) {
 
 // Times pull, push and push_add of `tensor`, `iterations` batches each;
 // `sync` runs before and after each timed phase. Returns seconds per op.
-Result<nlohmann::json> TimeOps(DistTensor& tensor, const Workload& w, uint64_t seed, const std::function<Status()>& sync) {
+Result<nlohmann::json> TimeOps(DistTensor& tensor, const Workload& w, uint64_t seed,
+                               const std::function<Status()>& sync) {
   std::vector<std::vector<int64_t>> batches;
   for (int i = 0; i < w.iterations; ++i) batches.push_back(RandomIds(w, seed * 1000 + i));
   std::vector<float> rows(w.batch * w.dim, 1.0f);
@@ -193,18 +194,18 @@ bool RunMpiLayout(const Workload& w, int ranks, int hosts,
     options.hosts = netns.get();
     for (int k = 0; k < hosts; ++k) options.ranks_per_host.push_back(ranks / hosts + (k < ranks % hosts ? 1 : 0));
   }
-  std::fprintf(stderr, "dist_bench: %d MPI ranks on %s, %d batches of %lld rows per op and rank ...\n", ranks,
-               hosts == 0 ? "this machine (shared memory)" : (std::to_string(hosts) + " namespace host(s) (TCP)").c_str(),
-               w.iterations, static_cast<long long>(w.batch));
+  std::fprintf(
+      stderr, "dist_bench: %d MPI ranks on %s, %d batches of %lld rows per op and rank ...\n", ranks,
+      hosts == 0 ? "this machine (shared memory)" : (std::to_string(hosts) + " namespace host(s) (TCP)").c_str(),
+      w.iterations, static_cast<long long>(w.batch));
   if (stop_requested) {  // it came while the hosts were made
     std::fprintf(stderr, "dist_bench: stopped by signal %d before the MPI job started\n",
                  static_cast<int>(stop_signal));
     return false;
   }
-  Result<MpiJob> job = RunMpiJob("dist_bench_rank",
-                                 {std::to_string(w.rows), std::to_string(w.dim), std::to_string(w.batch),
-                                  std::to_string(w.iterations)},
-                                 options);
+  Result<MpiJob> job = RunMpiJob(
+      "dist_bench_rank",
+      {std::to_string(w.rows), std::to_string(w.dim), std::to_string(w.batch), std::to_string(w.iterations)}, options);
   if (job.ok() && job->stopped) {  // the signal is raised again on the way out
     std::fprintf(stderr, "dist_bench: stopped by signal %d; the MPI job was ended and its folders removed\n",
                  static_cast<int>(stop_signal));
@@ -234,8 +235,9 @@ int Main(int argc, char** argv) {
   std::vector<int> host_counts;
   std::string hosts_text = "0";
   bool json = false;
-  app.footer("Exit status: 0 every layout ran; 1 a run failed (the MPI job, a host, the setup); 2 usage error; "
-             "128+N stopped by signal N (SIGTERM, SIGINT, SIGHUP) after ending the MPI job");
+  app.footer(
+      "Exit status: 0 every layout ran; 1 a run failed (the MPI job, a host, the setup); 2 usage error; "
+      "128+N stopped by signal N (SIGTERM, SIGINT, SIGHUP) after ending the MPI job");
   constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
   app.add_option("--ranks", ranks, "MPI ranks, one partition each (default 4)")->check(IntInRange(1, 64));
   // One string, split here: CLI11's delimiter drops empty items ("0,,1" ran as "0,1").
@@ -245,8 +247,7 @@ int Main(int argc, char** argv) {
       ->type_name("N[,N...]");
   app.add_option("--rows", w.rows, "Rows of the tensor (default 400000)")->check(IntInRange<int64_t>(1, kInt64Max));
   app.add_option("--dim", w.dim, "Columns, float32 (default 128)")->check(IntInRange<int64_t>(1, 65536));
-  app.add_option("--batch", w.batch, "Rows per pull or push (default 65536)")
-      ->check(IntInRange<int64_t>(1, kInt64Max));
+  app.add_option("--batch", w.batch, "Rows per pull or push (default 65536)")->check(IntInRange<int64_t>(1, kInt64Max));
   app.add_option("--iterations", w.iterations, "Batches per op (default 20)")
       ->check(IntInRange(1, std::numeric_limits<int>::max()));
   app.add_flag("--json", json, "Print the results as JSON on stdout");
@@ -281,8 +282,8 @@ int Main(int argc, char** argv) {
   for (auto [count, flag] : {std::make_pair(w.rows, "--rows"), std::make_pair(w.batch, "--batch")}) {
     int64_t bytes = 0;
     if (__builtin_mul_overflow(count, w.dim * int64_t{sizeof(float)}, &bytes)) {
-      std::fprintf(stderr, "dist_bench: %s %lld x --dim %lld float32 rows overflow int64 bytes; expected fewer\n",
-                   flag, static_cast<long long>(count), static_cast<long long>(w.dim));
+      std::fprintf(stderr, "dist_bench: %s %lld x --dim %lld float32 rows overflow int64 bytes; expected fewer\n", flag,
+                   static_cast<long long>(count), static_cast<long long>(w.dim));
       return 2;
     }
   }
@@ -291,8 +292,12 @@ int Main(int argc, char** argv) {
   nlohmann::json results = nlohmann::json::array();
   auto add = [&](const std::string& what, const std::string& op, int processes, int hosts, double seconds) {
     const double rows = static_cast<double>(w.batch) * w.iterations * processes;
-    results.push_back({{"transport", what}, {"op", op}, {"processes", processes}, {"hosts", hosts},
-                       {"seconds", seconds}, {"rows_per_s", rows / seconds},
+    results.push_back({{"transport", what},
+                       {"op", op},
+                       {"processes", processes},
+                       {"hosts", hosts},
+                       {"seconds", seconds},
+                       {"rows_per_s", rows / seconds},
                        {"gb_per_s", rows * row_bytes / seconds / 1e9}});
   };
 
@@ -316,8 +321,10 @@ int Main(int argc, char** argv) {
   }
 
   if (json) {
-    std::cout << nlohmann::json{{"rows", w.rows}, {"dim", w.dim}, {"batch", w.batch}, {"iterations", w.iterations},
-                                {"ranks", ranks}, {"hosts", host_counts}, {"results", results}}
+    std::cout << nlohmann::json{{"rows", w.rows},    {"dim", w.dim},
+                                {"batch", w.batch},  {"iterations", w.iterations},
+                                {"ranks", ranks},    {"hosts", host_counts},
+                                {"results", results}}
                      .dump(2)
               << "\n";
     return 0;
@@ -342,8 +349,9 @@ int main(int argc, char** argv) {
   try {
     return faultline::Main(argc, argv);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "dist_bench: out of memory for the tensor and batches that --rows, --dim and --batch ask "
-                         "for; expected smaller values\n");
+    std::fprintf(stderr,
+                 "dist_bench: out of memory for the tensor and batches that --rows, --dim and --batch ask "
+                 "for; expected smaller values\n");
     return 1;
   }
 }

@@ -31,7 +31,8 @@ BENCHMARK(BM_CudaGetLastError);
 
 void BM_CuDevicePrimaryCtxGetState(benchmark::State& state) {
   void* driver = dlopen("libcuda.so.1", RTLD_NOW);
-  auto get_state = driver == nullptr ? nullptr : reinterpret_cast<PrimaryCtxGetState>(dlsym(driver, "cuDevicePrimaryCtxGetState"));
+  auto get_state =
+      driver == nullptr ? nullptr : reinterpret_cast<PrimaryCtxGetState>(dlsym(driver, "cuDevicePrimaryCtxGetState"));
   int count = 0;
   if (get_state == nullptr || cudaGetDeviceCount(&count) != cudaSuccess) {
     state.SkipWithError("no stand-in libcuda.so.1 on the library path");

@@ -8,17 +8,17 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <system_error>
-#include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "bench/bench_graph.h"
 #include "reference/base/atomic_file.h"
@@ -57,8 +57,9 @@ int main(int argc, char** argv) {
   std::string seed_text = std::to_string(seed);
   bool force = false, json = false;
   app.add_option("--out", out, "Output directory (created if missing)")->required()->type_name("DIR");
-  app.footer("Exit status: 0 written, or already there; 1 the graph could not be made or written (or stdout "
-             "could not be); 2 usage error");
+  app.footer(
+      "Exit status: 0 written, or already there; 1 the graph could not be made or written (or stdout "
+      "could not be); 2 usage error");
   constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
   app.add_option("--nodes", nodes, "Number of nodes, >= 1 (default " + std::to_string(nodes) + ")")
       ->check(faultline::IntInRange<int64_t>(1, kInt64Max));

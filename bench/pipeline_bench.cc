@@ -56,8 +56,10 @@ const CscGraph* BenchGraph(std::string* error) {
       load_error = kBenchGraphHint;
     } else {
       Result<CscGraph> loaded = LoadBenchGraph();
-      if (loaded.ok()) graph = std::make_unique<CscGraph>(std::move(loaded).value());
-      else load_error = loaded.status().ToString();
+      if (loaded.ok())
+        graph = std::make_unique<CscGraph>(std::move(loaded).value());
+      else
+        load_error = loaded.status().ToString();
     }
   }
   *error = load_error;
@@ -82,8 +84,8 @@ const CscGraph* SamplerBenchGraph(benchmark::State& state) {
 
 // Samples minibatch `i` of the workload (batch i of the pool, random stream
 // i) and returns its sampled edges.
-Result<int64_t> SampleBenchMinibatch(const CscGraph& graph, const std::vector<std::vector<int64_t>>& batches,
-                                     int64_t i, bool weighted, int threads) {
+Result<int64_t> SampleBenchMinibatch(const CscGraph& graph, const std::vector<std::vector<int64_t>>& batches, int64_t i,
+                                     bool weighted, int threads) {
   const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), threads};
   FL_ASSIGN_OR_RETURN(std::vector<SampledLayer> layers,
                       SampleMultiLayer(graph, batches[i % kBenchBatchesInPool], kBenchFanouts, options));
@@ -216,7 +218,8 @@ void BM_SamplerOfLimit(benchmark::State& state) {
     if (window_edges == 0) return state.SkipWithError("the seeds sampled no edges");
     const int64_t counted_reads = reads_first ? pair_reads : window_edges;
     if (!reads_first) reading = time_reads(counted_reads);
-    fractions.push_back((static_cast<double>(window_edges) / sampling) / (static_cast<double>(counted_reads) / reading));
+    fractions.push_back((static_cast<double>(window_edges) / sampling) /
+                        (static_cast<double>(counted_reads) / reading));
     sampling_s += sampling;
     reads_s += reading;
     edges += window_edges;
@@ -493,8 +496,9 @@ void BM_LoaderVsInline(benchmark::State& state) {
   const Take take = state.range(2) == 0 ? Take::kCopy : Take::kView;
   std::vector<double> ratios;
   for (auto _ : state) {
-    auto seconds = TimePair(static_cast<int64_t>(ratios.size()), [&] { return TimeLoaderEpoch(inline_options, take); },
-                            [&] { return TimeLoaderEpoch(with_workers, take); });
+    auto seconds = TimePair(
+        static_cast<int64_t>(ratios.size()), [&] { return TimeLoaderEpoch(inline_options, take); },
+        [&] { return TimeLoaderEpoch(with_workers, take); });
     if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
     ratios.push_back(seconds->first / seconds->second);
     state.SetIterationTime(seconds->first + seconds->second);
@@ -588,8 +592,9 @@ void BM_TwoSamplersVsOne(benchmark::State& state) {
   if (!batches.ok()) return state.SkipWithError(batches.status().ToString().c_str());
   std::vector<double> ratios;
   for (auto _ : state) {
-    auto seconds = TimePair(static_cast<int64_t>(ratios.size()), [&] { return TimeSamplerCopies(*graph, *batches, 1); },
-                            [&] { return TimeSamplerCopies(*graph, *batches, 2); });
+    auto seconds = TimePair(
+        static_cast<int64_t>(ratios.size()), [&] { return TimeSamplerCopies(*graph, *batches, 1); },
+        [&] { return TimeSamplerCopies(*graph, *batches, 2); });
     if (!seconds.ok()) return state.SkipWithError(seconds.status().ToString().c_str());
     ratios.push_back(seconds->first / seconds->second);
     state.SetIterationTime(seconds->first + seconds->second);

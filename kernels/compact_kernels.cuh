@@ -58,9 +58,7 @@ struct Positions {
   int64_t num_indices;
 
   FL_HOST_DEVICE FL_INLINE int64_t size() const { return num_seeds + num_indices; }
-  FL_HOST_DEVICE FL_INLINE int64_t NodeAt(int64_t p) const {
-    return p < num_seeds ? seeds[p] : indices[p - num_seeds];
-  }
+  FL_HOST_DEVICE FL_INLINE int64_t NodeAt(int64_t p) const { return p < num_seeds ? seeds[p] : indices[p - num_seeds]; }
 };
 
 struct InsertNodesKernel {

@@ -20,11 +20,11 @@ Result<std::optional<BadId>> FirstIdOutside(DeviceRuntime& runtime, const int64_
     // memory may return before its DMA lands, and a non-blocking stream is
     // not ordered after it.
     FL_RETURN_IF_ERROR(FillWords(runtime, reinterpret_cast<int64_t*>(first_bad), 1, n, stream, loc));
-    FL_RETURN_IF_ERROR(LaunchKernel(runtime, "CheckIdsKernel", LaunchFor(static_cast<uint64_t>(n), 256, stream),
-                                    CheckIdsKernel{ids, n, limit, first_bad},
-                                    {BufferUse{ids, static_cast<size_t>(n) * sizeof(int64_t)},
-                                     BufferUse{first_bad, sizeof(unsigned long long)}},
-                                    &LaunchCheckIdsOnCuda, loc));
+    FL_RETURN_IF_ERROR(LaunchKernel(
+        runtime, "CheckIdsKernel", LaunchFor(static_cast<uint64_t>(n), 256, stream),
+        CheckIdsKernel{ids, n, limit, first_bad},
+        {BufferUse{ids, static_cast<size_t>(n) * sizeof(int64_t)}, BufferUse{first_bad, sizeof(unsigned long long)}},
+        &LaunchCheckIdsOnCuda, loc));
     FL_RETURN_IF_ERROR(runtime.StreamSynchronize(stream, loc));
     unsigned long long bad = none;
     FL_RETURN_IF_ERROR(runtime.Memcpy(&bad, first_bad, sizeof(bad), MemcpyKind::kDeviceToHost, loc));

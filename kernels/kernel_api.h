@@ -29,12 +29,8 @@ struct ThreadIndex {
   unsigned block_dim;
   unsigned grid_dim;
 
-  FL_HOST_DEVICE FL_INLINE uint64_t global() const {
-    return static_cast<uint64_t>(block) * block_dim + thread;
-  }
-  FL_HOST_DEVICE FL_INLINE uint64_t stride() const {
-    return static_cast<uint64_t>(grid_dim) * block_dim;
-  }
+  FL_HOST_DEVICE FL_INLINE uint64_t global() const { return static_cast<uint64_t>(block) * block_dim + thread; }
+  FL_HOST_DEVICE FL_INLINE uint64_t stride() const { return static_cast<uint64_t>(grid_dim) * block_dim; }
 };
 
 using ::faultline::BufferUse;

@@ -58,7 +58,7 @@ struct SamplingParams {
   bool replace = false;             // draw with replacement
   bool weighted = false;            // use weights (zero-weight edges are never picked)
   uint64_t rng_seed = 0;
-  uint32_t layer = 0;               // the layer index of multi-layer sampling
+  uint32_t layer = 0;  // the layer index of multi-layer sampling
   // The graph's weight table (docs/sampling.md, "Weight table"), read only
   // when weighted without replacement. Every sampler sets it; without it
   // (null) the rejection path is never taken and every weighted seed uses
@@ -134,12 +134,29 @@ FL_HOST_DEVICE FL_INLINE double NegLogUnit(uint64_t n) {
   // Position of the highest set bit (0..53), by binary search on shifts.
   int msb = 0;
   uint64_t x = n;
-  if (x >> 32) { x >>= 32; msb += 32; }
-  if (x >> 16) { x >>= 16; msb += 16; }
-  if (x >> 8) { x >>= 8; msb += 8; }
-  if (x >> 4) { x >>= 4; msb += 4; }
-  if (x >> 2) { x >>= 2; msb += 2; }
-  if (x >> 1) { msb += 1; }
+  if (x >> 32) {
+    x >>= 32;
+    msb += 32;
+  }
+  if (x >> 16) {
+    x >>= 16;
+    msb += 16;
+  }
+  if (x >> 8) {
+    x >>= 8;
+    msb += 8;
+  }
+  if (x >> 4) {
+    x >>= 4;
+    msb += 4;
+  }
+  if (x >> 2) {
+    x >>= 2;
+    msb += 2;
+  }
+  if (x >> 1) {
+    msb += 1;
+  }
   // Normalize to a 53-bit integer with its top bit at position 52: m in [1, 2).
   const uint64_t normalized = msb <= 52 ? (n << (52 - msb)) : (n >> (msb - 52));
   double m = Mul(static_cast<double>(normalized), 0x1p-52);
@@ -150,16 +167,16 @@ FL_HOST_DEVICE FL_INLINE double NegLogUnit(uint64_t n) {
   }
   const double s = Div(Add(m, -1.0), Add(m, 1.0));
   const double z = Mul(s, s);
-  double p = 0x1.8618618618618p-5;            // 1/21
-  p = Add(Mul(p, z), 0x1.af286bca1af28p-5);   // 1/19
-  p = Add(Mul(p, z), 0x1.e1e1e1e1e1e1ep-5);   // 1/17
-  p = Add(Mul(p, z), 0x1.1111111111111p-4);   // 1/15
-  p = Add(Mul(p, z), 0x1.3b13b13b13b14p-4);   // 1/13
-  p = Add(Mul(p, z), 0x1.745d1745d1746p-4);   // 1/11
-  p = Add(Mul(p, z), 0x1.c71c71c71c71cp-4);   // 1/9
-  p = Add(Mul(p, z), 0x1.2492492492492p-3);   // 1/7
-  p = Add(Mul(p, z), 0x1.999999999999ap-3);   // 1/5
-  p = Add(Mul(p, z), 0x1.5555555555555p-2);   // 1/3
+  double p = 0x1.8618618618618p-5;           // 1/21
+  p = Add(Mul(p, z), 0x1.af286bca1af28p-5);  // 1/19
+  p = Add(Mul(p, z), 0x1.e1e1e1e1e1e1ep-5);  // 1/17
+  p = Add(Mul(p, z), 0x1.1111111111111p-4);  // 1/15
+  p = Add(Mul(p, z), 0x1.3b13b13b13b14p-4);  // 1/13
+  p = Add(Mul(p, z), 0x1.745d1745d1746p-4);  // 1/11
+  p = Add(Mul(p, z), 0x1.c71c71c71c71cp-4);  // 1/9
+  p = Add(Mul(p, z), 0x1.2492492492492p-3);  // 1/7
+  p = Add(Mul(p, z), 0x1.999999999999ap-3);  // 1/5
+  p = Add(Mul(p, z), 0x1.5555555555555p-2);  // 1/3
   p = Add(Mul(p, z), 1.0);
   const double log_m = Mul(Mul(2.0, s), p);
   const double log_u = Add(log_m, Mul(static_cast<double>(e), 0x1.62e42fefa39efp-1));  // e * ln 2
@@ -269,8 +286,8 @@ FL_HOST_DEVICE FL_INLINE void HeapSiftUp(SampleKey* keys, int64_t* edges, int64_
 }
 
 // Offers a candidate to a heap of capacity k holding *size entries.
-FL_HOST_DEVICE FL_INLINE void HeapOffer(SampleKey* keys, int64_t* edges, int64_t* size, int64_t k,
-                                        const SampleKey& key, int64_t edge) {
+FL_HOST_DEVICE FL_INLINE void HeapOffer(SampleKey* keys, int64_t* edges, int64_t* size, int64_t k, const SampleKey& key,
+                                        int64_t edge) {
   if (*size < k) {
     keys[*size] = key;
     edges[*size] = edge;
@@ -381,7 +398,10 @@ FL_HOST_DEVICE FL_INLINE int64_t FirstPrefixAbove(const double* prefix, int64_t 
   int64_t lo = begin, hi = end;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (prefix[mid] > target) hi = mid; else lo = mid + 1;
+    if (prefix[mid] > target)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -401,7 +421,10 @@ FL_HOST_DEVICE FL_INLINE int64_t WeightedRejectionCandidate(const double* prefix
   int64_t lo = begin, hi = end - 1;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (prefix[mid] >= total) hi = mid; else lo = mid + 1;
+    if (prefix[mid] >= total)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -416,8 +439,8 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleWeightedRejection(const SamplingParams& p
   const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
   int64_t picked = 0;
   for (int64_t j = 0; picked < p.fanout; ++j) {
-    const int64_t e = WeightedRejectionCandidate(
-        p.weight_prefix, begin, end, DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j));
+    const int64_t e = WeightedRejectionCandidate(p.weight_prefix, begin, end,
+                                                 DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j));
     bool taken = false;
     for (int64_t m = 0; m < picked && !taken; ++m) taken = out_edges[m] == e;
     if (!taken) out_edges[picked++] = e;

@@ -278,9 +278,9 @@ TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
   // Node 0: 4 * fanout <= 10000 / 2 up to 256; node 1: 1000 * fanout > 1049 / 2;
   // node 2: fanout 5 is half the weight, 6 is more; node 3: fanout above 256;
   // node 4: fanout >= eligible.
-  for (const Case& c : {Case{0, 1, true}, Case{0, 15, true}, Case{0, 256, true}, Case{0, 257, false},
-                        Case{1, 1, false}, Case{2, 5, true}, Case{2, 6, false}, Case{3, 300, false},
-                        Case{3, 256, true}, Case{4, 3, false}}) {
+  for (const Case& c :
+       {Case{0, 1, true}, Case{0, 15, true}, Case{0, 256, true}, Case{0, 257, false}, Case{1, 1, false},
+        Case{2, 5, true}, Case{2, 6, false}, Case{3, 300, false}, Case{3, 256, true}, Case{4, 3, false}}) {
     SCOPED_TRACE("node " + std::to_string(c.node) + " fanout " + std::to_string(c.fanout));
     p.fanout = c.fanout;
     const int64_t full = EligibleCount(p, c.node), capped = EligibleCountForSampling(p, c.node);

@@ -49,7 +49,10 @@ struct SampleTopKChunksKernel {
       int64_t lo = 0, hi = num_seeds;  // chunk_offsets[lo] <= j < chunk_offsets[hi]: find the seed
       while (hi - lo > 1) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if (chunk_offsets[mid] <= static_cast<int64_t>(j)) lo = mid; else hi = mid;
+        if (chunk_offsets[mid] <= static_cast<int64_t>(j))
+          lo = mid;
+        else
+          hi = mid;
       }
       const int64_t slot = static_cast<int64_t>(j) * params.fanout;
       sampling::SampleTopKChunk(params, seeds[lo], static_cast<int64_t>(j) - chunk_offsets[lo], keys + slot,
@@ -77,11 +80,10 @@ struct SampleSeedsKernel {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
       const int64_t offset = out_indptr[i];
       const int64_t chunks = chunk_offsets == nullptr ? 0 : chunk_offsets[i + 1] - chunk_offsets[i];
-      const int64_t n =
-          chunks > 0 ? sampling::MergeTopKChunks(params, survivors + chunk_offsets[i] * params.fanout, chunks,
-                                                 out_edges + offset, scratch + offset)
-                     : sampling::SampleSeed(params, seeds[i], out_edges + offset,
-                                            scratch == nullptr ? nullptr : scratch + offset);
+      const int64_t n = chunks > 0 ? sampling::MergeTopKChunks(params, survivors + chunk_offsets[i] * params.fanout,
+                                                               chunks, out_edges + offset, scratch + offset)
+                                   : sampling::SampleSeed(params, seeds[i], out_edges + offset,
+                                                          scratch == nullptr ? nullptr : scratch + offset);
       for (int64_t j = 0; j < n; ++j) out_indices[offset + j] = graph_indices[out_edges[offset + j]];
     }
   }

@@ -19,7 +19,8 @@ Result<size_t> ExclusiveSumScratchBytes(DeviceRuntime& runtime, int64_t n, Sourc
   const int error = ExclusiveSumScratchBytesOnCuda(n, &bytes);
   if (error != 0) {
     return InternalError("cub::DeviceScan::ExclusiveSum could not size its scratch for " + std::to_string(n) +
-                         " words: cudaError_t " + std::to_string(error) + " (at " + loc.file + ":" + std::to_string(loc.line) + ")");
+                         " words: cudaError_t " + std::to_string(error) + " (at " + loc.file + ":" +
+                         std::to_string(loc.line) + ")");
   }
   return bytes;
 }

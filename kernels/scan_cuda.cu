@@ -1,6 +1,6 @@
 // Compiles the prefix sum for the GPU with CUB (CCCL, shipped with the toolkit).
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
 
 #include <cstdint>
 

@@ -201,8 +201,7 @@ const std::vector<Scenario>& Scenarios() {
        },
        "the first runtime call (even cudaGetDeviceCount) initializes CUDA; a child forked before it works, one "
        "forked after it cannot allocate (3) although its cudaGetDeviceCount still answers",
-       kForkFaq,
-       std::string("fork before: count ok, malloc ok; count: ok; fork after: count ok, malloc ") + kInit3},
+       kForkFaq, std::string("fork before: count ok, malloc ok; count: ok; fork after: count ok, malloc ") + kInit3},
       {"fork_after_init_fails_every_call",
        [](DeviceRuntime& rt) {
          const int parent_count = rt.DeviceCount();
@@ -240,8 +239,8 @@ const std::vector<Scenario>& Scenarios() {
        "fails with 3, the failed initialization stays in the last error, and the child's own cuInit fails with "
        "CUDA_ERROR_NOT_INITIALIZED (3)",
        kForkFaq,
-       std::string("cuInit ok; child: count ") + kInit3 + " | malloc " + kInit3 + " | get " + kInit3 +
-           " | get again " + kInit3 + " | cuInit " + kCuInit3},
+       std::string("cuInit ok; child: count ") + kInit3 + " | malloc " + kInit3 + " | get " + kInit3 + " | get again " +
+           kInit3 + " | cuInit " + kCuInit3},
       {"primary_context_query_then_fork",
        [](DeviceRuntime& rt) {
          std::string query = Context(rt);  // cuInit, then cuDevicePrimaryCtxGetState
@@ -256,7 +255,8 @@ const std::vector<Scenario>& Scenarios() {
        "call fails with 3, as after cuInit alone (driver_init_only_then_fork)",
        std::string("CUDA Driver API, Initialization (cuInit must be called before any other driver call) and "
                    "Primary Context Management (cuDevicePrimaryCtxGetState): "
-                   "docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html; ") + kForkFaq,
+                   "docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html; ") +
+           kForkFaq,
        std::string("query no-context; child: count ") + kInit3 + " | malloc " + kInit3 + " | cuInit " + kCuInit3},
       {"spawned_child_after_init",
        [](DeviceRuntime& rt) {
@@ -265,7 +265,8 @@ const std::vector<Scenario>& Scenarios() {
          if (!child.ok()) return std::string("spawn failed");
          auto exit = child->Wait(std::chrono::seconds(60));
          return "spawned: " + (exit.ok() ? exit->transcript : std::string("wait failed"));
-       }, "an exec'd (spawned) child initializes CUDA normally", kForkFaq, "spawned: ok"},
+       },
+       "an exec'd (spawned) child initializes CUDA normally", kForkFaq, "spawned: ok"},
       {"fork_from_another_thread",
        [](DeviceRuntime& rt) {
          (void)rt.GetDeviceCount();
@@ -273,31 +274,31 @@ const std::vector<Scenario>& Scenarios() {
          std::thread([&] { forked = InForkedChild(rt, CountAndMallocInChild); }).join();
          return "fork from another thread: " + forked;
        },
-       "the poisoning belongs to the process: a fork from a thread that never touched CUDA is poisoned too",
-       kForkFaq, std::string("fork from another thread: count ok, malloc ") + kInit3},
+       "the poisoning belongs to the process: a fork from a thread that never touched CUDA is poisoned too", kForkFaq,
+       std::string("fork from another thread: count ok, malloc ") + kInit3},
       {"set_device_creates_context",
        [](DeviceRuntime& rt) {
          (void)rt.GetDeviceCount();
          std::string before = Context(rt);
          std::string call = Show(rt.SetDevice(0));
          return before + " -> " + call + " -> " + Context(rt);
-       }, "cudaSetDevice creates the primary context (CUDA >= 12)", kDeviceDoc,
-       "no-context -> ok -> context"},
+       },
+       "cudaSetDevice creates the primary context (CUDA >= 12)", kDeviceDoc, "no-context -> ok -> context"},
       {"get_device_creates_no_context",
        [](DeviceRuntime& rt) {
          auto device = rt.GetDevice();
          std::string call = device.ok() ? "ok " + std::to_string(*device) : Show(device);
          return call + " -> " + Context(rt);
-       }, "cudaGetDevice initializes CUDA but creates no primary context", kDeviceDoc,
-       "ok 0 -> no-context"},
+       },
+       "cudaGetDevice initializes CUDA but creates no primary context", kDeviceDoc, "ok 0 -> no-context"},
       {"free_null_creates_context",
        [](DeviceRuntime& rt) {
          (void)rt.GetDeviceCount();
          std::string before = Context(rt);
          std::string call = Show(rt.Free(nullptr));
          return before + " -> " + call + " -> " + Context(rt);
-       }, "cudaFree(0) creates the primary context", kMemoryDoc,
-       "no-context -> ok -> context"},
+       },
+       "cudaFree(0) creates the primary context", kMemoryDoc, "no-context -> ok -> context"},
       {"get_device_then_fork",
        [](DeviceRuntime& rt) {
          auto device = rt.GetDevice();
@@ -351,12 +352,13 @@ const std::vector<Scenario>& Scenarios() {
          auto p = rt.Malloc(1024);
          if (!p.ok()) return Show(p);
          auto attrs = rt.GetPointerAttributes(*p);
-         std::string text = "type " + std::to_string(static_cast<int>(attrs->type)) + " device " +
-                            std::to_string(attrs->device);
+         std::string text =
+             "type " + std::to_string(static_cast<int>(attrs->type)) + " device " + std::to_string(attrs->device);
          text += "; free " + Show(rt.Free(*p));
          return text + "; free again " + Show(rt.Free(*p));
-       }, "device memory reports cudaMemoryTypeDevice (2); freeing twice is invalid",
-       kMemoryDoc, "type 2 device 0; free ok; free again cudaErrorInvalidValue(1) invalid argument"},
+       },
+       "device memory reports cudaMemoryTypeDevice (2); freeing twice is invalid", kMemoryDoc,
+       "type 2 device 0; free ok; free again cudaErrorInvalidValue(1) invalid argument"},
       {"malloc_host_creates_context",
        [](DeviceRuntime& rt) {
          (void)rt.GetDeviceCount();
@@ -460,7 +462,9 @@ const std::vector<Scenario>& Scenarios() {
        "CUDA C Programming Guide, Peer-to-Peer Memory Access (a kernel reads another device's memory only after "
        "cudaDeviceEnablePeerAccess): docs.nvidia.com/cuda/cuda-c-programming-guide/",
        std::string("set device 1 ok; malloc on 1 ok; set device 0 ok; fill from 0 ok; sync ") + kSticky700,
-       Driver::kPresent, {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}, 2},
+       Driver::kPresent,
+       {{"FAULTLINE_SIMCUDA_DEVICES", "2"}},
+       2},
       {"malloc_beyond_memory_is_not_sticky",
        [](DeviceRuntime& rt) {
          std::string text = "malloc 1 TiB " + Show(rt.Malloc(size_t{1} << 40));
@@ -481,8 +485,8 @@ const std::vector<Scenario>& Scenarios() {
        [](DeviceRuntime& rt) {
          std::vector<char> host(4096);
          return Show(rt.HostUnregister(host.data()));
-       }, "cudaHostUnregister of memory this process did not register fails with 713",
-       kMemoryDoc, kNotRegistered713},
+       },
+       "cudaHostUnregister of memory this process did not register fails with 713", kMemoryDoc, kNotRegistered713},
       {"pinned_memory_in_forked_child",
        [](DeviceRuntime& rt) {
          std::vector<char> buffer(1 << 16);
@@ -496,21 +500,28 @@ const std::vector<Scenario>& Scenarios() {
        },
        "in a child forked after the parent pinned memory, cudaHostUnregister, cudaPointerGetAttributes and so "
        "is_pinned() fail with 3 (initialization error), not 713: the fork check comes first (DGL 7381)",
-       kForkFaq,
-       std::string("pin ok; child: ") + kInit3 + " | " + kInit3 + " | " + kInit3 + "; parent unregister ok"},
+       kForkFaq, std::string("pin ok; child: ") + kInit3 + " | " + kInit3 + " | " + kInit3 + "; parent unregister ok"},
       {"no_visible_device",
-       CountAndDeviceCount, "with no visible device cudaGetDeviceCount fails with 100 and the device count is 0",
-       kEnvVarsDoc, std::string(kNoDevice100) + "; DeviceCount()=0", Driver::kPresent,
+       CountAndDeviceCount,
+       "with no visible device cudaGetDeviceCount fails with 100 and the device count is 0",
+       kEnvVarsDoc,
+       std::string(kNoDevice100) + "; DeviceCount()=0",
+       Driver::kPresent,
        {{"CUDA_VISIBLE_DEVICES", ""}}},
       {"visible_devices_unknown_uuid",
        CountAndDeviceCount,
-       "a CUDA_VISIBLE_DEVICES entry that is a UUID of no device hides every device (error 100)", kEnvVarsDoc,
-       std::string(kNoDevice100) + "; DeviceCount()=0", Driver::kPresent,
+       "a CUDA_VISIBLE_DEVICES entry that is a UUID of no device hides every device (error 100)",
+       kEnvVarsDoc,
+       std::string(kNoDevice100) + "; DeviceCount()=0",
+       Driver::kPresent,
        {{"CUDA_VISIBLE_DEVICES", "GPU-ffffffff-ffff-ffff-ffff-ffffffffffff"}}},
       {"visible_devices_cut_at_unknown_uuid",
        CountOnly,
-       "devices listed before an unknown UUID stay visible; the list is cut there", kEnvVarsDoc, "count ok 1",
-       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,GPU-ffffffff-ffff-ffff-ffff-ffffffffffff,0"}}},
+       "devices listed before an unknown UUID stay visible; the list is cut there",
+       kEnvVarsDoc,
+       "count ok 1",
+       Driver::kPresent,
+       {{"CUDA_VISIBLE_DEVICES", "0,GPU-ffffffff-ffff-ffff-ffff-ffffffffffff,0"}}},
       {"visible_devices_repeated_ordinal",
        [](DeviceRuntime& rt) {
          std::string text = EveryCallAfterAFailedInitialization(rt);
@@ -520,16 +531,17 @@ const std::vector<Scenario>& Scenarios() {
        "cudaErrorInvalidDevice (101), not the 100 of an empty list: every call and every read of the last "
        "error return it, and cuInit fails with CUDA_ERROR_INVALID_DEVICE (101)",
        std::string(kGpuRun20261126) + " (the count's 101); " + kVisibleDevicesRules + "; " + kEnvVarsDoc,
-       std::string("count ") + kInvalidDevice101 + "; get " + kInvalidDevice101 + "; get again " +
-           kInvalidDevice101 + "; set device " + kInvalidDevice101 + "; malloc " + kInvalidDevice101 +
+       std::string("count ") + kInvalidDevice101 + "; get " + kInvalidDevice101 + "; get again " + kInvalidDevice101 +
+           "; set device " + kInvalidDevice101 + "; malloc " + kInvalidDevice101 +
            "; cuInit CUDA_ERROR_INVALID_DEVICE(101) invalid device ordinal; DeviceCount()=0",
-       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0,0"}}},
+       Driver::kPresent,
+       {{"CUDA_VISIBLE_DEVICES", "0,0"}}},
       {"invalid_launch_configuration",
        [](DeviceRuntime& rt) {
          auto launch = [&rt](unsigned grid, unsigned block) {
            const LaunchConfig config{grid, block, nullptr};
-           return Show(rt.Launch("EmptyKernel", config, nullptr, 0, [] {},
-                                 [config] { return LaunchEmptyKernelOnCuda(config); }));
+           return Show(rt.Launch(
+               "EmptyKernel", config, nullptr, 0, [] {}, [config] { return LaunchEmptyKernelOnCuda(config); }));
          };
          std::string text;
          const struct {
@@ -550,28 +562,32 @@ const std::vector<Scenario>& Scenarios() {
        "cudaLaunchKernel with block 0, block 1025 or grid 0 fails with cudaErrorInvalidValue (1), not the "
        "cudaErrorInvalidConfiguration (9) the error's description suggests, and the error is not sticky: "
        "cudaGetLastError returns it once, then success, and the next cudaMalloc and a valid launch work",
-       std::string(kGpuRun20261126) + "; the driver's cuLaunchKernel answers dimensions out of range with "
-       "CUDA_ERROR_INVALID_VALUE ('cuLaunchKernel failed: invalid argument', tinygrad PR 625); CUDA C "
-       "Programming Guide, Thread Hierarchy (at most 1024 threads per block)",
-       std::string("block 0 ") + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " +
-           "block 1025 " + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " +
-           "grid 0 " + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " +
-           "malloc ok; grid 1 block 1024 ok; sync ok"},
+       std::string(kGpuRun20261126) +
+           "; the driver's cuLaunchKernel answers dimensions out of range with "
+           "CUDA_ERROR_INVALID_VALUE ('cuLaunchKernel failed: invalid argument', tinygrad PR 625); CUDA C "
+           "Programming Guide, Thread Hierarchy (at most 1024 threads per block)",
+       std::string("block 0 ") + kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " + "block 1025 " +
+           kInvalidValue1 + "; get " + kInvalidValue1 + "; get again ok; " + "grid 0 " + kInvalidValue1 + "; get " +
+           kInvalidValue1 + "; get again ok; " + "malloc ok; grid 1 block 1024 ok; sync ok"},
       {"visible_devices_read_like_strtoul",
        CountOnly,
        "a CUDA_VISIBLE_DEVICES entry is read like strtoul: its leading digits are the ordinal",
-       std::string(kVisibleDevicesRules) + " ('1gpu2,2ampere is equivalent to 1,2')", "count ok 1",
-       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", "0gpu"}}},
+       std::string(kVisibleDevicesRules) + " ('1gpu2,2ampere is equivalent to 1,2')",
+       "count ok 1",
+       Driver::kPresent,
+       {{"CUDA_VISIBLE_DEVICES", "0gpu"}}},
       {"no_visible_device_every_call",
        EveryCallAfterAFailedInitialization,
        "with no visible device the failed initialization is returned by every call and by every read of the "
        "last error (as without a driver), and cuInit fails with CUDA_ERROR_NO_DEVICE (100)",
        std::string("CUDA Driver API, Initialization (cuInit returns CUDA_ERROR_NO_DEVICE): "
-                   "docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html; ") + kEnvVarsDoc,
+                   "docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html; ") +
+           kEnvVarsDoc,
        std::string("count ") + kNoDevice100 + "; get " + kNoDevice100 + "; get again " + kNoDevice100 +
            "; set device " + kNoDevice100 + "; malloc " + kNoDevice100 +
            "; cuInit CUDA_ERROR_NO_DEVICE(100) no CUDA-capable device is detected",
-       Driver::kPresent, {{"CUDA_VISIBLE_DEVICES", ""}}},
+       Driver::kPresent,
+       {{"CUDA_VISIBLE_DEVICES", ""}}},
       {"visible_devices_read_at_initialization",
        [](DeviceRuntime& rt) {
          setenv("CUDA_VISIBLE_DEVICES", "", 1);  // before the first call: applies
@@ -581,8 +597,7 @@ const std::vector<Scenario>& Scenarios() {
        },
        "CUDA_VISIBLE_DEVICES is read when CUDA initializes: set in the process before the first call it "
        "applies, changed afterwards it does not",
-       kEnvVarsDoc,
-       std::string("hidden before init: ") + kNoDevice100 + "; unset after init: " + kNoDevice100},
+       kEnvVarsDoc, std::string("hidden before init: ") + kNoDevice100 + "; unset after init: " + kNoDevice100},
       {"nvml_count_does_not_initialize",
        [](DeviceRuntime& rt) {
          auto count = rt.NvmlDeviceCount();
@@ -630,9 +645,11 @@ const std::vector<Scenario>& Scenarios() {
        "CUDA Runtime API, Device Management (cudaSetDevice: 'Sets device as the current device for the calling "
        "host thread'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DEVICE.html",
        "set device 1 ok; other thread: device 0, no-context -> malloc host ok -> context; this thread: device 1",
-       Driver::kPresent, {{"FAULTLINE_SIMCUDA_DEVICES", "2"}}, 2},
-      {"invalid_device",
-       [](DeviceRuntime& rt) { return Show(rt.SetDevice(rt.DeviceCount() + 7)); }, "cudaSetDevice with an ordinal past the device count fails with 101", kDeviceDoc,
+       Driver::kPresent,
+       {{"FAULTLINE_SIMCUDA_DEVICES", "2"}},
+       2},
+      {"invalid_device", [](DeviceRuntime& rt) { return Show(rt.SetDevice(rt.DeviceCount() + 7)); },
+       "cudaSetDevice with an ordinal past the device count fails with 101", kDeviceDoc,
        "cudaErrorInvalidDevice(101) invalid device ordinal"},
       {"illegal_address_is_sticky",
        [](DeviceRuntime& rt) {
@@ -658,14 +675,14 @@ const std::vector<Scenario>& Scenarios() {
          std::string malloc = Show(rt.Malloc(64));
          std::string count = Show(rt.GetDeviceCount());
          std::string after = Show(rt.GetLastError());
-         return "launch " + launch + "; sync " + sync + "; get " + get + "; get again " + again + "; malloc " +
-                malloc + "; count " + count + "; get after " + after;
+         return "launch " + launch + "; sync " + sync + "; get " + get + "; get again " + again + "; malloc " + malloc +
+                "; count " + count + "; get after " + after;
        },
        "cudaGetLastError returns a sticky 700 once and clears its slot, but the context stays broken: the next "
        "call that uses it fails with 700 and sets it again; cudaGetDeviceCount, which needs no context, succeeds",
        kErrorTypesDoc,
-       std::string("launch ok; sync ") + kSticky700 + "; get " + kSticky700 + "; get again ok; malloc " +
-           kSticky700 + "; count ok; get after " + kSticky700},
+       std::string("launch ok; sync ") + kSticky700 + "; get " + kSticky700 + "; get again ok; malloc " + kSticky700 +
+           "; count ok; get after " + kSticky700},
       {"device_reset_after_sticky_error",
        [](DeviceRuntime& rt) {
          std::string text = "fill " + Show(kernels::Fill(rt, nullptr, 1, 1.0f));
@@ -680,12 +697,12 @@ const std::vector<Scenario>& Scenarios() {
        "cudaDeviceReset does not repair a context broken by an illegal address: after the reset every call "
        "that needs the device fails with cudaErrorDevicesUnavailable (46), which cudaGetLastError returns "
        "once; only a new process can use CUDA again, and cudaGetDeviceCount still answers",
-       std::string(kGpuRun20261126) + " (the first cudaMalloc's 46); CUDA Runtime API, Data types, enum "
-       "cudaError (cudaErrorIllegalAddress: 'To continue using CUDA, the process must be terminated and "
-       "relaunched'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+       std::string(kGpuRun20261126) +
+           " (the first cudaMalloc's 46); CUDA Runtime API, Data types, enum "
+           "cudaError (cudaErrorIllegalAddress: 'To continue using CUDA, the process must be terminated and "
+           "relaunched'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
        std::string("fill ok; sync ") + kSticky700 + "; reset ok; malloc after reset " + kDevicesUnavailable46 +
-           "; get " + kDevicesUnavailable46 + "; get again ok; malloc again " + kDevicesUnavailable46 +
-           "; count ok"},
+           "; get " + kDevicesUnavailable46 + "; get again ok; malloc again " + kDevicesUnavailable46 + "; count ok"},
       {"stream_lifecycle",
        [](DeviceRuntime& rt) {
          auto stream = rt.StreamCreate();
@@ -694,7 +711,8 @@ const std::vector<Scenario>& Scenarios() {
          // Not the destroyed handle afterwards: real CUDA leaves that undefined
          // (it crashed with SIGSEGV on an H100); simcuda's 400 is a diagnostic.
          return "create ok; sync " + sync + "; destroy " + Show(rt.StreamDestroy(*stream));
-       }, "streams are created, synchronized and destroyed",
+       },
+       "streams are created, synchronized and destroyed",
        "CUDA Runtime API, Stream Management: docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__STREAM.html",
        "create ok; sync ok; destroy ok"},
       {"event_lifecycle",
@@ -744,7 +762,8 @@ const std::vector<Scenario>& Scenarios() {
          std::string get = Show(rt.GetLastError());
          std::string after = Show(rt.GetLastError());
          return "other thread " + other + "; peek " + peek + "; get " + get + "; after " + after;
-       }, "the last error is recorded per thread and cleared by cudaGetLastError",
+       },
+       "the last error is recorded per thread and cleared by cudaGetLastError",
        "CUDA Runtime API, Error Handling (cudaGetLastError: 'in the same host thread ... resets it to "
        "cudaSuccess'): docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__ERROR.html",
        "other thread ok; peek " + std::string(kNotRegistered713) + "; get " + kNotRegistered713 + "; after ok"},
@@ -758,18 +777,15 @@ const std::vector<Scenario>& Scenarios() {
        "with a working driver, cudaDriverGetVersion is at least cudaRuntimeGetVersion",
        "CUDA Runtime API, Version Management: docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART____VERSION.html",
        "driver >= runtime: yes"},
-      {"no_driver",
-       WithoutUsableDriver,
+      {"no_driver", WithoutUsableDriver,
        "without a driver every call fails with 35 and writes nothing; cudaGetLastError returns 35 again and again; "
        "cudaDriverGetVersion succeeds with 0 and cudaRuntimeGetVersion with the runtime's version",
        kNoDriverProgram,
        WithoutDriver("cudaErrorInsufficientDriver(35) CUDA driver version is insufficient for CUDA runtime version",
                      "unavailable"),
        Driver::kNone},
-      {"stub_driver",
-       WithoutUsableDriver,
-       "with only the toolkit's stub libcuda.so, everything is as without a driver but with 34",
-       kNoDriverProgram,
+      {"stub_driver", WithoutUsableDriver,
+       "with only the toolkit's stub libcuda.so, everything is as without a driver but with 34", kNoDriverProgram,
        WithoutDriver("cudaErrorStubLibrary(34) CUDA driver is a stub library",
                      "CUDA_ERROR_STUB_LIBRARY(34) CUDA driver is a stub library"),
        Driver::kStub},
@@ -832,16 +848,16 @@ Result<std::string> RunScenario(const Scenario& scenario, RuntimeKind runtime) {
     FL_ASSIGN_OR_RETURN(stub_dir, MakeStubDriverDir());
     // The stub goes first; the rest of the path stays (a bundle's libraries live there).
     const char* inherited = std::getenv("LD_LIBRARY_PATH");
-    options.env.emplace_back("LD_LIBRARY_PATH", stub_dir->path() + (inherited != nullptr && *inherited != '\0'
-                                                                        ? ":" + std::string(inherited)
-                                                                        : std::string()));
+    options.env.emplace_back(
+        "LD_LIBRARY_PATH",
+        stub_dir->path() + (inherited != nullptr && *inherited != '\0' ? ":" + std::string(inherited) : std::string()));
   }
-  FL_ASSIGN_OR_RETURN(ChildProcess child, ChildProcess::Spawn("conformance_scenario",
-                                                              {scenario.name, RuntimeKindName(runtime)}, options));
+  FL_ASSIGN_OR_RETURN(ChildProcess child,
+                      ChildProcess::Spawn("conformance_scenario", {scenario.name, RuntimeKindName(runtime)}, options));
   FL_ASSIGN_OR_RETURN(ChildExit exit, child.Wait(std::chrono::seconds(120)));
   if (!exit.succeeded()) {
-    return Status(StatusCode::kChildFailed, "scenario " + scenario.name + ": " + exit.Describe() +
-                                                "; transcript: " + exit.transcript);
+    return Status(StatusCode::kChildFailed,
+                  "scenario " + scenario.name + ": " + exit.Describe() + "; transcript: " + exit.transcript);
   }
   return exit.transcript;
 }

@@ -42,8 +42,8 @@ struct Scenario {
   std::string source;    // the public source of that behaviour
   std::string expected;  // the observation both backends must produce
   Driver driver = Driver::kPresent;
-  Env env = {};              // extra environment for the scenario's process
-  int devices = 1;           // the GPUs it needs on real CUDA (simcuda: say so in env)
+  Env env = {};     // extra environment for the scenario's process
+  int devices = 1;  // the GPUs it needs on real CUDA (simcuda: say so in env)
 };
 
 // Prints a scenario by name (gtest parameter output).

@@ -13,8 +13,7 @@ __global__ void EmptyKernel() {}
 
 int LaunchEmptyKernelOnCuda(const LaunchConfig& config) {
   return static_cast<int>(cudaLaunchKernel(reinterpret_cast<const void*>(&EmptyKernel), dim3(config.grid),
-                                           dim3(config.block), nullptr, 0,
-                                           static_cast<cudaStream_t>(config.stream)));
+                                           dim3(config.block), nullptr, 0, static_cast<cudaStream_t>(config.stream)));
 }
 
 }  // namespace conformance

@@ -53,8 +53,8 @@ TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
     // On a GPU machine a missing device is a failure, never a skip (probed
     // in a forked child: asking does not initialize CUDA in this process).
     Result<int> count = ProbeDeviceCount(RuntimeKind::kCuda);
-    ASSERT_TRUE(count.ok() && *count > 0) << "no usable CUDA device: "
-                                          << (count.ok() ? "0 devices" : count.status().ToString());
+    ASSERT_TRUE(count.ok() && *count > 0)
+        << "no usable CUDA device: " << (count.ok() ? "0 devices" : count.status().ToString());
     ASSERT_GE(*count, scenario.devices) << "the scenario needs " << scenario.devices << " GPUs; this machine has "
                                         << *count;
   }
@@ -75,7 +75,8 @@ TEST_P(ConformanceTest, ObservesWhatRealCudaDoes) {
   EXPECT_EQ(*observed, scenario.expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(Facts, ConformanceTest, testing::ValuesIn(ScenariosFor(Backend(), MachineDriver(), TargetDevices())),
+INSTANTIATE_TEST_SUITE_P(Facts, ConformanceTest,
+                         testing::ValuesIn(ScenariosFor(Backend(), MachineDriver(), TargetDevices())),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

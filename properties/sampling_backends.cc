@@ -12,7 +12,7 @@ namespace {
 // Parsed form of a backend name.
 struct Backend {
   bool on_device = false;
-  int threads = 0;                    // CPU backends
+  int threads = 0;                          // CPU backends
   RuntimeKind runtime = RuntimeKind::kCpu;  // device backends
   GraphPlacement placement = GraphPlacement::kDevice;
 };
@@ -28,9 +28,12 @@ bool CudaDevicePresent() { return CudaRequested() && CudaUnderTest().ok(); }
 
 Result<Backend> ParseBackend(const std::string& name) {
   Backend b;
-  if (name == "cpu-1") b.threads = 1;
-  else if (name == "cpu-2") b.threads = 2;
-  else if (name == "cpu-8") b.threads = 8;
+  if (name == "cpu-1")
+    b.threads = 1;
+  else if (name == "cpu-2")
+    b.threads = 2;
+  else if (name == "cpu-8")
+    b.threads = 8;
   else if (name == "simcuda-device" || name == "simcuda-pinned" || name == "cuda-device" || name == "cuda-pinned") {
     b.on_device = true;
     b.runtime = name.rfind("cuda", 0) == 0 ? RuntimeKind::kCuda : RuntimeKind::kSimCuda;
@@ -75,7 +78,8 @@ std::vector<std::string> BackendNames() {
 Result<SampledSubgraph> RunOnBackend(const std::string& name, const SampleRequest& r) {
   FL_ASSIGN_OR_RETURN(const Backend b, ParseBackend(name));
   if (!b.on_device) {
-    return SampleNeighbors(*r.graph, r.seeds, r.fanout, r.layer, SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
+    return SampleNeighbors(*r.graph, r.seeds, r.fanout, r.layer,
+                           SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
   }
   FL_ASSIGN_OR_RETURN(const DeviceGraph graph, PlaceGraph(b, *r.graph));
   return SampleNeighborsOnDevice(graph, r.seeds, r.fanout, r.layer, SamplingOptions{r.replace, r.weighted, r.rng_seed});
@@ -84,7 +88,8 @@ Result<SampledSubgraph> RunOnBackend(const std::string& name, const SampleReques
 Result<std::vector<SampledLayer>> RunMultiLayerOnBackend(const std::string& name, const MultiLayerRequest& r) {
   FL_ASSIGN_OR_RETURN(const Backend b, ParseBackend(name));
   if (!b.on_device) {
-    return SampleMultiLayer(*r.graph, r.seeds, r.fanouts, SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
+    return SampleMultiLayer(*r.graph, r.seeds, r.fanouts,
+                            SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
   }
   FL_ASSIGN_OR_RETURN(const DeviceGraph graph, PlaceGraph(b, *r.graph));
   return SampleMultiLayerOnDevice(graph, r.seeds, r.fanouts, SamplingOptions{r.replace, r.weighted, r.rng_seed});

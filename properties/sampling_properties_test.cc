@@ -57,8 +57,8 @@ enum class Weights { kMaybe, kAlways, kSpread };
 // Generates a fanout: mostly small (-1 = all, 0, a few), sometimes larger
 // than any degree of the generated graphs.
 int64_t GenFanout() {
-  return *rc::gen::weightedOneOf<int64_t>({{4, rc::gen::inRange<int64_t>(-1, 13)},
-                                            {1, rc::gen::element<int64_t>(40, 250)}});
+  return *rc::gen::weightedOneOf<int64_t>(
+      {{4, rc::gen::inRange<int64_t>(-1, 13)}, {1, rc::gen::element<int64_t>(40, 250)}});
 }
 
 // Generates an edge weight the spec allows (docs/sampling.md: finite, >= 0,
@@ -105,8 +105,8 @@ Case GenCase(Weights weights = Weights::kMaybe) {
   c.request.replace = *rc::gen::arbitrary<bool>();
   c.request.weighted = has_weights && *rc::gen::arbitrary<bool>();
   c.request.rng_seed = *rc::gen::arbitrary<uint64_t>();
-  c.request.layer = *rc::gen::weightedOneOf<uint32_t>({{4, rc::gen::inRange<uint32_t>(0, 4)},
-                                                       {1, rc::gen::arbitrary<uint32_t>()}});
+  c.request.layer =
+      *rc::gen::weightedOneOf<uint32_t>({{4, rc::gen::inRange<uint32_t>(0, 4)}, {1, rc::gen::arbitrary<uint32_t>()}});
   return c;
 }
 
@@ -127,8 +127,7 @@ std::vector<int64_t> EligibleEdges(const CscGraph& graph, int64_t node, bool wei
 
 // Returns the picks of seeds[i] as a vector.
 std::vector<int64_t> PicksOf(const SampledSubgraph& s, size_t i) {
-  return std::vector<int64_t>(s.original_edge_ids.begin() + s.indptr[i],
-                              s.original_edge_ids.begin() + s.indptr[i + 1]);
+  return std::vector<int64_t>(s.original_edge_ids.begin() + s.indptr[i], s.original_edge_ids.begin() + s.indptr[i + 1]);
 }
 
 // Returns the Philox4x32-10 value of the specification, computed directly.
@@ -146,8 +145,8 @@ uint64_t OracleBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t edg
 uint64_t OracleDrawBits(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t draw) {
   const uint64_t id = static_cast<uint64_t>(node);
   r123::Philox4x32 philox;
-  r123::Philox4x32::ctr_type counter = {{layer, tag | (static_cast<uint32_t>(id >> 32) << 8), static_cast<uint32_t>(id),
-                                         static_cast<uint32_t>(draw)}};
+  r123::Philox4x32::ctr_type counter = {
+      {layer, tag | (static_cast<uint32_t>(id >> 32) << 8), static_cast<uint32_t>(id), static_cast<uint32_t>(draw)}};
   r123::Philox4x32::key_type key = {{static_cast<uint32_t>(rng_seed), static_cast<uint32_t>(rng_seed >> 32)}};
   r123::Philox4x32::ctr_type out = philox(counter, key);
   return (static_cast<uint64_t>(out.v[1]) << 32) | out.v[0];

@@ -13,10 +13,11 @@ namespace repro {
 std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                                         int* exit_code) {
   CLI::App app{"faultline repro: reproduce documented CUDA x multiprocessing failures and validate their fixes"};
-  app.footer("Exit status: 0 every outcome matched; 1 one did not (or stdout could not be written); 2 usage error; "
-             "3 every variant that ran "
-             "matched but some could not run on this machine (they need 2 GPUs); 4 --runtime cuda and no usable "
-             "CUDA device (nothing ran)");
+  app.footer(
+      "Exit status: 0 every outcome matched; 1 one did not (or stdout could not be written); 2 usage error; "
+      "3 every variant that ran "
+      "matched but some could not run on this machine (they need 2 GPUs); 4 --runtime cuda and no usable "
+      "CUDA device (nothing ran)");
   app.require_subcommand(1);
   // CLI11 names no unknown command ("A subcommand is required"): say which.
   if (argc > 1 && argv[1][0] != '-') {
@@ -45,8 +46,7 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
   run->add_option("--variant", command.variant,
                   "legacy, fixed, workaround or a listed variant name; a family selects its members "
                   "(legacy runs legacy-spawn too). Default: all");
-  run->add_option("--runtime", runtime_text, runtime_help)
-      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
+  run->add_option("--runtime", runtime_text, runtime_help)->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   run->add_flag("--json", command.json, "Print JSON for machines");
   run->add_option("--repeat", repeat_text, repeat_help)->type_name("N");
   const std::string upstream_help =
@@ -59,8 +59,7 @@ std::optional<Command> ParseCommandLine(int argc, const char* const* argv, std::
       ->type_name("NAME=PATH")
       ->needs(run_upstream);
   CLI::App* all = app.add_subcommand("all", "Run every variant of every failure");
-  all->add_option("--runtime", runtime_text, runtime_help)
-      ->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
+  all->add_option("--runtime", runtime_text, runtime_help)->check(CLI::IsMember({"simcuda", "cuda", "auto"}));
   all->add_flag("--json", command.json, "Print JSON for machines");
   all->add_option("--repeat", repeat_text, repeat_help)->type_name("N");
   all->add_flag("--upstream", command.upstream, upstream_help);
@@ -126,8 +125,7 @@ Result<std::vector<Selected>> SelectVariants(const Command& command, const std::
     }
   }
   if (!found) {
-    return InvalidArgumentError("unknown failure '" + command.failure_id +
-                                "'; `repro list` shows the registered ones");
+    return InvalidArgumentError("unknown failure '" + command.failure_id + "'; `repro list` shows the registered ones");
   }
   return selected;
 }

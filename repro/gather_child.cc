@@ -63,9 +63,9 @@ std::optional<Outcome> CollectGather(ChildProcess& child, const std::string& pro
   if (!exit.ok()) return Unexpected(Observe(exit.status(), process, "wait"), *transcript);
   nlohmann::json report = nlohmann::json::parse(exit->transcript, nullptr, /*allow_exceptions=*/false);
   if (report.is_discarded() || !report.contains("ok") || !report["ok"].is_boolean()) {
-    return Unexpected(Observe(Status(StatusCode::kChildFailed, exit->Describe() + " without a readable report"),
-                              process, "report"),
-                      *transcript);
+    return Unexpected(
+        Observe(Status(StatusCode::kChildFailed, exit->Describe() + " without a readable report"), process, "report"),
+        *transcript);
   }
   if (!report["ok"].get<bool>()) {
     ObservedError error = Observe(StatusFromJson(report["status"]), process, report.value("step", ""));
@@ -73,8 +73,8 @@ std::optional<Outcome> CollectGather(ChildProcess& child, const std::string& pro
     return signature ? Reproduced(*signature, error, *transcript) : Unexpected(error, *transcript);
   }
   if (signature) return PassedIf(false, "the documented failure (" + process + " used CUDA fine)", *transcript);
-  const bool equal = report.contains("rows") && report["rows"].is_array() &&
-                     report["rows"].get<std::vector<float>>() == baseline;
+  const bool equal =
+      report.contains("rows") && report["rows"].is_array() && report["rows"].get<std::vector<float>>() == baseline;
   if (!equal) return PassedIf(false, process + "'s rows equal the host gather", *transcript);
   *transcript += process + ": its rows equal the host gather\n";
   return std::nullopt;

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "reference/base/flush_stdout.h"
 #include "reference/process/child_registry.h"
@@ -31,14 +31,14 @@ struct Row {
   int runs, matched_runs;
   std::optional<ObservedError> error;
   std::string transcript;
-  std::string not_run;  // why the variant could not run here, or empty
+  std::string not_run;       // why the variant could not run here, or empty
   nlohmann::json signature;  // a reproducing variant's, on this runtime; else null
 };
 
 nlohmann::json ToJson(const Row& row) {
-  nlohmann::json j = {{"id", row.id},           {"variant", row.variant}, {"runtime", row.runtime},
-                      {"expected", row.expected}, {"outcome", row.outcome}, {"matched", row.matched},
-                      {"runs", row.runs},         {"matched_runs", row.matched_runs}};
+  nlohmann::json j = {
+      {"id", row.id},           {"variant", row.variant}, {"runtime", row.runtime}, {"expected", row.expected},
+      {"outcome", row.outcome}, {"matched", row.matched}, {"runs", row.runs},       {"matched_runs", row.matched_runs}};
   j["error"] = ErrorToJson(row.error);
   // What `error` had to show (null for a variant that must pass).
   j["signature"] = row.signature;
@@ -55,13 +55,12 @@ void PrintTable(const std::vector<Row>& rows, bool repeated) {
   for (const Row& r : rows) {
     const std::string counts = std::to_string(r.matched_runs) + " of " + std::to_string(r.runs);
     std::printf("%-8s %-20s %-8s %-11s %-11s %-7s%s\n", r.id.c_str(), r.variant.c_str(), r.runtime.c_str(),
-                r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO", repeated ? (" " + counts).c_str() : "");
+                r.expected.c_str(), r.outcome.c_str(), r.matched ? "yes" : "NO",
+                repeated ? (" " + counts).c_str() : "");
   }
 }
 
-const char* OutcomeName(const Outcome& outcome) {
-  return VerdictName(outcome.verdict);
-}
+const char* OutcomeName(const Outcome& outcome) { return VerdictName(outcome.verdict); }
 
 // Runs one variant `repeat` times, each in a fresh process (CUDA state must
 // not leak between runs). Progress goes to stderr, --json or not: one line
@@ -80,9 +79,12 @@ Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, 
   });
   if (repeat > 1) std::fprintf(stderr, " matched %d of %d\n", result.matched, result.runs);
   const Outcome& shown = result.shown;
-  Row row{failure.id,   variant.name, runtime_name, ExpectationName(variant.expected), OutcomeName(shown),
-          result.matched == result.runs, result.runs, result.matched, shown.error, shown.transcript,
-          shown.not_run, nullptr};
+  Row row{failure.id,         variant.name,
+          runtime_name,       ExpectationName(variant.expected),
+          OutcomeName(shown), result.matched == result.runs,
+          result.runs,        result.matched,
+          shown.error,        shown.transcript,
+          shown.not_run,      nullptr};
   if (variant.signature) row.signature = SignatureToJson(variant.signature(runtime));
   // With --repeat, only a run that did not match has its transcript shown.
   if (!json && !row.transcript.empty() && (repeat == 1 || !row.matched)) {
@@ -165,7 +167,8 @@ int Main(int argc, char** argv) {
     for (const Failure& f : failures) {
       nlohmann::json variants = nlohmann::json::array();
       for (const Variant& v : f.variants) {
-        nlohmann::json variant = {{"variant", v.name}, {"expected", ExpectationName(v.expected)}, {"scenario", v.scenario}};
+        nlohmann::json variant = {
+            {"variant", v.name}, {"expected", ExpectationName(v.expected)}, {"scenario", v.scenario}};
         if (v.signature) {
           for (RuntimeKind runtime : {RuntimeKind::kSimCuda, RuntimeKind::kCuda}) {
             variant["signature"][RuntimeKindName(runtime)] = SignatureToJson(v.signature(runtime));

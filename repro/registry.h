@@ -25,7 +25,7 @@ const char* ExpectationName(Expectation expectation);
 
 // The error a variant observed: the documented signature fields.
 struct ObservedError {
-  std::string name;     // e.g. "cudaErrorInitializationError" or "RuntimeError"
+  std::string name;  // e.g. "cudaErrorInitializationError" or "RuntimeError"
   int code = 0;
   std::string message;
   std::string process;  // e.g. "worker 1 (pid 4242)"
@@ -83,8 +83,8 @@ struct Signature {
   std::string name;         // exactly
   std::optional<int> code;  // exactly; absent: any code
   ExpectedText message;
-  ExpectedText process;     // e.g. ProcessWithPid("worker 0")
-  std::string step;         // exactly
+  ExpectedText process;  // e.g. ProcessWithPid("worker 0")
+  std::string step;      // exactly
 };
 
 // Returns "" when `error` shows `signature`, else one line per field that

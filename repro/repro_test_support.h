@@ -14,9 +14,9 @@
 
 // Declares `var` as the RuntimeKind under test, or fails saying why the
 // runtime has no usable device (a gpu target never passes by skipping).
-#define RUNTIME_UNDER_TEST(var)                                           \
-  auto var##_runtime = DeviceRuntimeUnderTest();                          \
-  FL_ASSERT_OK(var##_runtime);                                            \
+#define RUNTIME_UNDER_TEST(var)                  \
+  auto var##_runtime = DeviceRuntimeUnderTest(); \
+  FL_ASSERT_OK(var##_runtime);                   \
   const RuntimeKind var = (*var##_runtime)->kind()
 
 namespace faultline {

@@ -15,8 +15,8 @@ namespace faultline {
 namespace repro {
 
 // Runs variant `variant` of failure `id` on `runtime` in a spawned child of
-// this binary, with the variant's `env` added to its environment. A child that crashes, hangs past `timeout` or reports nothing
-// readable becomes an outcome that neither reproduced nor passed.
+// this binary, with the variant's `env` added to its environment. A child that crashes, hangs past `timeout` or reports
+// nothing readable becomes an outcome that neither reproduced nor passed.
 Outcome RunIsolated(const std::string& id, const std::string& variant, RuntimeKind runtime,
                     std::chrono::seconds timeout = std::chrono::seconds(180));
 

@@ -30,8 +30,8 @@ Outcome Alternating(RuntimeKind) {
   return outcome;
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "T1", "test only: alternates between passing and failing", {Passes("fixed", "alternates", Alternating)}});
+const bool kRegistered = RegisterFailure(
+    Failure{"T1", "test only: alternates between passing and failing", {Passes("fixed", "alternates", Alternating)}});
 
 // A variant this machine cannot run: it never matches.
 Outcome NeedsMoreGpus(RuntimeKind) {
@@ -41,28 +41,30 @@ Outcome NeedsMoreGpus(RuntimeKind) {
   return outcome;
 }
 
-const bool kRegisteredNotRun = RegisterFailure(Failure{
-    "T2", "test only: cannot run here", {Passes("fixed", "needs more GPUs", NeedsMoreGpus)}});
+const bool kRegisteredNotRun =
+    RegisterFailure(Failure{"T2", "test only: cannot run here", {Passes("fixed", "needs more GPUs", NeedsMoreGpus)}});
 
 // A variant whose process crashes before it reports.
 Outcome Crashes(RuntimeKind) { std::abort(); }
 
-const bool kRegisteredCrash = RegisterFailure(
-    Failure{"T3", "test only: its process crashes", {Passes("fixed", "crashes", Crashes)}});
+const bool kRegisteredCrash =
+    RegisterFailure(Failure{"T3", "test only: its process crashes", {Passes("fixed", "crashes", Crashes)}});
 
 // A reproducing variant whose signature names the runtime it is asked for;
 // the run reports the name it was given.
-const bool kRegisteredSignature = RegisterFailure(Failure{
-    "T4",
-    "test only: reports the signature it was given",
-    {Reproduces(
-        "legacy", "echoes its signature's name",
-        [](RuntimeKind runtime) { return Signature{std::string("for ") + RuntimeKindName(runtime), 0, "", "", ""}; },
-        [](RuntimeKind, const Signature& signature) {
-          Outcome outcome;
-          outcome.transcript = signature.name;
-          return outcome;
-        })}});
+const bool kRegisteredSignature =
+    RegisterFailure(Failure{"T4",
+                            "test only: reports the signature it was given",
+                            {Reproduces(
+                                "legacy", "echoes its signature's name",
+                                [](RuntimeKind runtime) {
+                                  return Signature{std::string("for ") + RuntimeKindName(runtime), 0, "", "", ""};
+                                },
+                                [](RuntimeKind, const Signature& signature) {
+                                  Outcome outcome;
+                                  outcome.transcript = signature.name;
+                                  return outcome;
+                                })}});
 
 TEST(RunIsolatedTest, AReproducingVariantRunsWithItsSignatureForTheRuntimeItRunsOn) {
   EXPECT_EQ(RunIsolated("T4", "legacy", RuntimeKind::kSimCuda).transcript, "for simcuda");

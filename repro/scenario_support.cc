@@ -144,16 +144,17 @@ Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signatu
   std::optional<LoaderFailure> where;
   Result<std::vector<MiniBatch>> got = DrainLoader(options, &where);
   if (!got.ok()) {
-    ObservedError error = Observe(got.status(), where ? where->Process() : "main process (pid " + std::to_string(getpid()) + ")",
-                                  where ? where->step : "create");
+    ObservedError error =
+        Observe(got.status(), where ? where->Process() : "main process (pid " + std::to_string(getpid()) + ")",
+                where ? where->step : "create");
     transcript += InitializationSiteNote(options.runtime);
     return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
   }
   if (signature) return PassedIf(false, "the documented failure (the loader ran to the end)", transcript);
   Result<std::vector<MiniBatch>> baseline = LoaderBaseline(options);
   if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
-  return PassedIf(*got == *baseline,
-                  std::to_string(got->size()) + " minibatches equal to the num_workers = 0 baseline", transcript);
+  return PassedIf(*got == *baseline, std::to_string(got->size()) + " minibatches equal to the num_workers = 0 baseline",
+                  transcript);
 }
 
 }  // namespace repro

@@ -92,8 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
              "Save then Load: optional arrays");
   if (graph->has_weights()) FUZZ_CHECK(back->weights() == graph->weights(), "Save then Load: weights");
   if (graph->has_edge_types()) FUZZ_CHECK(back->edge_types() == graph->edge_types(), "Save then Load: edge types");
-  FUZZ_CHECK(back->storage().indices == graph->storage().indices &&
-                 back->storage().edge_types == graph->storage().edge_types,
-             "Save then Load: storage types");
+  FUZZ_CHECK(
+      back->storage().indices == graph->storage().indices && back->storage().edge_types == graph->storage().edge_types,
+      "Save then Load: storage types");
   return 0;
 }

@@ -38,8 +38,8 @@ bool IsValidUtf8(const std::string& text);
 
 // Checks a property of the code under test; `detail` is any expression that
 // converts to std::string, evaluated only on failure.
-#define FUZZ_CHECK(condition, detail)                                                          \
-  do {                                                                                         \
+#define FUZZ_CHECK(condition, detail)                                                           \
+  do {                                                                                          \
     if (!(condition)) ::faultline::fuzz::CheckFailed(__FILE__, __LINE__, #condition, (detail)); \
   } while (0)
 

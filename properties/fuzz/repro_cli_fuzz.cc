@@ -22,12 +22,14 @@ Variant Named(const std::string& name, Expectation expected) {
 }
 
 const bool kRegistered =
-    RegisterFailure({"F1", "first", {Named("legacy", Expectation::kReproduces),
-                                     Named("legacy-spawn", Expectation::kReproduces),
-                                     Named("fixed", Expectation::kPasses), Named("workaround", Expectation::kPasses)}}) &&
-    RegisterFailure({"F2", "second", {Named("legacy", Expectation::kReproduces), Named("fixed", Expectation::kPasses)}}) &&
-    RegisterFailure({"F10", "third", {Named("legacy-fork", Expectation::kReproduces),
-                                      Named("fixed-fork", Expectation::kPasses)}});
+    RegisterFailure({"F1",
+                     "first",
+                     {Named("legacy", Expectation::kReproduces), Named("legacy-spawn", Expectation::kReproduces),
+                      Named("fixed", Expectation::kPasses), Named("workaround", Expectation::kPasses)}}) &&
+    RegisterFailure(
+        {"F2", "second", {Named("legacy", Expectation::kReproduces), Named("fixed", Expectation::kPasses)}}) &&
+    RegisterFailure(
+        {"F10", "third", {Named("legacy-fork", Expectation::kReproduces), Named("fixed-fork", Expectation::kPasses)}});
 
 void CheckSelection(const Command& command, const std::vector<Failure>& failures) {
   Result<std::vector<Selected>> selected = SelectVariants(command, failures);
@@ -47,8 +49,10 @@ void CheckSelection(const Command& command, const std::vector<Failure>& failures
     }
   }
   FUZZ_CHECK(!expected.empty() || failures.empty(), "an empty selection was not an error");
-  FUZZ_CHECK(selected->size() == expected.size(), "selected " + std::to_string(selected->size()) + " variants, "
-                                                      "expected " + std::to_string(expected.size()));
+  FUZZ_CHECK(selected->size() == expected.size(), "selected " + std::to_string(selected->size()) +
+                                                      " variants, "
+                                                      "expected " +
+                                                      std::to_string(expected.size()));
   for (size_t i = 0; i < expected.size(); ++i) {
     FUZZ_CHECK((*selected)[i].failure == expected[i].first && (*selected)[i].variant == expected[i].second,
                "selection " + std::to_string(i));
@@ -74,8 +78,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<Failure> failures = Failures();
 
   std::vector<std::string> args = {"repro"};
-  for (std::string_view part : fuzz::Split(std::string_view(reinterpret_cast<const char*>(data), size),
-                                           std::string_view("\0", 1), 64)) {
+  for (std::string_view part :
+       fuzz::Split(std::string_view(reinterpret_cast<const char*>(data), size), std::string_view("\0", 1), 64)) {
     args.emplace_back(part);
   }
   std::vector<const char*> argv;

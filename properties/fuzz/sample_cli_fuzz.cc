@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "properties/fuzz/fuzz_support.h"
-#include "reference/graph/npy.h"
 #include "reference/cli/sample_cli.h"
+#include "reference/graph/npy.h"
 
 namespace faultline {
 namespace {
@@ -83,8 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   (void)touched;
   std::vector<std::string> args = {"sample"};
-  for (std::string_view part : fuzz::Split(std::string_view(reinterpret_cast<const char*>(data), size),
-                                           std::string_view("\0", 1), 64)) {
+  for (std::string_view part :
+       fuzz::Split(std::string_view(reinterpret_cast<const char*>(data), size), std::string_view("\0", 1), 64)) {
     std::string arg(part);
     ReplaceAll(&arg, "@GRAPH", files.graph);
     ReplaceAll(&arg, "@PLAIN", files.plain);
@@ -118,8 +118,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!command.ok()) {
     FUZZ_CHECK(!command.status().message().empty(), "empty error");
     const int code = RunSampleMain(argv, &main_out, &main_err);
-    FUZZ_CHECK(code == cli::kExitUsage && main_out.empty() && main_err == "sample: " + command.status().message() + "\n",
-               "SampleMain disagrees with BuildCommand: exit " + std::to_string(code) + ", " + main_err);
+    FUZZ_CHECK(
+        code == cli::kExitUsage && main_out.empty() && main_err == "sample: " + command.status().message() + "\n",
+        "SampleMain disagrees with BuildCommand: exit " + std::to_string(code) + ", " + main_err);
     return 0;
   }
   const cli::SampleCommand& c = *command;

@@ -79,8 +79,8 @@ struct Rng {
 
 // Applies one to four random edits to `input`.
 std::string Mutate(std::string input, Rng& rng) {
-  static const unsigned char kInteresting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '0', '9', '-', ',', ' ', '\'', '"',
-                                               '{',  '}',  '(',  ')',  ':',  '\n'};
+  static const unsigned char kInteresting[] = {0x00, 0x01, 0x7f, 0x80, 0xff, '0', '9', '-', ',',
+                                               ' ',  '\'', '"',  '{',  '}',  '(', ')', ':', '\n'};
   const int edits = 1 + static_cast<int>(rng.Below(4));
   for (int e = 0; e < edits; ++e) {
     const size_t pos = rng.Below(input.size() + 1);

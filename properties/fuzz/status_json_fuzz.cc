@@ -32,10 +32,10 @@ void RoundTrip(std::string_view bytes) {
   std::memcpy(numbers, bytes.data() + 1, 8);
   const std::vector<std::string_view> fields = fuzz::Split(bytes.substr(9), std::string_view("\0", 1), 5);
   auto field = [&](size_t i) { return i < fields.size() ? std::string(fields[i]) : std::string(); };
-  const Status sent = (selector & 0x80)
-                          ? Status(CudaErrorInfo{numbers[0], field(1), field(2), field(3), field(4), numbers[1]},
-                                   field(0))
-                          : Status(static_cast<StatusCode>(1 + selector % 9), field(0));
+  const Status sent =
+      (selector & 0x80)
+          ? Status(CudaErrorInfo{numbers[0], field(1), field(2), field(3), field(4), numbers[1]}, field(0))
+          : Status(static_cast<StatusCode>(1 + selector % 9), field(0));
   const std::string text = StatusToJson(sent).dump();
   const Status back = StatusFromJson(nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
   FUZZ_CHECK(back.code() == sent.code(), sent.ToString() + " came back as " + back.ToString());

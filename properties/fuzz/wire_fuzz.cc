@@ -99,8 +99,8 @@ void ReadFrames(std::string_view bytes) {
     std::memcpy(&length, bytes.data() + consumed + 8, 8);
     FUZZ_CHECK(length < 0 || length > wire::kMaxAnswerBytes, "a valid length was called malformed");
   } else {
-    FUZZ_CHECK(whole.partial.empty() == (left == 0), "partial '" + whole.partial + "' with " + std::to_string(left) +
-                                                         " bytes left");
+    FUZZ_CHECK(whole.partial.empty() == (left == 0),
+               "partial '" + whole.partial + "' with " + std::to_string(left) + " bytes left");
   }
   // However the stream splits the bytes, the same frames and the same end.
   for (size_t piece : {1, 7, 16, 17, 4096}) ExpectSame(whole, FeedInPieces(bytes, piece), std::to_string(piece));
@@ -123,10 +123,10 @@ void ReadFrames(std::string_view bytes) {
   read.partial = reader.Partial();
   ExpectSame(whole, read, "socket");
   if (read.error.ok()) {
-    FUZZ_CHECK(transport == (read.partial.empty() ? std::string("the result connection closed")
-                                                  : "the result connection closed mid-answer (after " + read.partial +
-                                                        ")"),
-               transport);
+    FUZZ_CHECK(
+        transport == (read.partial.empty() ? std::string("the result connection closed")
+                                           : "the result connection closed mid-answer (after " + read.partial + ")"),
+        transport);
   }
 }
 

@@ -15,14 +15,31 @@ size_t DTypeSize(DType dtype);
 // Returns "bool", "uint8", "int32", "int64" or "float32".
 const char* DTypeName(DType dtype);
 
-template <typename T> struct DTypeOfT;
-template <> struct DTypeOfT<bool> { static constexpr DType value = DType::kBool; };
-template <> struct DTypeOfT<uint8_t> { static constexpr DType value = DType::kUInt8; };
-template <> struct DTypeOfT<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOfT<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOfT<float> { static constexpr DType value = DType::kFloat32; };
+template <typename T>
+struct DTypeOfT;
+template <>
+struct DTypeOfT<bool> {
+  static constexpr DType value = DType::kBool;
+};
+template <>
+struct DTypeOfT<uint8_t> {
+  static constexpr DType value = DType::kUInt8;
+};
+template <>
+struct DTypeOfT<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOfT<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOfT<float> {
+  static constexpr DType value = DType::kFloat32;
+};
 // The DType of C++ type T.
-template <typename T> inline constexpr DType kDTypeOf = DTypeOfT<T>::value;
+template <typename T>
+inline constexpr DType kDTypeOf = DTypeOfT<T>::value;
 
 }  // namespace faultline
 

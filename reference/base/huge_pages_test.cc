@@ -63,8 +63,8 @@ TEST(HugePagesTest, ALargeVectorIsZeroedAndAdvisedToUseHugePages) {
   // it "hg" in VmFlags whatever the THP mode (proc(5)); whether the kernel
   // then backs it with huge pages depends on the mode and its free memory,
   // so that is printed, not asserted.
-  const void* aligned = reinterpret_cast<const void*>(
-      (reinterpret_cast<uintptr_t>(values.data()) + kHugePage - 1) & ~(kHugePage - 1));
+  const void* aligned =
+      reinterpret_cast<const void*>((reinterpret_cast<uintptr_t>(values.data()) + kHugePage - 1) & ~(kHugePage - 1));
   const std::string flags = SmapsFieldOfMappingAt(aligned, "VmFlags:");
   EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << "VmFlags:" << flags;
   std::printf("THP mode '%s'; AnonHugePages of the advised mapping:%s\n", TransparentHugePageMode().c_str(),

@@ -32,7 +32,7 @@ TEST(ParseWholeTest, Signs) {
   EXPECT_EQ(ParseWhole<int>("--5"), std::nullopt);
   EXPECT_EQ(ParseWhole<uint64_t>("-1"), std::nullopt);  // not wrapped to 2^64-1
   EXPECT_EQ(ParseWhole<uint64_t>("-0"), std::nullopt);
-  EXPECT_EQ(ParseWhole<int>("-0"), 0);  // a signed zero is zero...
+  EXPECT_EQ(ParseWhole<int>("-0"), 0);                        // a signed zero is zero...
   EXPECT_EQ(ParseWholeNonNegative<int>("-0"), std::nullopt);  // ...but not digits only
   EXPECT_EQ(ParseWholeNonNegative<int>("-1"), std::nullopt);
   EXPECT_EQ(ParseWholeNonNegative<int>("0"), 0);

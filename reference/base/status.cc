@@ -41,8 +41,8 @@ std::string Status::ToString() const {
   std::ostringstream os;
   os << StatusCodeName(code_) << ": " << message_;
   if (cuda_) {
-    os << " [" << cuda_->name << " (" << cuda_->code << "): \"" << cuda_->string << "\" in "
-       << cuda_->api << " at " << cuda_->file << ":" << cuda_->line << "]";
+    os << " [" << cuda_->name << " (" << cuda_->code << "): \"" << cuda_->string << "\" in " << cuda_->api << " at "
+       << cuda_->file << ":" << cuda_->line << "]";
   }
   return os.str();
 }

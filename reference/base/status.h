@@ -33,11 +33,11 @@ const char* StatusCodeName(StatusCode code);
 
 // Details of a failed CUDA runtime call, real or simulated.
 struct CudaErrorInfo {
-  int code = 0;            // the cudaError_t value
-  std::string name;        // "cudaErrorInitializationError"
-  std::string string;      // "initialization error"
-  std::string api;         // "cudaGetDeviceCount"
-  std::string file;        // where faultline made the call
+  int code = 0;        // the cudaError_t value
+  std::string name;    // "cudaErrorInitializationError"
+  std::string string;  // "initialization error"
+  std::string api;     // "cudaGetDeviceCount"
+  std::string file;    // where faultline made the call
   int line = 0;
 };
 
@@ -88,7 +88,7 @@ namespace internal {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = InternalError("Result constructed from OK status without a value");
   }
@@ -121,21 +121,22 @@ class [[nodiscard]] Result {
 namespace internal {
 inline const Status& GetStatus(const Status& s) { return s; }
 template <typename T>
-const Status& GetStatus(const Result<T>& r) { return r.status(); }
+const Status& GetStatus(const Result<T>& r) {
+  return r.status();
+}
 }  // namespace internal
 
 }  // namespace faultline
 
 // Returns the status of `expr` from the enclosing function when it is an error.
-#define FL_RETURN_IF_ERROR(expr)                                           \
-  do {                                                                     \
+#define FL_RETURN_IF_ERROR(expr)                                                   \
+  do {                                                                             \
     const ::faultline::Status _fl_status = ::faultline::internal::GetStatus(expr); \
-    if (!_fl_status.ok()) return _fl_status;                               \
+    if (!_fl_status.ok()) return _fl_status;                                       \
   } while (0)
 
 // Declares `lhs` from a Result, or returns its error from the enclosing function.
-#define FL_ASSIGN_OR_RETURN(lhs, expr) \
-  FL_ASSIGN_OR_RETURN_IMPL(FL_CONCAT(_fl_result_, __LINE__), lhs, expr)
+#define FL_ASSIGN_OR_RETURN(lhs, expr) FL_ASSIGN_OR_RETURN_IMPL(FL_CONCAT(_fl_result_, __LINE__), lhs, expr)
 #define FL_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \

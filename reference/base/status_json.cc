@@ -51,7 +51,7 @@ Status Unreadable(const nlohmann::json& j) {
 nlohmann::json StatusToJson(const Status& status) {
   nlohmann::json j = {{"code", static_cast<int>(status.code())}, {"message", ValidUtf8(status.message())}};
   if (const auto& cuda = status.cuda_error()) {
-    j["cuda"] = {{"code", cuda->code},           {"name", ValidUtf8(cuda->name)}, {"string", ValidUtf8(cuda->string)},
+    j["cuda"] = {{"code", cuda->code},          {"name", ValidUtf8(cuda->name)}, {"string", ValidUtf8(cuda->string)},
                  {"api", ValidUtf8(cuda->api)}, {"file", ValidUtf8(cuda->file)}, {"line", cuda->line}};
   }
   return j;

@@ -13,8 +13,10 @@ TEST(StatusJsonTest, RoundTripsPlainAndCudaErrors) {
   EXPECT_EQ(back.message(), plain.message());
   EXPECT_FALSE(back.cuda_error().has_value());
 
-  Status cuda(CudaErrorInfo{713, "cudaErrorHostMemoryNotRegistered", "pointer does not correspond to a registered "
-                            "memory region", "cudaHostUnregister", "a.cc", 12},
+  Status cuda(CudaErrorInfo{713, "cudaErrorHostMemoryNotRegistered",
+                            "pointer does not correspond to a registered "
+                            "memory region",
+                            "cudaHostUnregister", "a.cc", 12},
               "cudaHostUnregister failed");
   back = StatusFromJson(nlohmann::json::parse(StatusToJson(cuda).dump()));
   EXPECT_EQ(back.code(), StatusCode::kDeviceError);

@@ -54,12 +54,12 @@ inline auto StatusIs(StatusCode code) { return StatusIs(code, ::testing::A<const
 // GTEST_AMBIGUOUS_ELSE_BLOCKER_: `if (c) FL_EXPECT_OK(x); else ...` keeps
 // its else. `fail` is FAIL or ADD_FAILURE; the trailing " " separates the
 // status from a streamed message.
-#define FL_STATUS_OK_IMPL_(text, expr, fail)                                            \
-  switch (0)                                                                           \
-  case 0:                                                                              \
-  default:                                                                             \
-    if (const auto& _fl_status_value = (expr); _fl_status_value.ok()) {                \
-    } else                                                                             \
+#define FL_STATUS_OK_IMPL_(text, expr, fail)                            \
+  switch (0)                                                            \
+  case 0:                                                               \
+  default:                                                              \
+    if (const auto& _fl_status_value = (expr); _fl_status_value.ok()) { \
+    } else                                                              \
       fail() << text << " is not OK: " << ::faultline::testing_internal::AsStatus(_fl_status_value) << " "
 
 // Declares `lhs` from an OK Result, or fails the test printing the status.

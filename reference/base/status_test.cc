@@ -35,8 +35,8 @@ TEST(StatusTest, AssignOrReturnPropagatesTheFirstError) {
 }
 
 TEST(StatusTest, ToStringKeepsCudaDetail) {
-  CudaErrorInfo info{3, "cudaErrorInitializationError", "initialization error", "cudaGetDeviceCount",
-                     "reference/runtime/x.cc", 12};
+  CudaErrorInfo info{
+      3, "cudaErrorInitializationError", "initialization error", "cudaGetDeviceCount", "reference/runtime/x.cc", 12};
   Status s(info, "device count failed");
   EXPECT_EQ(s.code(), StatusCode::kDeviceError);
   EXPECT_EQ(s.ToString(),
@@ -54,7 +54,8 @@ TEST(StatusTest, ResultFromOkStatusIsAnInternalError) {
 
 TEST(StatusDeathTest, TakingTheValueOfAFailedResultAbortsWithItsStatus) {
   Result<int> bad = Quarter(6);
-  EXPECT_DEATH((void)*bad, "the value of a failed Result was accessed; its status: invalid_argument: x must be even, got 3");
+  EXPECT_DEATH((void)*bad,
+               "the value of a failed Result was accessed; its status: invalid_argument: x must be even, got 3");
   EXPECT_DEATH((void)bad.value(), "invalid_argument: x must be even");
   Result<std::string> missing = NotFoundError("no such graph");
   EXPECT_DEATH((void)missing->size(), "not_found: no such graph");

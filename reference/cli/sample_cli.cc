@@ -5,13 +5,13 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 
@@ -118,8 +118,8 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
   c.rng_seed = *rng_seed;
   FL_ASSIGN_OR_RETURN(c.runtime, ParseRuntimeKind(flags.runtime, "--runtime"));
   // A flag the chosen runtime would ignore is refused: the user asked for something it cannot do.
-  const std::string runtime = std::string("runtime ") + RuntimeKindName(c.runtime) +
-                              (flags.runtime == "auto" ? " (chosen by auto)" : "");
+  const std::string runtime =
+      std::string("runtime ") + RuntimeKindName(c.runtime) + (flags.runtime == "auto" ? " (chosen by auto)" : "");
   if (flags.threads) {
     const std::optional<int> threads = ParseWhole<int>(Trim(*flags.threads));
     if (!threads || *threads < 1 || *threads > kMaxSamplingThreads) {
@@ -138,8 +138,7 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
     } else if (*flags.placement == "pinned") {
       c.placement = GraphPlacement::kPinnedHost;
     } else {
-      return InvalidArgumentError("--placement " + Quoted(*flags.placement) +
-                                  " is invalid; expected device or pinned");
+      return InvalidArgumentError("--placement " + Quoted(*flags.placement) + " is invalid; expected device or pinned");
     }
     if (c.runtime == RuntimeKind::kCpu) {
       return InvalidArgumentError("--placement applies to a device runtime (simcuda, cuda or auto) only; this is " +
@@ -168,8 +167,7 @@ Result<SampleCommand> BuildCommand(const SampleFlags& flags) {
     FL_ASSIGN_OR_RETURN(c.seeds, ParseIntList(*flags.seeds, "--seeds"));
     FL_RETURN_IF_ERROR(CheckSeeds(c.seeds, c.graph->num_nodes(), "--seeds"));
   } else {
-    Result<std::vector<int64_t>> seeds =
-        npy::ReadNpyInt64(*flags.seeds_file, {npy::DType::kInt32, npy::DType::kInt64});
+    Result<std::vector<int64_t>> seeds = npy::ReadNpyInt64(*flags.seeds_file, {npy::DType::kInt32, npy::DType::kInt64});
     if (!seeds.ok()) return Status(seeds.status().code(), "--seeds-file: " + seeds.status().message());
     c.seeds = std::move(seeds).value();
     FL_RETURN_IF_ERROR(CheckSeeds(c.seeds, c.graph->num_nodes(), "--seeds-file " + Quoted(*flags.seeds_file)));
@@ -199,12 +197,14 @@ Result<std::vector<SampledLayer>> RunCommand(const SampleCommand& c, const Progr
                               uint32_t layer) -> Result<SampledSubgraph> {
     const auto start = std::chrono::steady_clock::now();
     if (progress) {
-      progress("layer " + std::to_string(layer) + ": sampling " + std::to_string(seeds.size()) +
-               " seeds with fanout " + std::to_string(fanout) + " on " + RuntimeKindName(c.runtime));
+      progress("layer " + std::to_string(layer) + ": sampling " + std::to_string(seeds.size()) + " seeds with fanout " +
+               std::to_string(fanout) + " on " + RuntimeKindName(c.runtime));
     }
     Result<SampledSubgraph> sampled =
-        device_graph ? SampleNeighborsOnDevice(*device_graph, seeds, fanout, layer, SamplingOptions{c.replace, c.weighted, c.rng_seed})
-                     : SampleNeighbors(*c.graph, seeds, fanout, layer, SamplingOptions{c.replace, c.weighted, c.rng_seed, c.threads});
+        device_graph ? SampleNeighborsOnDevice(*device_graph, seeds, fanout, layer,
+                                               SamplingOptions{c.replace, c.weighted, c.rng_seed})
+                     : SampleNeighbors(*c.graph, seeds, fanout, layer,
+                                       SamplingOptions{c.replace, c.weighted, c.rng_seed, c.threads});
     if (progress && sampled.ok()) {
       char ms[32];
       std::snprintf(ms, sizeof(ms), "%.1f", MillisecondsSince(start));
@@ -301,9 +301,10 @@ std::optional<int> ParseSampleArgs(int argc, const char* const* argv, std::ostre
   bool& json = args->json;
   bool& verbose = args->verbose;
   app.add_option("--graph", flags.graph, "Graph directory written by CscGraph::Save (required)")->type_name("DIR");
-  CLI::Option* seeds_opt = app.add_option(
-      "--seeds", seeds_text, "Comma-separated seed node ids, e.g. 1,2,3 (exactly one of --seeds/--seeds-file)")
-      ->type_name("LIST");
+  CLI::Option* seeds_opt =
+      app.add_option("--seeds", seeds_text,
+                     "Comma-separated seed node ids, e.g. 1,2,3 (exactly one of --seeds/--seeds-file)")
+          ->type_name("LIST");
   CLI::Option* seeds_file_opt =
       app.add_option("--seeds-file", seeds_file, "1-D int32 or int64 .npy file of seed node ids")->type_name("FILE");
   app.add_option("--fanouts", flags.fanouts,

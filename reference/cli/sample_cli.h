@@ -36,10 +36,10 @@ struct SampleFlags {
   std::string fanouts;                    // --fanouts 10,5
   bool replace = false;
   bool weighted = false;
-  std::string rng_seed;                   // --rng-seed N (uint64)
-  std::string runtime = "cpu";            // cpu, simcuda, cuda or auto
-  std::optional<std::string> threads;     // CPU worker threads, >= 1 (runtime cpu only; default 1)
-  std::optional<std::string> placement;   // device or pinned (device runtimes only; default device)
+  std::string rng_seed;                  // --rng-seed N (uint64)
+  std::string runtime = "cpu";           // cpu, simcuda, cuda or auto
+  std::optional<std::string> threads;    // CPU worker threads, >= 1 (runtime cpu only; default 1)
+  std::optional<std::string> placement;  // device or pinned (device runtimes only; default device)
 };
 
 // Holds a validated request: the loaded graph and checked arguments.

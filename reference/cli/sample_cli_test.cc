@@ -5,8 +5,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <sstream>
@@ -136,7 +136,8 @@ TEST_F(SampleCliTest, JsonHasTheDocumentedLayoutAndMatchesTheLibrary) {
   ASSERT_EQ(Main({"--graph", dir_, "--seeds", "0,29,3", "--fanouts", "-1,2", "--rng-seed", "9", "--json"}, &out, &err),
             kExitOk)
       << err;
-  Result<std::vector<SampledLayer>> expected = SampleMultiLayer(*graph_, {0, 29, 3}, {-1, 2}, SamplingOptions{false, false, 9, 1});
+  Result<std::vector<SampledLayer>> expected =
+      SampleMultiLayer(*graph_, {0, 29, 3}, {-1, 2}, SamplingOptions{false, false, 9, 1});
   FL_ASSERT_OK(expected);
   EXPECT_EQ(out, LayersToJson(*expected).dump() + "\n");
   // Keys in the documented order.
@@ -151,8 +152,8 @@ TEST_F(SampleCliTest, JsonHasTheDocumentedLayoutAndMatchesTheLibrary) {
 TEST_F(SampleCliTest, AnOutputThatCannotBeWrittenIsAnError) {
   std::ostringstream out, err;
   out.setstate(std::ios::badbit);
-  const std::vector<const char*> argv = {"sample",     "--graph",    dir_.c_str(), "--seeds", "0",
-                                         "--fanouts", "2",          "--rng-seed", "1",       "--json"};
+  const std::vector<const char*> argv = {"sample",    "--graph", dir_.c_str(), "--seeds", "0",
+                                         "--fanouts", "2",       "--rng-seed", "1",       "--json"};
   EXPECT_EQ(SampleMain(static_cast<int>(argv.size()), argv.data(), out, err, /*err_is_tty=*/false),
             kExitRuntimeFailure);
   EXPECT_EQ(err.str(), "sample: writing the result to stdout failed\n");
@@ -165,13 +166,12 @@ TEST_F(SampleCliTest, AnOutputThatCannotBeWrittenIsAnError) {
 }
 
 TEST_F(SampleCliTest, SimcudaAndCpuThreadsPrintTheSameJson) {
-  const std::vector<std::string> base = {"--graph", dir_, "--seeds", "5,6,7", "--fanouts", "4,4",
-                                         "--rng-seed", "3", "--replace", "--weighted", "--json"};
+  const std::vector<std::string> base = {"--graph",    dir_, "--seeds",   "5,6,7",      "--fanouts", "4,4",
+                                         "--rng-seed", "3",  "--replace", "--weighted", "--json"};
   std::string baseline, err;
   ASSERT_EQ(Main(base, &baseline, &err), kExitOk) << err;
-  for (const std::vector<std::string>& extra :
-       std::vector<std::vector<std::string>>{{"--threads", "2"}, {"--runtime", "simcuda"},
-                                             {"--runtime", "simcuda", "--placement", "pinned"}}) {
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--threads", "2"}, {"--runtime", "simcuda"}, {"--runtime", "simcuda", "--placement", "pinned"}}) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
     std::string out;
@@ -232,7 +232,8 @@ TEST_F(SampleCliTest, RunCommandEqualsTheLibraryMultiLayerFunctions) {
 // paths are the user's, from BUILD_WORKING_DIRECTORY.
 TEST_F(SampleCliTest, RelativePathsAreTheCallersUnderBazelRun) {
   const std::string tmp = std::getenv("TEST_TMPDIR");
-  std::vector<std::string> args = {"--graph", "graph", "--seeds", "0,29,3", "--fanouts", "3", "--rng-seed", "9", "--json"};
+  std::vector<std::string> args = {"--graph", "graph",      "--seeds", "0,29,3", "--fanouts",
+                                   "3",       "--rng-seed", "9",       "--json"};
   std::string out, err, expected;
   ASSERT_EQ(setenv("BUILD_WORKING_DIRECTORY", tmp.c_str(), 1), 0);
   const int code = Main(args, &out, &err);

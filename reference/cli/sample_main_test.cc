@@ -135,8 +135,9 @@ TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
   const std::vector<int64_t> fanouts = {4, -1, 2};
   for (bool replace : {false, true}) {
     for (bool weighted : {false, true}) {
-      std::vector<std::string> args = {"--graph", *weighted_dir_, "--seeds", "0,7,7,49,12", "--fanouts", "4,-1,2",
-                                       "--rng-seed", "18446744073709551615", "--json"};
+      std::vector<std::string> args = {"--graph",   *weighted_dir_, "--seeds",    "0,7,7,49,12",
+                                       "--fanouts", "4,-1,2",       "--rng-seed", "18446744073709551615",
+                                       "--json"};
       if (replace) args.push_back("--replace");
       if (weighted) args.push_back("--weighted");
       const ChildRun run = RunSample(args);
@@ -153,8 +154,7 @@ TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
         EXPECT_EQ(layer.at("seeds").get<std::vector<int64_t>>(), (*expected)[k].subgraph.seeds);
         EXPECT_EQ(layer.at("indptr").get<std::vector<int64_t>>(), (*expected)[k].subgraph.indptr);
         EXPECT_EQ(layer.at("indices").get<std::vector<int64_t>>(), (*expected)[k].subgraph.indices);
-        EXPECT_EQ(layer.at("original_edge_ids").get<std::vector<int64_t>>(),
-                  (*expected)[k].subgraph.original_edge_ids);
+        EXPECT_EQ(layer.at("original_edge_ids").get<std::vector<int64_t>>(), (*expected)[k].subgraph.original_edge_ids);
       }
     }
   }
@@ -163,8 +163,8 @@ TEST_F(SampleMainTest, JsonEqualsTheLibraryResult) {
 TEST_F(SampleMainTest, EveryRuntimeAndThreadCountPrintsTheSameJson) {
   const std::string seeds_file = TmpDir() + "/seeds.npy";
   FL_ASSERT_OK(npy::WriteNpyInt(seeds_file, {3, 1, 4, 1, 5, 9, 26}, npy::DType::kInt32));
-  const std::vector<std::string> common = {"--graph", *weighted_dir_, "--fanouts", "5,3", "--rng-seed", "42",
-                                           "--weighted", "--json"};
+  const std::vector<std::string> common = {"--graph",    *weighted_dir_, "--fanouts",  "5,3",
+                                           "--rng-seed", "42",           "--weighted", "--json"};
   const std::vector<std::vector<std::string>> variants = {
       {"--seeds", "3,1,4,1,5,9,26", "--runtime", "cpu", "--threads", "1"},
       {"--seeds", "3,1,4,1,5,9,26", "--runtime", "cpu", "--threads", "2"},
@@ -188,8 +188,8 @@ TEST_F(SampleMainTest, EveryRuntimeAndThreadCountPrintsTheSameJson) {
 }
 
 TEST_F(SampleMainTest, HumanOutputSummarizesEveryLayer) {
-  const std::vector<std::string> args = {"--graph", *unweighted_dir_, "--seeds", "1,2", "--fanouts", "3,2",
-                                         "--rng-seed", "5", "--verbose"};
+  const std::vector<std::string> args = {"--graph", *unweighted_dir_, "--seeds", "1,2",      "--fanouts",
+                                         "3,2",     "--rng-seed",     "5",       "--verbose"};
   const ChildRun run = RunSample(args);
   ASSERT_EQ(run.exit_code, 0) << Describe(args, run);
   EXPECT_THAT(run.out, testing::HasSubstr("layer 0 (fanout 3): 2 seeds")) << run.out;
@@ -260,8 +260,8 @@ TEST_F(SampleMainTest, BadInputExitsTwoWithAOneLineMessage) {
 
 // CUDA_VISIBLE_DEVICES= (empty) hides every GPU, so this runs on GPU machines too.
 TEST_F(SampleMainTest, CudaWithoutADeviceIsARuntimeFailure) {
-  const std::vector<std::string> args = {"--graph", *weighted_dir_, "--seeds", "1", "--fanouts", "2",
-                                         "--rng-seed", "1", "--runtime", "cuda"};
+  const std::vector<std::string> args = {"--graph", *weighted_dir_, "--seeds", "1",         "--fanouts",
+                                         "2",       "--rng-seed",   "1",       "--runtime", "cuda"};
   const ChildRun run = RunSample(args, {"CUDA_VISIBLE_DEVICES="});
   EXPECT_EQ(run.exit_code, 1) << Describe(args, run);
   EXPECT_THAT(run.err, testing::HasSubstr("sample: sampling failed on runtime cuda")) << Describe(args, run);
@@ -270,9 +270,9 @@ TEST_F(SampleMainTest, CudaWithoutADeviceIsARuntimeFailure) {
 TEST_F(SampleMainTest, HelpDocumentsEveryFlagAndTheJsonFormat) {
   const ChildRun run = RunSample({"--help"});
   ASSERT_EQ(run.exit_code, 0) << Describe({"--help"}, run);
-  for (const char* part : {"--graph", "--seeds", "--seeds-file", "--fanouts", "--replace", "--weighted", "--rng-seed",
-                           "--runtime", "--threads", "--placement", "--json", "--verbose", "\"layers\"",
-                           "original_edge_ids", "Exit codes"}) {
+  for (const char* part :
+       {"--graph", "--seeds", "--seeds-file", "--fanouts", "--replace", "--weighted", "--rng-seed", "--runtime",
+        "--threads", "--placement", "--json", "--verbose", "\"layers\"", "original_edge_ids", "Exit codes"}) {
     EXPECT_THAT(run.out, testing::HasSubstr(part)) << "help lacks " << part << "\n" << run.out;
   }
 }

@@ -58,7 +58,10 @@ Status DistEmbedding::Backward(const Tensor& grad) {
     if (std::isfinite(values[e])) continue;
     const int64_t row = static_cast<int64_t>(e) / dim(), column = static_cast<int64_t>(e) % dim();
     return InvalidArgumentError(Where("backward") + ": grad[" + std::to_string(row) + "][" + std::to_string(column) +
-                                "] is " + (std::isnan(values[e]) ? "nan" : values[e] > 0 ? "inf" : "-inf") +
+                                "] is " +
+                                (std::isnan(values[e]) ? "nan"
+                                 : values[e] > 0       ? "inf"
+                                                       : "-inf") +
                                 " (id " + std::to_string(pending->ids[row]) + "); expected finite gradients");
   }
   pending->grad = std::move(values);

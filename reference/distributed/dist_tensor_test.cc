@@ -90,7 +90,8 @@ TEST_F(DistTensorTest, BadInputIsNamedAndChangesNothing) {
   EXPECT_EQ(t.Pull(Ids({7})).status().code(), StatusCode::kOutOfRange);
 
   Status dtype = t.Pull(*Tensor::FromVector<float>({1.0f})).status();
-  EXPECT_EQ(dtype.message(), "DistTensor('feat').pull: ids has dtype float32 and shape [1]; expected a 1-D int64 tensor");
+  EXPECT_EQ(dtype.message(),
+            "DistTensor('feat').pull: ids has dtype float32 and shape [1]; expected a 1-D int64 tensor");
 
   Status shape = t.Push(Ids({0, 1}), Rows({1, 2, 3}, 3));
   EXPECT_EQ(shape.code(), StatusCode::kInvalidArgument);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "reference/distributed/testing/distributed_properties.h"
 #include "reference/distributed/in_process_transport.h"
+#include "reference/distributed/testing/distributed_properties.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {

@@ -249,7 +249,8 @@ Result<std::unique_ptr<LivenessMonitor>> LivenessMonitor::Listen(LivenessOptions
   const milliseconds timeout = options.timeout;
   if (options.heartbeat.count() == 0) options.heartbeat = std::clamp(timeout / 20, milliseconds(10), milliseconds(200));
   if (options.silence.count() == 0) options.silence = timeout / 2;
-  if (options.stuck_grace.count() == 0) options.stuck_grace = std::clamp(timeout / 10, milliseconds(50), milliseconds(500));
+  if (options.stuck_grace.count() == 0)
+    options.stuck_grace = std::clamp(timeout / 10, milliseconds(50), milliseconds(500));
   std::unique_ptr<LivenessMonitor> monitor(new LivenessMonitor(std::move(options)));
 
   monitor->listen_fd_.reset(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -307,9 +308,9 @@ Status LivenessMonitor::ConnectMesh(const std::vector<PeerAddress>& peers, Clock
     peers_[r].reached = connection->ip + ":" + std::to_string(peer.port);
     Hello hello{kHelloMagic, static_cast<uint32_t>(rank), static_cast<uint32_t>(peer.pid),
                 static_cast<uint32_t>(peer.tag), static_cast<uint32_t>(peer.tag >> 32)};
-    FL_RETURN_IF_ERROR(SendAll(peers_[r].fd.get(), &hello, sizeof(hello), deadline)
-                           .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " +
-                                        Name(static_cast<int>(r))));
+    FL_RETURN_IF_ERROR(
+        SendAll(peers_[r].fd.get(), &hello, sizeof(hello), deadline)
+            .WithContext("mpi rank " + std::to_string(rank) + ": liveness hello to " + Name(static_cast<int>(r))));
   }
   // Lower ranks: accept until each has said hello.
   FL_RETURN_IF_ERROR(AcceptHellos(deadline));

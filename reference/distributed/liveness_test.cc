@@ -205,10 +205,10 @@ void ExpectTheHelloRefused(const std::function<void(PeerAddress&)>& change) {
   EXPECT_EQ(ranks[1]->Connect(addresses, Clock::now() + std::chrono::milliseconds(200)).ToString(),
             "unavailable: mpi rank 1: no liveness connection from " + rank0 + " before the deadline");
   ranks[0]->BeginOp("barrier", "", -1, std::chrono::seconds(20));
-  EXPECT_EQ(FirstFailure(*ranks[0]).ToString(),
-            "unavailable: mpi rank 0: barrier failed: " + ranks[0]->Name(1) + " was never reached: the process at " +
-                "127.0.0.1:" + std::to_string(addresses[1].port) +
-                " is another one (it refused a hello meant for that pid and tag)");
+  EXPECT_EQ(FirstFailure(*ranks[0]).ToString(), "unavailable: mpi rank 0: barrier failed: " + ranks[0]->Name(1) +
+                                                    " was never reached: the process at " +
+                                                    "127.0.0.1:" + std::to_string(addresses[1].port) +
+                                                    " is another one (it refused a hello meant for that pid and tag)");
   ranks[0]->EndOp();
 }
 

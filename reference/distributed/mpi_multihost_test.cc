@@ -145,8 +145,8 @@ TEST_F(MultiHostTest, RanksOnDifferentHostsTalkOverTcpOnly) {
   EXPECT_EQ(job->exit_code, 0) << job->Describe();
   for (int r = 0; r < 4; ++r) {
     const int host = r / 2;
-    EXPECT_EQ(job->reports[r].text, "ok host=" + NetnsHosts::hostname(host) + " ipv4=127.0.0.1," +
-                                        NetnsHosts::address(host))
+    EXPECT_EQ(job->reports[r].text,
+              "ok host=" + NetnsHosts::hostname(host) + " ipv4=127.0.0.1," + NetnsHosts::address(host))
         << job->Describe();
   }
   // Every rank sends to each of the 3 others over the TCP BTL and to itself
@@ -167,7 +167,7 @@ TEST_F(MultiHostTest, RanksOnDifferentHostsTalkOverTcpOnly) {
   EXPECT_THAT(job->output, Not(HasSubstr("vader"))) << job->Describe();
   EXPECT_EQ(count("components_open: found loaded component pt2pt"), 4u) << job->Describe();
   EXPECT_EQ(count("components_open: found loaded component"), 4u + 8u) << "pt2pt per rank, self and tcp per rank\n"
-                                                                        << job->Describe();
+                                                                       << job->Describe();
   ExpectNothingLeft(*job);
 }
 
@@ -374,8 +374,8 @@ TEST_P(KilledRankTest, EverySurvivorNamesTheDeadRankAndItsHost) {
   ASSERT_TRUE(times.error.empty()) << times.error << job->Describe();
   EXPECT_FALSE(job->timed_out) << job->Describe();
   EXPECT_FALSE(job->reports[3].present) << job->Describe();
-  const std::string dead = "rank 3 (pid " + std::to_string(victim) + " on host " + NetnsHosts::hostname(1) +
-                           ") is no longer running";
+  const std::string dead =
+      "rank 3 (pid " + std::to_string(victim) + " on host " + NetnsHosts::hostname(1) + ") is no longer running";
   for (int r : {0, 1, 2}) {
     const std::string expected = "unavailable: DistTensor('feat')." + op + ": mpi rank " + std::to_string(r) + ": " +
                                  Operation(op, 3) + " failed: " + dead;

@@ -54,8 +54,11 @@ enum TensorField { kRefused, kName, kDim, kNumIds, kBook, kSettings, kTensorFiel
 
 std::array<int64_t, kTensorFields> Summarize(const TensorSpec& spec, const Status& checked) {
   const std::vector<int64_t>& ends = spec.book.ends();
-  return {checked.ok() ? 0 : 1, static_cast<int64_t>(Fingerprint(spec.name.data(), spec.name.size())), spec.dim,
-          spec.book.num_ids(), static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t))),
+  return {checked.ok() ? 0 : 1,
+          static_cast<int64_t>(Fingerprint(spec.name.data(), spec.name.size())),
+          spec.dim,
+          spec.book.num_ids(),
+          static_cast<int64_t>(Fingerprint(ends.data(), ends.size() * sizeof(int64_t))),
           static_cast<int64_t>(Fingerprint(spec.settings.data(), spec.settings.size()))};
 }
 
@@ -203,9 +206,9 @@ Status MpiTransport::WireUp() {
   std::vector<int> completed(requests.size());
   while (true) {
     int count = 0;
-    FL_RETURN_IF_ERROR(Check(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count,
-                                          completed.data(), MPI_STATUSES_IGNORE),
-                             "MPI_Testsome"));
+    FL_RETURN_IF_ERROR(Check(
+        MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count, completed.data(), MPI_STATUSES_IGNORE),
+        "MPI_Testsome"));
     if (count == MPI_UNDEFINED) return OkStatus();  // every request has completed
     if (std::chrono::steady_clock::now() > join_deadline_) break;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -217,13 +220,15 @@ Status MpiTransport::WireUp() {
     names += (missing++ == 0 ? "" : ", ") + std::to_string(peers[i]);
   }
   const bool several = missing > 1;
-  return Fail(UnavailableError("mpi rank " + std::to_string(rank_) + ": connecting to every rank did not complete "
-                               "within " + JoinSeconds() + " s: not every rank has joined (rank" +
-                               (several ? "s " : " ") + names + (several ? " have" : " has") + " not connected)"));
+  return Fail(UnavailableError("mpi rank " + std::to_string(rank_) +
+                               ": connecting to every rank did not complete "
+                               "within " +
+                               JoinSeconds() + " s: not every rank has joined (rank" + (several ? "s " : " ") + names +
+                               (several ? " have" : " has") + " not connected)"));
 }
 
 MpiTransport::~MpiTransport() {
-  if (monitor_ == nullptr) return;  // Create failed before every rank joined
+  if (monitor_ == nullptr) return;          // Create failed before every rank joined
   if (!failure_.ok() || !Barrier().ok()) {  // MPI_Win_free would wait for the missing peer
     if (monitor_ != nullptr) monitor_->LeaveWithoutGoodbye();
     return;
@@ -346,8 +351,9 @@ Status MpiTransport::AgreeOnTensor(const TensorSpec& spec, const Status& checked
 
 Status MpiTransport::CheckLimits(const TensorSpec& spec) const {
   if (spec.dim <= INT_MAX) return OkStatus();
-  return InvalidArgumentError("tensor '" + spec.name + "': dim is " + std::to_string(spec.dim) + "; expected <= " +
-                              std::to_string(INT_MAX) + " (the mpi transport moves a row as one MPI count of "
+  return InvalidArgumentError("tensor '" + spec.name + "': dim is " + std::to_string(spec.dim) +
+                              "; expected <= " + std::to_string(INT_MAX) +
+                              " (the mpi transport moves a row as one MPI count of "
                               "float32 values, an int)");
 }
 
@@ -362,8 +368,8 @@ Status MpiTransport::AgreeOnVerdict(const std::string& what, const Status& mine)
   int length = static_cast<int>(reason.size());
   std::vector<int> lengths(size_);
   MPI_Request request;
-  FL_RETURN_IF_ERROR(
-      Check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request), "MPI_Iallgather"));
+  FL_RETURN_IF_ERROR(Check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request),
+                           "MPI_Iallgather"));
   FL_RETURN_IF_ERROR(Wait(&request, "agreeing on " + what));
   int first = -1;
   for (int r = 0; r < size_ && first < 0; ++r) {
@@ -378,8 +384,8 @@ Status MpiTransport::AgreeOnVerdict(const std::string& what, const Status& mine)
                            "MPI_Iallgatherv"));
   FL_RETURN_IF_ERROR(Wait(&request, "agreeing on " + what));
   if (!mine.ok()) return mine;  // its own reason, as it would have alone
-  return FailedPreconditionError("mpi rank " + std::to_string(rank_) + ": rank " + std::to_string(first) +
-                                 " refused " + what + ": " + std::string(reasons.data() + offsets[first], lengths[first]));
+  return FailedPreconditionError("mpi rank " + std::to_string(rank_) + ": rank " + std::to_string(first) + " refused " +
+                                 what + ": " + std::string(reasons.data() + offsets[first], lengths[first]));
 }
 
 // Creating a tensor is setup, bounded by join_timeout (see MpiOptions): the
@@ -411,7 +417,7 @@ Status MpiTransport::AllocateTensor(const TensorSpec& spec) {
 }
 
 Status MpiTransport::TransferRows(int handle, int part, const std::vector<int64_t>& local_ids, float* buffer,
-                                 bool write, MPI_Op op) {
+                                  bool write, MPI_Op op) {
   FL_RETURN_IF_ERROR(Usable());
   const int64_t dim = spec(handle).dim;
   MPI_Win window = windows_[handle];
@@ -492,10 +498,10 @@ Result<std::vector<RowBatch>> MpiTransport::RouteToOwners(std::vector<RowBatch> 
     int64_t expected = 0;
     if (__builtin_mul_overflow(static_cast<int64_t>(batch.ids.size()), dim, &expected) || dim < 1 ||
         static_cast<int64_t>(batch.rows.size()) != expected) {
-      mine = InvalidArgumentError("RouteToOwners: the batch for rank " + std::to_string(r) + " holds " +
-                                  std::to_string(batch.rows.size()) + " values for " +
-                                  std::to_string(batch.ids.size()) + " ids; expected one row of dim " +
-                                  std::to_string(dim) + " per id");
+      mine =
+          InvalidArgumentError("RouteToOwners: the batch for rank " + std::to_string(r) + " holds " +
+                               std::to_string(batch.rows.size()) + " values for " + std::to_string(batch.ids.size()) +
+                               " ids; expected one row of dim " + std::to_string(dim) + " per id");
     }
   }
   std::vector<int64_t> my_counts(size_, kRefusedRowCount);
@@ -504,9 +510,9 @@ Result<std::vector<RowBatch>> MpiTransport::RouteToOwners(std::vector<RowBatch> 
   }
   std::vector<int64_t> counts(static_cast<size_t>(size_) * size_);
   MPI_Request request;
-  FL_RETURN_IF_ERROR(Check(MPI_Iallgather(my_counts.data(), size_, MPI_INT64_T, counts.data(), size_, MPI_INT64_T,
-                                          MPI_COMM_WORLD, &request),
-                           "MPI_Iallgather"));
+  FL_RETURN_IF_ERROR(Check(
+      MPI_Iallgather(my_counts.data(), size_, MPI_INT64_T, counts.data(), size_, MPI_INT64_T, MPI_COMM_WORLD, &request),
+      "MPI_Iallgather"));
   FL_RETURN_IF_ERROR(Wait(&request, "routing gradients to their owners"));
   FL_RETURN_IF_ERROR(mine.WithContext("mpi rank " + std::to_string(rank_)));  // its own reason; the others name it
   Result<RoutePlan> planned = PlanRoute(counts, size_, rank_, dim);

@@ -130,8 +130,8 @@ TEST(MpiTransportTest, DeadRankEndsTheJobAndIsNamed) {
     if (!job->reports[r].present) continue;  // mpirun ended it first
     ++reported;
     EXPECT_EQ(job->reports[r].text, "unavailable: mpi rank " + std::to_string(r) + ": barrier failed: rank 2 (pid " +
-                                         std::to_string(job->joined_pids[2]) + " on host " + host +
-                                         ") is no longer running")
+                                        std::to_string(job->joined_pids[2]) + " on host " + host +
+                                        ") is no longer running")
         << job->Describe();
   }
   EXPECT_GE(reported, 1) << job->Describe();
@@ -321,8 +321,9 @@ TEST(MpiTransportTest, ARankKilledBeforeMpiInitEndsTheJobAndEveryRankIsNamed) {
   for (int r = 0; r < 4; ++r) {
     const std::string rank = "rank " + std::to_string(r) + " (pid " + std::to_string(job->started_pids[r]) + ") ";
     EXPECT_EQ(job->vanished[r], r == 2 ? rank + "ended without a report, before it joined"
-                                       : rank + "was inside MPI_Init, which cannot complete without rank 2: the "
-                                                "launcher ended it")
+                                       : rank +
+                                             "was inside MPI_Init, which cannot complete without rank 2: the "
+                                             "launcher ended it")
         << job->Describe();
   }
   EXPECT_TRUE(job->leftover_pids.empty()) << job->Describe();
@@ -343,9 +344,9 @@ TEST(MpiLauncherTest, AProcessThatGetsAnEndedRanksPidIsNotTakenForTheRank) {
   std::string during_error;
   options.during = [&](RunningMpiJob& running) {
     Result<ProcessRef> rank2 = running.WaitForMarkedProcess(2, "started", std::chrono::seconds(30));
-    Result<ProcessAtPid> started =
-        rank2.ok() ? ProcessAtPid::Start(rank2->pid, rank2->start_ticks, std::chrono::seconds(10))
-                   : Result<ProcessAtPid>(rank2.status());
+    Result<ProcessAtPid> started = rank2.ok()
+                                       ? ProcessAtPid::Start(rank2->pid, rank2->start_ticks, std::chrono::seconds(10))
+                                       : Result<ProcessAtPid>(rank2.status());
     if (started.ok()) {
       stranger.emplace(std::move(*started));
     } else {

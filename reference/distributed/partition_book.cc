@@ -14,12 +14,9 @@ namespace faultline {
 
 const char* IdLookupName(IdLookup lookup) {
   switch (lookup) {
-    case IdLookup::kHostView:
-      return "host-view";
-    case IdLookup::kCopyToHost:
-      return "copy-to-host";
-    case IdLookup::kOnDevice:
-      return "on-device";
+    case IdLookup::kHostView: return "host-view";
+    case IdLookup::kCopyToHost: return "copy-to-host";
+    case IdLookup::kOnDevice: return "on-device";
   }
   return "?";
 }
@@ -118,9 +115,9 @@ Result<Tensor> RangePartitionBook::Nid2LocalId(const Tensor& ids, int partid) co
   for (int64_t i = 0; i < ids.numel(); ++i) {
     const int64_t id = (*view)[i];
     if (id < start(partid) || id >= ends_[partid]) {
-      return OutOfRangeError("nid2localid: ids[" + std::to_string(i) + "] is " + std::to_string(id) +
-                             "; partition " + std::to_string(partid) + " owns [" + std::to_string(start(partid)) +
-                             ", " + std::to_string(ends_[partid]) + ")");
+      return OutOfRangeError("nid2localid: ids[" + std::to_string(i) + "] is " + std::to_string(id) + "; partition " +
+                             std::to_string(partid) + " owns [" + std::to_string(start(partid)) + ", " +
+                             std::to_string(ends_[partid]) + ")");
     }
     local[i] = id - start(partid);
   }
@@ -146,10 +143,10 @@ Result<std::pair<Tensor, Tensor>> RangePartitionBook::LocateOnDevice(const Tenso
     const auto* end = static_cast<const int64_t*>(ends.raw_data());
     auto* part = static_cast<int64_t*>(partids.raw_data());
     auto* local = static_cast<int64_t*>(localids.raw_data());
-    FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-        rt, "RangeLocateKernel", kernels::LaunchFor(n), kernels::RangeLocateKernel{id, n, end, num_partitions(), part, local},
-        {ids.buffer(), ends.buffer(), partids.buffer(), localids.buffer()},
-        &kernels::LaunchRangeLocateOnCuda));
+    FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "RangeLocateKernel", kernels::LaunchFor(n),
+                                             kernels::RangeLocateKernel{id, n, end, num_partitions(), part, local},
+                                             {ids.buffer(), ends.buffer(), partids.buffer(), localids.buffer()},
+                                             &kernels::LaunchRangeLocateOnCuda));
   }
   return std::make_pair(std::move(partids), std::move(localids));
 }

@@ -11,7 +11,8 @@ namespace {
 std::string Values(int64_t rows, int64_t dim) {
   int64_t values = 0;
   const std::string of = std::to_string(rows) + " rows of dim " + std::to_string(dim);
-  if (__builtin_mul_overflow(rows, dim, &values)) return "more than " + std::to_string(INT64_MAX) + " float32 values (" + of + ")";
+  if (__builtin_mul_overflow(rows, dim, &values))
+    return "more than " + std::to_string(INT64_MAX) + " float32 values (" + of + ")";
   return std::to_string(values) + " float32 values (" + of + ")";
 }
 
@@ -38,8 +39,8 @@ Result<RoutePlan> PlanRoute(const std::vector<int64_t>& counts, int size, int ra
     return InvalidArgumentError("dim is " + std::to_string(dim) + "; expected 1 to " + std::to_string(INT_MAX));
   }
   auto count = [&](int from, int to) { return counts[static_cast<size_t>(from) * size + to]; };
-  const std::string limit = "; one MPI call moves at most " + std::to_string(INT_MAX) +
-                            ": expected fewer rows per call, or a smaller dim";
+  const std::string limit =
+      "; one MPI call moves at most " + std::to_string(INT_MAX) + ": expected fewer rows per call, or a smaller dim";
   // Senders first, in rank order, then receivers: the first rank at fault is named alike everywhere.
   for (int s = 0; s < size; ++s) {
     int64_t rows = 0;

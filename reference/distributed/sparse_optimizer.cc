@@ -81,8 +81,7 @@ Status SparseOptimizer::CheckParams(const std::vector<DistEmbedding*>& params, f
       const std::string state = param->name() + tensor.suffix;
       if (param->weights().transport().FindTensor(state).ok()) {
         return InvalidArgumentError(std::string(optimizer) + ": a distributed tensor named '" + state +
-                                    "' already exists; the optimizer keeps the state of '" + param->name() +
-                                    "' there");
+                                    "' already exists; the optimizer keeps the state of '" + param->name() + "' there");
       }
     }
   }
@@ -221,8 +220,7 @@ Status SparseOptimizer::CheckReceived(const DistEmbedding& param, const std::vec
         if (id >= 0 && id < rows) continue;
         return DataLossError(where + ": rank " + std::to_string(sender) + " sent a gradient for row " +
                              std::to_string(id) + " of partition " + std::to_string(local[k]) + ", which has " +
-                             std::to_string(rows) + " rows; expected a local row in [0, " + std::to_string(rows) +
-                             ")");
+                             std::to_string(rows) + " rows; expected a local row in [0, " + std::to_string(rows) + ")");
       }
     }
   }
@@ -253,7 +251,7 @@ Status SparseAdagrad::Update(size_t param, const std::vector<int64_t>& ids, cons
 }
 
 Result<std::unique_ptr<SparseAdam>> SparseAdam::Create(std::vector<DistEmbedding*> params, float lr, float beta1,
-                                                      float beta2, float eps) {
+                                                       float beta2, float eps) {
   const std::vector<StateTensor> states = {{"_step", true}, {"_mem", false}, {"_power", false}};
   Status verdict = CheckParams(params, lr, "SparseAdam", states);
   for (auto [beta, name] : {std::make_pair(beta1, "beta1"), std::make_pair(beta2, "beta2")}) {
@@ -262,8 +260,8 @@ Result<std::unique_ptr<SparseAdam>> SparseAdam::Create(std::vector<DistEmbedding
     }
   }
   if (verdict.ok()) verdict = CheckPositive(eps, "eps", "SparseAdam");
-  const std::string settings = "SparseAdam lr " + Number(lr) + ", beta1 " + Number(beta1) + ", beta2 " +
-                               Number(beta2) + ", eps " + Number(eps);
+  const std::string settings =
+      "SparseAdam lr " + Number(lr) + ", beta1 " + Number(beta1) + ", beta2 " + Number(beta2) + ", eps " + Number(eps);
   FL_ASSIGN_OR_RETURN(std::vector<DistTensor> created, CreateStates(params, states, settings, verdict));
   std::unique_ptr<SparseAdam> optimizer(new SparseAdam(params, lr, beta1, beta2, eps));
   for (size_t t = 0; t < created.size(); t += states.size()) {

@@ -88,8 +88,8 @@ class SparseAdagrad : public SparseOptimizer {
 class SparseAdam : public SparseOptimizer {
  public:
   // Creates "<name>_step", "<name>_mem" and "<name>_power" of every parameter (collective).
-  static Result<std::unique_ptr<SparseAdam>> Create(std::vector<DistEmbedding*> params, float lr,
-                                                    float beta1 = 0.9f, float beta2 = 0.999f, float eps = 1e-8f);
+  static Result<std::unique_ptr<SparseAdam>> Create(std::vector<DistEmbedding*> params, float lr, float beta1 = 0.9f,
+                                                    float beta2 = 0.999f, float eps = 1e-8f);
 
  protected:
   Status Update(size_t param, const std::vector<int64_t>& ids, const std::vector<float>& grad) override;

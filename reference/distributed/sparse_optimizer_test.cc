@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "reference/base/status_matchers.h"
-#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "reference/runtime/test_runtime.h"
 
 namespace faultline {
@@ -126,8 +126,7 @@ TEST_F(SparseOptimizerTest, RejectsBadHyperparameters) {
   // eps = 0 made a zero gradient's update 0 / 0 = NaN.
   for (float eps : {0.0f, -1.0f, NAN}) {
     EXPECT_EQ(SparseAdagrad::Create({&embedding_}, 0.1f, eps).status().code(), StatusCode::kInvalidArgument) << eps;
-    EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f, 0.9f, 0.999f, eps).status().code(),
-              StatusCode::kInvalidArgument)
+    EXPECT_EQ(SparseAdam::Create({&embedding_}, 0.1f, 0.9f, 0.999f, eps).status().code(), StatusCode::kInvalidArgument)
         << eps;
   }
   EXPECT_EQ(SparseAdagrad::Create({&embedding_}, 0.1f, 0.0f).status().message(),

@@ -15,8 +15,8 @@ Status CheckSpec(const TensorSpec& spec, bool name_taken, int num_partitions, co
   int64_t elements = 0, bytes = 0;
   if (__builtin_mul_overflow(spec.book.num_ids(), spec.dim, &elements) ||
       __builtin_mul_overflow(elements, int64_t{sizeof(float)}, &bytes)) {
-    return InvalidArgumentError("tensor '" + spec.name + "': " + std::to_string(spec.book.num_ids()) +
-                                " ids of dim " + std::to_string(spec.dim) +
+    return InvalidArgumentError("tensor '" + spec.name + "': " + std::to_string(spec.book.num_ids()) + " ids of dim " +
+                                std::to_string(spec.dim) +
                                 " are more float32 bytes than an int64 counts; expected fewer ids or a smaller dim");
   }
   if (spec.book.num_partitions() != num_partitions) {
@@ -47,8 +47,8 @@ Result<int> Transport::FindTensor(const std::string& tensor_name) const {
     if (specs_[i].name == tensor_name) return static_cast<int>(i);
     known += (known.empty() ? "" : ", ") + specs_[i].name;
   }
-  return NotFoundError("no distributed tensor named '" + tensor_name + "'; known tensors: " +
-                       (known.empty() ? "(none)" : known));
+  return NotFoundError("no distributed tensor named '" + tensor_name +
+                       "'; known tensors: " + (known.empty() ? "(none)" : known));
 }
 
 }  // namespace faultline

@@ -86,8 +86,8 @@ cudaError_t Fail(cudaError_t code, const char* api, const char* detail = nullptr
   return Model() != nullptr ? Err(Model()->fail(code, api, detail)) : code;
 }
 
-#define FL_MODEL_OR_RETURN()                                   \
-  do {                                                         \
+#define FL_MODEL_OR_RETURN()                                    \
+  do {                                                          \
     if (Model() == nullptr) return cudaErrorInsufficientDriver; \
   } while (0)
 
@@ -355,13 +355,13 @@ static cudaError_t GetDeviceProperties12(faultline::dropin::CudaDeviceProp12* pr
   prop->computeMode = Attribute(20, device);
   return cudaSuccess;
 }
-cudaError_t GetDevicePropertiesV2(faultline::dropin::CudaDeviceProp12* prop, int device) __asm__(
-    "cudaGetDeviceProperties_v2");
+cudaError_t GetDevicePropertiesV2(faultline::dropin::CudaDeviceProp12* prop,
+                                  int device) __asm__("cudaGetDeviceProperties_v2");
 cudaError_t GetDevicePropertiesV2(faultline::dropin::CudaDeviceProp12* prop, int device) {
   return GetDeviceProperties12(prop, device);
 }
-cudaError_t GetDevicePropertiesV1(faultline::dropin::CudaDeviceProp12* prop, int device) __asm__(
-    "cudaGetDeviceProperties");
+cudaError_t GetDevicePropertiesV1(faultline::dropin::CudaDeviceProp12* prop,
+                                  int device) __asm__("cudaGetDeviceProperties");
 cudaError_t GetDevicePropertiesV1(faultline::dropin::CudaDeviceProp12* prop, int device) {
   return GetDeviceProperties12(prop, device);
 }

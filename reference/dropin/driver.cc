@@ -70,8 +70,10 @@ int NoDeviceCode(const char* api) {
   std::lock_guard<std::mutex> lock(mu);
   if (!(*said)[api]) {
     (*said)[api] = true;
-    std::fprintf(stderr, "simcuda: %s: simcuda runs no device code (modules and kernels are not simulated); "
-                 "returning CUDA_ERROR_NOT_SUPPORTED (801)\n", api);
+    std::fprintf(stderr,
+                 "simcuda: %s: simcuda runs no device code (modules and kernels are not simulated); "
+                 "returning CUDA_ERROR_NOT_SUPPORTED (801)\n",
+                 api);
   }
   return kErrorNotSupported;
 }
@@ -582,13 +584,12 @@ CUresult cuModuleGetFunction(void**, void*, const char*) { return NoDeviceCode("
 CUresult cuLibraryLoadData(void**, const void*, void*, void*, unsigned int, void*, void*, unsigned int) {
   return NoDeviceCode("cuLibraryLoadData");
 }
-CUresult cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-                        void**, void**) {
+CUresult cuLaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**,
+                        void**) {
   return NoDeviceCode("cuLaunchKernel");
 }
 
-CUresult cuGetProcAddress_v2(const char* symbol, void** function, int version, unsigned long long flags,
-                             int* status);
+CUresult cuGetProcAddress_v2(const char* symbol, void** function, int version, unsigned long long flags, int* status);
 
 }  // extern "C"
 
@@ -760,7 +761,8 @@ const FlSimcudaModel kModel = {
     /*memcpy=*/
     [](void* dst, const void* src, size_t bytes, int kind, void* stream, int async) {
       stream = StreamOf(stream);
-      if (bytes == 0) return CodeOf(Model().EnterRuntimeCall(async ? "cudaMemcpyAsync" : "cudaMemcpy", true), "cudaMemcpy");
+      if (bytes == 0)
+        return CodeOf(Model().EnterRuntimeCall(async ? "cudaMemcpyAsync" : "cudaMemcpy", true), "cudaMemcpy");
       const auto k = static_cast<MemcpyKind>(kind);
       return async ? CodeOf(Model().MemcpyAsync(dst, src, bytes, k, stream), "cudaMemcpyAsync")
                    : CodeOf(Model().Memcpy(dst, src, bytes, k), "cudaMemcpy");

@@ -76,8 +76,7 @@ int ForkAfterInit(const std::vector<std::string>&) {
     std::ostringstream t;  // << sequences the calls left to right (+ would not)
     t << "count " << cudaGetDeviceCount(&n) << "=" << n << ", get " << cudaGetDevice(&device) << ", malloc "
       << cudaMalloc(&p, 64) << ", host " << cudaMallocHost(&p, 64) << ", attributes "
-      << cudaPointerGetAttributes(&attributes, pinned) << ", last " << cudaGetLastError() << " "
-      << cudaGetLastError();
+      << cudaPointerGetAttributes(&attributes, pinned) << ", last " << cudaGetLastError() << " " << cudaGetLastError();
     return t.str();
   }));
   return 0;
@@ -88,8 +87,7 @@ FL_REGISTER_CHILD("fork_after_init", ForkAfterInit);
 // a forked child; every call that needs the driver fails with 3
 // (Note [Fork poisoning], seen on an H100).
 TEST(DropInRuntimeTest, AChildForkedAfterInitializationFailsWithInitializationError) {
-  EXPECT_EQ(RunChild("fork_after_init").transcript,
-            "count 0=1, get 3, malloc 3, host 3, attributes 3, last 3 0");
+  EXPECT_EQ(RunChild("fork_after_init").transcript, "count 0=1, get 3, malloc 3, host 3, attributes 3, last 3 0");
 }
 
 int ForkAfterCuInitOnly(const std::vector<std::string>&) {
@@ -348,9 +346,9 @@ FL_REGISTER_CHILD("nvml_count_then_fork", NvmlCountThenFork);
 
 // NVML ignores CUDA_VISIBLE_DEVICES (PyTorch applies it to NVML's list).
 TEST(DropInRuntimeTest, NvmlCountsEveryDeviceWithoutInitializingCuda) {
-  EXPECT_EQ(RunChild("nvml_count_then_fork", {{"FAULTLINE_SIMCUDA_DEVICES", "2"}, {"CUDA_VISIBLE_DEVICES", "1"}})
-                .transcript,
-            "init 0, count 0=2; child malloc 0");
+  EXPECT_EQ(
+      RunChild("nvml_count_then_fork", {{"FAULTLINE_SIMCUDA_DEVICES", "2"}, {"CUDA_VISIBLE_DEVICES", "1"}}).transcript,
+      "init 0, count 0=2; child malloc 0");
 }
 
 // Threads calling into the libraries while the main thread forks: a fork
@@ -401,8 +399,7 @@ FL_REGISTER_CHILD("fork_stress", ForkStress);
 TEST(DropInRuntimeTest, ForkingWhileOtherThreadsCallCudaNeverDeadlocks) {
   const char* forks = std::getenv("FAULTLINE_DROPIN_FORKS");
   const std::string n = forks != nullptr && *forks != '\0' ? forks : "1000";
-  EXPECT_EQ(RunChild("fork_stress", {}, {n}).transcript,
-            "finished " + n + ", error 3 in " + n + ", hung 0");
+  EXPECT_EQ(RunChild("fork_stress", {}, {n}).transcript, "finished " + n + ", error 3 in " + n + ", hung 0");
 }
 
 }  // namespace

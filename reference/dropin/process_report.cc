@@ -71,7 +71,8 @@ void WriteLocked() {
   j["start"] = TheState().record.start;
   j["command"] = CommandLine();
   j["forked_after_initialization"] = TheState().record.forked_after_initialization;
-  j["initialized_where"] = TheState().record.initialized_where ? nlohmann::json(*TheState().record.initialized_where) : nullptr;
+  j["initialized_where"] =
+      TheState().record.initialized_where ? nlohmann::json(*TheState().record.initialized_where) : nullptr;
   if (TheState().record.first_failure) {
     j["first_failing_call"] = {{"call", TheState().record.first_failure->call},
                                {"code", TheState().record.first_failure->code},

@@ -14,8 +14,8 @@ namespace faultline {
 namespace {
 
 Status OutOfRangeId(int64_t position, int64_t id, int64_t rows) {
-  return OutOfRangeError("ids[" + std::to_string(position) + "] is " + std::to_string(id) +
-                         "; expected a row in [0, " + std::to_string(rows) + ")");
+  return OutOfRangeError("ids[" + std::to_string(position) + "] is " + std::to_string(id) + "; expected a row in [0, " +
+                         std::to_string(rows) + ")");
 }
 
 // Checks every id against the table's rows: on the host, or by a kernel on
@@ -101,8 +101,7 @@ Status CheckIndexSelect(const Tensor& table, const Tensor& ids) {
   }
   if (ids.dtype() != DType::kInt64 || ids.shape().size() != 1) {
     return InvalidArgumentError(std::string("IndexSelect: ids must be a 1-D int64 tensor, got ") +
-                                DTypeName(ids.dtype()) + " with " + std::to_string(ids.shape().size()) +
-                                " dimensions");
+                                DTypeName(ids.dtype()) + " with " + std::to_string(ids.shape().size()) + " dimensions");
   }
   if (ids.device().is_cpu()) {
     if (!table.device().is_cpu()) {

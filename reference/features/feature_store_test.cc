@@ -114,7 +114,8 @@ TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
   Tensor device_table = *table.To(Device::Cuda(0), rt_);
   Tensor host_out = *Tensor::Empty(DType::kFloat32, {5, 7});  // the same buffers for both id lists
   Tensor device_out = *Tensor::Empty(DType::kFloat32, {5, 7}, Device::Cuda(0), rt_);
-  for (const std::vector<int64_t>& picked : {std::vector<int64_t>{3, 99, 0, 3, 42}, std::vector<int64_t>{7, 7, 1, 98, 50}}) {
+  for (const std::vector<int64_t>& picked :
+       {std::vector<int64_t>{3, 99, 0, 3, 42}, std::vector<int64_t>{7, 7, 1, 98, 50}}) {
     Tensor ids = *Tensor::FromVector<int64_t>(picked);
     Tensor device_ids = *ids.To(Device::Cuda(0), rt_);
     const std::vector<float> expected = *IndexSelect(table, ids)->ToVector<float>();
@@ -142,8 +143,9 @@ TEST_F(IndexSelectTest, IntoAWrongBufferOrWithABadIdWritesNothing) {
             "[2, 2] on cuda:0");
   EXPECT_EQ(IndexSelectInto(table, *Tensor::FromVector<int64_t>({1, 10}), out).message(),
             "ids[1] is 10; expected a row in [0, 10)");
-  EXPECT_EQ(IndexSelectInto(*table.To(Device::Cuda(0), rt_), *Tensor::FromVector<int64_t>({-3, 1})->To(Device::Cuda(0), rt_),
-                            on_device).message(),
+  EXPECT_EQ(IndexSelectInto(*table.To(Device::Cuda(0), rt_),
+                            *Tensor::FromVector<int64_t>({-3, 1})->To(Device::Cuda(0), rt_), on_device)
+                .message(),
             "ids[0] is -3; expected a row in [0, 10)");
   EXPECT_EQ(*out.ToVector<float>(), sentinel);
   EXPECT_EQ(*on_device.Cpu()->ToVector<float>(), sentinel);

@@ -56,8 +56,8 @@ Status ValidateIndptr(const std::vector<int64_t>& indptr, int64_t num_edges) {
   const size_t last = indptr.size() - 1;
   if (indptr[last] != num_edges) {
     return InvalidArgumentError("indptr[" + Num(last) + "]=" + Num(indptr[last]) +
-                                " (the last entry) does not match the number of edges: indices has " +
-                                Num(num_edges) + " entries");
+                                " (the last entry) does not match the number of edges: indices has " + Num(num_edges) +
+                                " entries");
   }
   return OkStatus();
 }
@@ -111,10 +111,9 @@ Status ValidateEdgeTypes(const std::vector<int32_t>& types, const std::vector<in
   for (size_t v = 0; v + 1 < indptr.size(); ++v) {
     for (int64_t e = indptr[v]; e + 1 < indptr[v + 1]; ++e) {
       if (types[e] > types[e + 1]) {
-        return InvalidArgumentError("edge_types is not sorted within node " + Num(v) + "'s segment [" +
-                                    Num(indptr[v]) + ", " + Num(indptr[v + 1]) + "): edge_types[" + Num(e) +
-                                    "]=" + Num(types[e]) + " > edge_types[" + Num(e + 1) + "]=" +
-                                    Num(types[e + 1]));
+        return InvalidArgumentError("edge_types is not sorted within node " + Num(v) + "'s segment [" + Num(indptr[v]) +
+                                    ", " + Num(indptr[v + 1]) + "): edge_types[" + Num(e) + "]=" + Num(types[e]) +
+                                    " > edge_types[" + Num(e + 1) + "]=" + Num(types[e + 1]));
       }
     }
   }
@@ -136,8 +135,8 @@ Status ValidateStorage(const CscStorage& storage, int64_t num_nodes,
     if (edge_types) {
       for (size_t e = 0; e < edge_types->size(); ++e) {
         if ((*edge_types)[e] > 255) {
-          return InvalidArgumentError("storage.edge_types is '|u1' but edge_types[" + Num(e) + "]=" +
-                                      Num((*edge_types)[e]) + " does not fit; expected '<i4'");
+          return InvalidArgumentError("storage.edge_types is '|u1' but edge_types[" + Num(e) +
+                                      "]=" + Num((*edge_types)[e]) + " does not fit; expected '<i4'");
         }
       }
     }
@@ -190,8 +189,8 @@ Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64
     try {
       BuildWeightTable(graph.indptr_, *graph.weights_, graph.weight_prefix_, graph.max_weights_);
     } catch (const std::bad_alloc&) {
-      const uint64_t bytes = static_cast<uint64_t>(num_edges) * sizeof(double) +
-                             static_cast<uint64_t>(num_nodes) * sizeof(float);
+      const uint64_t bytes =
+          static_cast<uint64_t>(num_edges) * sizeof(double) + static_cast<uint64_t>(num_nodes) * sizeof(float);
       return UnavailableError("CscGraph: out of memory allocating " + std::to_string(bytes) +
                               " bytes for the weight table");
     }
@@ -226,14 +225,13 @@ Result<CscGraph> CscGraph::Load(const std::string& dir) {
   Result<bool> has_types = OptionalFileExists(types_path);
   if (!has_types.ok()) return with_context(has_types.status());
   if (*has_types) {
-    Result<std::vector<int64_t>> t =
-        npy::ReadNpyInt64(types_path, {DType::kUInt8, DType::kInt32}, &storage.edge_types);
+    Result<std::vector<int64_t>> t = npy::ReadNpyInt64(types_path, {DType::kUInt8, DType::kInt32}, &storage.edge_types);
     if (!t.ok()) return with_context(t.status());
     edge_types.emplace(t->begin(), t->end());
   }
 
-  Result<CscGraph> graph = Create(std::move(indptr).value(), std::move(indices).value(), std::move(weights),
-                                  std::move(edge_types), storage);
+  Result<CscGraph> graph =
+      Create(std::move(indptr).value(), std::move(indices).value(), std::move(weights), std::move(edge_types), storage);
   if (!graph.ok()) return with_context(graph.status());
   return graph;
 }
@@ -267,12 +265,12 @@ Status CscGraph::Save(const std::string& dir) const {
   if (!s.ok()) return discard(s);
   for (const File& f : files) {
     if (rename(f.staged.c_str(), f.path.c_str()) != 0) {
-      return discard(InvalidArgumentError("cannot rename '" + f.staged + "' to '" + f.path + "': " +
-                                          std::strerror(errno)));
+      return discard(
+          InvalidArgumentError("cannot rename '" + f.staged + "' to '" + f.path + "': " + std::strerror(errno)));
     }
   }
   const std::pair<const char*, bool> optional_files[] = {{"weights.npy", weights_.has_value()},
-                                                          {"edge_types.npy", edge_types_.has_value()}};
+                                                         {"edge_types.npy", edge_types_.has_value()}};
   for (const auto& [name, written] : optional_files) {
     const std::string path = dir + "/" + name;
     if (!written && unlink(path.c_str()) != 0 && errno != ENOENT) {

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -41,8 +41,8 @@ std::string CreateError(Args&&... args) {
 
 TEST(CscGraphTest, CreatesAValidGraph) {
   // Node 0 <- {1, 2}, node 1 <- {}, node 2 <- {0}.
-  Result<CscGraph> graph = CscGraph::Create({0, 2, 2, 3}, {1, 2, 0}, std::vector<float>{1, 0, 2.5f},
-                                            std::vector<int32_t>{0, 3, 1});
+  Result<CscGraph> graph =
+      CscGraph::Create({0, 2, 2, 3}, {1, 2, 0}, std::vector<float>{1, 0, 2.5f}, std::vector<int32_t>{0, 3, 1});
   FL_ASSERT_OK(graph);
   EXPECT_EQ(graph->num_nodes(), 3);
   EXPECT_EQ(graph->num_edges(), 3);
@@ -64,7 +64,7 @@ TEST(CscGraphTest, AcceptsAnEmptyGraph) {
 // empty without weights.
 TEST(CscGraphTest, BuildsTheWeightTable) {
   FL_ASSERT_OK_AND_ASSIGN(const CscGraph g, CscGraph::Create({0, 3, 3, 5}, {0, 1, 2, 0, 1},
-                                                            std::vector<float>{1.5f, 0.0f, 2.0f, -0.0f, 0.25f}));
+                                                             std::vector<float>{1.5f, 0.0f, 2.0f, -0.0f, 0.25f}));
   EXPECT_EQ(g.weight_prefix(), (std::vector<double>{1.5, 1.5, 3.5, 0.0, 0.25}));
   EXPECT_EQ(g.max_weights(), (std::vector<float>{2.0f, 0.0f, 0.25f}));
   FL_ASSERT_OK_AND_ASSIGN(const CscGraph unweighted, CscGraph::Create({0, 1}, {0}));
@@ -89,8 +89,7 @@ TEST(CscGraphTest, NamesTheArrayPositionAndValueOfEachError) {
 TEST(CscGraphTest, RejectsBadWeights) {
   const std::vector<int64_t> indptr = {0, 1, 2};
   const std::vector<int64_t> indices = {1, 0};
-  EXPECT_EQ(CreateError(indptr, indices, std::vector<float>{1}),
-            "weights has 1 entries; expected one per edge (2)");
+  EXPECT_EQ(CreateError(indptr, indices, std::vector<float>{1}), "weights has 1 entries; expected one per edge (2)");
   EXPECT_EQ(CreateError(indptr, indices, std::vector<float>{1, -0.5f}),
             "weights[1]=-0.5 is negative; expected a finite value >= 0");
   EXPECT_EQ(CreateError(indptr, indices, std::vector<float>{std::nanf(""), 1}),
@@ -169,8 +168,7 @@ TEST(CscGraphTest, LoadReportsMissingCorruptAndInvalidFiles) {
   // Valid files, invalid graph.
   FL_ASSERT_OK(npy::WriteNpyInt(dir + "/indices.npy", {0, 5}, npy::DType::kInt64));
   Result<CscGraph> invalid = CscGraph::Load(dir);
-  EXPECT_EQ(invalid.status().message(),
-            "loading a graph from '" + dir + "': indices[1]=5 is out of range [0, 3)");
+  EXPECT_EQ(invalid.status().message(), "loading a graph from '" + dir + "': indices[1]=5 is out of range [0, 3)");
   // Wrong dtype for weights.
   FL_ASSERT_OK(npy::WriteNpyInt(dir + "/indices.npy", {0, 1}, npy::DType::kInt64));
   FL_ASSERT_OK(npy::WriteNpyInt(dir + "/weights.npy", {1, 1}, npy::DType::kInt64));
@@ -181,7 +179,8 @@ TEST(CscGraphTest, LoadReportsMissingCorruptAndInvalidFiles) {
 // silently dropped, and the graph loaded as unweighted.
 TEST(CscGraphTest, ADanglingWeightsLinkIsAnError) {
   const std::string dir = MakeTempDir();
-  Result<CscGraph> graph = CscGraph::Create({0, 1, 2}, {1, 0}, std::vector<float>{0.5f, 2.0f}, std::vector<int32_t>{1, 2});
+  Result<CscGraph> graph =
+      CscGraph::Create({0, 1, 2}, {1, 0}, std::vector<float>{0.5f, 2.0f}, std::vector<int32_t>{1, 2});
   FL_ASSERT_OK(graph);
   FL_ASSERT_OK(graph->Save(dir));
   ASSERT_EQ(rename((dir + "/weights.npy").c_str(), (dir + "/real_weights.npy").c_str()), 0);

@@ -45,7 +45,7 @@ class RmatEdgeSource {
         const uint32_t r = static_cast<uint32_t>(bits & 0xffff);
         bits >>= 16;
         --left;
-        const int sbit = r >= kAB ? 1 : 0;            // quadrants c and d: lower half (source)
+        const int sbit = r >= kAB ? 1 : 0;                           // quadrants c and d: lower half (source)
         const int dbit = (r >= kA && r < kAB) || r >= kABC ? 1 : 0;  // quadrants b and d
         s = (s << 1) | sbit;
         d = (d << 1) | dbit;
@@ -81,7 +81,8 @@ bool FixtureBytes(int64_t num_nodes, int64_t num_edges, int64_t* bytes) {
 
 // The error of a fixture too large to count ("MakeStar: num_leaves=...").
 Status FixtureTooLarge(const std::string& size) {
-  return InvalidArgumentError(size + ": the graph's byte count overflows int64; expected a size whose arrays fit in memory");
+  return InvalidArgumentError(size +
+                              ": the graph's byte count overflows int64; expected a size whose arrays fit in memory");
 }
 
 // The error of a fixture too large for the memory.
@@ -166,9 +167,8 @@ Result<CscGraph> GraphFromEdges(int64_t num_nodes, const std::vector<std::pair<i
   for (size_t i = 0; i < edges.size(); ++i) {
     const auto& [s, d] = edges[i];
     if (s < 0 || s >= num_nodes || d < 0 || d >= num_nodes) {
-      return InvalidArgumentError("edges[" + std::to_string(i) + "]=(" + std::to_string(s) + ", " +
-                                  std::to_string(d) + ") has an endpoint out of range [0, " +
-                                  std::to_string(num_nodes) + ")");
+      return InvalidArgumentError("edges[" + std::to_string(i) + "]=(" + std::to_string(s) + ", " + std::to_string(d) +
+                                  ") has an endpoint out of range [0, " + std::to_string(num_nodes) + ")");
     }
     ++indptr[d + 1];
   }

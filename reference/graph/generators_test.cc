@@ -102,10 +102,8 @@ TEST(FixtureTest, GraphFromEdgesKeepsListOrderWithinANode) {
   EXPECT_EQ(graph->indptr(), (std::vector<int64_t>{0, 3, 3, 4}));
   EXPECT_EQ(graph->indices(), (std::vector<int64_t>{2, 1, 0, 1}));
   EXPECT_EQ(graph->weights(), (std::vector<float>{1, 3, 4, 2}));
-  EXPECT_EQ(GraphFromEdges(3, {{0, 3}}).status().message(),
-            "edges[0]=(0, 3) has an endpoint out of range [0, 3)");
-  EXPECT_THAT(GraphFromEdges(3, {{0, 1}}, std::vector<float>{}).status().message(),
-              HasSubstr("weights has 0 entries"));
+  EXPECT_EQ(GraphFromEdges(3, {{0, 3}}).status().message(), "edges[0]=(0, 3) has an endpoint out of range [0, 3)");
+  EXPECT_THAT(GraphFromEdges(3, {{0, 1}}, std::vector<float>{}).status().message(), HasSubstr("weights has 0 entries"));
 }
 
 // Sizes whose byte count overflows int64 are refused at once, the argument

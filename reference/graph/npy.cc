@@ -77,12 +77,18 @@ Status OutOfMemory(const std::string& path, int64_t bytes, const std::string& wh
 }
 
 bool DescrToDType(const std::string& descr, DType* dtype) {
-  if (descr == "|b1") *dtype = DType::kBool;
-  else if (descr == "|u1") *dtype = DType::kUInt8;
-  else if (descr == "<i4") *dtype = DType::kInt32;
-  else if (descr == "<i8") *dtype = DType::kInt64;
-  else if (descr == "<f4") *dtype = DType::kFloat32;
-  else return false;
+  if (descr == "|b1")
+    *dtype = DType::kBool;
+  else if (descr == "|u1")
+    *dtype = DType::kUInt8;
+  else if (descr == "<i4")
+    *dtype = DType::kInt32;
+  else if (descr == "<i8")
+    *dtype = DType::kInt64;
+  else if (descr == "<f4")
+    *dtype = DType::kFloat32;
+  else
+    return false;
   return true;
 }
 
@@ -137,16 +143,15 @@ class HeaderParser {
   char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
 
   void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\r')) {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
 
   Status Error(const std::string& what) const {
-    return DataLossError("bad .npy header in " + Quoted(path_) + " at header offset " +
-                         std::to_string(pos_) + ": " + what + "; header is \"" +
-                         PrintablePrefix(text_, kMaxQuotedHeader) + "\"");
+    return DataLossError("bad .npy header in " + Quoted(path_) + " at header offset " + std::to_string(pos_) + ": " +
+                         what + "; header is \"" + PrintablePrefix(text_, kMaxQuotedHeader) + "\"");
   }
 
   Status Expect(char c, const std::string& what) {
@@ -336,7 +341,8 @@ Result<NpyArray> ReadNpy(const std::string& path) {
   NpyArray array;
   FL_RETURN_IF_ERROR(HeaderParser(path, header).Parse(&descr, &fortran_order, &array.shape));
   if (fortran_order) {
-    return InvalidArgumentError(Quoted(path) + " is stored in Fortran order (fortran_order: True); "
+    return InvalidArgumentError(Quoted(path) +
+                                " is stored in Fortran order (fortran_order: True); "
                                 "expected C order (fortran_order: False)");
   }
   if (!DescrToDType(descr, &array.dtype)) {
@@ -362,8 +368,8 @@ Result<NpyArray> ReadNpy(const std::string& path) {
   }
   if (found > data_bytes) {
     return DataLossError(Quoted(path) + " has " + std::to_string(found - data_bytes) +
-                         " unexpected bytes after the data: shape " + ShapeString(array.shape) + " of '" +
-                         descr + "' needs exactly " + std::to_string(data_bytes) + " data bytes");
+                         " unexpected bytes after the data: shape " + ShapeString(array.shape) + " of '" + descr +
+                         "' needs exactly " + std::to_string(data_bytes) + " data bytes");
   }
   // The file may be larger than the memory (or sparse): std::bad_alloc
   // must not escape to the CLIs, which would abort.
@@ -380,8 +386,8 @@ Result<NpyArray> ReadNpy(const std::string& path) {
 
 Status WriteNpy(const std::string& path, const NpyArray& array) {
   if (static_cast<int64_t>(array.bytes.size()) != array.num_elements() * ItemSize(array.dtype)) {
-    return InvalidArgumentError("cannot write " + Quoted(path) + ": shape " + ShapeString(array.shape) +
-                                " of '" + DTypeDescr(array.dtype) + "' needs " +
+    return InvalidArgumentError("cannot write " + Quoted(path) + ": shape " + ShapeString(array.shape) + " of '" +
+                                DTypeDescr(array.dtype) + "' needs " +
                                 std::to_string(array.num_elements() * ItemSize(array.dtype)) +
                                 " bytes, the array holds " + std::to_string(array.bytes.size()));
   }
@@ -404,8 +410,8 @@ Status WriteNpy(const std::string& path, const NpyArray& array) {
     head += static_cast<char>((hlen >> 24) & 0xff);
   }
   head += header;
-  return WriteFileAtomically(path, {head, std::string_view(reinterpret_cast<const char*>(array.bytes.data()),
-                                                           array.bytes.size())});
+  return WriteFileAtomically(
+      path, {head, std::string_view(reinterpret_cast<const char*>(array.bytes.data()), array.bytes.size())});
 }
 
 namespace {
@@ -421,8 +427,7 @@ std::string DescrList(const std::vector<DType>& dtypes) {
 
 Status Check1D(const std::string& path, const NpyArray& array) {
   if (array.shape.size() != 1) {
-    return InvalidArgumentError(Quoted(path) + " has shape " + ShapeString(array.shape) +
-                                "; expected a 1-D array");
+    return InvalidArgumentError(Quoted(path) + " has shape " + ShapeString(array.shape) + "; expected a 1-D array");
   }
   return OkStatus();
 }
@@ -486,9 +491,18 @@ Status WriteNpyInt(const std::string& path, const std::vector<int64_t>& values, 
   const int64_t n = static_cast<int64_t>(values.size());
   int64_t lo, hi;
   switch (dtype) {
-    case DType::kUInt8: lo = 0; hi = 255; break;
-    case DType::kInt32: lo = std::numeric_limits<int32_t>::min(); hi = std::numeric_limits<int32_t>::max(); break;
-    case DType::kInt64: lo = std::numeric_limits<int64_t>::min(); hi = std::numeric_limits<int64_t>::max(); break;
+    case DType::kUInt8:
+      lo = 0;
+      hi = 255;
+      break;
+    case DType::kInt32:
+      lo = std::numeric_limits<int32_t>::min();
+      hi = std::numeric_limits<int32_t>::max();
+      break;
+    case DType::kInt64:
+      lo = std::numeric_limits<int64_t>::min();
+      hi = std::numeric_limits<int64_t>::max();
+      break;
     default:
       return InvalidArgumentError("cannot write " + Quoted(path) + " as integers of dtype '" + DTypeDescr(dtype) +
                                   "'; expected '|u1', '<i4' or '<i8'");

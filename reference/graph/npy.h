@@ -44,8 +44,7 @@ Status WriteNpy(const std::string& path, const NpyArray& array);
 // Reads a 1-D integer array whose dtype is one of `accepted` (any of kUInt8,
 // kInt32, kInt64), widened to int64. Stores the file's dtype in
 // `stored_dtype` when it is not null.
-Result<std::vector<int64_t>> ReadNpyInt64(const std::string& path,
-                                          const std::vector<DType>& accepted,
+Result<std::vector<int64_t>> ReadNpyInt64(const std::string& path, const std::vector<DType>& accepted,
                                           DType* stored_dtype = nullptr);
 
 // Reads a 1-D float32 array.

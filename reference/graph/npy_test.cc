@@ -280,16 +280,16 @@ TEST(NpyTest, AHugeHeaderLengthIsRefusedBeforeItIsRead) {
                                          "default max_header_size");
   // Just over the limit, in a real file.
   const std::string over = dir + "/over.npy";
-  WriteRaw(over, MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }" + std::string(10000, ' '),
-                         "1234"));
+  WriteRaw(over,
+           MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }" + std::string(10000, ' '), "1234"));
   EXPECT_THAT(ReadNpy(over).status().message(), HasSubstr("expected at most 10000"));
 }
 
 TEST(NpyTest, ABadHeaderIsQuotedOnlyInPart) {
   const std::string path = MakeTempDir() + "/long.npy";
-  WriteRaw(path, MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), 'junk': " +
-                             std::string(9000, '\x01') + "}",
-                         "1234"));
+  WriteRaw(path,
+           MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), 'junk': " + std::string(9000, '\x01') + "}",
+                   "1234"));
   Result<NpyArray> read = ReadNpy(path);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kDataLoss);

@@ -75,14 +75,14 @@ class LoaderDescriptors {
 struct DataLoader::Worker {
   int index = 0;
   std::optional<ChildProcess> process;
-  UniqueFd task_fd;    // parent writes
-  UniqueFd result_fd;  // parent reads
-  wire::AnswerReader reader;            // assembles its answers from the result socket
-  std::deque<wire::Answer> answers;     // read, not yet delivered
-  std::string broken;                   // how its answers broke the protocol (nothing after is read)
-  bool collected = false;         // its connection failed; `exit` and `transport` say how it ended
-  std::optional<ChildExit> exit;  // how the process ended, once reaped
-  std::string transport;          // the error that revealed the failure
+  UniqueFd task_fd;                  // parent writes
+  UniqueFd result_fd;                // parent reads
+  wire::AnswerReader reader;         // assembles its answers from the result socket
+  std::deque<wire::Answer> answers;  // read, not yet delivered
+  std::string broken;                // how its answers broke the protocol (nothing after is read)
+  bool collected = false;            // its connection failed; `exit` and `transport` say how it ended
+  std::optional<ChildExit> exit;     // how the process ended, once reaped
+  std::string transport;             // the error that revealed the failure
   // Its segment slots, created (unnamed) before it starts;
   // a view holds the mapping it lies in, which outlives the reader.
   std::unique_ptr<SegmentReader> segments[kPrefetchPerWorker];
@@ -189,7 +189,9 @@ Result<std::unique_ptr<DataLoader>> DataLoader::Create(const LoaderOptions& opti
         "num_workers is " + std::to_string(options.num_workers) + " with mode " + LoaderModeName(options.mode) +
         "; expected 0: device sampling cannot run in worker processes (a forked worker cannot use the parent's "
         "CUDA context, and pinned memory can only be unpinned by the process that pinned it). Use num_workers = 0 "
-        "with " + LoaderModeName(options.mode) + ", or mode cpu-cuda to sample in workers and copy minibatches "
+        "with " +
+        LoaderModeName(options.mode) +
+        ", or mode cpu-cuda to sample in workers and copy minibatches "
         "to the device in the main process");
   }
   if (options.num_workers > 0 && options.start_method == StartMethod::kSpawn) {
@@ -369,8 +371,7 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
     if (!ReadAnswers(worker, &ignored)) break;
   }
   if (!worker.exit && worker.process->running()) {
-    Result<ChildExit> exit = worker.process->Wait(
-        std::chrono::milliseconds(std::max(1, MillisecondsUntil(deadline))));
+    Result<ChildExit> exit = worker.process->Wait(std::chrono::milliseconds(std::max(1, MillisecondsUntil(deadline))));
     if (exit.ok()) worker.exit = *exit;
   }
 }
@@ -379,7 +380,8 @@ void DataLoader::Collect(Worker& worker, const std::string& transport) {
 // Returns false once the connection closed (`transport` says how) or an
 // answer broke the protocol (kept in `broken`: nothing after it is read).
 bool DataLoader::ReadAnswers(Worker& worker, std::string* transport) {
-  Result<wire::AnswerReader::Connection> read = worker.reader.ReadAvailable(worker.result_fd.get(), &worker.answers, transport);
+  Result<wire::AnswerReader::Connection> read =
+      worker.reader.ReadAvailable(worker.result_fd.get(), &worker.answers, transport);
   if (!read.ok()) worker.broken = read.status().message();
   return read.ok() && *read == wire::AnswerReader::Connection::kOpen;
 }
@@ -407,8 +409,8 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
   }
   if (!view.ok()) {
     failure_ = LoaderFailure{worker.index, worker.process->pid(), "read_shared_memory", batch};
-    return view.status().WithContext("reading minibatch " + std::to_string(batch) + " from " +
-                                     failure_->Process() + "'s segment slot " + std::to_string(slot));
+    return view.status().WithContext("reading minibatch " + std::to_string(batch) + " from " + failure_->Process() +
+                                     "'s segment slot " + std::to_string(slot));
   }
   // Built in place (a moved-from Lease would mark on destruction).
   view->holds = std::shared_ptr<Released::Lease>(new Released::Lease{std::move(view->holds), released_, batch});
@@ -419,7 +421,8 @@ Result<MiniBatchView> DataLoader::Accept(Worker& worker, int64_t batch) {
 // protocol (`what`): nothing after it on its connection can be trusted.
 Status DataLoader::BrokeProtocol(Worker& worker, int64_t batch, const std::string& what) {
   failure_ = LoaderFailure{worker.index, worker.process->pid(), "answer", batch};
-  return Status(StatusCode::kChildFailed, failure_->Process() + " broke the loader's protocol while producing minibatch " +
+  return Status(StatusCode::kChildFailed, failure_->Process() +
+                                              " broke the loader's protocol while producing minibatch " +
                                               std::to_string(batch) + ": " + what);
 }
 
@@ -434,9 +437,9 @@ Status DataLoader::WorkerEnded(Worker& worker, int64_t batch) {
                                                 "; the connection failed: " + worker.transport);
   }
   if (worker.exit->timed_out()) {
-    return Status(StatusCode::kChildFailed, who + " left no error report" + while_producing + " (" +
-                                                worker.transport + ") and did not exit within " +
-                                                Seconds(kCollectDeadline) + "; it was killed");
+    return Status(StatusCode::kChildFailed, who + " left no error report" + while_producing + " (" + worker.transport +
+                                                ") and did not exit within " + Seconds(kCollectDeadline) +
+                                                "; it was killed");
   }
   std::string how = worker.exit->How();
   const std::string partial = worker.reader.Partial();
@@ -464,9 +467,10 @@ Status DataLoader::TimedOut(Worker& worker, int64_t batch, bool still_sending) {
   Result<ChildExit> exit = worker.process->Wait(kCollectDeadline);
   worker.collected = true;
   if (exit.ok()) worker.exit = *exit;
-  const std::string what = partial.empty()  ? " produced nothing for " + Seconds(options_.timeout)
-                           : still_sending ? " sent " + partial + " and was still sending after " + Seconds(options_.timeout)
-                                           : " sent " + partial + " and nothing more for " + Seconds(options_.timeout);
+  const std::string what = partial.empty() ? " produced nothing for " + Seconds(options_.timeout)
+                           : still_sending
+                               ? " sent " + partial + " and was still sending after " + Seconds(options_.timeout)
+                               : " sent " + partial + " and nothing more for " + Seconds(options_.timeout);
   return Status(StatusCode::kChildFailed, failure_->Process() + what + " while producing minibatch " +
                                               std::to_string(batch) + "; it was killed (LoaderOptions::timeout)");
 }
@@ -535,11 +539,12 @@ Result<std::optional<MiniBatchView>> DataLoader::NextView() {
   SendTasks();
   if (batch >= next_task_) {  // its slot is held
     const int64_t holder = batch - kPrefetchPerWorker * static_cast<int64_t>(workers_.size());
-    return FailedPreconditionError(
-        "minibatch " + std::to_string(batch) + " is due in worker " + std::to_string(batch % workers_.size()) +
-        "'s segment slot " + std::to_string(SegmentSlotOf(batch, options_.num_workers)) + ", which the view of minibatch " +
-        std::to_string(holder) + " still holds; drop that view first (a slot is reused every " +
-        std::to_string(kPrefetchPerWorker) + " x num_workers minibatches)");
+    return FailedPreconditionError("minibatch " + std::to_string(batch) + " is due in worker " +
+                                   std::to_string(batch % workers_.size()) + "'s segment slot " +
+                                   std::to_string(SegmentSlotOf(batch, options_.num_workers)) +
+                                   ", which the view of minibatch " + std::to_string(holder) +
+                                   " still holds; drop that view first (a slot is reused every " +
+                                   std::to_string(kPrefetchPerWorker) + " x num_workers minibatches)");
   }
   ++next_;
   Result<MiniBatchView> view = Receive(*workers_[batch % workers_.size()], batch);
@@ -566,8 +571,8 @@ Result<MiniBatch> DataLoader::Build(int64_t batch) {
 
 Status DataLoader::CopyToDevice(ArrayView<float> features, int64_t feature_dim, int64_t batch, Tensor* on_device) {
   if (feature_dim == 0) return OkStatus();
-  Result<Tensor> host = Tensor::FromVector(features.ToVector(), {static_cast<int64_t>(features.size()) / feature_dim,
-                                                                  feature_dim});
+  Result<Tensor> host =
+      Tensor::FromVector(features.ToVector(), {static_cast<int64_t>(features.size()) / feature_dim, feature_dim});
   Result<Tensor> copied = host.ok() ? host->To(Device::Cuda(options_.device), &GetRuntime(options_.runtime)) : host;
   if (!copied.ok()) {
     failure_ = LoaderFailure{-1, getpid(), "copy_to_device", batch};

@@ -31,9 +31,9 @@ struct LoaderDataset;  // internal: reference/loader/loader_dataset.h
 
 // Where a failed minibatch failed.
 struct LoaderFailure {
-  int worker = -1;     // -1: the main process
+  int worker = -1;  // -1: the main process
   pid_t pid = 0;
-  std::string step;    // restore_state, sample_neighbors, fetch_features, copy_to_device, ...
+  std::string step;  // restore_state, sample_neighbors, fetch_features, copy_to_device, ...
   int64_t minibatch = 0;
 
   // Returns "worker 1 (pid 4242)" or "main process (pid 4242)".
@@ -77,7 +77,7 @@ class DataLoader {
   Status SetTimeout(std::chrono::milliseconds timeout);
 
  private:
-  struct Worker;  // a worker process and its two sockets (data_loader.cc)
+  struct Worker;    // a worker process and its two sockets (data_loader.cc)
   struct Released;  // the minibatches whose views were dropped (data_loader.cc)
 
   DataLoader() = default;

@@ -20,16 +20,16 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include "reference/base/status_matchers.h"
-#include "reference/graph/generators.h"
 #include "reference/graph/csc_graph.h"
+#include "reference/graph/generators.h"
 #include "reference/loader/fault_injection.h"
 #include "reference/loader/loader_test_support.h"
 #include "reference/loader/minibatch.h"
@@ -92,8 +92,8 @@ TEST(DataLoaderTest, MinibatchesAreIdenticalForEveryWorkerCountAndStartMethod) {
     for (StartMethod method : {StartMethod::kFork, StartMethod::kSpawn}) {
       for (int workers : {0, 1, 2, 3}) {
         for (int threads : {1, 3}) {
-          SCOPED_TRACE(std::string(take == Take::kNext ? "Next" : "NextView") + ", " + StartMethodName(method) +
-                       " x" + std::to_string(workers) + ", " + std::to_string(threads) + " sampler threads");
+          SCOPED_TRACE(std::string(take == Take::kNext ? "Next" : "NextView") + ", " + StartMethodName(method) + " x" +
+                       std::to_string(workers) + ", " + std::to_string(threads) + " sampler threads");
           LoaderOptions options = Options(workers, method);
           options.sampler_threads = threads;
           std::vector<MiniBatch> got = Drain(options, take);
@@ -211,7 +211,7 @@ TEST(DataLoaderTest, AHeldViewHoldsItsSlotAndTheLoaderSaysWhichToDrop) {
       ASSERT_TRUE(view.ok() && view->has_value()) << view.status();
       if (i + 1 < baseline.size()) continue;
       MiniBatchView last = std::move(**view);
-      loader->reset();  // the workers end, and the parent's descriptors go
+      loader->reset();                                 // the workers end, and the parent's descriptors go
       EXPECT_TRUE(last.ToMiniBatch() == baseline[i]);  // still mapped
       // The view holds the mapping of its slot, which the leak check sees
       // (and so would see any descriptor or mapping left behind) ...
@@ -711,8 +711,8 @@ TEST(DataLoaderTest, AWorkerThatCannotStartIsNamedWithTheFailedCall) {
   const std::string limit = child.text.substr(0, child.text.find('|'));
   EXPECT_EQ(child.text.substr(child.text.find('|') + 1),
             "unavailable: starting worker 0 of 2: socketpair failed: Too many open files (each worker holds 6 of "
-            "this process's descriptors; RLIMIT_NOFILE allows " + limit +
-                ": raise it (ulimit -n) or use fewer workers)")
+            "this process's descriptors; RLIMIT_NOFILE allows " +
+                limit + ": raise it (ulimit -n) or use fewer workers)")
       << child.text;
 }
 
@@ -735,12 +735,17 @@ class DeviceModesTest : public ::testing::Test {
 
 TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) {
   const std::vector<MiniBatch> baseline = Drain(Options(0, StartMethod::kFork));
-  struct Case { LoaderMode mode; int workers; StartMethod method; };
+  struct Case {
+    LoaderMode mode;
+    int workers;
+    StartMethod method;
+  };
   // The parent uses the device from the first case on, so the forked
   // cpu-cuda workers below run in a CUDA-initialized parent's children.
-  for (Case c : {Case{LoaderMode::kCudaCuda, 0, StartMethod::kFork}, Case{LoaderMode::kPinnedCuda, 0, StartMethod::kFork},
-                 Case{LoaderMode::kCpuCuda, 0, StartMethod::kFork}, Case{LoaderMode::kCpuCuda, 2, StartMethod::kFork},
-                 Case{LoaderMode::kCpuCuda, 2, StartMethod::kSpawn}}) {
+  for (Case c :
+       {Case{LoaderMode::kCudaCuda, 0, StartMethod::kFork}, Case{LoaderMode::kPinnedCuda, 0, StartMethod::kFork},
+        Case{LoaderMode::kCpuCuda, 0, StartMethod::kFork}, Case{LoaderMode::kCpuCuda, 2, StartMethod::kFork},
+        Case{LoaderMode::kCpuCuda, 2, StartMethod::kSpawn}}) {
     SCOPED_TRACE(std::string(LoaderModeName(c.mode)) + " x" + std::to_string(c.workers) + " " +
                  StartMethodName(c.method));
     std::vector<MiniBatch> got = Drain(DeviceOptions(c.mode, c.workers, c.method));
@@ -769,7 +774,8 @@ TEST_F(DeviceModesTest, FixedLoaderRefusesWorkersForDeviceSamplingAndSaysWhatToU
               "num_workers is 2 with mode " + std::string(LoaderModeName(mode)) +
                   "; expected 0: device sampling cannot run in worker processes (a forked worker cannot use the "
                   "parent's CUDA context, and pinned memory can only be unpinned by the process that pinned it). "
-                  "Use num_workers = 0 with " + LoaderModeName(mode) +
+                  "Use num_workers = 0 with " +
+                  LoaderModeName(mode) +
                   ", or mode cpu-cuda to sample in workers and copy minibatches to the device in the main process");
   }
   LoaderOptions cpu_runtime = DeviceOptions(LoaderMode::kCpuCuda, 0, StartMethod::kFork);

@@ -5,9 +5,7 @@
 
 namespace faultline {
 
-const char* BehaviourName(Behaviour behaviour) {
-  return behaviour == Behaviour::kLegacy ? "legacy" : "fixed";
-}
+const char* BehaviourName(Behaviour behaviour) { return behaviour == Behaviour::kLegacy ? "legacy" : "fixed"; }
 
 Result<Behaviour> ParseBehaviour(std::string_view text, std::string_view what) {
   if (text == "legacy") return Behaviour::kLegacy;

@@ -23,7 +23,7 @@ Result<Behaviour> ParseBehaviour(std::string_view text, std::string_view what);
 struct GraphResidence {
   const void* data = nullptr;  // the first array (indptr)
   bool on_device = false;
-  bool pinned = false;         // pinned host memory, per the graph's own record
+  bool pinned = false;  // pinned host memory, per the graph's own record
 };
 
 // Decides whether to sample on the device (the dispatch decision itself).

@@ -32,10 +32,10 @@ std::optional<T> Named(const std::string& word, const T (&values)[N], const char
   return std::nullopt;
 }
 
-constexpr InjectAction kAllActions[] = {
-    InjectAction::kSigkill,  InjectAction::kSigsegv,  InjectAction::kExit3,     InjectAction::kHang,
-    InjectAction::kMisindex, InjectAction::kBadframe, InjectAction::kMisanswer, InjectAction::kStall,
-    InjectAction::kCutoff,   InjectAction::kTrickle,  InjectAction::kThrow};
+constexpr InjectAction kAllActions[] = {InjectAction::kSigkill,   InjectAction::kSigsegv,  InjectAction::kExit3,
+                                        InjectAction::kHang,      InjectAction::kMisindex, InjectAction::kBadframe,
+                                        InjectAction::kMisanswer, InjectAction::kStall,    InjectAction::kCutoff,
+                                        InjectAction::kTrickle,   InjectAction::kThrow};
 
 }  // namespace
 
@@ -89,11 +89,8 @@ InjectActionKind KindOf(InjectAction action) {
 void FaultInjection::At(InjectStep here, int index) const {
   if (!Targets(here, index) || KindOf(action) != InjectActionKind::kProcess) return;
   switch (action) {
-    case InjectAction::kSigkill:
-      raise(SIGKILL);
-      break;
-    case InjectAction::kExit3:
-      _exit(3);
+    case InjectAction::kSigkill: raise(SIGKILL); break;
+    case InjectAction::kExit3: _exit(3);
     case InjectAction::kSigsegv: {
       const rlimit no_core{0, 0};
       setrlimit(RLIMIT_CORE, &no_core);
@@ -103,8 +100,7 @@ void FaultInjection::At(InjectStep here, int index) const {
     }
     case InjectAction::kHang:
       for (;;) pause();
-    default:
-      break;  // protocol and exception actions act where the worker answers or samples
+    default: break;  // protocol and exception actions act where the worker answers or samples
   }
 }
 
@@ -126,8 +122,8 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   const size_t second = spec.find(':', first + 1);
   const std::optional<InjectStep> step = Named(spec.substr(0, first), kInjectSteps, InjectStepName);
   const std::optional<InjectAction> action =
-      Named(spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1),
-            kAllActions, InjectActionName);
+      Named(spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1), kAllActions,
+            InjectActionName);
   if (second != std::string::npos) {  // a worker index in 0..INT_MAX: digits only
     const std::optional<int> worker = ParseWholeNonNegative<int>(std::string_view(spec).substr(second + 1));
     if (!worker) return bad();
@@ -135,8 +131,7 @@ Result<FaultInjection> FaultInjectionFromEnv() {
   }
   if (!step || !action) return bad();
   switch (KindOf(*action)) {
-    case InjectActionKind::kProcess:
-      break;
+    case InjectActionKind::kProcess: break;
     case InjectActionKind::kProtocol:
       if (*step != InjectStep::kAfterWrite && *step != InjectStep::kAfterAnswer) return bad();
       break;

@@ -23,9 +23,9 @@ inline constexpr char kInjectEnv[] = "FAULTLINE_LOADER_INJECT";
 inline constexpr char kInjectStartedEnv[] = "FAULTLINE_LOADER_INJECT_STARTED";
 // The steps of a worker's life, in order.
 enum class InjectStep { kStarted, kBeforeRestore, kAfterRestore, kAfterTask, kMidWrite, kAfterWrite, kAfterAnswer };
-inline constexpr InjectStep kInjectSteps[] = {InjectStep::kStarted,   InjectStep::kBeforeRestore, InjectStep::kAfterRestore,
-                                              InjectStep::kAfterTask, InjectStep::kMidWrite,      InjectStep::kAfterWrite,
-                                              InjectStep::kAfterAnswer};
+inline constexpr InjectStep kInjectSteps[] = {
+    InjectStep::kStarted,  InjectStep::kBeforeRestore, InjectStep::kAfterRestore, InjectStep::kAfterTask,
+    InjectStep::kMidWrite, InjectStep::kAfterWrite,    InjectStep::kAfterAnswer};
 
 // What a worker does at the step, in three kinds (InjectActionKind).
 // Process actions end or stall the process, at any step: sigkill, sigsegv,
@@ -44,16 +44,24 @@ inline constexpr InjectStep kInjectSteps[] = {InjectStep::kStarted,   InjectStep
 // whichever of its threads takes it (a helper's exception is rethrown in
 // the worker's thread), as an allocation that fails in the sampler does.
 enum class InjectAction {
-  kSigkill, kSigsegv, kExit3, kHang,                                    // process
-  kMisindex, kBadframe, kMisanswer, kStall, kCutoff, kTrickle,          // protocol
-  kThrow,                                                               // exception
+  kSigkill,
+  kSigsegv,
+  kExit3,
+  kHang,  // process
+  kMisindex,
+  kBadframe,
+  kMisanswer,
+  kStall,
+  kCutoff,
+  kTrickle,  // protocol
+  kThrow,    // exception
 };
 enum class InjectActionKind { kProcess, kProtocol, kException };
 inline constexpr InjectAction kProcessActions[] = {InjectAction::kSigkill, InjectAction::kSigsegv, InjectAction::kExit3,
                                                    InjectAction::kHang};
-inline constexpr InjectAction kProtocolActions[] = {InjectAction::kMisindex, InjectAction::kBadframe,
+inline constexpr InjectAction kProtocolActions[] = {InjectAction::kMisindex,  InjectAction::kBadframe,
                                                     InjectAction::kMisanswer, InjectAction::kStall,
-                                                    InjectAction::kCutoff,   InjectAction::kTrickle};
+                                                    InjectAction::kCutoff,    InjectAction::kTrickle};
 inline constexpr InjectAction kExceptionActions[] = {InjectAction::kThrow};
 
 // The names FAULTLINE_LOADER_INJECT spells them with: "before_restore",

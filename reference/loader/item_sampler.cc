@@ -21,9 +21,8 @@ Result<std::vector<std::vector<int64_t>>> MakeBatches(const ItemSamplerOptions& 
       keys[i] = kernels::sampling::RandomBits(o.seed, 0, kernels::sampling::kTagShuffle, static_cast<uint32_t>(i),
                                               static_cast<uint32_t>(i >> 32));
     }
-    std::sort(items.begin(), items.end(), [&](int64_t a, int64_t b) {
-      return keys[a] != keys[b] ? keys[a] < keys[b] : a < b;
-    });
+    std::sort(items.begin(), items.end(),
+              [&](int64_t a, int64_t b) { return keys[a] != keys[b] ? keys[a] < keys[b] : a < b; });
   }
   std::vector<std::vector<int64_t>> batches;
   for (int64_t begin = 0; begin < o.num_items; begin += o.batch_size) {

@@ -30,14 +30,13 @@ Result<std::shared_ptr<LoaderDataset>> LoadLoaderDataset(const std::string& dir)
   return dataset;
 }
 
-
 Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
   if (!IsDeviceSamplingMode(o.mode)) return OkStatus();
   DeviceRuntime& rt = GetRuntime(o.runtime);
   const bool pinned = o.mode == LoaderMode::kPinnedCuda;
-  FL_ASSIGN_OR_RETURN(data.device_graph, DeviceGraph::Create(*data.graph, rt,
-                                                             pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice,
-                                                             o.device));
+  FL_ASSIGN_OR_RETURN(
+      data.device_graph,
+      DeviceGraph::Create(*data.graph, rt, pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice, o.device));
   data.device_workspace = std::make_unique<DeviceSamplingWorkspace>();
   if (data.feature_dim > 0) {
     FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(data.features, {data.graph->num_nodes(), data.feature_dim}));
@@ -50,7 +49,6 @@ Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
   }
   return OkStatus();
 }
-
 
 namespace {
 
@@ -93,7 +91,7 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   FL_ASSIGN_OR_RETURN(bool on_device, DispatchesMiniBatchesToDevice(data, o));
   if (on_device) {
     FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling,
-                                                                /*stream=*/nullptr, data.device_workspace.get()));
+                                                               /*stream=*/nullptr, data.device_workspace.get()));
   } else {
     FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
   }
@@ -164,8 +162,8 @@ Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions&
     FL_ASSIGN_OR_RETURN(data, LoadLoaderDataset(o.graph_dir));
   }
   if (o.mode == LoaderMode::kPinnedCuda) {
-    void* received = inherited ? inherited->device_graph->indptr().raw_data()
-                               : const_cast<int64_t*>(data->graph->indptr().data());
+    void* received =
+        inherited ? inherited->device_graph->indptr().raw_data() : const_cast<int64_t*>(data->graph->indptr().data());
     FL_RETURN_IF_ERROR(RestorePinnedGraphInWorker(o.pin_handling, GetRuntime(o.runtime), received));
   }
   if (inherited == nullptr) FL_RETURN_IF_ERROR(PlaceOnDevice(*data, o));

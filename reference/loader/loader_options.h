@@ -20,10 +20,10 @@ namespace faultline {
 
 // Where sampling runs and where minibatches end up, as GraphBolt names it.
 enum class LoaderMode {
-  kCpuCpu,     // sample on the host, train on the host
-  kCpuCuda,    // sample on the host, copy minibatches to the device
-  kPinnedCuda, // graph and features pinned on the host, sampled by the device (UVA)
-  kCudaCuda,   // graph and features in device memory
+  kCpuCpu,      // sample on the host, train on the host
+  kCpuCuda,     // sample on the host, copy minibatches to the device
+  kPinnedCuda,  // graph and features pinned on the host, sampled by the device (UVA)
+  kCudaCuda,    // graph and features in device memory
 };
 
 // Returns "cpu-cpu", "cpu-cuda", "pinned-cuda" or "cuda-cuda".
@@ -36,18 +36,18 @@ Result<LoaderMode> ParseLoaderMode(std::string_view text, std::string_view what 
 bool IsDeviceSamplingMode(LoaderMode mode);
 
 struct LoaderOptions {
-  std::string graph_dir;           // indptr.npy, indices.npy [, weights.npy] [, features.npy (2-D float32)]
+  std::string graph_dir;  // indptr.npy, indices.npy [, weights.npy] [, features.npy (2-D float32)]
   std::vector<int64_t> fanouts = {10};
   int64_t batch_size = 64;
-  int64_t num_items = -1;          // items are node ids 0..num_items-1; -1 = every node
+  int64_t num_items = -1;  // items are node ids 0..num_items-1; -1 = every node
   bool shuffle = true;
   bool drop_last = false;
-  uint64_t seed = 0;               // shuffle and sampling seed
+  uint64_t seed = 0;  // shuffle and sampling seed
   bool replace = false;
   bool weighted = false;
   int num_workers = 0;
   StartMethod start_method = StartMethod::kFork;
-  int sampler_threads = 1;         // threads of the CPU sampler in each process
+  int sampler_threads = 1;  // threads of the CPU sampler in each process
   LoaderMode mode = LoaderMode::kCpuCpu;
   RuntimeKind runtime = RuntimeKind::kSimCuda;  // the CUDA build (simcuda or cuda)
   int device = 0;

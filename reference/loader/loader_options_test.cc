@@ -56,11 +56,13 @@ TEST(LoaderOptionsTest, JsonRoundTripKeepsEveryWorkerField) {
 TEST(LoaderOptionsTest, MalformedJsonIsAnErrorNamingTheField) {
   EXPECT_THAT(OptionsFromJson("not json").status(),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
-  EXPECT_THAT(OptionsFromJson("[1, 2]").status(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
+  EXPECT_THAT(OptionsFromJson("[1, 2]").status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a JSON object")));
   std::string json = OptionsToJson(LoaderOptions{});
   const std::string without_fanouts = json.replace(json.find("\"fanouts\""), 9, "\"fanoutz\"");
-  EXPECT_THAT(OptionsFromJson(without_fanouts).status(),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("field 'fanouts' is missing or not an array of integers")));
+  EXPECT_THAT(
+      OptionsFromJson(without_fanouts).status(),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("field 'fanouts' is missing or not an array of integers")));
   std::string wrong_type = OptionsToJson(LoaderOptions{});
   wrong_type.replace(wrong_type.find("\"shuffle\":true"), 14, "\"shuffle\":\"yes\"");
   EXPECT_THAT(OptionsFromJson(wrong_type).status(),

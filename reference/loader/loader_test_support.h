@@ -44,10 +44,9 @@ Result<std::vector<std::string>> MappedFiles(const std::string& proc);
 // Returns what process `proc` ("/proc/self", "/proc/PID") still holds of
 // the segments whose names start with `prefix` (by default this process's
 // loader prefix, LoaderSegmentPrefix()): each descriptor open on one
-// ("fd 7: /memfd:NAME (deleted)") and each mapping of one ("mapped: /memfd:NAME (deleted)"). A segment lives as long as a descriptor or a
-// mapping holds it, names or not, so this is what a leak is. An error when
-// /proc cannot be read, so that a leak check can never pass by seeing
-// nothing.
+// ("fd 7: /memfd:NAME (deleted)") and each mapping of one ("mapped: /memfd:NAME (deleted)"). A segment lives as long as
+// a descriptor or a mapping holds it, names or not, so this is what a leak is. An error when /proc cannot be read, so
+// that a leak check can never pass by seeing nothing.
 Result<std::vector<std::string>> LeakedSegments(const std::string& proc = "/proc/self",
                                                 const std::string& prefix = LoaderSegmentPrefix());
 

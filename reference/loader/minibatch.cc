@@ -45,7 +45,8 @@ class Reader {
   template <typename T>
   Result<ArrayView<T>> Take(uint64_t n) {
     static_assert(std::is_trivially_copyable_v<T>);
-    if (n > in_.size() / sizeof(T)) return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
+    if (n > in_.size() / sizeof(T))
+      return DataLossError("minibatch array length " + std::to_string(n) + " is past the end");
     ArrayView<T> values(reinterpret_cast<const T*>(in_.data()), n);
     in_.remove_prefix(n * sizeof(T));
     return values;
@@ -110,7 +111,7 @@ std::string ShapeProblem(const SampledLayer& layer) {
 
 // Every compacted index points into unique_nodes.
 Status CheckCompacted(ArrayView<int64_t> compacted, uint64_t unique) {
-  bool outside = false;  // as in IndptrProblem
+  bool outside = false;                                                       // as in IndptrProblem
   for (int64_t c : compacted) outside |= static_cast<uint64_t>(c) >= unique;  // a negative c is huge here
   if (!outside) return OkStatus();
   for (int64_t c : compacted) {
@@ -375,8 +376,7 @@ Status MiniBatchWriter::CloseLayer(const std::vector<int64_t>& unique_nodes) {
   const std::vector<int64_t>& seeds = nodes();
   if (!StartsWith(unique_nodes, seeds)) {
     return Fail(InvalidArgumentError("its " + std::to_string(unique_nodes.size()) +
-                                     " unique nodes do not start with its " + std::to_string(seeds.size()) +
-                                     " seeds"));
+                                     " unique nodes do not start with its " + std::to_string(seeds.size()) + " seeds"));
   }
   const uint64_t header[3] = {unique_nodes.size(), layer_edges_, capacity_};
   std::memcpy(bytes_->At(layer_header_), header, sizeof(header));
@@ -408,7 +408,7 @@ Status MiniBatchWriter::AddLayer(const SampledLayer& layer) {
   FL_RETURN_IF_ERROR(BeginLayer(0, s.seeds, edges));
   std::vector<int64_t> counts(s.seeds.size());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] = s.indptr[i + 1] - s.indptr[i];
-  FL_ASSIGN_OR_RETURN(int64_t* compacted,
+  FL_ASSIGN_OR_RETURN(int64_t * compacted,
                       WriteChunk(counts.data(), counts.size(), s.original_edge_ids.data(), s.indices.data(), edges));
   if (edges > 0) std::memcpy(compacted, layer.compacted_indices.data(), edges * sizeof(int64_t));
   FL_RETURN_IF_ERROR(CloseLayer(layer.unique_nodes));
@@ -549,9 +549,8 @@ MiniBatchView MiniBatchView::Of(std::shared_ptr<const MiniBatch> b) {
   v.seeds = view_of(b->seeds);
   for (const SampledLayer& layer : b->layers) {
     const SampledSubgraph& s = layer.subgraph;
-    v.layers.push_back(LayerView{view_of(s.seeds), view_of(s.indptr), view_of(s.indices),
-                                 view_of(s.original_edge_ids), view_of(layer.unique_nodes),
-                                 view_of(layer.compacted_indices)});
+    v.layers.push_back(LayerView{view_of(s.seeds), view_of(s.indptr), view_of(s.indices), view_of(s.original_edge_ids),
+                                 view_of(layer.unique_nodes), view_of(layer.compacted_indices)});
   }
   v.feature_dim = b->feature_dim;
   v.features = ArrayView<float>(b->features.data(), b->features.size());

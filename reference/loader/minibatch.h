@@ -22,11 +22,11 @@
 namespace faultline {
 
 struct MiniBatch {
-  int64_t index = 0;              // position in the epoch
-  std::vector<int64_t> seeds;     // the items of this minibatch
+  int64_t index = 0;           // position in the epoch
+  std::vector<int64_t> seeds;  // the items of this minibatch
   std::vector<SampledLayer> layers;
   int64_t feature_dim = 0;
-  std::vector<float> features;    // rows of the last layer's unique nodes
+  std::vector<float> features;  // rows of the last layer's unique nodes
   // The same rows on the device in the *-cuda modes (not encoded: only the
   // main process copies to the device).
   Tensor features_on_device;
@@ -69,7 +69,7 @@ struct MiniBatchView {
   std::vector<LayerView> layers;
   int64_t feature_dim = 0;
   ArrayView<float> features;
-  Tensor features_on_device;  // as in MiniBatch
+  Tensor features_on_device;          // as in MiniBatch
   std::shared_ptr<const void> holds;  // keeps the arrays' bytes
 
   // A view of `batch`, which it keeps.
@@ -188,7 +188,7 @@ class MiniBatchWriter : public LayerSink {
   size_t layer_header_ = 0, indptr_at_ = 0, regions_at_ = 0;
   uint64_t capacity_ = 0, layer_edges_ = 0;
   uint64_t layer_seeds_ = 0, layer_counts_ = 0;  // its seeds, and the counts its chunks held
-  size_t layer_ = 0;  // the layer being written, or next
+  size_t layer_ = 0;                             // the layer being written, or next
   // The minibatch's seeds, then the unique nodes of the last two layers: the
   // latest (nodes()) are the seeds of the layer being written, the other may
   // still be read by the sampler.

@@ -87,10 +87,9 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   unchained.layers[0].unique_nodes.push_back(unchained.layers[0].unique_nodes.front());
   Result<std::string> refused = EncodeMiniBatch(unchained);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(refused.status().message(),
-            "layer 1: its " + std::to_string(batch.layers[1].subgraph.seeds.size()) +
-                " seeds are not the previous layer's unique nodes (" +
-                std::to_string(unchained.layers[0].unique_nodes.size()) + ")");
+  EXPECT_EQ(refused.status().message(), "layer 1: its " + std::to_string(batch.layers[1].subgraph.seeds.size()) +
+                                            " seeds are not the previous layer's unique nodes (" +
+                                            std::to_string(unchained.layers[0].unique_nodes.size()) + ")");
   MiniBatch other_seeds = batch;
   other_seeds.seeds.back() += 1;
   EXPECT_EQ(EncodeMiniBatch(other_seeds).status().message(),
@@ -103,9 +102,8 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   MiniBatch falling = batch;
   std::vector<int64_t>& indptr = falling.layers[1].subgraph.indptr;
   indptr[1] = indptr.back() + 1;  // seed 0's end past every edge: seed 1's end falls below it
-  EXPECT_EQ(EncodeMiniBatch(falling).status().message(),
-            "layer 1: indptr decreases from " + std::to_string(indptr[1]) + " to " + std::to_string(indptr[2]) +
-                " at seed 1");
+  EXPECT_EQ(EncodeMiniBatch(falling).status().message(), "layer 1: indptr decreases from " + std::to_string(indptr[1]) +
+                                                             " to " + std::to_string(indptr[2]) + " at seed 1");
   // Refused into a segment: the segment then holds no minibatch, not the
   // one written before.
   const std::string name = TestSegmentName("refused");
@@ -120,8 +118,8 @@ TEST(MiniBatchTest, EncodingRefusesWhatAReaderWouldReject) {
   FL_ASSERT_OK(writer.Begin(falling.index, falling.layers[1].subgraph.seeds, 1));
   Status added = writer.AddLayer(falling.layers[1]);
   EXPECT_EQ(added.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(added.message(), "indptr decreases from " + std::to_string(indptr[1]) + " to " +
-                                 std::to_string(indptr[2]) + " at seed 1");
+  EXPECT_EQ(added.message(),
+            "indptr decreases from " + std::to_string(indptr[1]) + " to " + std::to_string(indptr[2]) + " at seed 1");
 }
 
 TEST(MiniBatchTest, DecodingAnUnalignedCopyGivesTheSameMinibatch) {
@@ -173,8 +171,9 @@ TEST(MiniBatchTest, AMinibatchStreamedAsItIsSampledReadsBackAsTheWholeOne) {
         WithExpectedEdges hinted(writer, expected_edges);
         LayerSink& sink = expected_edges == 0 ? static_cast<LayerSink&>(writer) : hinted;
         FL_ASSERT_OK(writer.Begin(index, whole.seeds, 2));
-        Status sampled = SampleMultiLayerInto(TestGraph(), whole.seeds, {6, 4},
-                                              SamplingOptions{false, false, static_cast<uint64_t>(index), threads}, sink);
+        Status sampled =
+            SampleMultiLayerInto(TestGraph(), whole.seeds, {6, 4},
+                                 SamplingOptions{false, false, static_cast<uint64_t>(index), threads}, sink);
         FL_ASSERT_OK(sampled);
         EXPECT_EQ(writer.unique_nodes(), whole.layers.back().unique_nodes);
         const std::vector<float> rows = FeatureRows(writer.unique_nodes());
@@ -249,11 +248,11 @@ TEST(MiniBatchTest, ASegmentHoldsNoMessageUntilTheWriterFinishes) {
       const std::string expected = *EncodeMiniBatch(*batch);
       int calls = 0;
       FL_ASSERT_OK(WriteMiniBatch(*batch, writer, [&] {
-                     ++calls;
-                     Result<MiniBatchView> partial = ReadMiniBatch(reader);
-                     EXPECT_EQ(partial.status().code(), StatusCode::kDataLoss);
-                     EXPECT_EQ(partial.status().message(), "minibatch bytes are truncated");
-                   }));
+        ++calls;
+        Result<MiniBatchView> partial = ReadMiniBatch(reader);
+        EXPECT_EQ(partial.status().code(), StatusCode::kDataLoss);
+        EXPECT_EQ(partial.status().message(), "minibatch bytes are truncated");
+      }));
       EXPECT_EQ(calls, 1);
       FL_ASSERT_OK(reader.Read([&](std::string_view bytes) {
         EXPECT_EQ(bytes, expected);
@@ -352,19 +351,23 @@ TEST(MiniBatchTest, CorruptLayersAreDataLossThatSaysWhatIsWrong) {
   // more than the bytes hold, a nodes array of another length.
   l = LayerFields();
   l.unique = 0;
-  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer of 1 seeds claims 0 unique nodes, with 88 "
-                        "bytes left");
+  EXPECT_EQ(message(l),
+            "layer 0: minibatch bytes are corrupt: a layer of 1 seeds claims 0 unique nodes, with 88 "
+            "bytes left");
   l.unique = uint64_t{1} << 40;
-  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer of 1 seeds claims 1099511627776 unique "
-                        "nodes, with 88 bytes left");
+  EXPECT_EQ(message(l),
+            "layer 0: minibatch bytes are corrupt: a layer of 1 seeds claims 1099511627776 unique "
+            "nodes, with 88 bytes left");
   l = LayerFields();
   l.seeds = 1ull << 62;
-  EXPECT_EQ(message(l), "layer 0: minibatch bytes are corrupt: a layer of 4611686018427387904 seeds claims 3 "
-                        "unique nodes, with 88 bytes left");
+  EXPECT_EQ(message(l),
+            "layer 0: minibatch bytes are corrupt: a layer of 4611686018427387904 seeds claims 3 "
+            "unique nodes, with 88 bytes left");
   l = LayerFields();
   l.nodes = {5, 7};
-  EXPECT_EQ(message(l), "minibatch bytes are corrupt: the nodes array holds 2 nodes; the last layer's unique nodes "
-                        "are 3");
+  EXPECT_EQ(message(l),
+            "minibatch bytes are corrupt: the nodes array holds 2 nodes; the last layer's unique nodes "
+            "are 3");
   EXPECT_EQ(message(LayerFields(), 2, {1, 2, 3}),
             "minibatch bytes are corrupt: 3 feature values for 3 unique nodes of dimension 2");
   Bytes no_layers;  // two seeds, no layer, one node
@@ -391,13 +394,14 @@ TEST(MiniBatchTest, AStreamingWriterRefusesLayersThatDoNotChain) {
     FL_RETURN_IF_ERROR(writer.BeginLayer(0, seeds, first.subgraph.indices.size()));
     SampledChunk chunk;
     chunk.counts.resize(first.subgraph.seeds.size());
-    for (size_t i = 0; i < chunk.counts.size(); ++i) chunk.counts[i] = first.subgraph.indptr[i + 1] - first.subgraph.indptr[i];
+    for (size_t i = 0; i < chunk.counts.size(); ++i)
+      chunk.counts[i] = first.subgraph.indptr[i + 1] - first.subgraph.indptr[i];
     const int64_t edges = static_cast<int64_t>(first.subgraph.indices.size());
     chunk.indices.Resize(edges);
     chunk.original_edge_ids.Resize(edges);
     std::memcpy(chunk.indices.data(), first.subgraph.indices.data(), edges * sizeof(int64_t));
     std::memcpy(chunk.original_edge_ids.data(), first.subgraph.original_edge_ids.data(), edges * sizeof(int64_t));
-    FL_ASSIGN_OR_RETURN(int64_t* compacted, writer.AddChunk(chunk));
+    FL_ASSIGN_OR_RETURN(int64_t * compacted, writer.AddChunk(chunk));
     std::memcpy(compacted, first.compacted_indices.data(), first.compacted_indices.size() * sizeof(int64_t));
     return writer.EndLayer(first.unique_nodes);
   };
@@ -419,9 +423,9 @@ TEST(MiniBatchTest, AStreamingWriterRefusesLayersThatDoNotChain) {
   FL_ASSERT_OK(writer.AddChunk(chunk));
   std::vector<int64_t> unique = second.unique_nodes;
   std::swap(unique[0], unique[1]);
-  EXPECT_EQ(writer.EndLayer(unique).status().message(),
-            "its " + std::to_string(unique.size()) + " unique nodes do not start with its " +
-                std::to_string(second.subgraph.seeds.size()) + " seeds");
+  EXPECT_EQ(writer.EndLayer(unique).status().message(), "its " + std::to_string(unique.size()) +
+                                                            " unique nodes do not start with its " +
+                                                            std::to_string(second.subgraph.seeds.size()) + " seeds");
 }
 
 TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
@@ -442,7 +446,8 @@ TEST(MiniBatchTest, AWriterUsedOutOfOrderSaysSoAndStaysFailedUntilBegin) {
   EXPECT_EQ(writer.BeginLayer(1, {1, 2}, 0).message(), "MiniBatchWriter: a layer began with no layer left to write");
   begin();
   FL_ASSERT_OK(writer.BeginLayer(0, {1, 2}, 0));
-  EXPECT_EQ(writer.EndLayer({1, 2}).status().message(), "MiniBatchWriter: a layer of 2 seeds ended with the counts of 0");
+  EXPECT_EQ(writer.EndLayer({1, 2}).status().message(),
+            "MiniBatchWriter: a layer of 2 seeds ended with the counts of 0");
   SampledChunk three_seeds;
   three_seeds.counts = {0, 0, 0};
   begin();

@@ -161,8 +161,8 @@ TEST(SharedMemoryTest, ALengthFieldBeyondTheSegmentIsDataLoss) {
   ASSERT_EQ(ftruncate(reader.fd(), 4096), 0);
   ASSERT_EQ(pwrite(reader.fd(), &length, sizeof(length), 0), static_cast<ssize_t>(sizeof(length)));
   EXPECT_EQ(Message(reader), "error: " + DataLossError("shared memory segment " + name +
-                                                        " holds 4096 bytes; its length field says 1048576 bytes "
-                                                        "follow the 8-byte field")
+                                                       " holds 4096 bytes; its length field says 1048576 bytes "
+                                                       "follow the 8-byte field")
                                              .ToString());
 }
 
@@ -171,7 +171,7 @@ TEST(SharedMemoryTest, ASegmentTooShortForItsLengthFieldIsDataLoss) {
   SegmentReader reader(name, NewSegment(name));
   ASSERT_EQ(ftruncate(reader.fd(), 3), 0);
   EXPECT_EQ(Message(reader), "error: " + DataLossError("shared memory segment " + name +
-                                                        " holds 3 bytes; expected at least its 8-byte length field")
+                                                       " holds 3 bytes; expected at least its 8-byte length field")
                                              .ToString());
 }
 

@@ -71,9 +71,9 @@ Result<AnswerReader::Connection> AnswerReader::ReadAvailable(int fd, std::deque<
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Connection::kOpen;
     if (r <= 0) {
       const std::string partial = Partial();
-      *transport = r < 0 ? std::string("pipe read failed: ") + std::strerror(errno)
-                         : partial.empty() ? "the result connection closed"
-                                           : "the result connection closed mid-answer (after " + partial + ")";
+      *transport = r < 0             ? std::string("pipe read failed: ") + std::strerror(errno)
+                   : partial.empty() ? "the result connection closed"
+                                     : "the result connection closed mid-answer (after " + partial + ")";
       return Connection::kClosed;
     }
     total += static_cast<size_t>(r);

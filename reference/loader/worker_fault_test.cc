@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -116,8 +116,8 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
   // where a death was due (or the reverse) does not match.
   EXPECT_TRUE(check(error.code() == StatusCode::kChildFailed)) << error;
   const std::string who = "worker " + std::to_string(faulty) + " (pid " + std::to_string(pids.at(faulty)) + ") ";
-  EXPECT_TRUE(check(error.message() == who + expected.text)) << error.message() << "\nexpected: " << who
-                                                             << expected.text;
+  EXPECT_TRUE(check(error.message() == who + expected.text))
+      << error.message() << "\nexpected: " << who << expected.text;
   EXPECT_TRUE(check(failure.has_value() && failure->worker == faulty && failure->minibatch == failing_minibatch));
   for (pid_t pid : pids) EXPECT_TRUE(check(!Unreaped(pid))) << "pid " << pid << " was left behind";
   EXPECT_TRUE(check(NoLeftoverSegments()));
@@ -141,16 +141,19 @@ void RunMatrix(StartMethod method) {
           RunCase(method, InjectStepName(step), InjectActionName(action));
     }
   }
-  std::string table = std::string("fault matrix, ") + StartMethodName(method) +
-                      " (worker 1 of 2 fails, worker 0 in the hang column; timeout 60 s, 2 s for the minibatch a hang "
-                      "withholds; each "
-                      "cell: error, minibatch, time from Create to the loader cleaned up (not checked); every cell also "
-                      "checked: no process, no segment held, a new loader works)\n";
+  std::string table =
+      std::string("fault matrix, ") + StartMethodName(method) +
+      " (worker 1 of 2 fails, worker 0 in the hang column; timeout 60 s, 2 s for the minibatch a hang "
+      "withholds; each "
+      "cell: error, minibatch, time from Create to the loader cleaned up (not checked); every cell also "
+      "checked: no process, no segment held, a new loader works)\n";
   char line[256];
   std::snprintf(line, sizeof(line), "| %-14s | %-20s | %-20s | %-20s | %-20s |\n", "step", "SIGKILL", "SIGSEGV",
                 "exit(3)", "hang");
   table += line;
-  table += "|----------------|----------------------|----------------------|----------------------|----------------------|\n";
+  table +=
+      "|----------------|----------------------|----------------------|----------------------|----------------------|"
+      "\n";
   for (InjectStep each : kInjectSteps) {
     const char* step = InjectStepName(each);
     std::snprintf(line, sizeof(line), "| %-14s | %-20s | %-20s | %-20s | %-20s |\n", step,
@@ -249,10 +252,11 @@ void ExpectMinibatchOfWorkerFails(int faulty, const std::string& fault, StatusCo
 // another index) is DataLoss in step read_shared_memory, naming the worker
 // and slot.
 TEST(WorkerFaultTest, ASlotHoldingAnotherMinibatchIsANamedReadError) {
-  ExpectMinibatchOfWorkerFails(1, "after_write:misindex", StatusCode::kDataLoss, "read_shared_memory", [](pid_t pid, const std::string&) {
-    return "reading minibatch 1 from worker 1 (pid " + std::to_string(pid) +
-           ")'s segment slot 0: the segment holds minibatch 1001";
-  });
+  ExpectMinibatchOfWorkerFails(1, "after_write:misindex", StatusCode::kDataLoss, "read_shared_memory",
+                               [](pid_t pid, const std::string&) {
+                                 return "reading minibatch 1 from worker 1 (pid " + std::to_string(pid) +
+                                        ")'s segment slot 0: the segment holds minibatch 1001";
+                               });
 }
 
 // An answer that breaks the protocol (a frame header no worker writes, or
@@ -265,10 +269,11 @@ TEST(WorkerFaultTest, AnAnswerThatBreaksTheProtocolIsANamedError) {
       {"after_write:misanswer", "it answered minibatch 1001"},
   };
   for (const auto& [fault, what] : cases) {
-    ExpectMinibatchOfWorkerFails(1, fault, StatusCode::kChildFailed, "answer", [what = std::string(what)](pid_t pid, const std::string&) {
-      return "worker 1 (pid " + std::to_string(pid) + ") broke the loader's protocol while producing minibatch 1: " +
-             what;
-    });
+    ExpectMinibatchOfWorkerFails(1, fault, StatusCode::kChildFailed, "answer",
+                                 [what = std::string(what)](pid_t pid, const std::string&) {
+                                   return "worker 1 (pid " + std::to_string(pid) +
+                                          ") broke the loader's protocol while producing minibatch 1: " + what;
+                                 });
   }
 }
 
@@ -302,10 +307,12 @@ TEST(WorkerFaultTest, AWorkerThatTricklesItsAnswerIsKilledAtTheTimeout) {
         const std::string head = "worker 0 (pid " + std::to_string(pid) + ") sent ";
         const size_t sent = got.rfind(head, 0) == 0 ? std::strtoull(got.c_str() + head.size(), nullptr, 10) : 0;
         EXPECT_GT(sent, 0u) << got;
-        const std::string part = sent < 16 ? std::to_string(sent) + " of the 16 bytes of an answer's header"
-                                           : std::to_string(sent) + " of the 1048592 bytes of its answer for minibatch 2";
-        return head + part + " and was still sending after 2 s while producing minibatch 2; it was killed "
-                             "(LoaderOptions::timeout)";
+        const std::string part = sent < 16
+                                     ? std::to_string(sent) + " of the 16 bytes of an answer's header"
+                                     : std::to_string(sent) + " of the 1048592 bytes of its answer for minibatch 2";
+        return head + part +
+               " and was still sending after 2 s while producing minibatch 2; it was killed "
+               "(LoaderOptions::timeout)";
       },
       kTimeout);
 }
@@ -313,11 +320,12 @@ TEST(WorkerFaultTest, AWorkerThatTricklesItsAnswerIsKilledAtTheTimeout) {
 // A worker that ends part-way through an answer is named by how it ended,
 // with what it had sent.
 TEST(WorkerFaultTest, AWorkerThatEndsMidAnswerIsNamedWithWhatItSent) {
-  ExpectMinibatchOfWorkerFails(1, "after_write:cutoff", StatusCode::kChildFailed, "produce", [](pid_t pid, const std::string&) {
-    return "worker 1 (pid " + std::to_string(pid) +
-           ") exited with code 3 after it had sent 8 of the 16 bytes of an answer's header while producing "
-           "minibatch 1";
-  });
+  ExpectMinibatchOfWorkerFails(
+      1, "after_write:cutoff", StatusCode::kChildFailed, "produce", [](pid_t pid, const std::string&) {
+        return "worker 1 (pid " + std::to_string(pid) +
+               ") exited with code 3 after it had sent 8 of the 16 bytes of an answer's header while producing "
+               "minibatch 1";
+      });
 }
 
 TEST(WorkerFaultTest, ATimeoutOutsideWhatPollCanWaitIsRefused) {

@@ -93,8 +93,8 @@ std::vector<std::string> SpawnedWorkerArgs(const LoaderOptions& o, const std::st
 // parent that has run a while inherits glibc's raised thresholds; a spawned
 // one started from the defaults, which made it ~20 % slower.)
 void KeepFreedMemoryForTheNextMinibatch() {
-  mallopt(M_MMAP_MAX, 0);                    // every block from the heap, none mapped alone
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);        // and the heap not shrunk below its peak
+  mallopt(M_MMAP_MAX, 0);              // every block from the heap, none mapped alone
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);  // and the heap not shrunk below its peak
 }
 
 int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, const std::string& shm_prefix,
@@ -151,7 +151,7 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     }
     if (batch < 0 || batch >= static_cast<int64_t>(batches->size())) {
       reply(batch, wire::ErrorToWire(InternalError("task for minibatch " + std::to_string(batch) + " is out of range"),
-                               "receive_task"));
+                                     "receive_task"));
       return 1;
     }
     std::string step = "write_shared_memory";
@@ -194,7 +194,8 @@ int RunWorker(const LoaderOptions& o, std::shared_ptr<LoaderDataset> inherited, 
     }
     if (breaks(InjectAction::kTrickle)) Trickle(result_fd, batch);
     const int64_t answered = breaks(InjectAction::kMisanswer) ? batch + 1000 : batch;
-    if (!reply(answered, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok()) return status.ok() ? 0 : 1;
+    if (!reply(answered, status.ok() ? "" : wire::ErrorToWire(status, step)) || !status.ok())
+      return status.ok() ? 0 : 1;
     ++answers_sent;
     inject.At(InjectStep::kAfterAnswer, index);
   }

@@ -92,9 +92,7 @@ int ReportFd() {
   return true;
 }();
 
-Status ErrnoError(const char* what) {
-  return InternalError(std::string(what) + " failed: " + std::strerror(errno));
-}
+Status ErrnoError(const char* what) { return InternalError(std::string(what) + " failed: " + std::strerror(errno)); }
 
 // Makes the child die with its parent (checked after the call against a
 // parent that exited in between).
@@ -425,7 +423,8 @@ Status ChildProcess::WaitForTranscript(std::string_view text, std::chrono::milli
     DrainReport();
     if (transcript_.find(text) != std::string::npos) return OkStatus();
     if (!report_fd_.valid()) return missing("has no report pipe");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return missing("ran for " + std::to_string(timeout.count()) + " ms");
     pollfd pfd{report_fd_.get(), POLLIN, 0};
     const int ready = poll(&pfd, 1, static_cast<int>(left.count()));

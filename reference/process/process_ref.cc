@@ -121,7 +121,8 @@ ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
 
 bool ProcessHandle::EndsBy(std::chrono::steady_clock::time_point deadline) {
   while (!ended_) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const int timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     if (!pidfd_.valid()) {  // no pidfd: look at the process every 10 ms
       ended_ = !ProcessRunning(ref_);
@@ -145,7 +146,7 @@ void ProcessHandle::Signal(int signal) {
   if (ended_) return;
   if (pidfd_.valid()) {
     (void)syscall(SYS_pidfd_send_signal, pidfd_.get(), signal, nullptr, 0);  // ESRCH once it has ended
-  } else if (Runs(ref_).value_or(false)) {  // only a process known to be ref_'s
+  } else if (Runs(ref_).value_or(false)) {                                   // only a process known to be ref_'s
     kill(ref_.pid, signal);
   }
 }

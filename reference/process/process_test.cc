@@ -13,10 +13,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
-#include <set>
-#include <sstream>
 #include <functional>
 #include <new>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -69,8 +69,10 @@ TEST(ProcessTest, ForkedChildReportsAndExits) {
 TEST(ProcessTest, AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild) {
   struct NotAStdException {};
   const std::pair<std::function<int()>, std::string> cases[] = {
-      {[]() -> int { throw std::runtime_error("boom"); }, "uncaught exception std::runtime_error: boom in the forked child"},
-      {[]() -> int { throw std::bad_alloc(); }, "uncaught exception std::bad_alloc: std::bad_alloc in the forked child"},
+      {[]() -> int { throw std::runtime_error("boom"); },
+       "uncaught exception std::runtime_error: boom in the forked child"},
+      {[]() -> int { throw std::bad_alloc(); },
+       "uncaught exception std::bad_alloc: std::bad_alloc in the forked child"},
       {[]() -> int { throw NotAStdException(); },
        "uncaught exception faultline::(anonymous namespace)::"
        "ProcessTest_AnExceptionThatEscapesAForkedBodyIsReportedAndEndsTheChild_Test::TestBody()::NotAStdException "
@@ -363,8 +365,8 @@ TEST(ProcessTest, AChildReapedElsewhereHasEndedWithAnUnknownStatus) {
     auto exit = child->Wait(milliseconds(20000));
     if (!exit.ok()) _exit(11);  // before: "waitpid failed: No child processes"
     if (exit->end != ChildEnd::kReapedElsewhere || exit->signal != 0 || exit->exit_code != 0) _exit(12);
-    if (exit->Describe() != "pid " + std::to_string(child->pid()) +
-                                " ended; its exit status was reaped elsewhere (waitpid: ECHILD)") {
+    if (exit->Describe() !=
+        "pid " + std::to_string(child->pid()) + " ended; its exit status was reaped elsewhere (waitpid: ECHILD)") {
       _exit(13);
     }
     if (child->running()) _exit(14);

@@ -64,10 +64,10 @@ TEST(ThreadCensusTest, AnUntaggedChildThatStartsAThreadIsNamed) {
   CensusEnvironment untagged("0", nullptr);
   const pid_t pid = ChildStartsAThread();
   if (kCensusBuilt) {
-    EXPECT_THAT(UntaggedThreadsError(),
-                testing::AllOf(testing::HasSubstr("this test started a thread (first in pid " + std::to_string(pid) +
-                                                  " ("),
-                               testing::HasSubstr("thread_census_test)) but is not tagged \"threaded\"")));
+    EXPECT_THAT(
+        UntaggedThreadsError(),
+        testing::AllOf(testing::HasSubstr("this test started a thread (first in pid " + std::to_string(pid) + " ("),
+                       testing::HasSubstr("thread_census_test)) but is not tagged \"threaded\"")));
   } else {
     EXPECT_EQ(UntaggedThreadsError(), "");  // sanitizer builds: their runtimes own pthread_create
   }

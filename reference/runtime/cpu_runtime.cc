@@ -25,9 +25,7 @@ class CpuRuntime final : public DeviceRuntime {
   Result<void*> DoMallocHost(size_t, SourceLocation) override { return NoDevice("MallocHost"); }
   Status DoFreeHost(void* ptr, SourceLocation) override { return ptr == nullptr ? OkStatus() : NoDevice("FreeHost"); }
   Status DoDeviceReset(SourceLocation) override { return NoDevice("DeviceReset"); }
-  Status DoFree(void* ptr, SourceLocation) override {
-    return ptr == nullptr ? OkStatus() : NoDevice("Free");
-  }
+  Status DoFree(void* ptr, SourceLocation) override { return ptr == nullptr ? OkStatus() : NoDevice("Free"); }
   Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle, bool,
                   SourceLocation) override {
     if (kind != MemcpyKind::kHostToHost) return NoDevice("Memcpy");

@@ -29,8 +29,9 @@ TEST(CudaErrorsTest, DocumentedCodesHaveTheToolkitValues) {
 }
 
 TEST(CudaErrorsTest, CallErrorKeepsEveryField) {
-  Status s = CudaCallError(713, "cudaErrorHostMemoryNotRegistered", "pointer does not correspond to a registered memory region",
-                           "cudaHostUnregister", SourceLocation{"a.cc", 9}, "more");
+  Status s = CudaCallError(713, "cudaErrorHostMemoryNotRegistered",
+                           "pointer does not correspond to a registered memory region", "cudaHostUnregister",
+                           SourceLocation{"a.cc", 9}, "more");
   ASSERT_TRUE(s.cuda_error().has_value());
   EXPECT_EQ(s.cuda_error()->code, 713);
   EXPECT_EQ(s.cuda_error()->api, "cudaHostUnregister");

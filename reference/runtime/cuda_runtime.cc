@@ -32,13 +32,12 @@ Status CudaStatus(int code, const char* api, SourceLocation loc, const std::stri
   return CudaCallError(code, cudaGetErrorName(err), cudaGetErrorString(err), api, loc, detail);
 }
 
-#define FL_CUDA_CALL(api, expr, loc)               \
-  do {                                             \
-    g_touched_cuda = true;                         \
-    cudaError_t _fl_err = (expr);                  \
+#define FL_CUDA_CALL(api, expr, loc)                                  \
+  do {                                                                \
+    g_touched_cuda = true;                                            \
+    cudaError_t _fl_err = (expr);                                     \
     if (_fl_err != cudaSuccess) return CudaStatus(_fl_err, api, loc); \
   } while (0)
-
 
 class CudaRuntime final : public DeviceRuntime {
  public:
@@ -53,7 +52,8 @@ class CudaRuntime final : public DeviceRuntime {
     auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
     auto get = reinterpret_cast<GetFn>(dlsym(driver, "cuDevicePrimaryCtxGetState"));
     if (init == nullptr || get == nullptr) return UnavailableError("PrimaryContextActive: driver lacks symbols");
-    if (int rc = init(0); rc != 0) return UnavailableError("PrimaryContextActive: cuInit returned " + std::to_string(rc));
+    if (int rc = init(0); rc != 0)
+      return UnavailableError("PrimaryContextActive: cuInit returned " + std::to_string(rc));
     unsigned flags = 0;
     int active = 0;
     if (int rc = get(device, &flags, &active); rc != 0) {
@@ -107,7 +107,8 @@ class CudaRuntime final : public DeviceRuntime {
     }
     if (int rc = init(); rc != 0) return UnavailableError("nvmlInit_v2 returned " + std::to_string(rc));
     unsigned physical = 0;
-    if (int rc = count(&physical); rc != 0) return UnavailableError("nvmlDeviceGetCount_v2 returned " + std::to_string(rc));
+    if (int rc = count(&physical); rc != 0)
+      return UnavailableError("nvmlDeviceGetCount_v2 returned " + std::to_string(rc));
     const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
     if (mask == nullptr) return static_cast<int>(physical);
     std::vector<std::string> uuids;
@@ -165,8 +166,8 @@ class CudaRuntime final : public DeviceRuntime {
                   SourceLocation loc) override {
     auto cuda_kind = static_cast<cudaMemcpyKind>(kind);
     if (async) {
-      FL_CUDA_CALL("cudaMemcpyAsync",
-                   cudaMemcpyAsync(dst, src, bytes, cuda_kind, static_cast<cudaStream_t>(stream)), loc);
+      FL_CUDA_CALL("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, cuda_kind, static_cast<cudaStream_t>(stream)),
+                   loc);
     } else {
       FL_CUDA_CALL("cudaMemcpy", cudaMemcpy(dst, src, bytes, cuda_kind), loc);
     }
@@ -209,8 +210,8 @@ class CudaRuntime final : public DeviceRuntime {
     return static_cast<EventHandle>(event);
   }
   Status DoEventRecord(EventHandle event, StreamHandle stream, SourceLocation loc) override {
-    FL_CUDA_CALL("cudaEventRecord",
-                 cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), loc);
+    FL_CUDA_CALL("cudaEventRecord", cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+                 loc);
     return OkStatus();
   }
   Status DoEventQuery(EventHandle event, SourceLocation loc) override {

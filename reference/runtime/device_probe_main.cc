@@ -59,9 +59,8 @@ int main(int argc, char** argv) {
   const auto& cuda = count.ok() ? std::nullopt : count.status().cuda_error();
   if (json) {
     std::printf("{\"runtime\": %s, \"devices\": %d, \"error\": %s, \"code\": %d, \"reason\": %s}\n",
-                Quoted(faultline::RuntimeKindName(*kind)).c_str(), devices,
-                cuda ? Quoted(cuda->name).c_str() : "null", cuda ? cuda->code : 0,
-                reason.empty() ? "null" : Quoted(reason).c_str());
+                Quoted(faultline::RuntimeKindName(*kind)).c_str(), devices, cuda ? Quoted(cuda->name).c_str() : "null",
+                cuda ? cuda->code : 0, reason.empty() ? "null" : Quoted(reason).c_str());
   } else if (devices > 0) {
     std::printf("%s: %d device(s)\n", faultline::RuntimeKindName(*kind), devices);
   } else {

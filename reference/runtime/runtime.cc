@@ -76,8 +76,8 @@ Status DeviceRuntime::Memcpy(void* dst, const void* src, size_t bytes, MemcpyKin
   return DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc);
 }
 
-Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind,
-                                  StreamHandle stream, SourceLocation loc) {
+Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
+                                  SourceLocation loc) {
   if (bytes == 0) return OkStatus();
   if (dst == nullptr) return NullArgument("MemcpyAsync", "dst");
   if (src == nullptr) return NullArgument("MemcpyAsync", "src");

@@ -19,8 +19,7 @@ namespace faultline {
 struct SourceLocation {
   const char* file;
   int line;
-  static constexpr SourceLocation Current(const char* file = __builtin_FILE(),
-                                          int line = __builtin_LINE()) {
+  static constexpr SourceLocation Current(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
     return SourceLocation{file, line};
   }
 };
@@ -130,8 +129,7 @@ class DeviceRuntime {
   Status HostRegister(void* ptr, size_t bytes, SourceLocation loc = SourceLocation::Current());
   // Unpins a range pinned by this process (cudaHostUnregister).
   Status HostUnregister(void* ptr, SourceLocation loc = SourceLocation::Current());
-  Result<PointerAttributes> GetPointerAttributes(const void* ptr,
-                                                 SourceLocation loc = SourceLocation::Current());
+  Result<PointerAttributes> GetPointerAttributes(const void* ptr, SourceLocation loc = SourceLocation::Current());
   // Returns whether ptr is registered (pinned) host memory.
   Result<bool> IsPinned(const void* ptr, SourceLocation loc = SourceLocation::Current());
 
@@ -191,8 +189,8 @@ class DeviceRuntime {
   virtual Status DoFreeHost(void* ptr, SourceLocation loc) = 0;
   virtual Status DoDeviceReset(SourceLocation loc) = 0;
   virtual Status DoFree(void* ptr, SourceLocation loc) = 0;
-  virtual Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
-                          bool async, SourceLocation loc) = 0;
+  virtual Status DoMemcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream, bool async,
+                          SourceLocation loc) = 0;
   virtual Status DoHostRegister(void* ptr, size_t bytes, SourceLocation loc) = 0;
   virtual Status DoHostUnregister(void* ptr, SourceLocation loc) = 0;
   virtual Result<PointerAttributes> DoGetPointerAttributes(const void* ptr, SourceLocation loc) = 0;
@@ -206,9 +204,9 @@ class DeviceRuntime {
   virtual Status DoEventSynchronize(EventHandle event, SourceLocation loc) = 0;
   virtual Status DoEventDestroy(EventHandle event, SourceLocation loc) = 0;
   virtual Status DoGetLastError(bool clear, SourceLocation loc) = 0;
-  virtual Status DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers,
-                          size_t num_buffers, const std::function<void()>& host_twin,
-                          const std::function<int()>& cuda_launch, SourceLocation loc) = 0;
+  virtual Status DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
+                          const std::function<void()>& host_twin, const std::function<int()>& cuda_launch,
+                          SourceLocation loc) = 0;
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are

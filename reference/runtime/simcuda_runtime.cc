@@ -79,8 +79,8 @@ bool IsInternalFrame(const backward::ResolvedTrace::SourceLoc& loc) {
   // initializer) say nothing about who loaded what.
   return loc.filename.empty() || EndsWith(loc.filename, "reference/runtime/simcuda_runtime.cc") ||
          EndsWith(loc.filename, "reference/runtime/runtime.cc") || EndsWith(loc.filename, "backward.hpp") ||
-         loc.filename.find("reference/dropin/") != std::string::npos ||
-         loc.filename.rfind("./elf/", 0) == 0 || IsCallPlumbing(loc);
+         loc.filename.find("reference/dropin/") != std::string::npos || loc.filename.rfind("./elf/", 0) == 0 ||
+         IsCallPlumbing(loc);
 }
 
 std::string Basename(const std::string& path) {
@@ -96,9 +96,8 @@ bool IsDropInObject(const std::string& object) {
 
 // CPython's evaluation loop, from libpython or a statically linked python.
 bool IsPythonInterpreterFrame(const backward::ResolvedTrace& frame) {
-  return Basename(frame.object_filename).rfind("libpython", 0) == 0 ||
-         frame.source.filename.rfind("Python/", 0) == 0 || frame.source.filename.rfind("Objects/", 0) == 0 ||
-         frame.source.filename.rfind("./Include/", 0) == 0;
+  return Basename(frame.object_filename).rfind("libpython", 0) == 0 || frame.source.filename.rfind("Python/", 0) == 0 ||
+         frame.source.filename.rfind("Objects/", 0) == 0 || frame.source.filename.rfind("./Include/", 0) == 0;
 }
 
 }  // namespace
@@ -269,9 +268,9 @@ std::string SimCudaRuntime::ResolveInitializationSite() {
 Result<bool> SimCudaRuntime::PrimaryContextActive(int device) {
   std::lock_guard<std::mutex> lock(mu_);
   if (Status init = DriverInitLocked(SourceLocation::Current()); !init.ok()) {
-    return UnavailableError("PrimaryContextActive: " + (init.cuda_error()
-                                                            ? "cuInit returned " + std::to_string(init.cuda_error()->code)
-                                                            : init.message()));
+    return UnavailableError(
+        "PrimaryContextActive: " +
+        (init.cuda_error() ? "cuInit returned " + std::to_string(init.cuda_error()->code) : init.message()));
   }
   if (device < 0 || device >= device_count_) {
     return InvalidArgumentError("PrimaryContextActive: device " + std::to_string(device) + " is not in [0, " +
@@ -446,8 +445,8 @@ Result<void*> SimCudaRuntime::MallocLocked(size_t bytes, bool managed, const cha
   const int device = t_current_device;
   if (used_bytes_[device] + bytes > capacity_bytes_) {
     return Fail(cudaErrorMemoryAllocation, api, loc,
-                "requested " + std::to_string(bytes) + " bytes with " + std::to_string(used_bytes_[device]) +
-                    " of " + std::to_string(capacity_bytes_) + " in use on device " + std::to_string(device));
+                "requested " + std::to_string(bytes) + " bytes with " + std::to_string(used_bytes_[device]) + " of " +
+                    std::to_string(capacity_bytes_) + " in use on device " + std::to_string(device));
   }
   // Real allocations are 256-byte aligned; the host twin relies on it too.
   size_t rounded = (bytes + 255) / 256 * 256;
@@ -477,7 +476,8 @@ Status SimCudaRuntime::DoMemcpy(void* dst, const void* src, size_t bytes, Memcpy
   const char* api = async ? "cudaMemcpyAsync" : "cudaMemcpy";
   std::lock_guard<std::mutex> lock(mu_);
   FL_RETURN_IF_ERROR(Enter(api, Needs::kContext, loc));
-  if (!KnownStream(stream)) return Fail(cudaErrorInvalidResourceHandle, api, loc, "unknown stream " + PointerText(stream));
+  if (!KnownStream(stream))
+    return Fail(cudaErrorInvalidResourceHandle, api, loc, "unknown stream " + PointerText(stream));
   const bool dst_device = kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToDevice;
   const bool src_device = kind == MemcpyKind::kDeviceToHost || kind == MemcpyKind::kDeviceToDevice;
   if (dst_device && FindRange(device_allocations_, dst, bytes) == nullptr) {
@@ -577,9 +577,7 @@ Status SimCudaRuntime::DoDeviceSynchronize(SourceLocation loc) {
   return Enter("cudaDeviceSynchronize", Needs::kContext, loc);
 }
 
-bool SimCudaRuntime::KnownStream(StreamHandle handle) const {
-  return handle == nullptr || streams_.count(handle) != 0;
-}
+bool SimCudaRuntime::KnownStream(StreamHandle handle) const { return handle == nullptr || streams_.count(handle) != 0; }
 
 Status SimCudaRuntime::CheckEvent(const char* api, EventHandle event, SourceLocation loc) {
   if (events_.count(event) != 0) return OkStatus();
@@ -648,8 +646,8 @@ Status SimCudaRuntime::DoGetLastError(bool clear, SourceLocation loc) {
 }
 
 Status SimCudaRuntime::DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers,
-                                size_t num_buffers, const std::function<void()>& host_twin,
-                                const std::function<int()>&, SourceLocation loc) {
+                                size_t num_buffers, const std::function<void()>& host_twin, const std::function<int()>&,
+                                SourceLocation loc) {
   bool run_body = false;
   FL_RETURN_IF_ERROR(BeginKernel(kernel, config, buffers, num_buffers, loc, &run_body));
   if (run_body) host_twin();  // outside mu_: the twin may be long, and kernels make no runtime calls
@@ -708,8 +706,8 @@ Result<SimCudaRuntime::DeviceDescription> SimCudaRuntime::Describe(int device, S
                 "device " + std::to_string(device) + " is not in [0, " + std::to_string(device_count_) + ")");
   }
   const int physical = visible_physical_[device];
-  return DeviceDescription{device_name_, capacity_bytes_, compute_major_, compute_minor_, SimulatedUuid(physical),
-                           physical};
+  return DeviceDescription{device_name_,   capacity_bytes_,         compute_major_,
+                           compute_minor_, SimulatedUuid(physical), physical};
 }
 
 Status SimCudaRuntime::EnterRuntimeCall(const char* api, bool needs_context, SourceLocation loc) {

@@ -188,13 +188,13 @@ class SimCudaRuntime final : public DeviceRuntime {
   cudaError_t init_error_ = cudaSuccess;
   size_t capacity_bytes_ = size_t{16} << 30;
 
-  bool initialized_ = false;          // the driver is initialized (cuInit, or any runtime call)
+  bool initialized_ = false;  // the driver is initialized (cuInit, or any runtime call)
   // The calls that only need CUDA initialized (cudaGetDevice, the count,
   // the driver's precondition) answer without the lock once this is set:
   // the runtime initialized without error in this very process. A forked
   // child starts with it clear. PyTorch asks cudaGetDevice ~16 times a copy.
   std::atomic<bool> ready_{false};
-  pid_t current_pid_ = 0;  // this process's pid, renewed in a forked child (getpid() is a system call)
+  pid_t current_pid_ = 0;             // this process's pid, renewed in a forked child (getpid() is a system call)
   bool runtime_initialized_ = false;  // the runtime too: it has cached the device count
   pid_t init_pid_ = 0;
   // Set in a child forked after only cuInit: the runtime's own initialization
@@ -223,8 +223,8 @@ class SimCudaRuntime final : public DeviceRuntime {
   std::map<uintptr_t, Range> device_allocations_;
   std::map<uintptr_t, Range> registered_host_;
   std::map<uintptr_t, Range> pinned_allocations_;  // cudaMallocHost
-  std::map<StreamHandle, int> streams_;             // stream -> device
-  std::map<EventHandle, int> events_;               // event -> device
+  std::map<StreamHandle, int> streams_;            // stream -> device
+  std::map<EventHandle, int> events_;              // event -> device
 };
 
 // Returns the process-wide simcuda runtime.

@@ -53,8 +53,7 @@ TEST(SimCudaTest, ForkedChildErrorSaysWhereTheParentInitializedCuda) {
   const std::string& t = exit.transcript;
   EXPECT_THAT(t, testing::HasSubstr("count ok; ")) << t;
   EXPECT_THAT(t, testing::HasSubstr("cudaErrorInitializationError (3): \"initialization error\" in cudaMalloc")) << t;
-  EXPECT_THAT(t, testing::HasSubstr("was forked after CUDA was initialized in pid " + std::to_string(exit.pid)))
-      << t;
+  EXPECT_THAT(t, testing::HasSubstr("was forked after CUDA was initialized in pid " + std::to_string(exit.pid))) << t;
   EXPECT_THAT(t, testing::HasSubstr("TouchCudaInTheParent")) << t;
   EXPECT_THAT(t, testing::HasSubstr("simcuda_runtime_test.cc:")) << t;
 }
@@ -69,9 +68,9 @@ FL_REGISTER_CHILD("report_device_count", ReportDeviceCount);
 
 TEST(SimCudaTest, DeviceCountFollowsConfigurationAndVisibleDevices) {
   EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "3"}}).transcript, "3 3");
-  EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "3"}, {"CUDA_VISIBLE_DEVICES", "2,0"}})
-                .transcript,
-            "2 2");
+  EXPECT_EQ(
+      RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "3"}, {"CUDA_VISIBLE_DEVICES", "2,0"}}).transcript,
+      "2 2");
   // The driver stops at the first invalid ordinal.
   EXPECT_EQ(RunChild("report_device_count", {{"FAULTLINE_SIMCUDA_DEVICES", "2"}, {"CUDA_VISIBLE_DEVICES", "1,7,0"}})
                 .transcript,
@@ -87,7 +86,8 @@ TEST(SimCudaTest, DeviceCountFollowsConfigurationAndVisibleDevices) {
 // ignored for the default, and "-1" once wrapped to a huge count.
 int ReportConfigurationError(const std::vector<std::string>&) {
   auto count = SimCuda().GetDeviceCount();
-  ReportToParent(count.ok() ? std::to_string(*count) : count.status().cuda_error()->name + ": " + count.status().message());
+  ReportToParent(count.ok() ? std::to_string(*count)
+                            : count.status().cuda_error()->name + ": " + count.status().message());
   return 0;
 }
 FL_REGISTER_CHILD("report_configuration_error", ReportConfigurationError);
@@ -177,9 +177,11 @@ int StreamOfAnotherDeviceChild(const std::vector<std::string>&) {
   StreamHandle stream = *sim.StreamCreate();
   (void)sim.SetDevice(0);
   bool ran = false;
-  Status launch = sim.Launch("Probe", LaunchConfig{1, 1, stream}, nullptr, 0, [&ran] { ran = true; }, [] { return 0; });
+  Status launch = sim.Launch(
+      "Probe", LaunchConfig{1, 1, stream}, nullptr, 0, [&ran] { ran = true; }, [] { return 0; });
   auto after = sim.Malloc(64);
-  ReportToParent(launch.message() + (ran ? "; ran" : "; did not run") + (after.ok() ? "; malloc ok" : "; malloc failed"));
+  ReportToParent(launch.message() + (ran ? "; ran" : "; did not run") +
+                 (after.ok() ? "; malloc ok" : "; malloc failed"));
   return 0;
 }
 FL_REGISTER_CHILD("stream_of_another_device", StreamOfAnotherDeviceChild);
@@ -213,7 +215,8 @@ TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
 TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
   bool run = false;
   LaunchConfig config{1, 2048, nullptr};
-  Status s = SimCuda().Launch("Probe", config, nullptr, 0, [&run] { run = true; }, [] { return 0; });
+  Status s = SimCuda().Launch(
+      "Probe", config, nullptr, 0, [&run] { run = true; }, [] { return 0; });
   EXPECT_FALSE(run);
   ASSERT_TRUE(s.cuda_error().has_value());
   EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidValue");

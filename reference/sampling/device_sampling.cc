@@ -12,8 +12,8 @@
 #include "kernels/compact_kernels.cuh"
 #include "kernels/fill.h"
 #include "kernels/launch.h"
-#include "kernels/scan.h"
 #include "kernels/sampling_kernels.cuh"
+#include "kernels/scan.h"
 #include "reference/sampling/unique_and_compact.h"
 
 namespace faultline {
@@ -61,8 +61,7 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
   return g;
 }
 
-Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, DeviceRuntime& runtime,
-                                                   Device device) {
+Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device) {
   if (which < 0 || which >= kNumBuffers || size < 0 || size > kMaxWords) {
     return InvalidArgumentError("DeviceSamplingWorkspace::Words: buffer " + std::to_string(which) + ", size " +
                                 std::to_string(size) + "; expected a buffer below " + std::to_string(kNumBuffers) +
@@ -153,9 +152,8 @@ Result<int64_t> TotalAt(DeviceRuntime& rt, const DeviceWords& words, int64_t n, 
 // split into chunks, each keeping its own top-k on a thread of its own
 // (kernels::sampling::TopKChunks), so that no thread walks a whole hub.
 // The caller holds the device guard.
-Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout,
-                                    uint32_t layer, const SamplingOptions& options, StreamHandle stream,
-                                    DeviceSamplingWorkspace& ws) {
+Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout, uint32_t layer,
+                                    const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& ws) {
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   const bool weighted = options.weighted;
@@ -192,16 +190,15 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   }
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
   kernels::SampleCountKernel count_kernel{params, seeds.data, n, hop.indptr.data, chunk_offsets.data};
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "SampleCountKernel", launch, count_kernel,
-                                           {indptr_use, weights_use, prefix_use, max_use, seeds.use(), hop.indptr.use(),
-                                            chunk_offsets.use()},
-                                           &kernels::LaunchSampleCountOnCuda));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "SampleCountKernel", launch, count_kernel,
+      {indptr_use, weights_use, prefix_use, max_use, seeds.use(), hop.indptr.use(), chunk_offsets.use()},
+      &kernels::LaunchSampleCountOnCuda));
   // Both prefix sums, then one wait for their totals.
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream, scan_scratch));
   if (top_k) {
-    FL_RETURN_IF_ERROR(
-        kernels::ExclusiveSum(rt, chunk_offsets.data, chunk_offsets.data, n + 1, stream, scan_scratch));
+    FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, chunk_offsets.data, chunk_offsets.data, n + 1, stream, scan_scratch));
   }
   FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
   if (num_edges == 0) return hop;  // no seed has an edge to split
@@ -240,8 +237,7 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                                  survivors.data,
                                                  reinterpret_cast<kernels::sampling::SampleKey*>(chunk_keys.data)};
     FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-        rt, "SampleTopKChunksKernel", kernels::LaunchFor(static_cast<uint64_t>(num_chunks), 128, stream),
-        chunk_kernel,
+        rt, "SampleTopKChunksKernel", kernels::LaunchFor(static_cast<uint64_t>(num_chunks), 128, stream), chunk_kernel,
         {indptr_use, weights_use, prefix_use, max_use, seeds.use(), chunk_offsets.use(), survivors.use(),
          chunk_keys.use()},
         &kernels::LaunchSampleTopKChunksOnCuda));
@@ -258,8 +254,8 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                            survivors.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "SampleSeedsKernel", launch, sample_kernel,
-      {indptr_use, weights_use, prefix_use, max_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(), hop.edges.use(),
-       hop.indices.use(), keys.use(), chunk_offsets.use(), survivors.use()},
+      {indptr_use, weights_use, prefix_use, max_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(),
+       hop.edges.use(), hop.indices.use(), keys.use(), chunk_offsets.use(), survivors.use()},
       &kernels::LaunchSampleSeedsOnCuda));
   return hop;
 }
@@ -300,13 +296,12 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   const kernels::NodeTable table{reinterpret_cast<unsigned long long*>(keys.data),
                                  reinterpret_cast<unsigned long long*>(first.data), new_id.data, capacity};
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 256, stream);
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
-                                           {seeds.use(), indices.use(), keys.use(), first.use()},
-                                           &kernels::LaunchInsertNodesOnCuda));
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(rt, "MarkFirstKernel", launch,
-                                           kernels::MarkFirstKernel{positions, table, is_first.data},
-                                           {seeds.use(), indices.use(), keys.use(), first.use(), is_first.use()},
-                                           &kernels::LaunchMarkFirstOnCuda));
+  FL_RETURN_IF_ERROR(
+      kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
+                            {seeds.use(), indices.use(), keys.use(), first.use()}, &kernels::LaunchInsertNodesOnCuda));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "MarkFirstKernel", launch, kernels::MarkFirstKernel{positions, table, is_first.data},
+      {seeds.use(), indices.use(), keys.use(), first.use(), is_first.use()}, &kernels::LaunchMarkFirstOnCuda));
 
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
@@ -320,10 +315,10 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
       &kernels::LaunchEmitUniqueOnCuda));
   FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.Words(Buffer::kCompacted, indices.size, rt, device));
   if (indices.size == 0) return DeviceCompaction{unique, compacted};
-  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
-      kernels::RelabelKernel{table, indices.data, indices.size, compacted.data},
-      {indices.use(), keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
+  FL_RETURN_IF_ERROR(
+      kernels::LaunchKernel(rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
+                            kernels::RelabelKernel{table, indices.data, indices.size, compacted.data},
+                            {indices.use(), keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
   return DeviceCompaction{unique, compacted};
 }
 
@@ -378,8 +373,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
 // layer's arrays are copied back once, for the result (and the next hop's
 // seeds are checked on that copy, as a hop sampled alone checks them). With
 // no seeds nothing touches the device, as before.
-Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
-                                                           const std::vector<int64_t>& seeds,
+Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace* workspace) {
@@ -395,33 +389,34 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
       workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
   std::vector<SampledLayer> layers;
   layers.reserve(fanouts.size());  // the unique nodes returned stay where they are
-  DeviceWords seeds_dev;  // the hop's seeds on the device: the last hop's unique nodes
-  Status chained = ChainLayers(seeds, fanouts,
-                                 [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
-                                     uint32_t layer) -> Result<const std::vector<int64_t>*> {
-    FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options));
-    SampledLayer& out = layers.emplace_back();
-    out.subgraph.seeds = layer_seeds;
-    out.subgraph.indptr.assign(1, 0);
-    if (layer_seeds.empty()) return &out.unique_nodes;  // and so is every later hop
-    if (layer == 0) {
-      guard.emplace(rt, graph.device());
-      FL_RETURN_IF_ERROR(guard->status());
-      FL_ASSIGN_OR_RETURN(seeds_dev, CopyToDevice(ws, Buffer::kNodes0, layer_seeds, rt, device, stream));
-    }
-    const Buffer unique_into = layer % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
-    FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
-    FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                        CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
-    FL_RETURN_IF_ERROR(WaitFor(rt, stream));
-    FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost(rt, hop.indptr));
-    FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost(rt, hop.edges));
-    FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost(rt, hop.indices));
-    FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.unique_nodes));
-    FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
-    seeds_dev = compacted.unique_nodes;
-    return &out.unique_nodes;
-  });
+  DeviceWords seeds_dev;           // the hop's seeds on the device: the last hop's unique nodes
+  Status chained = ChainLayers(
+      seeds, fanouts,
+      [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
+          uint32_t layer) -> Result<const std::vector<int64_t>*> {
+        FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options));
+        SampledLayer& out = layers.emplace_back();
+        out.subgraph.seeds = layer_seeds;
+        out.subgraph.indptr.assign(1, 0);
+        if (layer_seeds.empty()) return &out.unique_nodes;  // and so is every later hop
+        if (layer == 0) {
+          guard.emplace(rt, graph.device());
+          FL_RETURN_IF_ERROR(guard->status());
+          FL_ASSIGN_OR_RETURN(seeds_dev, CopyToDevice(ws, Buffer::kNodes0, layer_seeds, rt, device, stream));
+        }
+        const Buffer unique_into = layer % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
+        FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
+        FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
+                            CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
+        FL_RETURN_IF_ERROR(WaitFor(rt, stream));
+        FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost(rt, hop.indptr));
+        FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost(rt, hop.edges));
+        FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost(rt, hop.indices));
+        FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.unique_nodes));
+        FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
+        seeds_dev = compacted.unique_nodes;
+        return &out.unique_nodes;
+      });
   if (!chained.ok()) {
     // Kernels this call queued may still run in the workspace's buffers: a
     // caller could reuse them next on another stream. The error returned is

@@ -75,10 +75,21 @@ class DeviceSamplingWorkspace {
   // A hop's arrays (sampling, then compaction). kNodes0/kNodes1 take turns
   // holding a hop's seeds and the unique nodes the next hop samples from.
   enum Buffer : int {
-    kIndptr, kEdges, kIndices, kSampleKeys,             // sampling
-    kChunkOffsets, kChunkSurvivors, kChunkKeys,          // hubs' top-k in chunks (kernels::sampling::TopKChunks)
-    kTableKeys, kTableFirst, kTableNewId, kIsFirst, kRank, kCompacted,  // compaction
-    kNodes0, kNodes1,
+    kIndptr,
+    kEdges,
+    kIndices,
+    kSampleKeys,  // sampling
+    kChunkOffsets,
+    kChunkSurvivors,
+    kChunkKeys,  // hubs' top-k in chunks (kernels::sampling::TopKChunks)
+    kTableKeys,
+    kTableFirst,
+    kTableNewId,
+    kIsFirst,
+    kRank,
+    kCompacted,  // compaction
+    kNodes0,
+    kNodes1,
     kScanScratch,  // lent to the prefix sums (kernels::ScanScratch)
     kNumBuffers
   };
@@ -141,8 +152,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
 // of its own when null, kExact: the call then allocates its buffers and
 // frees them).
-Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph,
-                                                           const std::vector<int64_t>& seeds,
+Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options,
                                                            StreamHandle stream = nullptr,

@@ -58,8 +58,12 @@ TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
   FL_ASSERT_OK(device_graph);
   std::vector<int64_t> seeds;
   for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
-  const Mode modes[] = {{"uniform", 5, false, false}, {"weighted", 5, false, true}, {"uniform-replace", 4, true, false},
-                        {"weighted-replace", 4, true, true}, {"all", -1, false, false}, {"all-weighted", -1, false, true},
+  const Mode modes[] = {{"uniform", 5, false, false},
+                        {"weighted", 5, false, true},
+                        {"uniform-replace", 4, true, false},
+                        {"weighted-replace", 4, true, true},
+                        {"all", -1, false, false},
+                        {"all-weighted", -1, false, true},
                         {"zero", 0, false, false}};
   for (const Mode& m : modes) {
     SCOPED_TRACE(m.name);
@@ -107,8 +111,11 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
     std::vector<int64_t> fanouts;
     bool weighted;
   };
-  const Call calls[] = {{many, {10, 5, 3}, false}, {few, {4, 0, 2}, false}, {many, {6, 4}, true},
-                        {few, {3}, true},          {many, {10, 5, 3}, false}};
+  const Call calls[] = {{many, {10, 5, 3}, false},
+                        {few, {4, 0, 2}, false},
+                        {many, {6, 4}, true},
+                        {few, {3}, true},
+                        {many, {10, 5, 3}, false}};
   DeviceSamplingWorkspace ws;
   int64_t after_uniform = 0, warm = 0;
   for (size_t i = 0; i < std::size(calls); ++i) {
@@ -226,7 +233,8 @@ TEST_P(DeviceSamplingTest, PicksBeyondTheMemoryAreNamedAsOnTheCpu) {
   FL_ASSERT_OK(device_graph);
   const std::vector<int64_t> seeds(1024, 1);
   const SamplingOptions options{/*replace=*/true, false, 1, 1};
-  const std::string need = "sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks (35184372072448 bytes)";
+  const std::string need =
+      "sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks (35184372072448 bytes)";
   auto one_hop = SampleNeighborsOnDevice(*device_graph, seeds, 2147483647, 0, options);
   ASSERT_FALSE(one_hop.ok());
   EXPECT_EQ(one_hop.status().code(), StatusCode::kDeviceError);
@@ -276,8 +284,10 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
   auto device_graph = DeviceGraph::Create(*graph, *rt_, GetParam());
   FL_ASSERT_OK(device_graph);
   const std::vector<int64_t> seeds = {0, 1, 2, 3, 17, 2999, 0};
-  const Mode modes[] = {{"weighted 5", 5, false, true}, {"weighted 300", 300, false, true},
-                        {"weighted 1", 1, false, true}, {"uniform top-k 300", 300, false, false},
+  const Mode modes[] = {{"weighted 5", 5, false, true},
+                        {"weighted 300", 300, false, true},
+                        {"weighted 1", 1, false, true},
+                        {"uniform top-k 300", 300, false, false},
                         {"uniform top-k 1000", 1000, false, false}};
   for (const Mode& m : modes) {
     SCOPED_TRACE(m.name);
@@ -289,7 +299,8 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
     EXPECT_EQ(dev->indptr, cpu->indptr);
     EXPECT_EQ(dev->original_edge_ids, cpu->original_edge_ids);
     EXPECT_EQ(dev->indices, cpu->indices);
-    auto cpu_hops = SampleMultiLayer(*graph, seeds, {m.fanout, m.fanout, m.fanout}, SamplingOptions{m.replace, m.weighted, 31, 2});
+    auto cpu_hops =
+        SampleMultiLayer(*graph, seeds, {m.fanout, m.fanout, m.fanout}, SamplingOptions{m.replace, m.weighted, 31, 2});
     auto dev_hops = SampleMultiLayerOnDevice(*device_graph, seeds, {m.fanout, m.fanout, m.fanout}, options);
     FL_ASSERT_OK(cpu_hops);
     FL_ASSERT_OK(dev_hops);
@@ -301,8 +312,8 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
   // nodes one chunk at most.
   using W = DeviceSamplingWorkspace;
   W ws(W::Growth::kExact);
-  auto hop = SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, true, 31},
-                                      nullptr, &ws);
+  auto hop =
+      SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, true, 31}, nullptr, &ws);
   FL_ASSERT_OK(hop);
   EXPECT_EQ(ws.words(W::kChunkSurvivors), 2 * 5);
   EXPECT_EQ(ws.words(W::kChunkKeys), 2 * 2 * 5);

@@ -30,13 +30,13 @@ Result<const std::vector<int64_t>*> SampleAndCompactLayer(const CscGraph& graph,
     // Node ids lie in [0, num_nodes).
     compactor.emplace(seeds, 0, std::max<int64_t>(graph.num_nodes() - 1, 0), expected);
   };
-  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options,
-                                             [&](const SampledChunk& chunk) -> Status {
-    if (!compactor) start_compactor();
-    FL_ASSIGN_OR_RETURN(int64_t* compacted, sink.AddChunk(chunk));
-    compactor->Add(chunk.indices.begin(), static_cast<size_t>(chunk.indices.size()), compacted);
-    return OkStatus();
-  }));
+  FL_RETURN_IF_ERROR(
+      SampleNeighborsInChunks(graph, seeds, fanout, layer, options, [&](const SampledChunk& chunk) -> Status {
+        if (!compactor) start_compactor();
+        FL_ASSIGN_OR_RETURN(int64_t * compacted, sink.AddChunk(chunk));
+        compactor->Add(chunk.indices.begin(), static_cast<size_t>(chunk.indices.size()), compacted);
+        return OkStatus();
+      }));
   if (!compactor) start_compactor();  // no seeds, no chunks
   return sink.EndLayer(compactor->TakeUniqueNodes());
 }
@@ -101,14 +101,15 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
   FL_RETURN_IF_ERROR(ChainLayers(seeds, fanouts,
                                  [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
                                      uint32_t layer) -> Result<const std::vector<int64_t>*> {
-    FL_ASSIGN_OR_RETURN(SampledSubgraph sampled, sample_one(layer_seeds, fanout, layer));
-    SampledLayer& out = layers.emplace_back();
-    out.subgraph = std::move(sampled);
-    FL_ASSIGN_OR_RETURN(UniqueAndCompactResult compacted, compact(out.subgraph.seeds, out.subgraph.indices));
-    out.unique_nodes = std::move(compacted.unique_nodes);
-    out.compacted_indices = std::move(compacted.compacted_indices);
-    return &out.unique_nodes;
-  }));
+                                   FL_ASSIGN_OR_RETURN(SampledSubgraph sampled, sample_one(layer_seeds, fanout, layer));
+                                   SampledLayer& out = layers.emplace_back();
+                                   out.subgraph = std::move(sampled);
+                                   FL_ASSIGN_OR_RETURN(UniqueAndCompactResult compacted,
+                                                       compact(out.subgraph.seeds, out.subgraph.indices));
+                                   out.unique_nodes = std::move(compacted.unique_nodes);
+                                   out.compacted_indices = std::move(compacted.compacted_indices);
+                                   return &out.unique_nodes;
+                                 }));
   return layers;
 }
 

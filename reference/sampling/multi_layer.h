@@ -52,8 +52,7 @@ Status ValidateMultiLayerRequest(int64_t num_nodes, bool has_weights, const std:
 // Runs `one_layer` for every fanout, hop k + 1 starting from the unique
 // nodes of hop k. Fails when fanouts is empty or a hop fails (the error
 // names the hop).
-Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
-                   const ChainedHop& one_layer);
+Status ChainLayers(const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts, const ChainedHop& one_layer);
 
 // Runs `sample_one` then `compact` for every fanout, hop k + 1 starting from
 // the unique nodes of hop k; any backend (CPU, simcuda, cuda) supplies them.
@@ -65,8 +64,7 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
 // the unique nodes of hop k. Fails when fanouts is empty or any hop fails
 // (the error names the hop).
 Result<std::vector<SampledLayer>> SampleMultiLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
-                                                   const std::vector<int64_t>& fanouts,
-                                                   const SamplingOptions& options);
+                                                   const std::vector<int64_t>& fanouts, const SamplingOptions& options);
 
 // Receives SampleMultiLayerInto's layers as they are made, on the calling
 // thread: for each layer BeginLayer, its chunks in seed order, EndLayer.

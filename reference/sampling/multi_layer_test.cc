@@ -21,7 +21,8 @@ using ::testing::HasSubstr;
 
 TEST(SampleMultiLayerTest, EachHopStartsFromThePreviousUniqueNodes) {
   Result<CscGraph> chain = MakeChain(6);
-  Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*chain, {4}, {-1, -1, -1}, SamplingOptions{false, false, 1, 1});
+  Result<std::vector<SampledLayer>> layers =
+      SampleMultiLayer(*chain, {4}, {-1, -1, -1}, SamplingOptions{false, false, 1, 1});
   FL_ASSERT_OK(layers);
   ASSERT_EQ(layers->size(), 3u);
   EXPECT_THAT((*layers)[0].subgraph.seeds, ElementsAre(4));
@@ -37,10 +38,12 @@ TEST(SampleMultiLayerTest, HopKUsesLayerIndexK) {
   Result<CscGraph> graph = GeneratePowerLaw(500, 10000, 3, false);
   FL_ASSERT_OK(graph);
   const std::vector<int64_t> seeds = {0, 1, 2, 3, 10, 20};
-  Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*graph, seeds, {4, 3}, SamplingOptions{false, false, 77, 2});
+  Result<std::vector<SampledLayer>> layers =
+      SampleMultiLayer(*graph, seeds, {4, 3}, SamplingOptions{false, false, 77, 2});
   FL_ASSERT_OK(layers);
   Result<SampledSubgraph> hop0 = SampleNeighbors(*graph, seeds, 4, 0, SamplingOptions{false, false, 77, 1});
-  Result<SampledSubgraph> hop1 = SampleNeighbors(*graph, (*layers)[0].unique_nodes, 3, 1, SamplingOptions{false, false, 77, 1});
+  Result<SampledSubgraph> hop1 =
+      SampleNeighbors(*graph, (*layers)[0].unique_nodes, 3, 1, SamplingOptions{false, false, 77, 1});
   EXPECT_EQ((*layers)[0].subgraph.original_edge_ids, hop0->original_edge_ids);
   EXPECT_EQ((*layers)[1].subgraph.original_edge_ids, hop1->original_edge_ids);
 }
@@ -141,12 +144,19 @@ TEST(SampleMultiLayerTest, ABadRequestFailsBeforeAnyLayerBegins) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{2}, {3, -2}, SamplingOptions{false, false, 1, 1}, "layer 1: fanout=-2; expected -1 (all neighbours) or 0..2147483647"},
-      {{2}, {3, 1, int64_t{1} << 31}, SamplingOptions{false, false, 1, 1},
+      {{2},
+       {3, -2},
+       SamplingOptions{false, false, 1, 1},
+       "layer 1: fanout=-2; expected -1 (all neighbours) or 0..2147483647"},
+      {{2},
+       {3, 1, int64_t{1} << 31},
+       SamplingOptions{false, false, 1, 1},
        "layer 2: fanout=2147483648; expected -1 (all neighbours) or 0..2147483647"},
       {{2}, {3, 2}, SamplingOptions{false, false, 1, 0}, "layer 0: num_threads=0; expected 1..1024"},
       {{2}, {3, 2}, SamplingOptions{false, false, 1, 100000}, "layer 0: num_threads=100000; expected 1..1024"},
-      {{2}, {3, 2}, SamplingOptions{false, true, 1, 1},
+      {{2},
+       {3, 2},
+       SamplingOptions{false, true, 1, 1},
        "layer 0: weighted sampling was requested but the graph has no edge weights"},
       {{0, 3}, {3, 2}, SamplingOptions{false, false, 1, 1}, "layer 0: seeds[1]=3 is out of range [0, 3)"},
       {{2}, {}, SamplingOptions{false, false, 1, 1}, "fanouts is empty; expected one fanout per layer"},
@@ -162,16 +172,16 @@ TEST(SampleMultiLayerTest, ABadRequestFailsBeforeAnyLayerBegins) {
   // A good request: each layer begun, its chunks (a seed each here), ended.
   RecordingSink sink;
   FL_ASSERT_OK(SampleMultiLayerInto(*chain, {2}, {1, 1}, SamplingOptions{false, false, 1, 1}, sink));
-  EXPECT_THAT(sink.calls, ElementsAre("BeginLayer 0", "AddChunk", "EndLayer", "BeginLayer 1", "AddChunk", "AddChunk",
-                                      "EndLayer"));
+  EXPECT_THAT(sink.calls,
+              ElementsAre("BeginLayer 0", "AddChunk", "EndLayer", "BeginLayer 1", "AddChunk", "AddChunk", "EndLayer"));
 }
 
 // Picks beyond the memory fail as SampleNeighbors fails, the layer named.
 TEST(SampleMultiLayerTest, PicksBeyondTheMemoryAreAnErrorNamingTheLayer) {
   Result<CscGraph> chain = MakeChain(2);
   FL_ASSERT_OK(chain);
-  Result<std::vector<SampledLayer>> layers = SampleMultiLayer(
-      *chain, std::vector<int64_t>(1024, 1), {2147483647}, SamplingOptions{/*replace=*/true, false, 1, 1});
+  Result<std::vector<SampledLayer>> layers = SampleMultiLayer(*chain, std::vector<int64_t>(1024, 1), {2147483647},
+                                                              SamplingOptions{/*replace=*/true, false, 1, 1});
   ASSERT_FALSE(layers.ok());
   EXPECT_EQ(layers.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(layers.status().message(),

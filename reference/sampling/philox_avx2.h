@@ -42,7 +42,7 @@ __attribute__((target("avx2"))) inline void RandomBitsBlocks(uint64_t rng_seed, 
   for (int b = 0; b < kBlocks; ++b) {
 #pragma GCC unroll 4
     for (int w = 0; w < 4; ++w) {
-      word[2 * b][w] = c[b][w];                               // even lanes: the low halves as they are
+      word[2 * b][w] = c[b][w];                             // even lanes: the low halves as they are
       word[2 * b + 1][w] = _mm256_srli_epi64(c[b][w], 32);  // odd lanes
     }
   }

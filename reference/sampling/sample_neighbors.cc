@@ -140,9 +140,7 @@ ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seed
 // inputs (which split too). Larger chunks cost less per chunk (the Floyd
 // batch's flush, the compaction's prefetch window restarting); 1024 was the
 // fastest of 64..16384 on one and on two threads (docs/benchmarks.md).
-int64_t ChunkSeeds(int64_t n, int num_threads) {
-  return std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 1024);
-}
+int64_t ChunkSeeds(int64_t n, int num_threads) { return std::clamp<int64_t>(n / (8 * int64_t{num_threads}), 1, 1024); }
 
 // The bytes of RAM and swap of this machine (no single allocation, nor all
 // of a call's picks together, can be larger). Read once: it does not change
@@ -204,8 +202,8 @@ Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vec
 // `sink` in order, and samples the next free chunk while the one it waits
 // for is not done. Each seed's output is its own, so the result does not
 // depend on which thread sampled it.
-Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
-                               uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink) {
+Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer,
+                               const SamplingOptions& options, const SampledChunkSink& sink) {
   FL_ASSIGN_OR_RETURN(const core::SamplingParams params, CheckedParams(graph, seeds, fanout, layer, options));
   const int64_t n = static_cast<int64_t>(seeds.size());
   const int64_t chunk_seeds = ChunkSeeds(n, options.num_threads);
@@ -227,8 +225,8 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
   // for its chunk leaves the chunk undone: it stops the others' claims, and
   // this thread rethrows what it threw, as it would have thrown sampling the
   // chunk itself, or returns the error.
-  std::atomic<bool> failure_claimed{false};  // the first thread to fail writes the failure
-  std::exception_ptr helper_failure;         // written before failed is set
+  std::atomic<bool> failure_claimed{false};              // the first thread to fail writes the failure
+  std::exception_ptr helper_failure;                     // written before failed is set
   ChunkOutcome failed_outcome = ChunkOutcome::kSampled;  // the same; with no exception, why memory failed
   std::atomic<bool> failed{false};
   auto fail = [&](std::exception_ptr exception, ChunkOutcome outcome) {
@@ -323,8 +321,8 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
 
 std::string SampledEdgesNeed(int64_t num_seeds, int64_t fanout, uint64_t picks) {
   return "sampling " + std::to_string(num_seeds) + " seeds with fanout " + std::to_string(fanout) + " needs " +
-         std::to_string(picks) + " picks (" +
-         Decimal(static_cast<unsigned __int128>(picks) * kBytesPerSampledEdge) + " bytes)";
+         std::to_string(picks) + " picks (" + Decimal(static_cast<unsigned __int128>(picks) * kBytesPerSampledEdge) +
+         " bytes)";
 }
 
 Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vector<int64_t>& seeds, int64_t fanout,
@@ -342,8 +340,8 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
   }
   for (size_t i = 0; i < seeds.size(); ++i) {
     if (seeds[i] < 0 || seeds[i] >= num_nodes) {
-      return OutOfRangeError("seeds[" + std::to_string(i) + "]=" + std::to_string(seeds[i]) +
-                             " is out of range [0, " + std::to_string(num_nodes) + ")");
+      return OutOfRangeError("seeds[" + std::to_string(i) + "]=" + std::to_string(seeds[i]) + " is out of range [0, " +
+                             std::to_string(num_nodes) + ")");
     }
   }
   return OkStatus();
@@ -351,13 +349,12 @@ Status ValidateSampleRequest(int64_t num_nodes, bool has_weights, const std::vec
 
 Result<SampledSubgraph> SampleNeighbors(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
                                         uint32_t layer, const SamplingOptions& options) {
-  SampledSubgraph out =
-      SubgraphToFill(seeds, static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout)));
-  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options,
-                                             [&](const SampledChunk& chunk) {
-                                               AppendChunk(chunk, out);
-                                               return OkStatus();
-                                             }));
+  SampledSubgraph out = SubgraphToFill(
+      seeds, static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout)));
+  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(graph, seeds, fanout, layer, options, [&](const SampledChunk& chunk) {
+    AppendChunk(chunk, out);
+    return OkStatus();
+  }));
   return out;
 }
 

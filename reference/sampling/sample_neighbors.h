@@ -89,8 +89,8 @@ using SampledChunkSink = std::function<Status(const SampledChunk&)>;
 // exception from `sink` reaches the caller once the other threads have
 // stopped. Each calling thread keeps its chunks' memory for the next call
 // (about 16 bytes per edge of the largest layer it sampled).
-Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout,
-                               uint32_t layer, const SamplingOptions& options, const SampledChunkSink& sink);
+Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer,
+                               const SamplingOptions& options, const SampledChunkSink& sink);
 
 }  // namespace faultline
 

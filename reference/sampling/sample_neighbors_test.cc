@@ -28,7 +28,8 @@ using ::testing::HasSubstr;
 
 SampledSubgraph Sample(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, bool replace,
                        bool weighted, uint64_t rng_seed = 42, uint32_t layer = 0, int threads = 1) {
-  Result<SampledSubgraph> result = SampleNeighbors(graph, seeds, fanout, layer, SamplingOptions{replace, weighted, rng_seed, threads});
+  Result<SampledSubgraph> result =
+      SampleNeighbors(graph, seeds, fanout, layer, SamplingOptions{replace, weighted, rng_seed, threads});
   FL_EXPECT_OK(result);
   return result.ok() ? *result : SampledSubgraph{};
 }
@@ -254,14 +255,12 @@ TEST(SampleNeighborsTest, ASinkMaySampleAndBadArgumentsFailBeforeAnyChunk) {
   const SampledSubgraph outer = Sample(*graph, seeds, 5, false, false, 8, 0, 2);
   const SampledSubgraph inner = Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 1);
   std::vector<int64_t> outer_ids;
-  Status status = SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 8, 2},
-                                          [&](const SampledChunk& chunk) {
-                                            EXPECT_EQ(Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 2).indices,
-                                                      inner.indices);
-                                            outer_ids.insert(outer_ids.end(), chunk.original_edge_ids.begin(),
-                                                             chunk.original_edge_ids.end());
-                                            return OkStatus();
-                                          });
+  Status status =
+      SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 8, 2}, [&](const SampledChunk& chunk) {
+        EXPECT_EQ(Sample(*graph, {1, 2, 3}, 4, false, false, 9, 1, 2).indices, inner.indices);
+        outer_ids.insert(outer_ids.end(), chunk.original_edge_ids.begin(), chunk.original_edge_ids.end());
+        return OkStatus();
+      });
   FL_ASSERT_OK(status);
   EXPECT_EQ(outer_ids, outer.original_edge_ids);
 
@@ -291,10 +290,9 @@ TEST(SampleNeighborsTest, ASinkThatFailsOrThrowsLeavesTheThreadReadyForTheNextCa
                std::runtime_error);
   EXPECT_EQ(chunks, 3);
   chunks = 0;
-  Status failed = SampleNeighborsInChunks(*graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
-                                          [&](const SampledChunk&) {
-                                            return ++chunks == 2 ? UnavailableError("sink is full") : OkStatus();
-                                          });
+  Status failed = SampleNeighborsInChunks(
+      *graph, seeds, 5, 0, SamplingOptions{false, false, 4, 2},
+      [&](const SampledChunk&) { return ++chunks == 2 ? UnavailableError("sink is full") : OkStatus(); });
   EXPECT_EQ(failed.code(), StatusCode::kUnavailable);
   EXPECT_EQ(failed.message(), "sink is full");
   EXPECT_EQ(chunks, 2);
@@ -325,9 +323,9 @@ TEST(SampleNeighborsTest, AHelperThreadThatThrowsMakesTheCallThrowIt) {
       throw std::bad_alloc();  // the first chunk a helper takes
     }
   };
-  EXPECT_THROW((void)SampleNeighborsInChunks(*graph, seeds, 5, 0, options,
-                                             [](const SampledChunk&) { return OkStatus(); }),
-               std::bad_alloc);
+  EXPECT_THROW(
+      (void)SampleNeighborsInChunks(*graph, seeds, 5, 0, options, [](const SampledChunk&) { return OkStatus(); }),
+      std::bad_alloc);
   const SampledSubgraph again = Sample(*graph, seeds, 5, false, false, 4, 0, 2);
   EXPECT_EQ(again.original_edge_ids, expected.original_edge_ids);
 }
@@ -343,7 +341,8 @@ TEST(SampleNeighborsTest, PicksBeyondTheMemoryAreAnErrorNotAnException) {
   const std::vector<int64_t> seeds(1024, 1);
   const int64_t fanout = std::numeric_limits<int32_t>::max();
   const SamplingOptions options{/*replace=*/true, false, 1, /*num_threads=*/1};
-  const std::string need = "sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks (35184372072448 bytes)";
+  const std::string need =
+      "sampling 1024 seeds with fanout 2147483647 needs 2199023254528 picks (35184372072448 bytes)";
   Result<SampledSubgraph> sampled = SampleNeighbors(*chain, seeds, fanout, 0, options);
   ASSERT_FALSE(sampled.ok());
   EXPECT_EQ(sampled.status().code(), StatusCode::kUnavailable);
@@ -379,11 +378,10 @@ TEST(SampleNeighborsTest, ChunksAndTheirTotalAreCheckedAgainstTheMemory) {
     SamplingOptions capped{false, false, 8, threads};
     capped.memory_bytes = 16 * 3000;
     int64_t handed = 0;
-    Status total = SampleNeighborsInChunks(*graph, seeds, 5, 0, capped,
-                                           [&](const SampledChunk& chunk) {
-                                             handed += chunk.indices.size();
-                                             return OkStatus();
-                                           });
+    Status total = SampleNeighborsInChunks(*graph, seeds, 5, 0, capped, [&](const SampledChunk& chunk) {
+      handed += chunk.indices.size();
+      return OkStatus();
+    });
     EXPECT_EQ(total.code(), StatusCode::kUnavailable) << threads;
     EXPECT_EQ(total.message(), need + ", more than the memory this call may use (48000 bytes)") << threads;
     EXPECT_GT(handed, 0) << threads;

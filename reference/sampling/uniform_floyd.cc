@@ -27,8 +27,8 @@ uint32_t DrawNodeWord(int64_t node) { return static_cast<uint32_t>(static_cast<u
 
 }  // namespace
 
-void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
-                          int blocks, uint64_t* out) {
+void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw, int blocks,
+                          uint64_t* out) {
   for (int i = 0; i < blocks * kDrawBitsBlock; ++i) out[i] = core::DrawBits(rng_seed, layer, tag, node, first_draw + i);
 }
 
@@ -113,8 +113,7 @@ __attribute__((target("avx2"))) void PackedDrawBitsAvx2(uint64_t rng_seed, uint3
   const __m256i c0 = _mm256_set1_epi32(static_cast<int>(layer));
   for (int lane = 0; lane < lanes; lane += 2 * kDrawBitsBlock) {
     const int next = lane + kDrawBitsBlock;
-    const __m256i block[4] = {c0, LoadLanes(tag_node_high + lane), LoadLanes(node_low + lane),
-                              LoadLanes(draw + lane)};
+    const __m256i block[4] = {c0, LoadLanes(tag_node_high + lane), LoadLanes(node_low + lane), LoadLanes(draw + lane)};
     if (lanes > next) {
       const __m256i counters[2][4] = {
           {block[0], block[1], block[2], block[3]},

@@ -60,7 +60,7 @@ class UniformFloydBatch {
   struct Queued {
     int64_t begin, degree;  // the node's edges
     int64_t* out_edges;
-    int first_lane;         // its first draw's lane
+    int first_lane;  // its first draw's lane
   };
 
   const kernels::sampling::SamplingParams p_;  // a copy: the caller's may change or go
@@ -81,8 +81,8 @@ void DrawBitsBlocks(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t nod
 
 // The same with one scalar Philox call per draw, DrawBits itself (the
 // reference DrawBitsBlocks is tested against).
-void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw,
-                          int blocks, uint64_t* out);
+void DrawBitsBlocksScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t node, int64_t first_draw, int blocks,
+                          uint64_t* out);
 
 }  // namespace faultline
 

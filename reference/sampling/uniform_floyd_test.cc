@@ -54,7 +54,8 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksOnEveryNode) {
   FL_ASSERT_OK(graph);
   int64_t compared = 0;
   // Fanouts below, at and across the 8-draw blocks, up to kMaxFloydFanout.
-  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{100}, core::kMaxFloydFanout}) {
+  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{15}, int64_t{16}, int64_t{17},
+                         int64_t{100}, core::kMaxFloydFanout}) {
     core::SamplingParams p;
     p.indptr = graph->indptr().data();
     p.fanout = fanout;
@@ -79,7 +80,8 @@ TEST(UniformFloydTest, PicksWhatSampleSeedPicksForEveryDegreeOnBothSidesOfTheBit
   Result<CscGraph> graph = CscGraph::Create(std::move(indptr), std::move(indices));
   FL_ASSERT_OK(graph);
   int64_t compared = 0, expected = 0;
-  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{15}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{200}, core::kMaxFloydFanout}) {
+  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{15}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{200},
+                         core::kMaxFloydFanout}) {
     expected += 2 * (kMaxDegree - fanout);  // the nodes of degree fanout + 1 .. kMaxDegree, with two seeds
     core::SamplingParams p;
     p.indptr = graph->indptr().data();
@@ -139,7 +141,7 @@ TEST(UniformFloydTest, EqualsTheScalarPathOnRandomInputs) {
     const int blocks = 1 + trial % kMaxDrawBitsBlocks;
     const int64_t draws = blocks * kDrawBitsBlock;
     const int64_t last_first = (int64_t{1} << 32) - draws;  // the largest first draw the header allows
-    const int64_t first = trial % 8 == 7   ? last_first
+    const int64_t first = trial % 8 == 7  ? last_first
                           : trial % 4 < 2 ? static_cast<int64_t>((random() >> 32) & ~7ull) % last_first
                                           : 8 * (trial % 32);
     uint64_t block[kMaxDrawBitsBlocks * kDrawBitsBlock], scalar[kMaxDrawBitsBlocks * kDrawBitsBlock];

@@ -178,7 +178,7 @@ static_assert(DirectEntry64::kPositionMask == 0xffffffff && DirectEntry64::kLast
               "8-byte entries: 32-bit positions, generations 1..2^32 - 1");
 
 std::atomic<bool> g_wide_direct_entries_only{false};  // tests: the 8-byte form for every id
-thread_local int t_last_direct_entry_bytes = 0;         // tests: LastDirectEntryBytesForTesting
+thread_local int t_last_direct_entry_bytes = 0;       // tests: LastDirectEntryBytesForTesting
 
 // Maps ids in [0, ids) to positions through entry[id] = generation <<
 // kPositionBits | position. An entry of an older compactor (another

@@ -37,8 +37,7 @@ Status CheckCompactIds(const std::vector<int64_t>& seeds, const std::vector<int6
 // MiB for ids below 2^22, else at most 128 or 256 bytes per input of its
 // largest call), and a buffer of up to 16 bytes per input of its largest
 // such call (at most 8 per id); else a hash table of 8 or 16 bytes per slot.
-Result<UniqueAndCompactResult> UniqueAndCompact(const std::vector<int64_t>& seeds,
-                                                const std::vector<int64_t>& indices);
+Result<UniqueAndCompactResult> UniqueAndCompact(const std::vector<int64_t>& seeds, const std::vector<int64_t>& indices);
 
 // UniqueAndCompact piece by piece: the seeds when it is made, then the
 // indices in order, in as many pieces as they come (the unique nodes and

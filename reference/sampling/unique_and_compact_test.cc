@@ -34,8 +34,7 @@ TEST(UniqueAndCompactTest, NegativeIdsAreRefusedByName) {
   ASSERT_FALSE(seed.ok());
   EXPECT_EQ(seed.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(seed.status().message(), "seeds[0]=-5 is negative; expected node ids >= 0");
-  EXPECT_EQ(UniqueAndCompact({1}, {2, -4, -1}).status().message(),
-            "indices[1]=-4 is negative; expected node ids >= 0");
+  EXPECT_EQ(UniqueAndCompact({1}, {2, -4, -1}).status().message(), "indices[1]=-4 is negative; expected node ids >= 0");
   EXPECT_EQ(UniqueAndCompact({3, std::numeric_limits<int64_t>::min()}, {-1}).status().message(),
             "seeds[1]=-9223372036854775808 is negative; expected node ids >= 0");
   Result<UniqueAndCompactResult> zero = UniqueAndCompact({0}, {0, 1});
@@ -147,7 +146,7 @@ TEST_P(BothDirectEntryWidths, DenseIdsAboveTwoToTheTwentyTwoGrowTheTable) {
   std::mt19937_64 rng(5);
   for (int64_t largest : {(int64_t{1} << 22) + 1000, (int64_t{1} << 23) + 7}) {
     std::uniform_int_distribution<int64_t> id(0, largest - 1);
-    std::vector<int64_t> seeds = {largest};  // the largest id is present
+    std::vector<int64_t> seeds = {largest};                           // the largest id is present
     std::vector<int64_t> indices(static_cast<size_t>(largest / 15));  // dense: largest < 16 * inputs
     for (int64_t& i : indices) i = id(rng);
     std::unordered_map<int64_t, int64_t> position;

@@ -16,7 +16,7 @@ namespace {
 namespace core = kernels::sampling;
 
 __attribute__((target("avx2"))) void EdgeBitsBlockAvx2(uint64_t rng_seed, uint32_t layer, uint32_t tag,
-                                                        int64_t first_edge, uint64_t out[kEdgeBitsBlock]) {
+                                                       int64_t first_edge, uint64_t out[kEdgeBitsBlock]) {
   alignas(32) uint32_t edge_lo[kEdgeBitsBlock], edge_hi[kEdgeBitsBlock];
   for (int i = 0; i < kEdgeBitsBlock; ++i) {
     const uint64_t edge = static_cast<uint64_t>(first_edge) + static_cast<uint64_t>(i);
@@ -44,7 +44,7 @@ __attribute__((target("avx2"))) void EdgeBitsBlockAvx2(uint64_t rng_seed, uint32
 // approximation exceeds the bound by 2^-50: then the exact test drops it too,
 // with any later (smaller) worst_kept. Kept lanes get the exact test.
 __attribute__((target("avx2"))) uint32_t CandidateLanes(const uint64_t bits[kEdgeBitsBlock],
-                                                         const float weights[kEdgeBitsBlock], double worst_kept) {
+                                                        const float weights[kEdgeBitsBlock], double worst_kept) {
   const __m256i magic = _mm256_set1_epi64x(0x4330000000000000);  // 2^52: v | magic is 2^52 + v for v < 2^52
   const __m256d two52 = _mm256_set1_pd(0x1p52), scale = _mm256_set1_pd(0x1p-52), one = _mm256_set1_pd(1.0);
   const __m256d worst = _mm256_set1_pd(worst_kept), margin = _mm256_set1_pd(1.000000001);
@@ -56,8 +56,8 @@ __attribute__((target("avx2"))) uint32_t CandidateLanes(const uint64_t bits[kEdg
     const __m256d one_minus_u = _mm256_sub_pd(one, _mm256_mul_pd(v_real, scale));
     const __m256d w = _mm256_cvtps_pd(_mm_loadu_ps(weights + 4 * quarter));
     const __m256d bound = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(worst, w), margin), slack);
-    const __m256d keep = _mm256_andnot_pd(_mm256_cmp_pd(one_minus_u, bound, _CMP_GT_OQ),
-                                          _mm256_cmp_pd(w, zero, _CMP_GT_OQ));
+    const __m256d keep =
+        _mm256_andnot_pd(_mm256_cmp_pd(one_minus_u, bound, _CMP_GT_OQ), _mm256_cmp_pd(w, zero, _CMP_GT_OQ));
     lanes |= static_cast<uint32_t>(_mm256_movemask_pd(keep)) << (4 * quarter);
   }
   return lanes;
@@ -75,7 +75,7 @@ __attribute__((target("avx2"))) int64_t CountPositiveWeightsAvx2(const float* we
 }
 
 __attribute__((target("avx2"))) int64_t SampleWeightedTopKAvx2(const core::SamplingParams& p, int64_t node,
-                                                                int64_t* out_edges, core::SampleKey* keys) {
+                                                               int64_t* out_edges, core::SampleKey* keys) {
   const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
   int64_t size = 0;
   uint64_t bits[kEdgeBitsBlock];
@@ -132,7 +132,8 @@ int64_t SampleWeightedRejectionBatched(const core::SamplingParams& p, int64_t no
     const int lanes = static_cast<int>(std::min<int64_t>(kRejectionLanes, p.fanout - picked));
     for (int l = 0; l < lanes; ++l) {
       const uint64_t bits = core::DrawBits(p.rng_seed, p.layer, core::kTagWeightedPick, node, first_draw + l);
-      target[l] = core::Mul(core::Mul(static_cast<double>(bits >> 11), 0x1p-53), total);  // as WeightedRejectionCandidate
+      target[l] =
+          core::Mul(core::Mul(static_cast<double>(bits >> 11), 0x1p-53), total);  // as WeightedRejectionCandidate
       lo[l] = begin;
       hi[l] = end;
     }
@@ -145,17 +146,20 @@ int64_t SampleWeightedRejectionBatched(const core::SamplingParams& p, int64_t no
       for (int l = 0; l < lanes; ++l) {
         if (lo[l] >= hi[l]) continue;
         const int64_t mid = lo[l] + (hi[l] - lo[l]) / 2;
-        if (prefix[mid] > target[l]) hi[l] = mid; else lo[l] = mid + 1;
+        if (prefix[mid] > target[l])
+          hi[l] = mid;
+        else
+          lo[l] = mid + 1;
         active = active || lo[l] < hi[l];
       }
     }
     // The draws in order, as SampleWeightedRejection takes them.
     for (int l = 0; l < lanes && picked < p.fanout; ++l) {
-      const int64_t e = lo[l] < end ? lo[l]
-                                    : core::WeightedRejectionCandidate(
-                                          prefix, begin, end,
-                                          core::DrawBits(p.rng_seed, p.layer, core::kTagWeightedPick, node,
-                                                         first_draw + l));
+      const int64_t e = lo[l] < end
+                            ? lo[l]
+                            : core::WeightedRejectionCandidate(
+                                  prefix, begin, end,
+                                  core::DrawBits(p.rng_seed, p.layer, core::kTagWeightedPick, node, first_draw + l));
       bool taken = false;
       for (int64_t m = 0; m < picked && !taken; ++m) taken = out_edges[m] == e;
       if (!taken) out_edges[picked++] = e;
@@ -196,8 +200,7 @@ void EdgeBitsBlockScalar(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_
   for (int i = 0; i < kEdgeBitsBlock; ++i) out[i] = core::EdgeBits(rng_seed, layer, tag, first_edge + i);
 }
 
-void EdgeBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t first_edge,
-                   uint64_t out[kEdgeBitsBlock]) {
+void EdgeBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t first_edge, uint64_t out[kEdgeBitsBlock]) {
   if (WeightedTopKUsesAvx2()) {
     EdgeBitsBlockAvx2(rng_seed, layer, tag, first_edge, out);
   } else {

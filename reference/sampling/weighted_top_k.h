@@ -42,8 +42,7 @@ int64_t CountPositiveWeightsUpTo(const float* weights, int64_t n, int64_t enough
 
 // out[i] = kernels::sampling::EdgeBits(rng_seed, layer, tag, first_edge + i)
 // for i in [0, kEdgeBitsBlock). Expects first_edge >= 0.
-void EdgeBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t first_edge,
-                   uint64_t out[kEdgeBitsBlock]);
+void EdgeBitsBlock(uint64_t rng_seed, uint32_t layer, uint32_t tag, int64_t first_edge, uint64_t out[kEdgeBitsBlock]);
 
 // The same with one scalar Philox call per edge (the reference the AVX2
 // path is tested against, and the path on CPUs without AVX2).

@@ -59,8 +59,8 @@ TEST(WeightedTopKTest, PicksWhatSampleSeedPicksOnEveryNode) {
       std::vector<core::SampleKey> keys(fanout);
       for (int64_t node = 0; node < graph->num_nodes(); ++node) {
         const int64_t eligible = core::EligibleCount(p, node);
-        ASSERT_EQ(CountPositiveWeights(weights.data() + p.indptr[node], p.indptr[node + 1] - p.indptr[node]),
-                  eligible) << "node " << node;
+        ASSERT_EQ(CountPositiveWeights(weights.data() + p.indptr[node], p.indptr[node + 1] - p.indptr[node]), eligible)
+            << "node " << node;
         if (!core::UsesWeightedTopK(p, node, eligible)) continue;
         ASSERT_EQ(SampleWeightedTopK(p, node, fast.data(), keys.data()), fanout);
         ASSERT_EQ(core::SampleSeed(p, node, reference.data(), keys.data()), fanout);

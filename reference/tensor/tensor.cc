@@ -31,7 +31,7 @@ struct Tensor::Storage {
   void* data = nullptr;
   size_t bytes = 0;
   Device device;
-  DeviceRuntime* runtime = nullptr;      // the device runtime, or the pinning runtime
+  DeviceRuntime* runtime = nullptr;  // the device runtime, or the pinning runtime
   pid_t pinned_by = 0;
 
   ~Storage() {

@@ -33,10 +33,9 @@ const bool kRegistered = RegisterFailure(Failure{
     "F1",
     "CUDA initialized in CPU mode by data-loader workers (DGL 6921 / 6924)",
     {
-        Reproduces("legacy", "cpu-cpu, 2 forked workers, dispatch asks CUDA is_pinned(graph)", F1Legacy,
-                   [](RuntimeKind rt, const Signature& s) {
-                     return Run(rt, Behaviour::kLegacy, StartMethod::kFork, &s);
-                   }),
+        Reproduces(
+            "legacy", "cpu-cpu, 2 forked workers, dispatch asks CUDA is_pinned(graph)", F1Legacy,
+            [](RuntimeKind rt, const Signature& s) { return Run(rt, Behaviour::kLegacy, StartMethod::kFork, &s); }),
         Passes("fixed", "cpu-cpu, 2 forked workers, dispatch decides by the seeds' device",
                [](RuntimeKind rt) { return Run(rt, Behaviour::kFixed, StartMethod::kFork, nullptr); }),
         Passes("workaround", "legacy dispatch with 2 spawned workers",

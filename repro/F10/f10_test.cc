@@ -15,7 +15,9 @@ TEST(F10Test, LegacySeedDoesNotReseedTheThreadThatAlreadySampled) {
   Outcome o = RunIsolated("F10", "legacy", runtime);
   ExpectReproducedWith(o, kF10Legacy);
   // The first run (generator made after the seed) matched; one generator in all.
-  EXPECT_THAT(o.transcript, testing::HasSubstr("run 1: 36 picks, generators made so far 1, equal to a generator freshly seeded with 2024"))
+  EXPECT_THAT(
+      o.transcript,
+      testing::HasSubstr("run 1: 36 picks, generators made so far 1, equal to a generator freshly seeded with 2024"))
       << o.transcript;
   EXPECT_THAT(o.transcript, testing::HasSubstr("run 2: 36 picks, generators made so far 1, differs")) << o.transcript;
 }

@@ -136,8 +136,8 @@ Outcome Run(SeedBehaviour behaviour, bool fresh_thread_per_run, const Signature*
       picks = SampleStep(*graph, seeds, registry.ThreadLocal());
     }
     const std::string difference = FirstDifference(reference, picks);
-    transcript += "run " + std::to_string(run) + ": " + std::to_string(picks.size()) + " picks, generators made so far " +
-                  std::to_string(registry.created()) + ", " +
+    transcript += "run " + std::to_string(run) + ": " + std::to_string(picks.size()) +
+                  " picks, generators made so far " + std::to_string(registry.created()) + ", " +
                   (difference.empty() ? "equal to a generator freshly seeded with " + std::to_string(kSeed)
                                       : "differs: " + difference) +
                   "\n";
@@ -150,23 +150,24 @@ Outcome Run(SeedBehaviour behaviour, bool fresh_thread_per_run, const Signature*
     }
   }
   if (signature) return PassedIf(false, "the documented failure (both runs equal the seeded reference)", transcript);
-  return PassedIf(true, "both runs after seed(" + std::to_string(kSeed) +
-                            ") are bit-identical to a generator freshly seeded with it",
-                  transcript);
+  return PassedIf(
+      true,
+      "both runs after seed(" + std::to_string(kSeed) + ") are bit-identical to a generator freshly seeded with it",
+      transcript);
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F10",
-    "Setting the seed does not reseed the running thread's generator (DGL PR 6900, found testing PR 6895)",
-    {
-        Reproduces("legacy", "seed; sample; seed; sample on one thread; seed() reaches new generators only",
-                   OnEveryRuntime(kF10Legacy),
-                   [](RuntimeKind, const Signature& s) { return Run(SeedBehaviour::kLegacy, false, &s); }),
-        Passes("fixed", "seed() also reseeds the calling thread's generator (DGL PR 6900)",
-               [](RuntimeKind) { return Run(SeedBehaviour::kFixed, false, nullptr); }),
-        Passes("workaround", "legacy seed(); each run samples on a thread started after seed()",
-               [](RuntimeKind) { return Run(SeedBehaviour::kLegacy, true, nullptr); }),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F10",
+            "Setting the seed does not reseed the running thread's generator (DGL PR 6900, found testing PR 6895)",
+            {
+                Reproduces("legacy", "seed; sample; seed; sample on one thread; seed() reaches new generators only",
+                           OnEveryRuntime(kF10Legacy),
+                           [](RuntimeKind, const Signature& s) { return Run(SeedBehaviour::kLegacy, false, &s); }),
+                Passes("fixed", "seed() also reseeds the calling thread's generator (DGL PR 6900)",
+                       [](RuntimeKind) { return Run(SeedBehaviour::kFixed, false, nullptr); }),
+                Passes("workaround", "legacy seed(); each run samples on a thread started after seed()",
+                       [](RuntimeKind) { return Run(SeedBehaviour::kLegacy, true, nullptr); }),
+            }});
 
 }  // namespace
 }  // namespace repro

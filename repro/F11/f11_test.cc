@@ -15,7 +15,8 @@ TEST(F11Test, LegacyNumbersIdsInInsertionOrderSoTheScheduleChangesTheOutput) {
   Outcome o = RunIsolated("F11", "legacy", runtime);
   ExpectReproducedWith(o, kF11Legacy);
   // The same legacy code under the other interleaving gives the reference.
-  EXPECT_THAT(o.transcript, testing::HasSubstr("2 workers, inserting in order 0 1: equal to the first-appearance reference"))
+  EXPECT_THAT(o.transcript,
+              testing::HasSubstr("2 workers, inserting in order 0 1: equal to the first-appearance reference"))
       << o.transcript;
 }
 

@@ -113,8 +113,8 @@ void ParallelChunks(int64_t begin, int64_t end, int workers, const std::vector<i
 // unique: seeds keep positions [0, num_seeds); the other ids are inserted by
 // `workers` threads, phase one in `schedule` order.
 UniqueAndCompactResult ConcurrentUniqueAndCompact(const std::vector<int64_t>& seeds,
-                                                  const std::vector<int64_t>& indices, Algorithm algorithm,
-                                                  int workers, const std::vector<int>& schedule) {
+                                                  const std::vector<int64_t>& indices, Algorithm algorithm, int workers,
+                                                  const std::vector<int>& schedule) {
   std::vector<int64_t> ids = seeds;
   ids.insert(ids.end(), indices.begin(), indices.end());
   const int64_t num_seeds = static_cast<int64_t>(seeds.size());
@@ -224,8 +224,7 @@ Outcome Run(Algorithm algorithm, const std::vector<Schedule>& schedules, const S
 
   std::optional<ObservedError> first_mismatch;
   for (const Schedule& s : schedules) {
-    const UniqueAndCompactResult got =
-        ConcurrentUniqueAndCompact(seeds, layer->indices, algorithm, s.workers, s.order);
+    const UniqueAndCompactResult got = ConcurrentUniqueAndCompact(seeds, layer->indices, algorithm, s.workers, s.order);
     const std::string difference = FirstDifference(reference, got);
     transcript += ScheduleName(s.workers, s.order) + ": " +
                   (difference.empty() ? "equal to the first-appearance reference" : "differs: " + difference) + "\n";
@@ -250,15 +249,17 @@ const bool kRegistered = RegisterFailure(Failure{
     "F11",
     "Unique-and-compact order depends on thread scheduling (DGL 7010 / 7217, also 7831)",
     {
-        Reproduces("legacy",
-                   "concurrent id map numbering ids in insertion order; worker 0 inserts first, then worker 1 first",
-                   OnEveryRuntime(kF11Legacy),
-                   [](RuntimeKind, const Signature& s) { return Run(Algorithm::kInsertionOrder, kTwoInterleavings, &s); }),
+        Reproduces(
+            "legacy", "concurrent id map numbering ids in insertion order; worker 0 inserts first, then worker 1 first",
+            OnEveryRuntime(kF11Legacy),
+            [](RuntimeKind, const Signature& s) { return Run(Algorithm::kInsertionOrder, kTwoInterleavings, &s); }),
         Passes("fixed",
                "smallest position per id (DGL PR 7217) under four schedules: 2 workers both orders, 4 reversed, 4 free",
                [](RuntimeKind) { return Run(Algorithm::kFirstAppearance, kFixedSchedules, nullptr); }),
         Passes("workaround", "legacy map with one worker (OMP_NUM_THREADS=1)",
-               [](RuntimeKind) { return Run(Algorithm::kInsertionOrder, {{1, {}}}, nullptr); }),
+               [](RuntimeKind) {
+                 return Run(Algorithm::kInsertionOrder, {{1, {}}}, nullptr);
+               }),
     }});
 
 }  // namespace

@@ -15,9 +15,9 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/sparse_optimizer.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "repro/F12/signature.h"
 #include "repro/registry.h"
 #include "repro/scenario_support.h"
@@ -107,13 +107,13 @@ Outcome Run(Step step, bool one_lookup_per_step, const Signature* signature) {
   const std::string trainer = "trainer 0 (pid " + std::to_string(getpid()) + ")";
   const char* optimizer = step == Step::kAdam ? "SparseAdam" : "SparseAdagrad";
   const std::string where = std::string(optimizer) + ".step";
-  std::string transcript = std::string("F12: DistEmbedding 'emb' (") + std::to_string(kNumIds) + " x " +
-                           std::to_string(kDim) + ", 2 partitions) looked up twice in one step, ids {3, 7, 12, 3} " +
-                           "and {7, 15, 3}; " +
-                           (step == Step::kPerLookupAdagrad ? "legacy SparseAdagrad step (one update per lookup)"
-                                                            : std::string("faultline's ") + optimizer +
-                                                                  " step (concatenate, deduplicate, one update)") +
-                           (one_lookup_per_step ? "; the caller concatenates the ids into one lookup" : "") + "\n";
+  std::string transcript =
+      std::string("F12: DistEmbedding 'emb' (") + std::to_string(kNumIds) + " x " + std::to_string(kDim) +
+      ", 2 partitions) looked up twice in one step, ids {3, 7, 12, 3} " + "and {7, 15, 3}; " +
+      (step == Step::kPerLookupAdagrad
+           ? "legacy SparseAdagrad step (one update per lookup)"
+           : std::string("faultline's ") + optimizer + " step (concatenate, deduplicate, one update)") +
+      (one_lookup_per_step ? "; the caller concatenates the ids into one lookup" : "") + "\n";
   auto fail = [&](const Status& status, const std::string& at) {
     return Unexpected(Observe(status, trainer, at), transcript);
   };
@@ -194,12 +194,13 @@ Outcome Run(Step step, bool one_lookup_per_step, const Signature* signature) {
     // The Adagrad state of row 3, col 0: one update leaves G = g * g of the
     // row's gradient averaged over both lookups (printed as the expected
     // value); two updates leave the sum of each lookup's own averaged g * g.
-    const float g = (dense_lookups[0].grad[0] + dense_lookups[0].grad[3 * kDim] + dense_lookups[1].grad[2 * kDim]) / 3.0f;
+    const float g =
+        (dense_lookups[0].grad[0] + dense_lookups[0].grad[3 * kDim] + dense_lookups[1].grad[2 * kDim]) / 3.0f;
     Result<DistTensor> sum = DistTensor::Attach(*transport, "emb_sum");
     Result<std::vector<float>> row3 = sum.ok() ? sum->PullHost({3}) : Result<std::vector<float>>(sum.status());
     if (!row3.ok()) return fail(row3.status(), "pull_state");
-    transcript += "Adagrad state emb_sum[3][0] = " + Float((*row3)[0]) + " (expected after one update: " + Float(g * g) +
-                  ")\n";
+    transcript +=
+        "Adagrad state emb_sum[3][0] = " + Float((*row3)[0]) + " (expected after one update: " + Float(g * g) + ")\n";
   }
   transcript += "rows differing from the dense single-process reference: " + std::to_string(differing_rows) + "\n";
   if (!first.empty()) {
@@ -211,20 +212,20 @@ Outcome Run(Step step, bool one_lookup_per_step, const Signature* signature) {
                   transcript);
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F12",
-    "One embedding looked up twice in a step is updated twice (DGL PR 2596, bug 1)",
-    {
-        Reproduces("legacy", "two lookups of one embedding; SparseAdagrad updates once per lookup",
-                   OnEveryRuntime(kF12Legacy),
-                   [](RuntimeKind, const Signature& s) { return Run(Step::kPerLookupAdagrad, false, &s); }),
-        Passes("fixed", "SparseAdagrad concatenates both lookups, deduplicates, updates once (PR 2596)",
-               [](RuntimeKind) { return Run(Step::kAdagrad, false, nullptr); }),
-        Passes("fixed-adam", "the same two lookups through SparseAdam",
-               [](RuntimeKind) { return Run(Step::kAdam, false, nullptr); }),
-        Passes("workaround", "legacy step; the model looks up the concatenated ids once",
-               [](RuntimeKind) { return Run(Step::kPerLookupAdagrad, true, nullptr); }),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F12",
+            "One embedding looked up twice in a step is updated twice (DGL PR 2596, bug 1)",
+            {
+                Reproduces("legacy", "two lookups of one embedding; SparseAdagrad updates once per lookup",
+                           OnEveryRuntime(kF12Legacy),
+                           [](RuntimeKind, const Signature& s) { return Run(Step::kPerLookupAdagrad, false, &s); }),
+                Passes("fixed", "SparseAdagrad concatenates both lookups, deduplicates, updates once (PR 2596)",
+                       [](RuntimeKind) { return Run(Step::kAdagrad, false, nullptr); }),
+                Passes("fixed-adam", "the same two lookups through SparseAdam",
+                       [](RuntimeKind) { return Run(Step::kAdam, false, nullptr); }),
+                Passes("workaround", "legacy step; the model looks up the concatenated ids once",
+                       [](RuntimeKind) { return Run(Step::kPerLookupAdagrad, true, nullptr); }),
+            }});
 
 }  // namespace
 }  // namespace repro

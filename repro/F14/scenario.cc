@@ -41,8 +41,9 @@ Result<bool> PinMemoryAvailableLikeDataLoader(DeviceRuntime& rt) {
 Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature) {
   DeviceRuntime& rt = GetRuntime(kind);
   std::string transcript =
-      std::string("F14: the script never touches CUDA; a pin_memory=True loader checks pinning is available "
-                  "by counting devices through CUDA, then starts a worker by ") +
+      std::string(
+          "F14: the script never touches CUDA; a pin_memory=True loader checks pinning is available "
+          "by counting devices through CUDA, then starts a worker by ") +
       StartMethodName(method) + " that loads a sparse tensor; its is_pinned() " +
       (check == PinningCheck::kAsksCuda ? "asks CUDA (torch 2.5, 2.6)"
                                         : "asks CUDA only where torch initialized it (torch 2.7)") +

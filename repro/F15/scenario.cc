@@ -68,8 +68,8 @@ Outcome Run(RuntimeKind kind, Import import, StartMethod method, const Signature
 
   std::vector<ChildProcess> workers;
   for (int i = 0; i < kWorkers; ++i) {
-    auto child = ChildProcess::Start(method, [kind] { return Worker(kind); }, "faultline_f15_worker",
-                                     {RuntimeKindName(kind)});
+    auto child =
+        ChildProcess::Start(method, [kind] { return Worker(kind); }, "faultline_f15_worker", {RuntimeKindName(kind)});
     if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
     workers.push_back(std::move(*child));
   }

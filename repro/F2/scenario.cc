@@ -66,8 +66,8 @@ std::string OwnerOnlyUnpinProblem(RuntimeKind runtime, std::string* transcript) 
   if (!exit.ok()) return "the forked worker: " + exit.status().ToString();
   const std::string expected = runtime == RuntimeKind::kSimCuda ? "restored; no CUDA call" : "restored";
   if (!exit->succeeded() || exit->transcript != expected) {
-    return "the forked worker (pid " + std::to_string(exit->pid) + "): " +
-           (exit->transcript.empty() ? exit->Describe() : exit->transcript);
+    return "the forked worker (pid " + std::to_string(exit->pid) +
+           "): " + (exit->transcript.empty() ? exit->Describe() : exit->transcript);
   }
   const char* calls = runtime == RuntimeKind::kSimCuda
                           ? "without a CUDA call"
@@ -92,14 +92,14 @@ Outcome RunFixed(RuntimeKind runtime) {
   std::string transcript = std::string(kHeader) + "\n";
   Result<std::unique_ptr<DataLoader>> refused = DataLoader::Create(o);
   if (refused.ok() || refused.status().message().rfind(kF2FixedRefusal, 0) != 0) {
-    return PassedIf(false, "the refusal \"" + std::string(kF2FixedRefusal) + "...\"; got: " +
-                               (refused.ok() ? "a loader" : refused.status().message()),
+    return PassedIf(false,
+                    "the refusal \"" + std::string(kF2FixedRefusal) +
+                        "...\"; got: " + (refused.ok() ? "a loader" : refused.status().message()),
                     transcript);
   }
   transcript += "fixed loader refused num_workers = 2: " + refused.status().message() + "\n";
   if (std::string problem = OwnerOnlyUnpinProblem(runtime, &transcript); !problem.empty()) {
-    return PassedIf(false, "owner-only unpin (a forked worker leaves the parent's pin alone); " + problem,
-                    transcript);
+    return PassedIf(false, "owner-only unpin (a forked worker leaves the parent's pin alone); " + problem, transcript);
   }
   o.num_workers = 0;
   return RunLoaderScenario(o, nullptr, transcript + "following the advice:");
@@ -114,17 +114,17 @@ Outcome RunCpuCuda(RuntimeKind runtime) {
   return RunLoaderScenario(o, nullptr, "F2 workaround: sample on the CPU in workers, copy to the device in the parent");
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F2",
-    "pinned memory unregistered from data-loader workers (DGL 7381)",
-    {
-        Reproduces("legacy", "pinned-cuda, 2 forked workers unpin the parent's pinned graph", F2LegacyFork,
-                   [](RuntimeKind rt, const Signature& s) { return RunLegacy(rt, StartMethod::kFork, s); }),
-        Reproduces("legacy-spawn", "pinned-cuda, 2 spawned workers unpin what they did not pin", F2LegacySpawn,
-                   [](RuntimeKind rt, const Signature& s) { return RunLegacy(rt, StartMethod::kSpawn, s); }),
-        Passes("fixed", "owner-only unpin; workers refused for pinned-cuda, num_workers = 0 used", RunFixed),
-        Passes("workaround", "cpu-cuda with 2 forked workers", RunCpuCuda),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F2",
+            "pinned memory unregistered from data-loader workers (DGL 7381)",
+            {
+                Reproduces("legacy", "pinned-cuda, 2 forked workers unpin the parent's pinned graph", F2LegacyFork,
+                           [](RuntimeKind rt, const Signature& s) { return RunLegacy(rt, StartMethod::kFork, s); }),
+                Reproduces("legacy-spawn", "pinned-cuda, 2 spawned workers unpin what they did not pin", F2LegacySpawn,
+                           [](RuntimeKind rt, const Signature& s) { return RunLegacy(rt, StartMethod::kSpawn, s); }),
+                Passes("fixed", "owner-only unpin; workers refused for pinned-cuda, num_workers = 0 used", RunFixed),
+                Passes("workaround", "cpu-cuda with 2 forked workers", RunCpuCuda),
+            }});
 
 }  // namespace
 }  // namespace repro

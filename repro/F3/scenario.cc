@@ -5,9 +5,9 @@
 // (upstream's fix) or locates them with a device kernel. docs/failures/F3.md.
 #include <unistd.h>
 
-#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/in_process_transport.h"
 #include "reference/distributed/sparse_optimizer.h"
+#include "reference/distributed/testing/dense_reference.h"
 #include "repro/F3/signature.h"
 #include "repro/registry.h"
 #include "repro/scenario_support.h"
@@ -35,9 +35,10 @@ Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host,
   const std::string trainer = "trainer 0 (pid " + std::to_string(getpid()) + ")";
   std::string transcript = std::string("F3: DistEmbedding 'emb' (") + std::to_string(kNumIds) + " x " +
                            std::to_string(kDim) + ", 2 partitions), seed ids on cuda:0, id lookup " +
-                           IdLookupName(lookup) + (caller_moves_ids_to_host ? ", caller passes ids.cpu()" : "") +
-                           "\n";
-  auto fail = [&](const Status& status, const char* step) { return Unexpected(Observe(status, trainer, step), transcript); };
+                           IdLookupName(lookup) + (caller_moves_ids_to_host ? ", caller passes ids.cpu()" : "") + "\n";
+  auto fail = [&](const Status& status, const char* step) {
+    return Unexpected(Observe(status, trainer, step), transcript);
+  };
 
   Result<InProcessTransport> transport = InProcessTransport::Create(2);
   if (!transport.ok()) return fail(transport.status(), "setup");
@@ -85,20 +86,20 @@ Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host,
                   transcript);
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F3",
-    "Device ids reach a host-only partition lookup (DGL 7333 / 7146 / 7197)",
-    {
-        Reproduces("legacy", "DistEmbedding(ids on cuda:0); nid2partid takes a host view of the ids",
-                   OnEveryRuntime(kF3Legacy),
-                   [](RuntimeKind rt, const Signature& s) { return Run(rt, IdLookup::kHostView, false, &s); }),
-        Passes("fixed", "the lookup copies the ids to host int64 first (DGL PR 7197)",
-               [](RuntimeKind rt) { return Run(rt, IdLookup::kCopyToHost, false, nullptr); }),
-        Passes("fixed-device-lookup", "the lookup runs as a kernel on the ids' device",
-               [](RuntimeKind rt) { return Run(rt, IdLookup::kOnDevice, false, nullptr); }),
-        Passes("workaround", "legacy lookup; the caller passes ids.cpu()",
-               [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, true, nullptr); }),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F3",
+            "Device ids reach a host-only partition lookup (DGL 7333 / 7146 / 7197)",
+            {
+                Reproduces("legacy", "DistEmbedding(ids on cuda:0); nid2partid takes a host view of the ids",
+                           OnEveryRuntime(kF3Legacy),
+                           [](RuntimeKind rt, const Signature& s) { return Run(rt, IdLookup::kHostView, false, &s); }),
+                Passes("fixed", "the lookup copies the ids to host int64 first (DGL PR 7197)",
+                       [](RuntimeKind rt) { return Run(rt, IdLookup::kCopyToHost, false, nullptr); }),
+                Passes("fixed-device-lookup", "the lookup runs as a kernel on the ids' device",
+                       [](RuntimeKind rt) { return Run(rt, IdLookup::kOnDevice, false, nullptr); }),
+                Passes("workaround", "legacy lookup; the caller passes ids.cpu()",
+                       [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, true, nullptr); }),
+            }});
 
 }  // namespace
 }  // namespace repro

@@ -11,8 +11,8 @@ namespace {
 int InitCudaThroughHost() {
   using HostInit = int (*)(const char*);
   auto init = reinterpret_cast<HostInit>(dlsym(RTLD_DEFAULT, "faultline_plugin_host_init_cuda"));
-  return init == nullptr ? -1 : init(FAULTLINE_PLUGIN_EAGER ? "eager plugin static initializer"
-                                                             : "lazy plugin first use");
+  return init == nullptr ? -1
+                         : init(FAULTLINE_PLUGIN_EAGER ? "eager plugin static initializer" : "lazy plugin first use");
 }
 
 #if FAULTLINE_PLUGIN_EAGER

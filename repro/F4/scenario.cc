@@ -10,8 +10,8 @@
 #include "reference/process/process.h"
 #include "repro/F4/plugin_host.h"
 #include "repro/F4/signature.h"
-#include "repro/registry.h"
 #include "repro/gather_child.h"
+#include "repro/registry.h"
 #include "repro/scenario_support.h"
 
 namespace faultline {

@@ -12,8 +12,8 @@
 #include "reference/process/process.h"
 #include "reference/runtime/lazy_init.h"
 #include "repro/F5/signature.h"
-#include "repro/registry.h"
 #include "repro/gather_child.h"
+#include "repro/registry.h"
 #include "repro/scenario_support.h"
 
 namespace faultline {

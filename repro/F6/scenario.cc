@@ -12,8 +12,8 @@
 #include "reference/process/process.h"
 #include "repro/F6/backend_host.h"
 #include "repro/F6/signature.h"
-#include "repro/registry.h"
 #include "repro/gather_child.h"
+#include "repro/registry.h"
 #include "repro/scenario_support.h"
 
 namespace faultline {
@@ -81,10 +81,9 @@ const bool kRegistered = RegisterFailure(Failure{
     "F6",
     "a backend probe at import initializes the driver (Triton PR 9578 / 10935; PyTorch 184643, vLLM 46996)",
     {
-        Reproduces("legacy", "backend whose is_active() calls cuInit imported, then a forked worker", F6LegacyWorker,
-                   [](RuntimeKind rt, const Signature& s) {
-                     return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, &s);
-                   }),
+        Reproduces(
+            "legacy", "backend whose is_active() calls cuInit imported, then a forked worker", F6LegacyWorker,
+            [](RuntimeKind rt, const Signature& s) { return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, &s); }),
         Passes("fixed", "backend whose is_active() asks NVML imported, then a forked worker",
                [](RuntimeKind rt) { return Run(rt, ProbeKind::kNvml, StartMethod::kFork, nullptr); }),
         Passes("workaround", "backend whose is_active() calls cuInit imported, then a spawned worker",

@@ -46,14 +46,16 @@ std::string KilledWorkerMessage(pid_t pid, int signal) {
   return "DataLoader worker (pid " + std::to_string(pid) + ") is killed by signal: " + strsignal(signal) + ".";
 }
 
-std::string TimedOutMessage(int seconds) { return "DataLoader timed out after " + std::to_string(seconds) + " seconds"; }
+std::string TimedOutMessage(int seconds) {
+  return "DataLoader timed out after " + std::to_string(seconds) + " seconds";
+}
 
 namespace {
 
 constexpr int kWorkers = 2;
 constexpr int kBatches = 4;
 constexpr int64_t kBatchSize = 32;
-constexpr int kKilledWorker = 1;  // it owns minibatches 1 and 3 (round robin)
+constexpr int kKilledWorker = 1;    // it owns minibatches 1 and 3 (round robin)
 constexpr int kTimeoutSeconds = 1;  // the workaround's DataLoader(timeout=1)
 constexpr int64_t kStopFrame = -1;  // the harness's release of a proven hang
 
@@ -167,8 +169,10 @@ std::string Trainer() { return "main process (pid " + std::to_string(getpid()) +
 
 std::string Header(const Pool& pool, const std::string& wait) {
   return "F7: " + std::to_string(kWorkers) + " workers (pids " + std::to_string(pool.workers[0].pid()) + ", " +
-         std::to_string(pool.workers[1].pid()) + ") share one data queue; worker 1 is killed by SIGKILL (the OOM "
-         "killer) before it produces minibatch 1; the trainer waits with " + wait + "\n";
+         std::to_string(pool.workers[1].pid()) +
+         ") share one data queue; worker 1 is killed by SIGKILL (the OOM "
+         "killer) before it produces minibatch 1; the trainer waits with " +
+         wait + "\n";
 }
 
 // The in-order delivery every variant shares: returns the frames up to the
@@ -267,9 +271,9 @@ Outcome RunLegacy(RuntimeKind, const Signature& signature) {
 Outcome RunChecked(bool liveness_check) {
   Pool pool;
   if (Status s = Prepare(pool); !s.ok()) return Unexpected(Observe(s, Trainer(), "start"), "F7\n");
-  std::string transcript =
-      Header(pool, liveness_check ? "a liveness check on every worker (PR 3474)"
-                                  : "data_queue.get(timeout=" + std::to_string(kTimeoutSeconds) + ") (PR 3474's option)");
+  std::string transcript = Header(
+      pool, liveness_check ? "a liveness check on every worker (PR 3474)"
+                           : "data_queue.get(timeout=" + std::to_string(kTimeoutSeconds) + ") (PR 3474's option)");
   std::vector<pollfd> fds = {{pool.data[0].get(), POLLIN, 0}};
   std::vector<UniqueFd> pidfds;  // fds[i + 1] polls pidfds[i]
   if (liveness_check) {
@@ -279,9 +283,10 @@ Outcome RunChecked(bool liveness_check) {
         const int error = errno;
         pidfds.clear();
         if (error == ENOSYS) {  // a kernel before Linux 5.3: this machine cannot show the fix
-          return NotRunHere("F7's fixed variant watches its workers with pidfd_open, which this kernel lacks (Linux "
-                            "5.3 or later has it)",
-                            transcript);
+          return NotRunHere(
+              "F7's fixed variant watches its workers with pidfd_open, which this kernel lacks (Linux "
+              "5.3 or later has it)",
+              transcript);
         }
         return Unexpected(Observe(UnavailableError(std::string("pidfd_open: ") + strerror(error)), Trainer(), "start"),
                           transcript);
@@ -295,7 +300,8 @@ Outcome RunChecked(bool liveness_check) {
     for (;;) {
       int ready = poll(fds.data(), fds.size(), liveness_check ? -1 : kTimeoutSeconds * 1000);
       if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0) return ObservedError{"RuntimeError", 0, TimedOutMessage(kTimeoutSeconds), Trainer(), "data_queue.get"};
+      if (ready == 0)
+        return ObservedError{"RuntimeError", 0, TimedOutMessage(kTimeoutSeconds), Trainer(), "data_queue.get"};
       if (fds[0].revents & POLLIN) {
         if (ReadAll(pool.data[0].get(), frame, sizeof(Frame)).ok()) return std::nullopt;
         return ObservedError{"unavailable", 0, "data queue closed", Trainer(), "data_queue.get"};
@@ -324,24 +330,24 @@ Outcome RunChecked(bool liveness_check) {
                 d.error->message + "\n";
   const std::string expected = liveness_check ? KilledWorkerMessage(pool.workers[kKilledWorker].pid(), SIGKILL)
                                               : TimedOutMessage(kTimeoutSeconds);
-  Outcome outcome = PassedIf(equal && d.waiting_for == 1 && d.error->message == expected,
-                             "minibatch 0 arrived intact and the wait for minibatch 1 ended with \"" + expected + "\"",
-                             transcript);
+  Outcome outcome =
+      PassedIf(equal && d.waiting_for == 1 && d.error->message == expected,
+               "minibatch 0 arrived intact and the wait for minibatch 1 ended with \"" + expected + "\"", transcript);
   outcome.error = d.error;
   return outcome;
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F7",
-    "a killed data-loader worker hangs the trainer (PyTorch PR 3474 / 11985)",
-    {
-        Reproduces("legacy", "worker 1 killed; the trainer reads the shared data queue unchecked",
-                   OnEveryRuntime(kF7LegacyHang), RunLegacy),
-        Passes("fixed", "worker 1 killed; the trainer's wait watches every worker (PR 3474)",
-               [](RuntimeKind) { return RunChecked(/*liveness_check=*/true); }),
-        Passes("workaround", "worker 1 killed; DataLoader(timeout=1) gives up instead of hanging",
-               [](RuntimeKind) { return RunChecked(/*liveness_check=*/false); }),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F7",
+            "a killed data-loader worker hangs the trainer (PyTorch PR 3474 / 11985)",
+            {
+                Reproduces("legacy", "worker 1 killed; the trainer reads the shared data queue unchecked",
+                           OnEveryRuntime(kF7LegacyHang), RunLegacy),
+                Passes("fixed", "worker 1 killed; the trainer's wait watches every worker (PR 3474)",
+                       [](RuntimeKind) { return RunChecked(/*liveness_check=*/true); }),
+                Passes("workaround", "worker 1 killed; DataLoader(timeout=1) gives up instead of hanging",
+                       [](RuntimeKind) { return RunChecked(/*liveness_check=*/false); }),
+            }});
 
 }  // namespace
 }  // namespace repro

@@ -44,7 +44,7 @@ struct PinQueue {
   std::condition_variable cv;
   std::deque<PinnedBatch> batches;
   bool done = false;
-  std::optional<ObservedError> error;        // a failed CUDA call in the pin thread
+  std::optional<ObservedError> error;         // a failed CUDA call in the pin thread
   std::optional<ObservedError> context_on_0;  // what the pin thread did to device 0
 };
 
@@ -73,11 +73,11 @@ void PinMemoryLoop(DeviceRuntime& rt, bool set_device, const std::vector<float>&
     std::lock_guard<std::mutex> lock(q->mu);
     if (before.ok() && after.ok() && !*before && *after && !q->context_on_0) {
       Result<int> current = rt.GetDevice();
-      q->context_on_0 = ObservedError{
-          kF8ErrorName, 0,
-          std::string(kF8Message) + " (its current device is " + (current.ok() ? std::to_string(*current) : "?") +
-              "); the trainer uses only device " + std::to_string(kTrainDevice),
-          PinThreadLabel(), "pin_memory"};
+      q->context_on_0 = ObservedError{kF8ErrorName, 0,
+                                      std::string(kF8Message) + " (its current device is " +
+                                          (current.ok() ? std::to_string(*current) : "?") +
+                                          "); the trainer uses only device " + std::to_string(kTrainDevice),
+                                      PinThreadLabel(), "pin_memory"};
     }
     q->batches.push_back(PinnedBatch{static_cast<float*>(*pinned), b});
     q->cv.notify_all();
@@ -100,10 +100,10 @@ Status TrainStep(DeviceRuntime& rt, const PinnedBatch& batch, std::vector<float>
 
 Outcome Run(RuntimeKind kind, bool set_device_in_pin_thread, const Signature* signature) {
   DeviceRuntime& rt = GetRuntime(kind);
-  std::string transcript = std::string("F8: the trainer uses device ") + std::to_string(kTrainDevice) +
-                           "; a pin-memory thread " +
-                           (set_device_in_pin_thread ? "that first sets device 1 (PR 4196)" : "with the default device") +
-                           " pins " + std::to_string(kBatches) + " batches with cudaMallocHost\n";
+  std::string transcript =
+      std::string("F8: the trainer uses device ") + std::to_string(kTrainDevice) + "; a pin-memory thread " +
+      (set_device_in_pin_thread ? "that first sets device 1 (PR 4196)" : "with the default device") + " pins " +
+      std::to_string(kBatches) + " batches with cudaMallocHost\n";
   // Counting through NVML does not initialize CUDA or create a context.
   Result<int> visible = rt.NvmlDeviceCount();
   if (!visible.ok()) return Unexpected(Observe(visible.status(), "main process", "device_count"), transcript);
@@ -146,9 +146,10 @@ Outcome Run(RuntimeKind kind, bool set_device_in_pin_thread, const Signature* si
   const bool equal = out == rows;
   transcript += std::string("rows copied through device 1 ") + (equal ? "equal" : "DIFFER from") + " the host rows\n";
   if (*ctx0) {
-    ObservedError error = q.context_on_0 ? *q.context_on_0
-                                         : ObservedError{kF8ErrorName, 0, "primary context created on device 0 by the trainer",
-                                                         trainer, "train_step"};
+    ObservedError error = q.context_on_0
+                              ? *q.context_on_0
+                              : ObservedError{kF8ErrorName, 0, "primary context created on device 0 by the trainer",
+                                              trainer, "train_step"};
     return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
   }
   if (signature) return PassedIf(false, "the documented failure (device 0 has no context)", transcript);
@@ -157,16 +158,18 @@ Outcome Run(RuntimeKind kind, bool set_device_in_pin_thread, const Signature* si
 
 const VariantEnv kTwoDevices = {{"FAULTLINE_SIMCUDA_DEVICES", "2"}};
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F8",
-    "the pin-memory thread creates a context on device 0 (PyTorch PR 4196; see 21081, 58626)",
-    {
-        Reproduces("legacy", "train on device 1, pin in a thread left on device 0 (2 devices)",
-                   OnEveryRuntime(kF8LegacyPinThread),
-                   [](RuntimeKind rt, const Signature& s) { return Run(rt, false, &s); }, kTwoDevices),
-        Passes("fixed", "train on device 1, the pin thread sets device 1 first (2 devices)",
-               [](RuntimeKind rt) { return Run(rt, true, nullptr); }, kTwoDevices),
-    }});
+const bool kRegistered =
+    RegisterFailure(Failure{"F8",
+                            "the pin-memory thread creates a context on device 0 (PyTorch PR 4196; see 21081, 58626)",
+                            {
+                                Reproduces(
+                                    "legacy", "train on device 1, pin in a thread left on device 0 (2 devices)",
+                                    OnEveryRuntime(kF8LegacyPinThread),
+                                    [](RuntimeKind rt, const Signature& s) { return Run(rt, false, &s); }, kTwoDevices),
+                                Passes(
+                                    "fixed", "train on device 1, the pin thread sets device 1 first (2 devices)",
+                                    [](RuntimeKind rt) { return Run(rt, true, nullptr); }, kTwoDevices),
+                            }});
 
 }  // namespace
 }  // namespace repro

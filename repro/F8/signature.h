@@ -19,10 +19,9 @@ inline constexpr char kF8Message[] = "primary context created on device 0 by cud
 
 // The whole message: the legacy pin thread never sets a device, so its current
 // device is always 0.
-inline const Signature kF8LegacyPinThread{kF8ErrorName, 0,
-                                          std::string(kF8Message) +
-                                              " (its current device is 0); the trainer uses only device 1",
-                                          ProcessWithPid("pin-memory thread"), "pin_memory"};
+inline const Signature kF8LegacyPinThread{
+    kF8ErrorName, 0, std::string(kF8Message) + " (its current device is 0); the trainer uses only device 1",
+    ProcessWithPid("pin-memory thread"), "pin_memory"};
 
 }  // namespace repro
 }  // namespace faultline

@@ -15,23 +15,26 @@ TEST(F9Test, LegacyCountCachedBeforeTheVariableChangedPromisesAGoneDevice) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F9", "legacy", runtime);
   ExpectReproducedWith(o, F9LegacyStaleCount(runtime));
-  EXPECT_THAT(o.transcript, testing::HasSubstr("CUDA_VISIBLE_DEVICES=1, CUDA initialized: device_count() = 2, cudaGetDeviceCount = 1"))
+  EXPECT_THAT(o.transcript, testing::HasSubstr(
+                                "CUDA_VISIBLE_DEVICES=1, CUDA initialized: device_count() = 2, cudaGetDeviceCount = 1"))
       << o.transcript;
 }
 
 TEST(F9Test, FixedCountIsNotCachedBeforeCudaIsInitialized) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F9", "fixed", runtime);
-  ExpectPassedWith(o, "passed: device_count() equals cudaGetDeviceCount and the rows copied "
-                      "through it equal the host rows");
+  ExpectPassedWith(o,
+                   "passed: device_count() equals cudaGetDeviceCount and the rows copied "
+                   "through it equal the host rows");
   EXPECT_THAT(o.transcript, testing::HasSubstr("device_count() = 1, cudaGetDeviceCount = 1")) << o.transcript;
 }
 
 TEST(F9Test, StatelessCountWorkaroundPasses) {
   RUNTIME_UNDER_TEST(runtime);
   Outcome o = RunIsolated("F9", "workaround", runtime);
-  ExpectPassedWith(o, "passed: device_count() equals cudaGetDeviceCount and the rows copied "
-                      "through it equal the host rows");
+  ExpectPassedWith(o,
+                   "passed: device_count() equals cudaGetDeviceCount and the rows copied "
+                   "through it equal the host rows");
   EXPECT_THAT(o.transcript, testing::HasSubstr("device_count() = 1, cudaGetDeviceCount = 1")) << o.transcript;
 }
 

@@ -21,9 +21,9 @@ namespace {
 constexpr size_t kFloats = 256;
 
 enum class Caching {
-  kAlways,             // torch.cuda.device_count() 1.13 - 2.2: functools.lru_cache(maxsize=1)
-  kOnceInitialized,    // PR 122815: cached only once CUDA is initialized
-  kNever,              // vLLM PR 5473: cuda_device_count_stateless
+  kAlways,           // torch.cuda.device_count() 1.13 - 2.2: functools.lru_cache(maxsize=1)
+  kOnceInitialized,  // PR 122815: cached only once CUDA is initialized
+  kNever,            // vLLM PR 5473: cuda_device_count_stateless
 };
 
 // torch.cuda.device_count(): an NVML count (PR 84879: it does not initialize
@@ -127,13 +127,15 @@ const bool kRegistered = RegisterFailure(Failure{
     "F9",
     "the device count is cached before CUDA_VISIBLE_DEVICES is final (PyTorch 95073 / 122815, vLLM 4969 / 5473)",
     {
-        Reproduces("legacy", "count cached at import, CUDA_VISIBLE_DEVICES 0,1 -> 1, shard over the count",
-                   F9LegacyStaleCount,
-                   [](RuntimeKind rt, const Signature& s) { return Run(rt, Caching::kAlways, &s); }, kLaunchEnv),
-        Passes("fixed", "count not cached before CUDA is initialized (PR 122815)",
-               [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, nullptr); }, kLaunchEnv),
-        Passes("workaround", "count never cached (vLLM cuda_device_count_stateless)",
-               [](RuntimeKind rt) { return Run(rt, Caching::kNever, nullptr); }, kLaunchEnv),
+        Reproduces(
+            "legacy", "count cached at import, CUDA_VISIBLE_DEVICES 0,1 -> 1, shard over the count", F9LegacyStaleCount,
+            [](RuntimeKind rt, const Signature& s) { return Run(rt, Caching::kAlways, &s); }, kLaunchEnv),
+        Passes(
+            "fixed", "count not cached before CUDA is initialized (PR 122815)",
+            [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, nullptr); }, kLaunchEnv),
+        Passes(
+            "workaround", "count never cached (vLLM cuda_device_count_stateless)",
+            [](RuntimeKind rt) { return Run(rt, Caching::kNever, nullptr); }, kLaunchEnv),
     }});
 
 }  // namespace

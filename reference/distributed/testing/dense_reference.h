@@ -35,9 +35,9 @@ class DenseOptimizer {
   OptimizerKind kind_;
   int64_t dim_;
   float lr_, beta1_, beta2_, eps_;
-  std::vector<float> sum_;           // Adagrad: G
-  std::vector<float> step_;          // Adam: per-row step count
-  std::vector<float> mem_, power_;   // Adam: first and second moments
+  std::vector<float> sum_;          // Adagrad: G
+  std::vector<float> step_;         // Adam: per-row step count
+  std::vector<float> mem_, power_;  // Adam: first and second moments
 };
 
 }  // namespace faultline

@@ -42,7 +42,7 @@ rc::Gen<float> GenValue() {
 
 std::vector<int64_t> GenIds(const LocalTable& model) {
   return *rc::gen::container<std::vector<int64_t>>(*rc::gen::inRange<size_t>(0, 12),
-                                                     rc::gen::inRange<int64_t>(0, model.num_ids));
+                                                   rc::gen::inRange<int64_t>(0, model.num_ids));
 }
 
 // Places host ids where the command said: on the host or on the device.
@@ -62,8 +62,7 @@ std::string Show(const std::vector<int64_t>& ids) {
   return os.str();
 }
 
-void AssertRowsEqual(const Tensor& pulled, const std::vector<int64_t>& ids, const LocalTable& model,
-                     uint64_t* digest) {
+void AssertRowsEqual(const Tensor& pulled, const std::vector<int64_t>& ids, const LocalTable& model, uint64_t* digest) {
   Result<Tensor> host = pulled.Cpu();
   RC_ASSERT(host.ok());
   RC_ASSERT(host->shape() == (std::vector<int64_t>{static_cast<int64_t>(ids.size()), model.dim}));
@@ -138,8 +137,9 @@ struct BadInput : Command {
     const int64_t row_count = kind == kRowShape ? static_cast<int64_t>(ids.size()) : id_tensor.numel();
     const int64_t row_dim = kind == kRowShape ? model.dim + 1 : model.dim;
     Tensor rows = *Tensor::FromVector(std::vector<float>(row_count * row_dim, 1.0f), {row_count, row_dim});
-    Status status = op == 0 ? sut.tensor->Pull(id_tensor).status()
-                            : op == 1 ? sut.tensor->Push(id_tensor, rows) : sut.tensor->PushAdd(id_tensor, rows);
+    Status status = op == 0   ? sut.tensor->Pull(id_tensor).status()
+                    : op == 1 ? sut.tensor->Push(id_tensor, rows)
+                              : sut.tensor->PushAdd(id_tensor, rows);
     if (kind == kRowShape && op == 0) {
       RC_ASSERT(status.ok());  // pull takes no rows: this one is a valid call
       return;

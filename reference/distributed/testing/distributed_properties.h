@@ -10,8 +10,8 @@
 
 #include <rapidcheck.h>
 
-#include "reference/distributed/testing/dense_reference.h"
 #include "reference/distributed/dist_tensor.h"
+#include "reference/distributed/testing/dense_reference.h"
 
 namespace faultline {
 
@@ -37,7 +37,7 @@ struct OptimizerCase {
   float lr = 0.1f;
   float beta1 = 0.9f, beta2 = 0.999f;  // Adam's
   float eps = 1e-10f;
-  std::vector<float> initial;                             // num_ids x dim
+  std::vector<float> initial;                                  // num_ids x dim
   std::vector<std::vector<std::vector<DenseLookup>>> lookups;  // [step][rank] -> that trainer's lookups
 };
 

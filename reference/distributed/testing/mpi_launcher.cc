@@ -67,7 +67,8 @@ constexpr auto kInitStuckGrace = std::chrono::seconds(5);
 // socket paths within their 108 bytes; Bazel's TEST_TMPDIR is too long.
 Result<TempDir> MakeSessionDir() {
   const char* tmpdir = std::getenv("TMPDIR");
-  return TempDir::Create(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "fl-ompi-", "Open MPI's session folder");
+  return TempDir::Create(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "fl-ompi-",
+                         "Open MPI's session folder");
 }
 
 // The folder for one single-host job's shared-memory segments (vader's and
@@ -86,8 +87,7 @@ int NetnsAgent(const std::vector<std::string>& args) {
     return 255;
   }
   const char* map = std::getenv(kAgentMapEnv);
-  Result<std::pair<std::string, std::string>> host =
-      FindHostInAgentMap(map != nullptr ? map : "", args[0]);
+  Result<std::pair<std::string, std::string>> host = FindHostInAgentMap(map != nullptr ? map : "", args[0]);
   Status entered = host.ok() ? EnterHost(host->first, host->second) : host.status();
   if (!entered.ok()) {
     std::fprintf(stderr, "mpi_netns_agent: %s\n", entered.ToString().c_str());
@@ -150,18 +150,18 @@ std::string HowMpirunSawItEnd(const std::string& output, int rank) {
 }  // namespace
 
 std::string MpiJob::Describe() const {
-  std::string text = "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") +
-                     (stopped ? " (stopped)" : "") +
-                     (mpirun_terminated ? " (terminated by the launcher: every rank had ended, or the ones left could never leave "
-                                          "MPI_Init)"
-                                        : "") +
-                     "\n--- output ---\n" + output + "--- reports ---\n";
+  std::string text =
+      "mpirun exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") + (stopped ? " (stopped)" : "") +
+      (mpirun_terminated ? " (terminated by the launcher: every rank had ended, or the ones left could never leave "
+                           "MPI_Init)"
+                         : "") +
+      "\n--- output ---\n" + output + "--- reports ---\n";
   for (size_t r = 0; r < reports.size(); ++r) {
     pid_t pid = r < joined_pids.size() ? joined_pids[r] : 0;
     if (pid == 0 && r < started_pids.size()) pid = started_pids[r];
     if (pid == 0) pid = reports[r].pid;
-    text += "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + "): " +
-            (reports[r].present ? reports[r].text : "(none)") + "\n";
+    text += "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
+            "): " + (reports[r].present ? reports[r].text : "(none)") + "\n";
   }
   for (const std::string& line : vanished) text += line + "\n";
   if (!leftover_pids.empty()) text += "leftover ranks: " + std::to_string(leftover_pids.size()) + "\n";
@@ -207,8 +207,7 @@ Result<std::string> RunningMpiJob::WaitForReport(int rank, std::chrono::millisec
   return found.second;
 }
 
-Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string>& args,
-                         const MpiJobOptions& options) {
+Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string>& args, const MpiJobOptions& options) {
   if (options.ranks < 1) return InvalidArgumentError("ranks is " + std::to_string(options.ranks) + "; expected >= 1");
   const NetnsHosts* hosts = options.hosts;
   if (hosts != nullptr) {
@@ -228,32 +227,54 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
 
   // argv[0] "mpirun", as a shell would run it: an absolute path there
   // would act as mpirun's --prefix (it changes how remote daemons start).
-  std::vector<std::string> argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
-                                "-np", std::to_string(options.ranks), "--mca", "orte_tmpdir_base", session_dir};
+  std::vector<std::string> argv{
+      "mpirun", "--allow-run-as-root",         "--oversubscribe", "--bind-to",        "none",
+      "-np",    std::to_string(options.ranks), "--mca",           "orte_tmpdir_base", session_dir};
   std::optional<TempDir> shared_memory;
   if (hosts == nullptr) {
     // One machine: shared memory only, and no CMA (needs ptrace rights).
     FL_ASSIGN_OR_RETURN(shared_memory, MakeSharedMemoryDir());
     const std::string& shm_dir = shared_memory->path();
-    argv.insert(argv.end(), {"--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
-                             "--mca", "btl_vader_backing_directory", shm_dir, "--mca", "osc_sm_backing_directory",
-                             shm_dir});
+    argv.insert(argv.end(), {"--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none", "--mca",
+                             "btl_vader_backing_directory", shm_dir, "--mca", "osc_sm_backing_directory", shm_dir});
   } else {
     std::string host_list;
     for (int k = 0; k < hosts->size(); ++k) {
       if (options.ranks_per_host[k] == 0) continue;
-      host_list += (host_list.empty() ? "" : ",") + NetnsHosts::address(k) + ":" +
-                   std::to_string(options.ranks_per_host[k]);
+      host_list +=
+          (host_list.empty() ? "" : ",") + NetnsHosts::address(k) + ":" + std::to_string(options.ranks_per_host[k]);
     }
     // Fill each host's slots in order; TCP only (no shared-memory BTL, no
     // UCX), one-sided through osc pt2pt (osc rdma needs an RDMA network, osc
     // sm one node), and only the hosts' subnet for MPI and mpirun's own traffic.
-    argv.insert(argv.end(), {"-H", host_list, "--map-by", "slot",
-                             "--mca", "plm_rsh_agent", self + " " + kChildFlag + kAgentEntry,
-                             "--mca", "plm_rsh_no_tree_spawn", "1",
-                             "--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca", "osc", "pt2pt",
-                             "--mca", "btl_tcp_disable_family", "6",
-                             "--mca", "btl_tcp_if_include", kNetnsSubnet, "--mca", "oob_tcp_if_include", kNetnsSubnet});
+    argv.insert(argv.end(), {"-H",
+                             host_list,
+                             "--map-by",
+                             "slot",
+                             "--mca",
+                             "plm_rsh_agent",
+                             self + " " + kChildFlag + kAgentEntry,
+                             "--mca",
+                             "plm_rsh_no_tree_spawn",
+                             "1",
+                             "--mca",
+                             "pml",
+                             "ob1",
+                             "--mca",
+                             "btl",
+                             "self,tcp",
+                             "--mca",
+                             "osc",
+                             "pt2pt",
+                             "--mca",
+                             "btl_tcp_disable_family",
+                             "6",
+                             "--mca",
+                             "btl_tcp_if_include",
+                             kNetnsSubnet,
+                             "--mca",
+                             "oob_tcp_if_include",
+                             kNetnsSubnet});
     // mpirun runs on host 0: through this binary, which enters it and execs mpirun.
     argv.insert(argv.begin(),
                 {self, std::string(kChildFlag) + kExecEntry, hosts->netns(0), NetnsHosts::hostname(0), mpirun});
@@ -269,7 +290,8 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   // OpenMPI's components leak at finalize and are unloaded before LeakSanitizer
   // can name them: ranks skip the leak check; every other ASan check stays on
   // (the in-process tests check the same code for leaks).
-  if (const char* asan = std::getenv("ASAN_OPTIONS")) set.emplace_back("ASAN_OPTIONS", std::string(asan) + ":detect_leaks=0");
+  if (const char* asan = std::getenv("ASAN_OPTIONS"))
+    set.emplace_back("ASAN_OPTIONS", std::string(asan) + ":detect_leaks=0");
   set.insert(set.end(), options.env.begin(), options.env.end());
   if (hosts != nullptr) set.emplace_back(kAgentMapEnv, hosts->AgentMap());
   // Built before fork: this process has threads (the caller's `during`, a test's).
@@ -300,11 +322,11 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
   // pid and start time, so that a process that got a rank's pid after the
   // rank ended is neither waited for nor killed.
   struct RankState {
-    ProcessRef started;         // "started": before MPI_Init
-    bool initialized = false;   // "initialized": MPI_Init returned
-    ProcessRef joined;          // "joined": MpiTransport::Create succeeded
-    ProcessRef reported;        // its report
-    bool ended = false;         // its process is gone
+    ProcessRef started;             // "started": before MPI_Init
+    bool initialized = false;       // "initialized": MPI_Init returned
+    ProcessRef joined;              // "joined": MpiTransport::Create succeeded
+    ProcessRef reported;            // its report
+    bool ended = false;             // its process is gone
     std::string ended_by_launcher;  // why the launcher ended it, if it did
     ProcessRef process() const { return joined.pid != 0 ? joined : started.pid != 0 ? started : reported; }
   };
@@ -316,7 +338,8 @@ Result<MpiJob> RunMpiJob(const std::string& entry, const std::vector<std::string
       RankState& rank = ranks[r];
       ProcessRef initialized;
       if (rank.started.pid == 0) ReadRankFile(RankFilePath(dir, r, "started"), &rank.started, nullptr);
-      if (!rank.initialized) rank.initialized = ReadRankFile(RankFilePath(dir, r, "initialized"), &initialized, nullptr);
+      if (!rank.initialized)
+        rank.initialized = ReadRankFile(RankFilePath(dir, r, "initialized"), &initialized, nullptr);
       if (rank.joined.pid == 0) ReadRankFile(RankFilePath(dir, r, "joined"), &rank.joined, nullptr);
       if (rank.reported.pid == 0) ReadRankFile(RankFilePath(dir, r), &rank.reported, nullptr);
       rank.ended = rank.process().pid != 0 && !ProcessRunning(rank.process());

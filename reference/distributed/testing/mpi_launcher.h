@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "reference/base/status.h"
-#include "reference/distributed/testing/netns_hosts.h"
 #include "reference/distributed/rank_report.h"
+#include "reference/distributed/testing/netns_hosts.h"
 #include "reference/process/process_ref.h"
 
 namespace faultline {
@@ -82,7 +82,7 @@ struct MpiJob {
   // mpirun outlived every rank (keep_survivors across hosts), or the ranks
   // left could never leave MPI_Init, and the launcher ended it.
   bool mpirun_terminated = false;
-  std::string output;      // mpirun's and the ranks' stdout and stderr
+  std::string output;               // mpirun's and the ranks' stdout and stderr
   std::vector<RankReport> reports;  // by rank
   std::vector<pid_t> started_pids;  // by rank, from the "started" mark, before MPI_Init (0: never started)
   std::vector<pid_t> joined_pids;   // by rank, from the "joined" mark (0: never joined)
@@ -118,7 +118,7 @@ class RunningMpiJob {
  private:
   // Waits for `rank`'s mark `mark`, or its report when `mark` is empty.
   Result<std::pair<ProcessRef, std::string>> WaitForFile(int rank, const std::string& mark, const std::string& what,
-                                                        std::chrono::milliseconds timeout) const;
+                                                         std::chrono::milliseconds timeout) const;
   std::string dir_;
   int ranks_;
   std::atomic<bool> ended_{false};

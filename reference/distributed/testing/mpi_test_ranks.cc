@@ -17,8 +17,8 @@
 #include <rapidcheck.h>
 
 #include "reference/base/parse_int.h"
-#include "reference/distributed/testing/distributed_properties.h"
 #include "reference/distributed/sparse_optimizer.h"
+#include "reference/distributed/testing/distributed_properties.h"
 #include "reference/process/child_registry.h"
 #include "reference/runtime/test_runtime.h"
 
@@ -76,8 +76,7 @@ int OptimizerRank(const std::vector<std::string>& args) {
     for (int k = 0; k < cases; ++k) {
       const rc::Gen<OptimizerCase> gen = GenOptimizerCase(transport.world_size(), transport.world_size());
       const OptimizerCase c = gen(rc::Random(seed + k), 30).value();
-      FL_ASSIGN_OR_RETURN(std::vector<float> weights,
-                          RunDistributedOptimizer(transport, c, "emb" + std::to_string(k)));
+      FL_ASSIGN_OR_RETURN(std::vector<float> weights, RunDistributedOptimizer(transport, c, "emb" + std::to_string(k)));
       if (transport.rank() == 0 && weights != RunDenseOptimizer(c)) {
         return InternalError("case " + std::to_string(k) + " (seed " + std::to_string(seed + k) +
                              ") differs from the dense reference");
@@ -114,8 +113,9 @@ int BadInputRank(const std::vector<std::string>&) {
       expected = "invalid_argument: DistTensor('feat').push: ids has dtype float32";
     } else if (r == 2) {
       error = tensor.PushAdd(*Tensor::FromVector<int64_t>({6, 7}), *Tensor::FromVector<float>({1, 2, 3}, {1, 3}));
-      expected = "invalid_argument: DistTensor('feat').push_add: rows has dtype float32 and shape [1, 3]; expected "
-                 "float32 [2, 2]";
+      expected =
+          "invalid_argument: DistTensor('feat').push_add: rows has dtype float32 and shape [1, 3]; expected "
+          "float32 [2, 2]";
     } else {
       error = DistTensor::Attach(transport, "feet").status();
       expected = "not_found: no distributed tensor named 'feet'; known tensors: feat";
@@ -165,8 +165,8 @@ int MismatchedTensorsRank(const std::vector<std::string>&) {
                                    " (every rank must create the same tensors, in the same order)";
       const Status created = DistTensor::Create(transport, c.name, *c.book, c.dim).status();
       if (created.ToString() != expected) {
-        return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" +
-                             created.ToString() + "'");
+        return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" + created.ToString() +
+                             "'");
       }
     }
     // A rank that refuses its own arguments fails with its reason; the
@@ -175,7 +175,7 @@ int MismatchedTensorsRank(const std::vector<std::string>&) {
     struct Refusal {
       std::string name;
       int64_t dim;
-      bool refuses;        // this rank
+      bool refuses;  // this rank
       int first_refusing;
       std::string reason;  // what the refusing ranks say
     };
@@ -197,8 +197,8 @@ int MismatchedTensorsRank(const std::vector<std::string>&) {
                         " refused its own arguments for it (its error says why; nothing was created)";
       const Status created = DistTensor::Create(transport, c.name, even, c.dim).status();
       if (created.ToString() != expected) {
-        return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" +
-                             created.ToString() + "'");
+        return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" + created.ToString() +
+                             "'");
       }
     }
     FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "feat", even, 4));
@@ -243,7 +243,8 @@ int OptimizerArgumentsRank(const std::vector<std::string>&) {
                               "invalid_argument: tensor 'emb_step': " + here +
                                   "the ranks create different tensors: rank " + std::to_string(size - 1) +
                                   " creates it with other settings than rank 0 (this rank's: 'SparseAdam lr 0.1, "
-                                  "beta1 " + (r == size - 1 ? "0.8" : "0.9") +
+                                  "beta1 " +
+                                  (r == size - 1 ? "0.8" : "0.9") +
                                   ", beta2 0.999, eps 1e-08; embeddings 'emb' (dim 2)') (every rank must create the "
                                   "same tensors, in the same order)"));
     // Rank 1 is given one more embedding: every rank fails at the first state tensor.
@@ -293,8 +294,7 @@ int StepRefusedRank(const std::vector<std::string>&) {
         "failed_precondition: step: forward 0 of embedding 'emb' has no gradient; call Backward once per Forward "
         "before Step";
     const std::string expected =
-        r == 1 ? reason
-               : "failed_precondition: mpi rank " + std::to_string(r) + ": rank 1 refused the step: " + reason;
+        r == 1 ? reason : "failed_precondition: mpi rank " + std::to_string(r) + ": rank 1 refused the step: " + reason;
     const Status refused = adagrad->Step();
     if (refused.ToString() != expected) {
       return InternalError("rank " + std::to_string(r) + " expected '" + expected + "', got '" + refused.ToString() +
@@ -534,13 +534,15 @@ int WhereRank(const std::vector<std::string>&) {
     const int size = transport.world_size();
     FL_ASSIGN_OR_RETURN(RangePartitionBook book, RangePartitionBook::Even(size, size));
     FL_ASSIGN_OR_RETURN(DistTensor tensor, DistTensor::Create(transport, "where", book, 1));
-    FL_RETURN_IF_ERROR(tensor.PushHost({transport.rank()}, {static_cast<float>(transport.rank())}, WriteMode::kOverwrite));
+    FL_RETURN_IF_ERROR(
+        tensor.PushHost({transport.rank()}, {static_cast<float>(transport.rank())}, WriteMode::kOverwrite));
     FL_RETURN_IF_ERROR(transport.Barrier());
     std::vector<int64_t> all(size);
     for (int r = 0; r < size; ++r) all[r] = r;
     FL_ASSIGN_OR_RETURN(std::vector<float> rows, tensor.PullHost(all));
     for (int r = 0; r < size; ++r) {
-      if (rows[r] != static_cast<float>(r)) return InternalError("row " + std::to_string(r) + " is " + std::to_string(rows[r]));
+      if (rows[r] != static_cast<float>(r))
+        return InternalError("row " + std::to_string(r) + " is " + std::to_string(rows[r]));
     }
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);

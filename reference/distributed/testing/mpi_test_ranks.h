@@ -25,8 +25,8 @@
 #include <functional>
 #include <string>
 
-#include "reference/distributed/testing/mpi_launcher.h"
 #include "reference/distributed/mpi_transport.h"
+#include "reference/distributed/testing/mpi_launcher.h"
 
 namespace faultline {
 

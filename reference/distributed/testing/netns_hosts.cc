@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <optional>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -165,15 +165,16 @@ Result<std::unique_ptr<NetnsHosts>> NetnsHosts::Create(int hosts) {
   // Probe first: the sweep needs the same rights, and its error would be less clear.
   static std::atomic<int> sequence{0};
   const pid_t self = getpid();
-  std::unique_ptr<NetnsHosts> fixture(new NetnsHosts(
-      hosts, std::string(kNetnsPrefix) + std::to_string(self) + "-" + std::to_string(SelfProcessRef().start_ticks) + "-" +
-                 std::to_string(sequence++)));
+  std::unique_ptr<NetnsHosts> fixture(new NetnsHosts(hosts, std::string(kNetnsPrefix) + std::to_string(self) + "-" +
+                                                                std::to_string(SelfProcessRef().start_ticks) + "-" +
+                                                                std::to_string(sequence++)));
   const std::string sw = fixture->switch_netns();
   Result<std::string> made = RunIp({"netns", "add", sw});
   if (!made.ok()) {
     return FailedPreconditionError(std::string(kNetnsNotPermitted) + " (" + made.status().message() +
                                    "): the multi-host tests need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and "
-                                   "iproute2; set " + kSkipMultiHostEnv + "=1 to skip them on purpose");
+                                   "iproute2; set " +
+                                   kSkipMultiHostEnv + "=1 to skip them on purpose");
   }
   fixture->made_.push_back(sw);
   FL_RETURN_IF_ERROR(SweepStaleNetns().status());
@@ -286,7 +287,8 @@ Status EnterHost(const std::string& netns, const std::string& hostname) {
   const int saved = errno;
   fd.reset();
   if (entered != 0) return UnavailableError("setns " + path + ": " + std::strerror(saved));
-  if (unshare(CLONE_NEWUTS) != 0) return UnavailableError(std::string("unshare(CLONE_NEWUTS): ") + std::strerror(errno));
+  if (unshare(CLONE_NEWUTS) != 0)
+    return UnavailableError(std::string("unshare(CLONE_NEWUTS): ") + std::strerror(errno));
   if (sethostname(hostname.c_str(), hostname.size()) != 0) {
     return UnavailableError("sethostname " + hostname + ": " + std::strerror(errno));
   }

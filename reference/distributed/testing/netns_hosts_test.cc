@@ -15,8 +15,8 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -38,7 +38,7 @@ using testing::SizeIs;
 
 // Namespaces whose name starts with `prefix`.
 std::vector<std::string> NamespacesStartingWith(const std::string& prefix) {
-  Result<std::string> listing = [] () -> Result<std::string> {
+  Result<std::string> listing = []() -> Result<std::string> {
     std::string out;
     FILE* pipe = popen("ip netns list", "r");
     if (pipe == nullptr) return UnavailableError("popen");
@@ -196,10 +196,9 @@ TEST_P(SweepTest, SweepRemovesTheNamespacesOfAKilledRunAndKeepsLiveOnes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Owner, SweepTest, testing::Values(true, false),
-                         [](const testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Reaped" : "NotYetReaped";
-                         });
+INSTANTIATE_TEST_SUITE_P(Owner, SweepTest, testing::Values(true, false), [](const testing::TestParamInfo<bool>& info) {
+  return info.param ? "Reaped" : "NotYetReaped";
+});
 
 // Drops the capabilities that network namespaces need (from this process and
 // from anything it runs), then tries.
@@ -228,13 +227,14 @@ TEST(NetnsHostsTest, FailsWithTheReasonWhereNamespacesAreNotPermitted) {
   FL_ASSERT_OK(ended);
   ASSERT_TRUE(ended->succeeded()) << ended->Describe();
   const std::string& text = ended->transcript;
-  EXPECT_EQ(text.rfind("failed_precondition: network namespaces are not permitted on this machine (`ip netns add flmh-",
-                       0),
-            0u)
+  EXPECT_EQ(
+      text.rfind("failed_precondition: network namespaces are not permitted on this machine (`ip netns add flmh-", 0),
+      0u)
       << text;
   EXPECT_THAT(text, HasSubstr("Operation not permitted"));
-  const std::string tail = "): the multi-host tests need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2; set "
-                           "FAULTLINE_SKIP_MULTIHOST=1 to skip them on purpose";
+  const std::string tail =
+      "): the multi-host tests need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2; set "
+      "FAULTLINE_SKIP_MULTIHOST=1 to skip them on purpose";
   EXPECT_EQ(text.substr(text.size() - std::min(text.size(), tail.size())), tail) << text;
 }
 
