@@ -7,6 +7,7 @@ PACKAGES=(
   bazel-bootstrap          # Bazel 4.2.3, WORKSPACE mode
   g++ git python3
   jq                       # the CI scripts' JSON
+  clang-format-14          # ci/format_check.sh
   googletest libgtest-dev libgmock-dev  # GoogleTest / GoogleMock (libgmock.a, gmock/ headers)
   librapidcheck-dev        # property tests
   librandom123-dev         # Philox counter-based RNG

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole CPU test suite: the plain build, then everything again under
+# Runs the format check (ci/format_check.sh), then the whole CPU test
+# suite: the plain build, then everything again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, then the tests that start
 # threads under ThreadSanitizer, then the real-package tier (PyPI's CUDA
 # torch builds over drop-in simcuda, ci/dropin_tier.sh). GPU tests are
@@ -17,7 +18,7 @@ JSON=0
 for arg in "$@"; do
   case "$arg" in
     --json) JSON=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ci/test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +33,7 @@ status=0
 # The plain stage builds every target (gpu tests and benchmarks included, so
 # that a broken build shows here); the sanitizer stages build only the tests
 # they run (--build_tests_only).
+run_script_stage format ci/format_check.sh || status=1
 run_stage cpu //... || status=1
 run_stage asan-ubsan --config=asan-ubsan --build_tests_only //... || status=1
 # TSan reports races between threads, so its stage runs the tests whose
