@@ -80,12 +80,12 @@ Row RunOne(const Failure& failure, const Variant& variant, RuntimeKind runtime, 
   if (repeat > 1) std::fprintf(stderr, " matched %d of %d\n", result.matched, result.runs);
   const Outcome& shown = result.shown;
   Row row{failure.id,         variant.name,
-          runtime_name,       ExpectationName(variant.expected),
+          runtime_name,       ExpectationName(variant.expected()),
           OutcomeName(shown), result.matched == result.runs,
           result.runs,        result.matched,
           shown.error,        shown.transcript,
           shown.not_run,      nullptr};
-  if (variant.signature) row.signature = SignatureToJson(variant.signature(runtime));
+  if (std::optional<Signature> signature = variant.SignatureOn(runtime)) row.signature = SignatureToJson(*signature);
   // With --repeat, only a run that did not match has its transcript shown.
   if (!json && !row.transcript.empty() && (repeat == 1 || !row.matched)) {
     std::fprintf(stderr, "%s\n", row.transcript.c_str());
@@ -168,10 +168,10 @@ int Main(int argc, char** argv) {
       nlohmann::json variants = nlohmann::json::array();
       for (const Variant& v : f.variants) {
         nlohmann::json variant = {
-            {"variant", v.name}, {"expected", ExpectationName(v.expected)}, {"scenario", v.scenario}};
-        if (v.signature) {
-          for (RuntimeKind runtime : {RuntimeKind::kSimCuda, RuntimeKind::kCuda}) {
-            variant["signature"][RuntimeKindName(runtime)] = SignatureToJson(v.signature(runtime));
+            {"variant", v.name}, {"expected", ExpectationName(v.expected())}, {"scenario", v.scenario}};
+        for (RuntimeKind runtime : {RuntimeKind::kSimCuda, RuntimeKind::kCuda}) {
+          if (std::optional<Signature> signature = v.SignatureOn(runtime)) {
+            variant["signature"][RuntimeKindName(runtime)] = SignatureToJson(*signature);
           }
         }
         variants.push_back(std::move(variant));
@@ -180,7 +180,7 @@ int Main(int argc, char** argv) {
       if (!json) {
         std::printf("%s  %s\n", f.id.c_str(), f.title.c_str());
         for (const Variant& v : f.variants) {
-          std::printf("      %-20s %-11s %s\n", v.name.c_str(), ExpectationName(v.expected), v.scenario.c_str());
+          std::printf("      %-20s %-11s %s\n", v.name.c_str(), ExpectationName(v.expected()), v.scenario.c_str());
         }
       }
     }

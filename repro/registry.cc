@@ -50,17 +50,15 @@ const Variant* FindVariant(const std::string& id, const std::string& variant) {
 
 Variant Reproduces(std::string name, std::string scenario, std::function<Signature(RuntimeKind)> signature,
                    std::function<Outcome(RuntimeKind, const Signature&)> run, VariantEnv env) {
-  return Variant{
-      std::move(name),     Expectation::kReproduces,
-      std::move(scenario), [run = std::move(run)](RuntimeKind runtime, const Signature* s) { return run(runtime, *s); },
-      std::move(env),      std::move(signature)};
+  VariantRun with_signature = [run = std::move(run), signature](RuntimeKind runtime) {
+    return run(runtime, signature(runtime));
+  };
+  return Variant{std::move(name), std::move(scenario), std::move(with_signature), std::move(env),
+                 MustReproduce{std::move(signature)}};
 }
 
 Variant Passes(std::string name, std::string scenario, std::function<Outcome(RuntimeKind)> run, VariantEnv env) {
-  return Variant{
-      std::move(name),     Expectation::kPasses,
-      std::move(scenario), [run = std::move(run)](RuntimeKind runtime, const Signature*) { return run(runtime); },
-      std::move(env),      nullptr};
+  return Variant{std::move(name), std::move(scenario), std::move(run), std::move(env), MustPass{}};
 }
 
 std::function<Signature(RuntimeKind)> OnEveryRuntime(Signature signature) {

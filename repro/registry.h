@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -118,23 +119,36 @@ struct Outcome {
   std::string not_run;
 };
 
-// Runs a variant on a runtime. `signature` is the documented symptom a
-// reproducing variant must show there (nullptr for a variant that must pass).
-using VariantRun = std::function<Outcome(RuntimeKind runtime, const Signature* signature)>;
+// Runs a variant on a runtime (a reproducing variant's run already holds
+// the signature it must show there: Reproduces).
+using VariantRun = std::function<Outcome(RuntimeKind runtime)>;
 // Environment set in a variant's process by RunIsolated, e.g.
 // {"FAULTLINE_SIMCUDA_DEVICES", "2"} for a failure that needs two devices.
 using VariantEnv = std::vector<std::pair<std::string, std::string>>;
 
+// What a variant must come to: pass, or reproduce with its documented
+// signature on each runtime (the one place it is chosen: the run gets it,
+// `repro list --json` prints it).
+struct MustPass {};
+struct MustReproduce {
+  std::function<Signature(RuntimeKind)> signature;
+};
+
 struct Variant {
-  std::string name;  // "legacy", "fixed", "workaround", or one of those with a suffix ("legacy-spawn")
-  Expectation expected;
+  std::string name;      // "legacy", "fixed", "workaround", or one of those with a suffix ("legacy-spawn")
   std::string scenario;  // one line: what runs
   VariantRun run;
   VariantEnv env;
-  // A reproducing variant's documented signature on each runtime (the one
-  // place it is chosen: the run gets it, `repro list --json` prints it);
-  // empty for a variant that must pass.
-  std::function<Signature(RuntimeKind)> signature;
+  std::variant<MustPass, MustReproduce> must;
+
+  Expectation expected() const {
+    return std::holds_alternative<MustReproduce>(must) ? Expectation::kReproduces : Expectation::kPasses;
+  }
+  // The signature it must show on `runtime`; nullopt for a variant that must pass.
+  std::optional<Signature> SignatureOn(RuntimeKind runtime) const {
+    if (const auto* reproduce = std::get_if<MustReproduce>(&must)) return reproduce->signature(runtime);
+    return std::nullopt;
+  }
 };
 
 // A variant that must show `signature` (docs/failures/F*.md): `run` gets it.

@@ -39,9 +39,7 @@ int RunVariantChild(const std::vector<std::string>& args) {
   const Variant* variant = FindVariant(args[0], args[1]);
   Result<RuntimeKind> runtime = ParseRuntimeKind(args[2]);
   if (variant == nullptr || !runtime.ok()) return 2;
-  std::optional<Signature> signature;
-  if (variant->signature) signature = variant->signature(*runtime);
-  ReportToParent(OutcomeToJson(variant->run(*runtime, signature ? &*signature : nullptr)).dump());
+  ReportToParent(OutcomeToJson(variant->run(*runtime)).dump());
   return 0;
 }
 FL_REGISTER_CHILD("faultline_repro_variant", RunVariantChild);
@@ -80,7 +78,7 @@ RepeatedOutcome RunRepeated(const std::string& id, const std::string& variant, R
   const Variant* found = FindVariant(id, variant);
   for (int run = 1; run <= repeat; ++run) {
     Outcome outcome = RunIsolated(id, variant, runtime);
-    const bool matched = found != nullptr && Matches(found->expected, outcome);
+    const bool matched = found != nullptr && Matches(found->expected(), outcome);
     ++result.runs;
     if (matched) ++result.matched;
     // Show the latest run while all matched, then the first that did not.
