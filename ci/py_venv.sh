@@ -85,6 +85,14 @@ if [ "$reached" -ne 0 ]; then
   exit 3
 fi
 rm -rf "$venv"
+# The largest set takes 3.9 GB installed, plus a wheel being unpacked: say
+# so up front rather than fail half-way with pip's "No space left on device".
+free_kb=$(df -Pk "$cache" | awk 'NR == 2 { print $4 }')
+if [ -n "$free_kb" ] && [ "$free_kb" -lt $((5 * 1024 * 1024)) ]; then
+  echo "ci/py_venv.sh: $cache has $((free_kb / 1024)) MB free; installing $set_name needs about 5 GB" \
+    "(free some space, or set FAULTLINE_CACHE to a roomier folder)" >&2
+  exit 1
+fi
 python3 -m venv "$venv" >/dev/null 2>&1 || { rm -rf "$venv"; echo "ci/py_venv.sh: python3 -m venv failed (is python3-venv installed?)" >&2; exit 1; }
 : >"$log"
 echo "ci/py_venv.sh: installing $set_name into $venv (log: $log)" >&2
