@@ -1,7 +1,9 @@
 // Implements the sparse-tensor load and validation of a data-loader worker.
 #include "repro/sparse_load_child.h"
 
+#include "reference/process/child_registry.h"
 #include "reference/runtime/lazy_init.h"
+#include "repro/scenario_support.h"
 
 namespace faultline {
 namespace repro {
@@ -31,6 +33,15 @@ Status ValidateSparseCoo(DeviceRuntime& rt, const std::vector<int64_t>& indices,
   return OkStatus();
 }
 
+// Spawned entry: args = runtime, the pinning check (PinningCheckArg).
+int SpawnedWorker(const std::vector<std::string>& args) {
+  if (args.size() != 2) return 2;
+  Result<RuntimeKind> kind = ParseRuntimeKind(args[0]);
+  const std::optional<PinningCheck> check = ParsePinningCheck(args[1]);
+  return kind.ok() && check ? LoadSparseTensorInWorker(*kind, *check) : 2;
+}
+FL_REGISTER_CHILD("faultline_sparse_load_worker", SpawnedWorker);
+
 }  // namespace
 
 std::string PinningCheckArg(PinningCheck check) { return std::to_string(static_cast<int>(check)); }
@@ -48,6 +59,18 @@ int LoadSparseTensorInWorker(RuntimeKind kind, PinningCheck check) {
   const Status valid = ValidateSparseCoo(GetRuntime(kind), kSparseTensor.ids, *values, check);
   if (!valid.ok()) return ReportGather(valid, "validate_sparse_coo_tensor_args");
   return ReportGather(values, "");
+}
+
+Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature,
+                            std::string transcript) {
+  Result<std::vector<float>> baseline = GatherOnHost(kSparseTensor);
+  if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
+  auto child = ChildProcess::Start(method, [kind, check] { return LoadSparseTensorInWorker(kind, check); },
+                                   "faultline_sparse_load_worker", {RuntimeKindName(kind), PinningCheckArg(check)});
+  if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
+  const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
+  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
+  return PassedIf(true, "the worker's loaded values equal the host's", transcript);
 }
 
 }  // namespace repro

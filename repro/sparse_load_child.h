@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/process/process.h"
 #include "reference/runtime/runtime.h"
 #include "repro/gather_child.h"
 #include "repro/registry.h"
@@ -54,6 +55,12 @@ inline Signature PinningCheckInForkedWorker(RuntimeKind runtime) {
 // it (step "validate_sparse_coo_tensor_args") and sends its values to the
 // parent. Returns the worker's exit code.
 int LoadSparseTensorInWorker(RuntimeKind kind, PinningCheck check);
+
+// Starts worker 0 by `method`, which loads the tensor under `check`, and
+// collects it (CollectGather): its error checked against `signature`, or
+// its values against the host's. `transcript` is the scenario's so far.
+Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature,
+                            std::string transcript);
 
 }  // namespace repro
 }  // namespace faultline

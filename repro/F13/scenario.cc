@@ -5,11 +5,10 @@
 // torch.load does, which since torch 2.5 compares the memory pinning of the
 // indices and the values. The values must equal the host's.
 // docs/failures/F13.md.
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 #include "reference/runtime/lazy_init.h"
 #include "repro/F13/signature.h"
@@ -21,15 +20,6 @@
 namespace faultline {
 namespace repro {
 namespace {
-
-// Spawned entry: args = runtime, the pinning check (PinningCheckArg).
-int SpawnedWorker(const std::vector<std::string>& args) {
-  if (args.size() != 2) return 2;
-  Result<RuntimeKind> kind = ParseRuntimeKind(args[0]);
-  const std::optional<PinningCheck> check = ParsePinningCheck(args[1]);
-  return kind.ok() && check ? LoadSparseTensorInWorker(*kind, *check) : 2;
-}
-FL_REGISTER_CHILD("faultline_f13_worker", SpawnedWorker);
 
 // torch.empty(1, device="cuda:0") in the script: lazy init, then a
 // device allocation (freed again).
@@ -49,15 +39,7 @@ Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Sign
                            "\n";
   const Status init = InitializeCudaLikeTorchEmpty(rt);
   if (!init.ok()) return Unexpected(Observe(init, "main process", "initialize_cuda"), transcript);
-  Result<std::vector<float>> baseline = GatherOnHost(kSparseTensor);
-  if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
-
-  auto child = ChildProcess::Start(method, [kind, check] { return LoadSparseTensorInWorker(kind, check); },
-                                   "faultline_f13_worker", {RuntimeKindName(kind), PinningCheckArg(check)});
-  if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
-  const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
-  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
-  return PassedIf(true, "the worker's loaded values equal the host's", transcript);
+  return RunSparseLoadWorker(kind, check, method, signature, std::move(transcript));
 }
 
 const bool kRegistered = RegisterFailure(Failure{

@@ -4,11 +4,10 @@
 // available by counting devices through CUDA, which initializes it in the
 // parent; the worker it then forks loads a sparse tensor whose validation
 // asks CUDA whether the tensor is pinned. docs/failures/F14.md.
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "reference/process/child_registry.h"
 #include "reference/process/process.h"
 #include "repro/F14/signature.h"
 #include "repro/gather_child.h"
@@ -19,15 +18,6 @@
 namespace faultline {
 namespace repro {
 namespace {
-
-// Spawned entry: args = runtime, the pinning check (PinningCheckArg).
-int SpawnedWorker(const std::vector<std::string>& args) {
-  if (args.size() != 2) return 2;
-  Result<RuntimeKind> kind = ParseRuntimeKind(args[0]);
-  const std::optional<PinningCheck> check = ParsePinningCheck(args[1]);
-  return kind.ok() && check ? LoadSparseTensorInWorker(*kind, *check) : 2;
-}
-FL_REGISTER_CHILD("faultline_f14_worker", SpawnedWorker);
 
 // The iterator's `pin_memory and torch.cuda.is_available()`: without
 // PYTORCH_NVML_BASED_CUDA_CHECK, torch._C._cuda_getDeviceCount(), whose
@@ -51,15 +41,7 @@ Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Sign
   Result<bool> available = PinMemoryAvailableLikeDataLoader(rt);
   if (!available.ok()) return Unexpected(Observe(available.status(), "main process", "pin_memory_check"), transcript);
   transcript += std::string("pin memory available: ") + (*available ? "yes" : "no") + "\n";
-  Result<std::vector<float>> baseline = GatherOnHost(kSparseTensor);
-  if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
-
-  auto child = ChildProcess::Start(method, [kind, check] { return LoadSparseTensorInWorker(kind, check); },
-                                   "faultline_f14_worker", {RuntimeKindName(kind), PinningCheckArg(check)});
-  if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
-  const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
-  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
-  return PassedIf(true, "the worker's loaded values equal the host's", transcript);
+  return RunSparseLoadWorker(kind, check, method, signature, std::move(transcript));
 }
 
 const bool kRegistered = RegisterFailure(Failure{
