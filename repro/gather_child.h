@@ -13,6 +13,7 @@
 
 #include "reference/base/status.h"
 #include "reference/process/process.h"
+#include "reference/runtime/lazy_init.h"
 #include "reference/runtime/runtime.h"
 #include "repro/registry.h"
 
@@ -26,6 +27,19 @@ struct GatherCase {
   float scale;
   std::vector<int64_t> ids;
 };
+
+// What a gather child forked after its parent initialized CUDA shows when
+// it lazily initializes CUDA itself (step lazy_init): PyTorch's
+// RuntimeError, raised before any CUDA call, so without a CUDA error code
+// (torch 2.11 on an H100, docs/gpu-validation.md), then the driver's own
+// answer in parentheses: real CUDA closes them, simcuda goes on with where
+// the parent initialized CUDA.
+inline Signature LazyInitRefusedInForkedWorker(RuntimeKind runtime) {
+  return {"failed_precondition", 0,
+          Pattern(ClosedOrForkNote(
+              runtime, Quote(std::string(kCannotReinitializeCuda) + " (cuInit failed: initialization error"))),
+          ProcessWithPid(R"(worker \d+)"), "lazy_init"};
+}
 
 // Returns the host gather: the single-process baseline, no CUDA involved.
 Result<std::vector<float>> GatherOnHost(const GatherCase& gather);
