@@ -16,6 +16,7 @@
 #include "reference/runtime/lazy_init.h"
 #include "reference/runtime/runtime.h"
 #include "repro/registry.h"
+#include "repro/scenario_support.h"
 
 namespace faultline {
 namespace repro {
@@ -54,12 +55,12 @@ int ReportGather(const Result<std::vector<float>>& rows, const std::string& step
 
 // Waits for `child` (called `process` in the transcript) and reads its report.
 // Returns an outcome when the scenario ends here: the child's error (checked
-// against `signature`, or unexpected without one), a broken report, rows that
-// differ from `baseline`, or a success where `signature` expected a failure.
-// Returns nullopt when the child gathered the baseline's rows and no failure
-// was expected; *transcript gains a line either way.
+// against the expected signature, or unexpected under ExpectPass), a broken
+// report, rows that differ from `baseline`, or a success where a signature
+// was expected. Returns nullopt when the child gathered the baseline's rows
+// and the run must pass; *transcript gains a line either way.
 std::optional<Outcome> CollectGather(ChildProcess& child, const std::string& process, RuntimeKind kind,
-                                     const Signature* signature, const std::vector<float>& baseline,
+                                     const Expected& expected, const std::vector<float>& baseline,
                                      std::string* transcript);
 
 }  // namespace repro

@@ -1,10 +1,12 @@
 // Checks the signature check the repro CLI's verdict and the per-failure
 // gtests share: every field must be as documented, and one field off is a
-// mismatch that names it.
+// mismatch that names it; and the two endings every scenario shares, under
+// each expectation.
 #include "repro/registry.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "repro/scenario_support.h"
@@ -100,6 +102,27 @@ TEST(SignatureTest, AnInvalidPatternIsAMismatchThatSaysSo) {
   const std::string mismatch = SignatureMismatch(broken, Exact());
   EXPECT_NE(mismatch.find("message: expected a match of /worker (/ (not a valid regex: "), std::string::npos)
       << mismatch;
+}
+
+TEST(ExpectedTest, AnErrorReproducesOnlyWhereASignatureWasExpected) {
+  const Outcome reproduced = EndedInError(ExpectSignature{kSignature}, Exact(), "header\n");
+  EXPECT_EQ(VerdictName(reproduced.verdict), std::string("reproduced")) << reproduced.transcript;
+  EXPECT_EQ(reproduced.transcript.rfind("header\nerror: cudaErrorInitializationError (3): ", 0), 0u)
+      << reproduced.transcript;
+  const Outcome unexpected = EndedInError(ExpectPass{}, Exact(), "header\n");
+  EXPECT_EQ(VerdictName(unexpected.verdict), std::string("failed")) << unexpected.transcript;
+  EXPECT_EQ(unexpected.transcript.rfind("header\nunexpected error: ", 0), 0u) << unexpected.transcript;
+  ASSERT_TRUE(unexpected.error.has_value());
+  EXPECT_EQ(unexpected.error->name, "cudaErrorInitializationError");
+}
+
+TEST(ExpectedTest, RunningToTheEndFailsWhereASignatureWasExpected) {
+  const std::optional<Outcome> missed = RanToTheEnd(ExpectSignature{kSignature}, "the loader ran to the end", "h\n");
+  ASSERT_TRUE(missed.has_value());
+  EXPECT_EQ(VerdictName(missed->verdict), std::string("failed"));
+  EXPECT_EQ(missed->transcript, "h\nFAILED: not the documented failure (the loader ran to the end)\n");
+  EXPECT_FALSE(Matches(Expectation::kReproduces, *missed));
+  EXPECT_FALSE(RanToTheEnd(ExpectPass{}, "the loader ran to the end", "h\n").has_value());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "reference/graph/generators.h"
@@ -118,6 +119,18 @@ Outcome PassedIf(bool equal, const std::string& what, std::string transcript) {
   return outcome;
 }
 
+Outcome EndedInError(const Expected& expected, const ObservedError& error, std::string transcript) {
+  if (const auto* reproduce = std::get_if<ExpectSignature>(&expected)) {
+    return Reproduced(reproduce->signature, error, std::move(transcript));
+  }
+  return Unexpected(error, std::move(transcript));
+}
+
+std::optional<Outcome> RanToTheEnd(const Expected& expected, const std::string& how, const std::string& transcript) {
+  if (std::holds_alternative<ExpectPass>(expected)) return std::nullopt;
+  return PassedIf(false, "the documented failure (" + how + ")", transcript);
+}
+
 std::string InitializationSiteNote(RuntimeKind runtime) {
   if (runtime != RuntimeKind::kSimCuda) return "where CUDA was first initialized: not recorded by real CUDA\n";
   const std::string site = SimCuda().InitializationSite();
@@ -136,7 +149,7 @@ LoaderOptions ScenarioLoaderOptions(const std::string& dir, RuntimeKind runtime)
   return o;
 }
 
-Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signature, const std::string& header) {
+Outcome RunLoaderScenario(const LoaderOptions& options, const Expected& expected, const std::string& header) {
   std::string transcript = header + "\nloader: mode " + LoaderModeName(options.mode) + ", num_workers " +
                            std::to_string(options.num_workers) + ", " + StartMethodName(options.start_method) +
                            ", dispatch " + BehaviourName(options.dispatch) + ", pin handling " +
@@ -148,9 +161,9 @@ Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signatu
         Observe(got.status(), where ? where->Process() : "main process (pid " + std::to_string(getpid()) + ")",
                 where ? where->step : "create");
     transcript += InitializationSiteNote(options.runtime);
-    return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
+    return EndedInError(expected, error, transcript);
   }
-  if (signature) return PassedIf(false, "the documented failure (the loader ran to the end)", transcript);
+  if (auto missed = RanToTheEnd(expected, "the loader ran to the end", transcript)) return *missed;
   Result<std::vector<MiniBatch>> baseline = LoaderBaseline(options);
   if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
   return PassedIf(*got == *baseline, std::to_string(got->size()) + " minibatches equal to the num_workers = 0 baseline",

@@ -4,8 +4,10 @@
 #ifndef FAULTLINE_REPRO_SCENARIO_SUPPORT_H_
 #define FAULTLINE_REPRO_SCENARIO_SUPPORT_H_
 
+#include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "reference/base/status.h"
 #include "reference/base/temp_dir.h"
@@ -48,15 +50,36 @@ Outcome NotRunHere(const std::string& why, std::string transcript);
 // Returns a passing outcome when `equal`, else a failed one saying so.
 Outcome PassedIf(bool equal, const std::string& what, std::string transcript);
 
+// What one run of a scenario must come to on the runtime it runs on: pass (run
+// to the end with the expected output) or reproduce (fail showing
+// `signature`). A failure's registration makes it from the variant's `must`:
+// ExpectPass{} in a Passes run, ExpectSignature{s} in a Reproduces run, which
+// is handed its signature s on that runtime.
+struct ExpectPass {};
+struct ExpectSignature {
+  Signature signature;
+};
+using Expected = std::variant<ExpectPass, ExpectSignature>;
+
+// The two endings every scenario shares. The run ended in `error`: reproduced
+// when `expected` is a signature that `error` shows (Reproduced), else failed
+// (Unexpected).
+Outcome EndedInError(const Expected& expected, const ObservedError& error, std::string transcript);
+// The run ran to the end (`how`, e.g. "the loader ran to the end"): a failed
+// outcome when `expected` is a signature, since the documented failure did
+// not happen; nullopt when it must pass, and the caller goes on to check the
+// output.
+std::optional<Outcome> RanToTheEnd(const Expected& expected, const std::string& how, const std::string& transcript);
+
 // Returns, on simcuda, where CUDA was first initialized in this process (the
 // parent of the failing child); on other runtimes, that real CUDA does not record it.
 std::string InitializationSiteNote(RuntimeKind runtime);
 
 // Loader options for the scenarios: dataset `dir`, two hops, 8 minibatches.
 LoaderOptions ScenarioLoaderOptions(const std::string& dir, RuntimeKind runtime);
-// Runs `options` and compares with the baseline (passes) or with `signature`
-// (reproduces), writing the transcript; `header` opens it.
-Outcome RunLoaderScenario(const LoaderOptions& options, const Signature* signature, const std::string& header);
+// Runs `options` and compares with the baseline (ExpectPass) or with the
+// signature (ExpectSignature), writing the transcript; `header` opens it.
+Outcome RunLoaderScenario(const LoaderOptions& options, const Expected& expected, const std::string& header);
 
 }  // namespace repro
 }  // namespace faultline

@@ -61,7 +61,7 @@ int LoadSparseTensorInWorker(RuntimeKind kind, PinningCheck check) {
   return ReportGather(values, "");
 }
 
-Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature,
+Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod method, const Expected& expected,
                             std::string transcript) {
   Result<std::vector<float>> baseline = GatherOnHost(kSparseTensor);
   if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
@@ -69,7 +69,7 @@ Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod me
                                    "faultline_sparse_load_worker", {RuntimeKindName(kind), PinningCheckArg(check)});
   if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
   const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
-  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
+  if (auto ended = CollectGather(*child, process, kind, expected, *baseline, &transcript)) return *ended;
   return PassedIf(true, "the worker's loaded values equal the host's", transcript);
 }
 

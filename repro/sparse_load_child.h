@@ -14,6 +14,7 @@
 #include "reference/runtime/runtime.h"
 #include "repro/gather_child.h"
 #include "repro/registry.h"
+#include "repro/scenario_support.h"
 
 namespace faultline {
 namespace repro {
@@ -57,9 +58,10 @@ inline Signature PinningCheckInForkedWorker(RuntimeKind runtime) {
 int LoadSparseTensorInWorker(RuntimeKind kind, PinningCheck check);
 
 // Starts worker 0 by `method`, which loads the tensor under `check`, and
-// collects it (CollectGather): its error checked against `signature`, or
-// its values against the host's. `transcript` is the scenario's so far.
-Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature,
+// collects it (CollectGather): its error checked against the expected
+// signature, or its values against the host's. `transcript` is the
+// scenario's so far.
+Outcome RunSparseLoadWorker(RuntimeKind kind, PinningCheck check, StartMethod method, const Expected& expected,
                             std::string transcript);
 
 }  // namespace repro

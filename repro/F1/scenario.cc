@@ -16,7 +16,7 @@ namespace {
 // probing the device at startup, as torch does.
 Status ProbeCudaLikeACudaBuild(RuntimeKind runtime) { return GetRuntime(runtime).GetDeviceCount().status(); }
 
-Outcome Run(RuntimeKind runtime, Behaviour dispatch, StartMethod method, const Signature* signature) {
+Outcome Run(RuntimeKind runtime, Behaviour dispatch, StartMethod method, const Expected& expected) {
   Result<TempDataset> dataset = TempDataset::Create();
   if (!dataset.ok()) return Unexpected(Observe(dataset.status(), "main process", "create_dataset"), "");
   Status probed = ProbeCudaLikeACudaBuild(runtime);
@@ -26,21 +26,22 @@ Outcome Run(RuntimeKind runtime, Behaviour dispatch, StartMethod method, const S
   o.num_workers = 2;
   o.start_method = method;
   o.dispatch = dispatch;
-  return RunLoaderScenario(o, signature, "F1: the parent probed CUDA, then a cpu-cpu loader sampled in workers");
+  return RunLoaderScenario(o, expected, "F1: the parent probed CUDA, then a cpu-cpu loader sampled in workers");
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F1",
-    "CUDA initialized in CPU mode by data-loader workers (DGL 6921 / 6924)",
-    {
-        Reproduces(
-            "legacy", "cpu-cpu, 2 forked workers, dispatch asks CUDA is_pinned(graph)", F1Legacy,
-            [](RuntimeKind rt, const Signature& s) { return Run(rt, Behaviour::kLegacy, StartMethod::kFork, &s); }),
-        Passes("fixed", "cpu-cpu, 2 forked workers, dispatch decides by the seeds' device",
-               [](RuntimeKind rt) { return Run(rt, Behaviour::kFixed, StartMethod::kFork, nullptr); }),
-        Passes("workaround", "legacy dispatch with 2 spawned workers",
-               [](RuntimeKind rt) { return Run(rt, Behaviour::kLegacy, StartMethod::kSpawn, nullptr); }),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F1",
+            "CUDA initialized in CPU mode by data-loader workers (DGL 6921 / 6924)",
+            {
+                Reproduces("legacy", "cpu-cpu, 2 forked workers, dispatch asks CUDA is_pinned(graph)", F1Legacy,
+                           [](RuntimeKind rt, const Signature& s) {
+                             return Run(rt, Behaviour::kLegacy, StartMethod::kFork, ExpectSignature{s});
+                           }),
+                Passes("fixed", "cpu-cpu, 2 forked workers, dispatch decides by the seeds' device",
+                       [](RuntimeKind rt) { return Run(rt, Behaviour::kFixed, StartMethod::kFork, ExpectPass{}); }),
+                Passes("workaround", "legacy dispatch with 2 spawned workers",
+                       [](RuntimeKind rt) { return Run(rt, Behaviour::kLegacy, StartMethod::kSpawn, ExpectPass{}); }),
+            }});
 
 }  // namespace
 }  // namespace repro

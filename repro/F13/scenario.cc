@@ -29,7 +29,7 @@ Status InitializeCudaLikeTorchEmpty(DeviceRuntime& rt) {
   return rt.Free(one);
 }
 
-Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature) {
+Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Expected& expected) {
   DeviceRuntime& rt = GetRuntime(kind);
   const bool checks = check != PinningCheck::kSkipped;
   std::string transcript = std::string("F13: the parent initializes CUDA, then a worker started by ") +
@@ -39,7 +39,7 @@ Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Sign
                            "\n";
   const Status init = InitializeCudaLikeTorchEmpty(rt);
   if (!init.ok()) return Unexpected(Observe(init, "main process", "initialize_cuda"), transcript);
-  return RunSparseLoadWorker(kind, check, method, signature, std::move(transcript));
+  return RunSparseLoadWorker(kind, check, method, expected, std::move(transcript));
 }
 
 const bool kRegistered = RegisterFailure(Failure{
@@ -49,12 +49,12 @@ const bool kRegistered = RegisterFailure(Failure{
         Reproduces("legacy", "CUDA initialized in the parent; a forked worker loads a sparse tensor, pinning checked",
                    F13LegacyWorker,
                    [](RuntimeKind rt, const Signature& s) {
-                     return Run(rt, PinningCheck::kAsksCuda, StartMethod::kFork, &s);
+                     return Run(rt, PinningCheck::kAsksCuda, StartMethod::kFork, ExpectSignature{s});
                    }),
         Passes("fixed", "CUDA initialized in the parent; a forked worker loads it with check_pinning=False",
-               [](RuntimeKind rt) { return Run(rt, PinningCheck::kSkipped, StartMethod::kFork, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, PinningCheck::kSkipped, StartMethod::kFork, ExpectPass{}); }),
         Passes("workaround", "CUDA initialized in the parent; a spawned worker loads it, pinning checked",
-               [](RuntimeKind rt) { return Run(rt, PinningCheck::kAsksCuda, StartMethod::kSpawn, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, PinningCheck::kAsksCuda, StartMethod::kSpawn, ExpectPass{}); }),
     }});
 
 }  // namespace

@@ -28,7 +28,7 @@ Result<bool> PinMemoryAvailableLikeDataLoader(DeviceRuntime& rt) {
   return devices > 0;
 }
 
-Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Signature* signature) {
+Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Expected& expected) {
   DeviceRuntime& rt = GetRuntime(kind);
   std::string transcript =
       std::string(
@@ -41,7 +41,7 @@ Outcome Run(RuntimeKind kind, PinningCheck check, StartMethod method, const Sign
   Result<bool> available = PinMemoryAvailableLikeDataLoader(rt);
   if (!available.ok()) return Unexpected(Observe(available.status(), "main process", "pin_memory_check"), transcript);
   transcript += std::string("pin memory available: ") + (*available ? "yes" : "no") + "\n";
-  return RunSparseLoadWorker(kind, check, method, signature, std::move(transcript));
+  return RunSparseLoadWorker(kind, check, method, expected, std::move(transcript));
 }
 
 const bool kRegistered = RegisterFailure(Failure{
@@ -52,14 +52,14 @@ const bool kRegistered = RegisterFailure(Failure{
                    "the loader counts devices through CUDA; a forked worker loads a sparse tensor, is_pinned asks CUDA",
                    F14LegacyWorker,
                    [](RuntimeKind rt, const Signature& s) {
-                     return Run(rt, PinningCheck::kAsksCuda, StartMethod::kFork, &s);
+                     return Run(rt, PinningCheck::kAsksCuda, StartMethod::kFork, ExpectSignature{s});
                    }),
         Passes("fixed", "same loader; the forked worker's is_pinned asks CUDA only where torch initialized it",
                [](RuntimeKind rt) {
-                 return Run(rt, PinningCheck::kAsksCudaOnlyWhereTorchInitialized, StartMethod::kFork, nullptr);
+                 return Run(rt, PinningCheck::kAsksCudaOnlyWhereTorchInitialized, StartMethod::kFork, ExpectPass{});
                }),
         Passes("workaround", "same loader; a spawned worker, is_pinned asks CUDA",
-               [](RuntimeKind rt) { return Run(rt, PinningCheck::kAsksCuda, StartMethod::kSpawn, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, PinningCheck::kAsksCuda, StartMethod::kSpawn, ExpectPass{}); }),
     }});
 
 }  // namespace

@@ -54,7 +54,7 @@ int SpawnedWorker(const std::vector<std::string>& args) {
 }
 FL_REGISTER_CHILD("faultline_f15_worker", SpawnedWorker);
 
-Outcome Run(RuntimeKind kind, Import import, StartMethod method, const Signature* signature) {
+Outcome Run(RuntimeKind kind, Import import, StartMethod method, const Expected& expected) {
   DeviceRuntime& rt = GetRuntime(kind);
   std::string transcript = std::string("F15: the parent imports the launcher, which imports its FP8 backend ") +
                            (import == Import::kEager ? "at import (accelerate 1.6.0)"
@@ -75,7 +75,7 @@ Outcome Run(RuntimeKind kind, Import import, StartMethod method, const Signature
   }
   for (int i = 0; i < kWorkers; ++i) {
     const std::string process = "worker " + std::to_string(i) + " (pid " + std::to_string(workers[i].pid()) + ")";
-    if (auto ended = CollectGather(workers[i], process, kind, signature, *baseline, &transcript)) return *ended;
+    if (auto ended = CollectGather(workers[i], process, kind, expected, *baseline, &transcript)) return *ended;
   }
   return PassedIf(true, "every worker's device gather equals the host gather", transcript);
 }
@@ -86,11 +86,13 @@ const bool kRegistered = RegisterFailure(Failure{
     {
         Reproduces("legacy", "the launcher's import imports the FP8 backend, which initializes CUDA; 2 forked workers",
                    F15LegacyWorker,
-                   [](RuntimeKind rt, const Signature& s) { return Run(rt, Import::kEager, StartMethod::kFork, &s); }),
+                   [](RuntimeKind rt, const Signature& s) {
+                     return Run(rt, Import::kEager, StartMethod::kFork, ExpectSignature{s});
+                   }),
         Passes("fixed", "the FP8 backend is imported only where FP8 layers are built; 2 forked workers",
-               [](RuntimeKind rt) { return Run(rt, Import::kWhereUsed, StartMethod::kFork, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, Import::kWhereUsed, StartMethod::kFork, ExpectPass{}); }),
         Passes("workaround", "eager import; 2 spawned workers (accelerate launch, not notebook_launcher)",
-               [](RuntimeKind rt) { return Run(rt, Import::kEager, StartMethod::kSpawn, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, Import::kEager, StartMethod::kSpawn, ExpectPass{}); }),
     }});
 
 }  // namespace

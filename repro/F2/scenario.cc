@@ -34,7 +34,7 @@ Outcome RunLegacy(RuntimeKind runtime, StartMethod method, const Signature& sign
   if (!dataset.ok()) return Unexpected(Observe(dataset.status(), "main process", "create_dataset"), "");
   LoaderOptions o = PinnedLoader(*dataset, runtime, method);
   o.pin_handling = Behaviour::kLegacy;
-  return RunLoaderScenario(o, &signature, kHeader);
+  return RunLoaderScenario(o, ExpectSignature{signature}, kHeader);
 }
 
 // The fix's other half, owner-only unpin (Note [Pin ownership per process],
@@ -102,7 +102,7 @@ Outcome RunFixed(RuntimeKind runtime) {
     return PassedIf(false, "owner-only unpin (a forked worker leaves the parent's pin alone); " + problem, transcript);
   }
   o.num_workers = 0;
-  return RunLoaderScenario(o, nullptr, transcript + "following the advice:");
+  return RunLoaderScenario(o, ExpectPass{}, transcript + "following the advice:");
 }
 
 // cpu-cuda samples in the workers and copies to the device in the parent.
@@ -111,7 +111,8 @@ Outcome RunCpuCuda(RuntimeKind runtime) {
   if (!dataset.ok()) return Unexpected(Observe(dataset.status(), "main process", "create_dataset"), "");
   LoaderOptions o = PinnedLoader(*dataset, runtime, StartMethod::kFork);
   o.mode = LoaderMode::kCpuCuda;
-  return RunLoaderScenario(o, nullptr, "F2 workaround: sample on the CPU in workers, copy to the device in the parent");
+  return RunLoaderScenario(o, ExpectPass{},
+                           "F2 workaround: sample on the CPU in workers, copy to the device in the parent");
 }
 
 const bool kRegistered = RegisterFailure(

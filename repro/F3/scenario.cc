@@ -31,7 +31,7 @@ std::vector<float> BaselineRows(const std::vector<int64_t>& ids) {
   return rows;
 }
 
-Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host, const Signature* signature) {
+Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host, const Expected& expected) {
   const std::string trainer = "trainer 0 (pid " + std::to_string(getpid()) + ")";
   std::string transcript = std::string("F3: DistEmbedding 'emb' (") + std::to_string(kNumIds) + " x " +
                            std::to_string(kDim) + ", 2 partitions), seed ids on cuda:0, id lookup " +
@@ -56,9 +56,9 @@ Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host,
   Result<Tensor> rows = embedding->Forward(ids);
   if (!rows.ok()) {
     ObservedError error = Observe(rows.status(), trainer, "DistEmbedding.forward");
-    return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
+    return EndedInError(expected, error, transcript);
   }
-  if (signature) return PassedIf(false, "the documented failure (the forward returned rows)", transcript);
+  if (auto missed = RanToTheEnd(expected, "the forward returned rows", transcript)) return *missed;
   transcript += "forward returned " + ShapeToString(rows->shape()) + " rows on " + rows->device().ToString() + "\n";
   Result<Tensor> host_rows = rows->Cpu();
   if (!host_rows.ok()) return fail(host_rows.status(), "copy_rows_to_host");
@@ -86,20 +86,21 @@ Outcome Run(RuntimeKind runtime, IdLookup lookup, bool caller_moves_ids_to_host,
                   transcript);
 }
 
-const bool kRegistered = RegisterFailure(
-    Failure{"F3",
-            "Device ids reach a host-only partition lookup (DGL 7333 / 7146 / 7197)",
-            {
-                Reproduces("legacy", "DistEmbedding(ids on cuda:0); nid2partid takes a host view of the ids",
-                           OnEveryRuntime(kF3Legacy),
-                           [](RuntimeKind rt, const Signature& s) { return Run(rt, IdLookup::kHostView, false, &s); }),
-                Passes("fixed", "the lookup copies the ids to host int64 first (DGL PR 7197)",
-                       [](RuntimeKind rt) { return Run(rt, IdLookup::kCopyToHost, false, nullptr); }),
-                Passes("fixed-device-lookup", "the lookup runs as a kernel on the ids' device",
-                       [](RuntimeKind rt) { return Run(rt, IdLookup::kOnDevice, false, nullptr); }),
-                Passes("workaround", "legacy lookup; the caller passes ids.cpu()",
-                       [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, true, nullptr); }),
-            }});
+const bool kRegistered = RegisterFailure(Failure{
+    "F3",
+    "Device ids reach a host-only partition lookup (DGL 7333 / 7146 / 7197)",
+    {
+        Reproduces(
+            "legacy", "DistEmbedding(ids on cuda:0); nid2partid takes a host view of the ids",
+            OnEveryRuntime(kF3Legacy),
+            [](RuntimeKind rt, const Signature& s) { return Run(rt, IdLookup::kHostView, false, ExpectSignature{s}); }),
+        Passes("fixed", "the lookup copies the ids to host int64 first (DGL PR 7197)",
+               [](RuntimeKind rt) { return Run(rt, IdLookup::kCopyToHost, false, ExpectPass{}); }),
+        Passes("fixed-device-lookup", "the lookup runs as a kernel on the ids' device",
+               [](RuntimeKind rt) { return Run(rt, IdLookup::kOnDevice, false, ExpectPass{}); }),
+        Passes("workaround", "legacy lookup; the caller passes ids.cpu()",
+               [](RuntimeKind rt) { return Run(rt, IdLookup::kHostView, true, ExpectPass{}); }),
+    }});
 
 }  // namespace
 }  // namespace repro

@@ -34,7 +34,7 @@ int SpawnedDeviceChild(const std::vector<std::string>& args) {
 FL_REGISTER_CHILD("faultline_f4_device_child", SpawnedDeviceChild);
 
 // Starts the device child, waits for it and turns its report into an outcome.
-Outcome RunChild(RuntimeKind kind, StartMethod method, const std::string& label, const Signature* signature,
+Outcome RunChild(RuntimeKind kind, StartMethod method, const std::string& label, const Expected& expected,
                  std::string transcript) {
   transcript += "child: " + label + " started by " + StartMethodName(method) + "\n";
   auto child = ChildProcess::Start(method, [kind] { return DeviceChild(kind); }, "faultline_f4_device_child",
@@ -43,11 +43,11 @@ Outcome RunChild(RuntimeKind kind, StartMethod method, const std::string& label,
   const std::string process = label + " (pid " + std::to_string(child->pid()) + ")";
   Result<std::vector<float>> baseline = GatherOnHost(kGather);
   if (!baseline.ok()) return Unexpected(Observe(baseline.status(), "main process", "baseline"), transcript);
-  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
+  if (auto ended = CollectGather(*child, process, kind, expected, *baseline, &transcript)) return *ended;
   return PassedIf(true, "the child's device gather equals the host gather", transcript);
 }
 
-Outcome RunWithPlugin(RuntimeKind kind, PluginKind plugin_kind, StartMethod method, const Signature* signature) {
+Outcome RunWithPlugin(RuntimeKind kind, PluginKind plugin_kind, StartMethod method, const Expected& expected) {
   const bool eager = plugin_kind == PluginKind::kEager;
   std::string transcript = std::string("F4: the parent loaded the ") + (eager ? "eager" : "lazy") + " plugin\n";
   Result<Plugin> plugin = Plugin::Load(plugin_kind, kind);
@@ -55,7 +55,7 @@ Outcome RunWithPlugin(RuntimeKind kind, PluginKind plugin_kind, StartMethod meth
   transcript += "plugin: " + plugin->path() + "\n";
   Status at_load = LastPluginInitStatus();
   if (!at_load.ok()) return Unexpected(Observe(at_load, "main process", "plugin_load"), transcript);
-  Outcome outcome = RunChild(kind, method, "worker 0", signature, transcript);
+  Outcome outcome = RunChild(kind, method, "worker 0", expected, transcript);
   if (outcome.verdict == Verdict::kPassed) {
     // The parent still uses the plugin afterwards; lazily it now initializes.
     Status used = plugin->Compute();
@@ -66,12 +66,12 @@ Outcome RunWithPlugin(RuntimeKind kind, PluginKind plugin_kind, StartMethod meth
 }
 
 // HuixiangDou: the parent used the device, then started its service child.
-Outcome RunService(RuntimeKind kind, StartMethod method, const Signature* signature) {
+Outcome RunService(RuntimeKind kind, StartMethod method, const Expected& expected) {
   std::string transcript = "F4 service: the parent used the device, then started a service child\n";
   std::string step;
   Result<std::vector<float>> used = GatherOnDevice(kind, kGather, /*device=*/0, &step);
   if (!used.ok()) return Unexpected(Observe(used.status(), "main process", step), transcript);
-  return RunChild(kind, method, "service child", signature, transcript);
+  return RunChild(kind, method, "service child", expected, transcript);
 }
 
 const bool kRegistered = RegisterFailure(Failure{
@@ -80,16 +80,17 @@ const bool kRegistered = RegisterFailure(Failure{
     {
         Reproduces("legacy", "eager plugin loaded, then a forked worker uses CUDA", F4LegacyWorker,
                    [](RuntimeKind rt, const Signature& s) {
-                     return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kFork, &s);
+                     return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kFork, ExpectSignature{s});
                    }),
         Passes("fixed", "lazy plugin loaded, then a forked worker uses CUDA",
-               [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kLazy, StartMethod::kFork, nullptr); }),
+               [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kLazy, StartMethod::kFork, ExpectPass{}); }),
         Passes("workaround", "eager plugin loaded, then a spawned worker uses CUDA",
-               [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kSpawn, nullptr); }),
-        Reproduces("service-fork", "parent used the device, service child started by fork", F4ServiceFork,
-                   [](RuntimeKind rt, const Signature& s) { return RunService(rt, StartMethod::kFork, &s); }),
+               [](RuntimeKind rt) { return RunWithPlugin(rt, PluginKind::kEager, StartMethod::kSpawn, ExpectPass{}); }),
+        Reproduces(
+            "service-fork", "parent used the device, service child started by fork", F4ServiceFork,
+            [](RuntimeKind rt, const Signature& s) { return RunService(rt, StartMethod::kFork, ExpectSignature{s}); }),
         Passes("service-spawn", "parent used the device, service child started by spawn",
-               [](RuntimeKind rt) { return RunService(rt, StartMethod::kSpawn, nullptr); }),
+               [](RuntimeKind rt) { return RunService(rt, StartMethod::kSpawn, ExpectPass{}); }),
     }});
 
 }  // namespace

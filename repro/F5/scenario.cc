@@ -58,7 +58,7 @@ FL_REGISTER_CHILD("faultline_f5_worker", SpawnedWorker);
 
 enum class Count { kLegacy, kFixed };
 
-Outcome Run(RuntimeKind kind, Count how, StartMethod method, const Signature* signature) {
+Outcome Run(RuntimeKind kind, Count how, StartMethod method, const Expected& expected) {
   DeviceRuntime& rt = GetRuntime(kind);
   const bool legacy = how == Count::kLegacy;
   std::string transcript = std::string("F5: the parent counts devices with ") +
@@ -82,22 +82,24 @@ Outcome Run(RuntimeKind kind, Count how, StartMethod method, const Signature* si
   }
   for (int i = 0; i < kWorkers; ++i) {
     const std::string process = "worker " + std::to_string(i) + " (pid " + std::to_string(workers[i].pid()) + ")";
-    if (auto ended = CollectGather(workers[i], process, kind, signature, *baseline, &transcript)) return *ended;
+    if (auto ended = CollectGather(workers[i], process, kind, expected, *baseline, &transcript)) return *ended;
   }
   return PassedIf(true, "every worker's device gather equals the host gather", transcript);
 }
 
-const bool kRegistered = RegisterFailure(Failure{
-    "F5",
-    "counting devices poisons every later fork (PyTorch 83973 / 84879, 85951)",
-    {
-        Reproduces("legacy", "cudaGetDeviceCount in the parent, then 2 forked workers use CUDA", F5LegacyWorker,
-                   [](RuntimeKind rt, const Signature& s) { return Run(rt, Count::kLegacy, StartMethod::kFork, &s); }),
-        Passes("fixed", "NVML device count in the parent, then 2 forked workers use CUDA",
-               [](RuntimeKind rt) { return Run(rt, Count::kFixed, StartMethod::kFork, nullptr); }),
-        Passes("workaround", "cudaGetDeviceCount in the parent, then 2 spawned workers use CUDA",
-               [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kSpawn, nullptr); }),
-    }});
+const bool kRegistered = RegisterFailure(
+    Failure{"F5",
+            "counting devices poisons every later fork (PyTorch 83973 / 84879, 85951)",
+            {
+                Reproduces("legacy", "cudaGetDeviceCount in the parent, then 2 forked workers use CUDA", F5LegacyWorker,
+                           [](RuntimeKind rt, const Signature& s) {
+                             return Run(rt, Count::kLegacy, StartMethod::kFork, ExpectSignature{s});
+                           }),
+                Passes("fixed", "NVML device count in the parent, then 2 forked workers use CUDA",
+                       [](RuntimeKind rt) { return Run(rt, Count::kFixed, StartMethod::kFork, ExpectPass{}); }),
+                Passes("workaround", "cudaGetDeviceCount in the parent, then 2 spawned workers use CUDA",
+                       [](RuntimeKind rt) { return Run(rt, Count::kLegacy, StartMethod::kSpawn, ExpectPass{}); }),
+            }});
 
 }  // namespace
 }  // namespace repro

@@ -54,7 +54,7 @@ int SpawnedWorker(const std::vector<std::string>& args) {
 }
 FL_REGISTER_CHILD("faultline_f6_worker", SpawnedWorker);
 
-Outcome Run(RuntimeKind kind, ProbeKind probe, StartMethod method, const Signature* signature) {
+Outcome Run(RuntimeKind kind, ProbeKind probe, StartMethod method, const Expected& expected) {
   const bool cuinit = probe == ProbeKind::kCuInit;
   std::string transcript = std::string("F6: the parent imports the backend; its is_active() probe ") +
                            (cuinit ? "calls cuInit (Triton PR 9578)" : "asks NVML (Triton PR 10935 / 10933)") +
@@ -73,7 +73,7 @@ Outcome Run(RuntimeKind kind, ProbeKind probe, StartMethod method, const Signatu
                                    "faultline_f6_worker", {RuntimeKindName(kind), cuinit ? "cuinit" : "nvml"});
   if (!child.ok()) return Unexpected(Observe(child.status(), "main process", "start_worker"), transcript);
   const std::string process = "worker 0 (pid " + std::to_string(child->pid()) + ")";
-  if (auto ended = CollectGather(*child, process, kind, signature, *baseline, &transcript)) return *ended;
+  if (auto ended = CollectGather(*child, process, kind, expected, *baseline, &transcript)) return *ended;
   return PassedIf(true, "the worker's device gather equals the host gather", transcript);
 }
 
@@ -81,13 +81,14 @@ const bool kRegistered = RegisterFailure(Failure{
     "F6",
     "a backend probe at import initializes the driver (Triton PR 9578 / 10935; PyTorch 184643, vLLM 46996)",
     {
-        Reproduces(
-            "legacy", "backend whose is_active() calls cuInit imported, then a forked worker", F6LegacyWorker,
-            [](RuntimeKind rt, const Signature& s) { return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, &s); }),
+        Reproduces("legacy", "backend whose is_active() calls cuInit imported, then a forked worker", F6LegacyWorker,
+                   [](RuntimeKind rt, const Signature& s) {
+                     return Run(rt, ProbeKind::kCuInit, StartMethod::kFork, ExpectSignature{s});
+                   }),
         Passes("fixed", "backend whose is_active() asks NVML imported, then a forked worker",
-               [](RuntimeKind rt) { return Run(rt, ProbeKind::kNvml, StartMethod::kFork, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, ProbeKind::kNvml, StartMethod::kFork, ExpectPass{}); }),
         Passes("workaround", "backend whose is_active() calls cuInit imported, then a spawned worker",
-               [](RuntimeKind rt) { return Run(rt, ProbeKind::kCuInit, StartMethod::kSpawn, nullptr); }),
+               [](RuntimeKind rt) { return Run(rt, ProbeKind::kCuInit, StartMethod::kSpawn, ExpectPass{}); }),
     }});
 
 }  // namespace

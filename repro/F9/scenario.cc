@@ -81,7 +81,7 @@ const char* CachingName(Caching caching) {
   return "";
 }
 
-Outcome Run(RuntimeKind kind, Caching caching, const Signature* signature) {
+Outcome Run(RuntimeKind kind, Caching caching, const Expected& expected) {
   DeviceRuntime& rt = GetRuntime(kind);
   const std::string process = "main process (pid " + std::to_string(getpid()) + ")";
   std::string transcript = std::string("F9: device_count() ") + CachingName(caching) + "\n";
@@ -113,9 +113,9 @@ Outcome Run(RuntimeKind kind, Caching caching, const Signature* signature) {
   Status sharded = ShardOverDevices(rt, *count, rows, &out, &step);
   if (!sharded.ok()) {
     ObservedError error = Observe(sharded, process, step);
-    return signature ? Reproduced(*signature, error, transcript) : Unexpected(error, transcript);
+    return EndedInError(expected, error, transcript);
   }
-  if (signature) return PassedIf(false, "the documented failure (every promised device was usable)", transcript);
+  if (auto missed = RanToTheEnd(expected, "every promised device was usable", transcript)) return *missed;
   return PassedIf(out == rows && *count == *runtime_count,
                   "device_count() equals cudaGetDeviceCount and the rows copied through it equal the host rows",
                   transcript);
@@ -129,13 +129,14 @@ const bool kRegistered = RegisterFailure(Failure{
     {
         Reproduces(
             "legacy", "count cached at import, CUDA_VISIBLE_DEVICES 0,1 -> 1, shard over the count", F9LegacyStaleCount,
-            [](RuntimeKind rt, const Signature& s) { return Run(rt, Caching::kAlways, &s); }, kLaunchEnv),
+            [](RuntimeKind rt, const Signature& s) { return Run(rt, Caching::kAlways, ExpectSignature{s}); },
+            kLaunchEnv),
         Passes(
             "fixed", "count not cached before CUDA is initialized (PR 122815)",
-            [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, nullptr); }, kLaunchEnv),
+            [](RuntimeKind rt) { return Run(rt, Caching::kOnceInitialized, ExpectPass{}); }, kLaunchEnv),
         Passes(
             "workaround", "count never cached (vLLM cuda_device_count_stateless)",
-            [](RuntimeKind rt) { return Run(rt, Caching::kNever, nullptr); }, kLaunchEnv),
+            [](RuntimeKind rt) { return Run(rt, Caching::kNever, ExpectPass{}); }, kLaunchEnv),
     }});
 
 }  // namespace
