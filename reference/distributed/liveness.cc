@@ -462,20 +462,45 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
   for (;;) {
     const ssize_t n = recv(peer.fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) {
-      // A refusal is the first byte on a connection this rank opened; never a later one.
-      if (!peer.heard && !peer.reached.empty() && buffer[0] == kNotThisProcess) peer.not_this_process = true;
-      peer.heard = true;
       peer.last_heard = now;
-      if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) peer.goodbye = true;
-      if (std::memchr(buffer, kFailed, static_cast<size_t>(n)) != nullptr) peer.failed = true;
+      const bool goodbye = std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr;
+      const bool failed = std::memchr(buffer, kFailed, static_cast<size_t>(n)) != nullptr;
+      switch (peer.state) {
+        case PeerState::kUnheard:
+          // A refusal is the first byte on a connection this rank opened; never a later one.
+          if (!peer.reached.empty() && buffer[0] == kNotThisProcess) {
+            peer.state = PeerState::kRefusedHello;
+            break;
+          }
+          [[fallthrough]];
+        case PeerState::kHeard:
+          peer.state = goodbye ? PeerState::kSaidGoodbye : failed ? PeerState::kAnnouncedFailure : PeerState::kHeard;
+          break;
+        case PeerState::kAnnouncedFailure:
+          if (goodbye) peer.state = PeerState::kSaidGoodbye;
+          break;
+        case PeerState::kRefusedHello:  // another process's bytes say nothing of the peer
+        case PeerState::kSaidGoodbye:
+        case PeerState::kDied:  // the closed states have no connection to read
+        case PeerState::kLeftAfterFailure:
+        case PeerState::kNeverReached: break;
+      }
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     if (n < 0 && errno == EINTR) continue;
     // Closed (0) or reset: a peer that said goodbye ended normally; any other died.
     peer.fd.reset();
-    if (peer.goodbye) return false;
-    peer.closed = true;
+    switch (peer.state) {
+      case PeerState::kUnheard:
+      case PeerState::kHeard: peer.state = PeerState::kDied; break;
+      case PeerState::kAnnouncedFailure: peer.state = PeerState::kLeftAfterFailure; break;
+      case PeerState::kRefusedHello: peer.state = PeerState::kNeverReached; break;
+      case PeerState::kSaidGoodbye:
+      case PeerState::kDied:  // already closed (not read again)
+      case PeerState::kLeftAfterFailure:
+      case PeerState::kNeverReached: return false;
+    }
     peer.closed_at = now;
     ++dead_count_;
     return true;
@@ -485,7 +510,17 @@ bool LivenessMonitor::ReadFromLocked(Peer& peer, Clock::time_point now) {
 void LivenessMonitor::ReadReadyPeersLocked(Clock::time_point now) {
   bool a_failed_peer_left = false;
   for (Peer& peer : peers_) {  // recv does not wait: a peer with nothing to read answers EAGAIN
-    if (peer.fd.valid() && ReadFromLocked(peer, now) && peer.failed) a_failed_peer_left = true;
+    if (!peer.fd.valid() || !ReadFromLocked(peer, now)) continue;
+    switch (peer.state) {
+      case PeerState::kLeftAfterFailure: a_failed_peer_left = true; break;
+      case PeerState::kDied:
+      case PeerState::kNeverReached:
+      case PeerState::kUnheard:  // connected: ReadFromLocked returned false
+      case PeerState::kHeard:
+      case PeerState::kAnnouncedFailure:
+      case PeerState::kRefusedHello:
+      case PeerState::kSaidGoodbye: break;
+    }
   }
   // A peer that failed usually failed because another one died first, and
   // that death may already be waiting on another socket: read it before
@@ -549,7 +584,17 @@ void LivenessMonitor::Run() {
 std::vector<int> LivenessMonitor::DeadPeersLocked(int target) const {
   std::vector<int> dead;
   for (size_t r = 0; r < peers_.size(); ++r) {
-    if (peers_[r].closed && (target < 0 || target == static_cast<int>(r))) dead.push_back(static_cast<int>(r));
+    if (target >= 0 && target != static_cast<int>(r)) continue;
+    switch (peers_[r].state) {
+      case PeerState::kDied:
+      case PeerState::kLeftAfterFailure:
+      case PeerState::kNeverReached: dead.push_back(static_cast<int>(r)); break;
+      case PeerState::kUnheard:
+      case PeerState::kHeard:
+      case PeerState::kAnnouncedFailure:
+      case PeerState::kRefusedHello:
+      case PeerState::kSaidGoodbye: break;
+    }
   }
   return dead;
 }
@@ -557,9 +602,20 @@ std::vector<int> LivenessMonitor::DeadPeersLocked(int target) const {
 std::vector<int> LivenessMonitor::SilentPeersLocked(int target, Clock::time_point now) const {
   std::vector<int> silent;
   for (size_t r = 0; r < peers_.size(); ++r) {
-    if (static_cast<int>(r) == options_.rank || peers_[r].closed || peers_[r].goodbye) continue;
+    if (static_cast<int>(r) == options_.rank) continue;
     if (target >= 0 && target != static_cast<int>(r)) continue;
-    if (now - peers_[r].last_heard > options_.silence) silent.push_back(static_cast<int>(r));
+    switch (peers_[r].state) {
+      case PeerState::kUnheard:  // still connected, and not ending
+      case PeerState::kHeard:
+      case PeerState::kAnnouncedFailure:
+      case PeerState::kRefusedHello:
+        if (now - peers_[r].last_heard > options_.silence) silent.push_back(static_cast<int>(r));
+        break;
+      case PeerState::kSaidGoodbye:
+      case PeerState::kDied:
+      case PeerState::kLeftAfterFailure:
+      case PeerState::kNeverReached: break;
+    }
   }
   return silent;
 }
@@ -572,13 +628,22 @@ std::vector<std::string> LivenessMonitor::CausesLocked(int target, bool silent_t
   // rank a little later than theirs (seen on 2 busy cores).
   std::vector<std::string> died, failed;
   for (int r : DeadPeersLocked(target)) {
-    if (peers_[r].not_this_process) {
-      died.push_back(Name(r) + " was never reached: the process at " + peers_[r].reached +
-                     " is another one (it refused a hello meant for that pid and tag)");
-    } else if (!peers_[r].failed) {
-      died.push_back(Name(r) + " is no longer running");
-    } else if (now - peers_[r].closed_at >= options_.stuck_grace || now >= op_.deadline) {
-      failed.push_back(Name(r) + " stopped after a failure of its own");
+    switch (peers_[r].state) {
+      case PeerState::kNeverReached:
+        died.push_back(Name(r) + " was never reached: the process at " + peers_[r].reached +
+                       " is another one (it refused a hello meant for that pid and tag)");
+        break;
+      case PeerState::kDied: died.push_back(Name(r) + " is no longer running"); break;
+      case PeerState::kLeftAfterFailure:
+        if (now - peers_[r].closed_at >= options_.stuck_grace || now >= op_.deadline) {
+          failed.push_back(Name(r) + " stopped after a failure of its own");
+        }
+        break;
+      case PeerState::kUnheard:  // not dead: DeadPeersLocked returns none of these
+      case PeerState::kHeard:
+      case PeerState::kAnnouncedFailure:
+      case PeerState::kRefusedHello:
+      case PeerState::kSaidGoodbye: break;
     }
   }
   std::vector<std::string> causes = died.empty() ? failed : died;

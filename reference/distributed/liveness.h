@@ -143,20 +143,37 @@ class LivenessMonitor {
   const LivenessOptions& options() const { return options_; }
 
  private:
+  // What a peer's connection has told this rank. Bytes move a connected
+  // state along (a refusal only as the first byte on a connection this rank
+  // opened; a goodbye wins over a failure it follows or comes with); its
+  // closing moves it to the closed state that it names, and a closed state
+  // is final. Every decision on it is a switch without a default, so that
+  // the compiler (-Wswitch) names each one that a new state would change.
+  enum class PeerState {
+    kUnheard,           // connected, nothing has come yet (this rank's own entry stays here)
+    kHeard,             // heartbeats have come
+    kAnnouncedFailure,  // it said it is failing on its own (before it closes)
+    // The process at the address this rank connected to refused a hello
+    // meant for this peer's pid and tag (kNotThisProcess): another process
+    // listens there. What comes after the refusal is not this peer's.
+    kRefusedHello,
+    // It said goodbye: it ends normally, and its connection closing after
+    // that is no death.
+    kSaidGoodbye,
+    // Closed without a goodbye, at `closed_at`:
+    kDied,              // from kUnheard or kHeard: it is no longer running
+    kLeftAfterFailure,  // from kAnnouncedFailure: it stopped after a failure of its own
+    kNeverReached,      // from kRefusedHello: the peer was never reached
+  };
   struct Peer {
     PeerAddress address;
     UniqueFd fd;
-    bool goodbye = false;
-    bool failed = false;  // it announced a failure of its own before closing
-    // The process at the address this rank connected to refused a hello
-    // meant for this peer's pid and tag (kNotThisProcess): another process
-    // listens there.
-    bool not_this_process = false;
-    bool heard = false;   // any byte has come
     std::string reached;  // "ip:port" this rank connected to (higher ranks only)
-    bool closed = false;  // closed without a goodbye: the peer died, or failed
+    PeerState state = PeerState::kUnheard;
+    // When a byte last came (or the mesh was set up): a connected peer
+    // silent for longer than `silence` is unreachable.
     std::chrono::steady_clock::time_point last_heard;
-    std::chrono::steady_clock::time_point closed_at;
+    std::chrono::steady_clock::time_point closed_at;  // in kDied, kLeftAfterFailure and kNeverReached
   };
   struct Op {
     bool active = false;
