@@ -49,6 +49,9 @@ constexpr int64_t kMaxFloydFanout = 256;
 // Largest fanout sampled weighted by rejection (draws checked against the
 // picks so far, O(k^2) duplicate checks); above it, one key per edge.
 constexpr int64_t kMaxRejectionFanout = 256;
+// The rejection rule's bound on the picks' share of a seed's weight
+// (docs/sampling.md, "Rule").
+constexpr double kRejectionWeightShare = 0.5;
 
 // Describes one sampling call; the same for every seed of the call.
 struct SamplingParams {
@@ -59,12 +62,13 @@ struct SamplingParams {
   bool weighted = false;            // use weights (zero-weight edges are never picked)
   uint64_t rng_seed = 0;
   uint32_t layer = 0;  // the layer index of multi-layer sampling
-  // The graph's weight table (docs/sampling.md, "Weight table"), read only
-  // when weighted without replacement. Every sampler sets it; without it
-  // (null) the rejection path is never taken and every weighted seed uses
-  // keys, which picks other edges: only tests of the key path leave it out.
-  const double* weight_prefix = nullptr;  // per edge: the sequential double sum of its segment up to it
-  const float* max_weights = nullptr;     // per node: the largest weight of its segment (0 when none)
+  // The graph's weight table (docs/sampling.md, "Weight table";
+  // kernels/weight_table.h builds it), read only when weighted without
+  // replacement. Every sampler sets it; without it (null) the rejection path
+  // is never taken and every weighted seed uses keys, which picks other
+  // edges: only tests of the key path leave it out.
+  const uint64_t* weight_alias = nullptr;      // per edge: its segment's alias column, (threshold << 32) | alias
+  const int32_t* rejection_fanouts = nullptr;  // per node: the largest fanout it samples by rejection
 };
 
 // Holds the key of one candidate edge in the top-k heap: `real` for weighted
@@ -347,6 +351,20 @@ FL_HOST_DEVICE FL_INLINE int64_t SampledCountOf(const SamplingParams& p, int64_t
   return eligible < p.fanout ? eligible : p.fanout;
 }
 
+// Returns whether SampleSeed picks a node's edges by rejection: weighted,
+// without replacement, the weight table given, and 0 < fanout <=
+// rejection_fanouts[node], which holds exactly when fanout <=
+// kMaxRejectionFanout, fanout < eligible and fanout * (largest weight) <=
+// total / 2 (docs/sampling.md, "Rule"). Then the picks so far never hold
+// more than half the weight, so a draw repeats one with probability at most
+// 1/2: expected draws <= 2 * fanout, each one read of the alias table.
+FL_HOST_DEVICE FL_INLINE bool UsesWeightedRejection(const SamplingParams& p, int64_t node) {
+  if (!p.weighted || p.replace || p.fanout <= 0 || p.rejection_fanouts == nullptr || p.weight_alias == nullptr) {
+    return false;
+  }
+  return p.fanout <= p.rejection_fanouts[node];
+}
+
 // EligibleCount(p, node), but weighted edges are counted only until the
 // count reaches what SampleSeed and SampledCountOf tell apart: fanout + 1
 // without replacement, 1 with, every edge for fanout -1. A hub's count then
@@ -355,6 +373,8 @@ FL_HOST_DEVICE FL_INLINE int64_t SampledCountOf(const SamplingParams& p, int64_t
 FL_HOST_DEVICE FL_INLINE int64_t EligibleCountForSampling(const SamplingParams& p, int64_t node) {
   const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
   if (!p.weighted) return end - begin;
+  // The table says a rejection seed has more than fanout eligible edges.
+  if (UsesWeightedRejection(p, node)) return p.fanout + 1;
   const int64_t enough = p.fanout < 0 ? end - begin : (p.replace ? 1 : p.fanout + 1);
   int64_t count = 0;
   for (int64_t e = begin; e < end && count < enough; ++e) count += p.weights[e] > 0.0f ? 1 : 0;
@@ -365,22 +385,6 @@ FL_HOST_DEVICE FL_INLINE int64_t SampledCount(const SamplingParams& p, int64_t n
   return SampledCountOf(p, EligibleCountForSampling(p, node));
 }
 
-// Returns whether SampleSeed picks a node's edges by rejection: weighted,
-// without replacement, 0 < fanout <= kMaxRejectionFanout, fanout < eligible,
-// the weight table given, and fanout * (largest weight) <= total / 2 (in
-// double, Mul both sides; total = weight_prefix of the segment's last
-// edge). Then the picks so far never hold more than half the weight, so a
-// draw repeats one with probability at most 1/2: expected draws <= 2 *
-// fanout, each a binary search of the segment's prefix sums.
-FL_HOST_DEVICE FL_INLINE bool UsesWeightedRejection(const SamplingParams& p, int64_t node, int64_t eligible) {
-  if (!p.weighted || p.replace || p.fanout <= 0 || p.fanout > kMaxRejectionFanout || eligible <= p.fanout) {
-    return false;
-  }
-  if (p.weight_prefix == nullptr || p.max_weights == nullptr) return false;
-  const double total = p.weight_prefix[p.indptr[node + 1] - 1];  // eligible > 0: the segment is not empty
-  return Mul(static_cast<double>(p.fanout), static_cast<double>(p.max_weights[node])) <= Mul(0.5, total);
-}
-
 // Returns whether SampleSeed picks a node's edges by weighted keys, one
 // Philox block per edge (weighted, without replacement, fanout < eligible,
 // not UsesWeightedRejection): the one mode whose cost grows with the
@@ -389,58 +393,35 @@ FL_HOST_DEVICE FL_INLINE bool UsesWeightedRejection(const SamplingParams& p, int
 // OfferWeightedEdge for every edge with weight > 0 in ascending order, then
 // SortEdgeIds(edges, size).
 FL_HOST_DEVICE FL_INLINE bool UsesWeightedTopK(const SamplingParams& p, int64_t node, int64_t eligible) {
-  return p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout && !UsesWeightedRejection(p, node, eligible);
-}
-
-// Returns the first edge e of [begin, end) with prefix[e] > target, or end
-// (a binary search: prefix is non-decreasing within a segment).
-FL_HOST_DEVICE FL_INLINE int64_t FirstPrefixAbove(const double* prefix, int64_t begin, int64_t end, double target) {
-  int64_t lo = begin, hi = end;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (prefix[mid] > target)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
+  return p.weighted && !p.replace && p.fanout > 0 && eligible > p.fanout && !UsesWeightedRejection(p, node);
 }
 
 // The edge that draw bits `bits` of a rejection seed with segment [begin,
-// end) lands on: u = (bits >> 11) * 2^-53 in [0, 1), target = u * total,
-// the first edge whose prefix sum exceeds target (always one with weight >
-// 0: zero-weight edges do not raise the sum). Should rounding leave none
-// (it cannot: u * total rounds below total), the last edge with weight > 0.
-FL_HOST_DEVICE FL_INLINE int64_t WeightedRejectionCandidate(const double* prefix, int64_t begin, int64_t end,
-                                                            uint64_t bits) {
-  const double total = prefix[end - 1];
-  const double target = Mul(Mul(static_cast<double>(bits >> 11), 0x1p-53), total);
-  const int64_t e = FirstPrefixAbove(prefix, begin, end, target);
-  if (e < end) return e;
-  // The first edge whose sum reaches the total: the last with weight > 0.
-  int64_t lo = begin, hi = end - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (prefix[mid] >= total)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
+// begin + degree) lands on: column c = mulhi64(bits, degree), coin = bits 32..63
+// of the low half of bits * degree (uniform and independent of c); the draw
+// keeps c when coin < its threshold, else takes its alias. Zero-weight
+// columns have threshold 0 and are nobody's alias, so the edge has weight > 0.
+FL_HOST_DEVICE FL_INLINE int64_t WeightedAliasDraw(const uint64_t* alias, int64_t begin, int64_t degree,
+                                                   uint64_t bits) {
+  const uint64_t d = static_cast<uint64_t>(degree);
+  const uint64_t column = MulHi64(bits, d);
+  const uint64_t coin = (bits * d) >> 32;
+  const uint64_t entry = alias[begin + static_cast<int64_t>(column)];
+  return begin + static_cast<int64_t>(coin < (entry >> 32) ? column : (entry & 0xffffffffu));
 }
 
 // Samples p.fanout distinct edges of `node` by successive weighted draws
 // (UsesWeightedRejection holds): draw j = 0, 1, 2, ... takes
 // DrawBits(rng_seed, layer, kTagWeightedPick, node, j), lands on
-// WeightedRejectionCandidate, and is kept unless an earlier kept draw
-// landed there (a rejected draw still uses up its j). Writes the picks in
-// ascending edge id to out_edges and returns p.fanout.
+// WeightedAliasDraw, and is kept unless an earlier kept draw landed there
+// (a rejected draw still uses up its j). Writes the picks in ascending edge
+// id to out_edges and returns p.fanout.
 FL_HOST_DEVICE FL_INLINE int64_t SampleWeightedRejection(const SamplingParams& p, int64_t node, int64_t* out_edges) {
-  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
+  const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin;
   int64_t picked = 0;
   for (int64_t j = 0; picked < p.fanout; ++j) {
-    const int64_t e = WeightedRejectionCandidate(p.weight_prefix, begin, end,
-                                                 DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j));
+    const int64_t e =
+        WeightedAliasDraw(p.weight_alias, begin, degree, DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j));
     bool taken = false;
     for (int64_t m = 0; m < picked && !taken; ++m) taken = out_edges[m] == e;
     if (!taken) out_edges[picked++] = e;
@@ -569,8 +550,8 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleSeed(const SamplingParams& p, int64_t nod
   }
 
   // Weighted without replacement, few picks of a spread-out weight: draws
-  // against the prefix sums, O(fanout * log degree) expected.
-  if (UsesWeightedRejection(p, node, eligible)) return SampleWeightedRejection(p, node, out_edges);
+  // from the alias table, O(fanout) expected.
+  if (UsesWeightedRejection(p, node)) return SampleWeightedRejection(p, node, out_edges);
 
   // Without replacement, fanout < eligible: the fanout smallest (key, edge).
   int64_t size = 0;
@@ -624,7 +605,7 @@ FL_HOST_DEVICE FL_INLINE int64_t TopKChunksOf(const SamplingParams& p, int64_t n
   const int64_t chunk = TopKChunkEdges(p);
   const int64_t degree = p.indptr[node + 1] - p.indptr[node];
   if (degree <= chunk || !MayUseKeyScratch(p) || eligible <= p.fanout) return 0;
-  if (UsesWeightedRejection(p, node, eligible)) return 0;
+  if (UsesWeightedRejection(p, node)) return 0;
   return (degree + chunk - 1) / chunk;
 }
 

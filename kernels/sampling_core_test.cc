@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/weight_table.h"
+
 namespace faultline {
 namespace kernels {
 namespace sampling {
@@ -234,21 +236,6 @@ TEST(SamplingCoreTest, AHubsTopKInChunksIsSampleSeeds) {
   EXPECT_EQ(split, 4 + 3 + 1 + 2 + 7);
 }
 
-// The weight table of docs/sampling.md, built by hand: the running double
-// sum of each segment and its largest weight.
-void BuildTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights, std::vector<double>* prefix,
-                std::vector<float>* max_weights) {
-  prefix->assign(weights.size(), 0.0);
-  max_weights->assign(indptr.size() - 1, 0.0f);
-  for (size_t v = 0; v + 1 < indptr.size(); ++v) {
-    double sum = 0;
-    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
-      (*prefix)[e] = sum += weights[e];
-      (*max_weights)[v] = std::max((*max_weights)[v], weights[e]);
-    }
-  }
-}
-
 // Which weighted seeds take the rejection path, and what it picks: fanout
 // distinct edges of weight > 0, ascending, never split into chunks.
 TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
@@ -261,14 +248,12 @@ TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
   std::vector<float> weights(indptr.back(), 1.0f);
   for (int64_t e = 0; e < 5000; ++e) weights[e] = e % 5 == 4 ? 0.0f : static_cast<float>(e % 5 + 1);
   weights[indptr[1] + 7] = 1000.0f;
-  std::vector<double> prefix;
-  std::vector<float> max_weights;
-  BuildTable(indptr, weights, &prefix, &max_weights);
+  const WeightTable table = BuildWeightTable(indptr, weights);
   SamplingParams p;
   p.indptr = indptr.data();
   p.weights = weights.data();
-  p.weight_prefix = prefix.data();
-  p.max_weights = max_weights.data();
+  p.weight_alias = table.alias.data();
+  p.rejection_fanouts = table.rejection_fanouts.data();
   p.weighted = true;
   p.rng_seed = 5;
   struct Case {
@@ -284,8 +269,8 @@ TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
     SCOPED_TRACE("node " + std::to_string(c.node) + " fanout " + std::to_string(c.fanout));
     p.fanout = c.fanout;
     const int64_t full = EligibleCount(p, c.node), capped = EligibleCountForSampling(p, c.node);
-    EXPECT_EQ(UsesWeightedRejection(p, c.node, capped), c.rejection);
-    EXPECT_EQ(UsesWeightedRejection(p, c.node, full), c.rejection);
+    EXPECT_EQ(UsesWeightedRejection(p, c.node), c.rejection);
+    EXPECT_EQ(capped > c.fanout, full > c.fanout);
     EXPECT_EQ(UsesWeightedTopK(p, c.node, capped), !c.rejection && full > c.fanout);
     if (c.rejection) {
       EXPECT_EQ(TopKChunks(p, c.node), 0);
@@ -304,31 +289,38 @@ TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
     }
   }
   // Without the table every weighted seed uses keys.
-  p.weight_prefix = nullptr;
+  p.weight_alias = nullptr;
   p.fanout = 15;
-  EXPECT_FALSE(UsesWeightedRejection(p, 0, EligibleCount(p, 0)));
+  EXPECT_FALSE(UsesWeightedRejection(p, 0));
   EXPECT_TRUE(UsesWeightedTopK(p, 0, EligibleCount(p, 0)));
 }
 
-// A draw lands on the first edge whose running sum exceeds u * total:
-// u = 0 on the first positive edge, the largest u on the last, never on a
-// zero-weight edge.
-TEST(SamplingCoreTest, ARejectionDrawLandsOnAPositiveEdge) {
+// A draw takes column mulhi64(bits, d) and keeps it while its coin (bits
+// 32..63 of bits * d) is below the column's threshold, else takes the
+// alias; it never lands on a zero-weight edge.
+TEST(SamplingCoreTest, AnAliasDrawTakesItsColumnOrTheAlias) {
+  constexpr uint64_t kWhole = uint64_t{0xffffffff} << 32;
+  // Weights {1, 0, 1, 2}: column 1 (weight 0) always moves on to edge 3.
+  const std::vector<uint64_t> alias = {kWhole | 0, 3, kWhole | 2, kWhole | 3};
+  EXPECT_EQ(WeightedAliasDraw(alias.data(), 0, 4, 0), 0);
+  EXPECT_EQ(WeightedAliasDraw(alias.data(), 0, 4, uint64_t{1} << 62), 3);  // column 1, coin 0
+  EXPECT_EQ(WeightedAliasDraw(alias.data(), 0, 4, uint64_t{2} << 62), 2);
+  EXPECT_EQ(WeightedAliasDraw(alias.data(), 0, 4, ~uint64_t{0}), 3);
+  // A half-threshold column: coin below 2^31 keeps it, at or above takes the alias.
+  const std::vector<uint64_t> half = {(uint64_t{1} << 63) | 1, kWhole | 1};
+  EXPECT_EQ(WeightedAliasDraw(half.data(), 0, 2, uint64_t{0x3fffffff} << 32), 0);  // coin 2^31 - 2
+  EXPECT_EQ(WeightedAliasDraw(half.data(), 0, 2, uint64_t{0x40000000} << 32), 1);  // coin 2^31
+  // Segments are offset by begin; the alias is segment-local.
+  const std::vector<uint64_t> shifted = {7, 7, kWhole | 1, 0};
+  EXPECT_EQ(WeightedAliasDraw(shifted.data(), 2, 2, uint64_t{1} << 63), 2);  // column 1, coin 0: alias 0
+  EXPECT_EQ(WeightedAliasDraw(shifted.data(), 2, 2, 0), 2);
+
   const std::vector<float> weights = {0, 0, 2, 0, 1, 0, 0, 3, 0};
-  std::vector<int64_t> indptr = {0, 9};
-  std::vector<double> prefix;
-  std::vector<float> max_weights;
-  BuildTable(indptr, weights, &prefix, &max_weights);
-  EXPECT_EQ(WeightedRejectionCandidate(prefix.data(), 0, 9, 0), 2);
-  EXPECT_EQ(WeightedRejectionCandidate(prefix.data(), 0, 9, ~uint64_t{0}), 7);
-  // u just below 1/3: target just below 2, still the edge whose sum is 2.
-  EXPECT_EQ(WeightedRejectionCandidate(prefix.data(), 0, 9, uint64_t{0xaaaaaaaaaaaa9} << 11), 2);
+  const WeightTable table = BuildWeightTable({0, 9}, weights);
   for (uint64_t i = 0; i < 1000; ++i) {
-    const int64_t e = WeightedRejectionCandidate(prefix.data(), 0, 9, i * 0x9e3779b97f4a7c15ULL);
+    const int64_t e = WeightedAliasDraw(table.alias.data(), 0, 9, i * 0x9e3779b97f4a7c15ULL);
     EXPECT_GT(weights[e], 0.0f) << i;
   }
-  EXPECT_EQ(FirstPrefixAbove(prefix.data(), 0, 9, 2.0), 4);
-  EXPECT_EQ(FirstPrefixAbove(prefix.data(), 0, 9, 6.0), 9);
 }
 
 }  // namespace

@@ -182,22 +182,20 @@ bool NaiveUsesRejection(const CscGraph& graph, int64_t node, const SampleRequest
 }
 
 // Computes weighted picks by rejection straight from the specification:
-// draw j (tag 6 on the draw counter) lands on the first edge whose running
-// sum exceeds u * total, a repeat is dropped, until fanout distinct edges.
+// draw j (tag 6 on the draw counter) takes column c = the high half of the
+// 128-bit bits * d and coin = bits 32..63 of its low half, keeps c when
+// the coin is below c's threshold in the graph's alias table, else its
+// alias; a repeat is dropped, until fanout distinct edges.
 std::vector<int64_t> NaiveRejection(const CscGraph& graph, int64_t node, const SampleRequest& r) {
-  const int64_t begin = graph.indptr()[node], end = graph.indptr()[node + 1];
-  std::vector<double> sums;
-  double total = 0;
-  for (int64_t e = begin; e < end; ++e) sums.push_back(total += static_cast<double>(graph.weights()[e]));
+  const int64_t begin = graph.indptr()[node], d = graph.indptr()[node + 1] - begin;
   std::set<int64_t> picked;
   for (int64_t j = 0; static_cast<int64_t>(picked.size()) < r.fanout; ++j) {
     const uint64_t bits = OracleDrawBits(r.rng_seed, r.layer, /*tag=*/6, node, j);
-    const double target = static_cast<double>(bits >> 11) * 0x1p-53 * total;
-    int64_t pick = -1;
-    for (int64_t e = begin; e < end && pick < 0; ++e) {
-      if (sums[e - begin] > target) pick = e;
-    }
-    RC_ASSERT(pick >= 0);
+    const unsigned __int128 product = static_cast<unsigned __int128>(bits) * static_cast<uint64_t>(d);
+    const int64_t column = static_cast<int64_t>(product >> 64);
+    const uint32_t coin = static_cast<uint32_t>(static_cast<uint64_t>(product) >> 32);
+    const uint64_t entry = graph.weight_alias()[begin + column];
+    const int64_t pick = begin + (coin < (entry >> 32) ? column : static_cast<int64_t>(entry & 0xffffffffu));
     RC_ASSERT(graph.weights()[pick] > 0.0f);
     picked.insert(pick);
   }

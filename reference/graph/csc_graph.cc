@@ -12,6 +12,9 @@
 #include <new>
 #include <sstream>
 
+#include "kernels/weight_table.h"
+#include "reference/base/huge_pages.h"
+
 namespace faultline {
 namespace {
 
@@ -147,26 +150,6 @@ Status ValidateStorage(const CscStorage& storage, int64_t num_nodes,
   return OkStatus();
 }
 
-// Builds the weight table: per node, the running double sum of its
-// segment's weights in edge order (0 + w_b, then + w_{b+1}, ...: the sum
-// SampleSeed's with-replacement draws walk) and the largest weight.
-void BuildWeightTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights,
-                      std::vector<double>& prefix, std::vector<float>& max_weights) {
-  const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
-  prefix.resize(weights.size());
-  max_weights.assign(static_cast<size_t>(num_nodes), 0.0f);
-  for (int64_t v = 0; v < num_nodes; ++v) {
-    double sum = 0.0;
-    float largest = 0.0f;
-    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
-      sum = sum + static_cast<double>(weights[e]);
-      prefix[e] = sum;
-      if (weights[e] > largest) largest = weights[e];
-    }
-    max_weights[v] = largest;
-  }
-}
-
 }  // namespace
 
 Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64_t> indices,
@@ -187,10 +170,13 @@ Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64
   graph.storage_ = storage;
   if (graph.weights_) {
     try {
-      BuildWeightTable(graph.indptr_, *graph.weights_, graph.weight_prefix_, graph.max_weights_);
+      graph.weight_alias_ = VectorOnHugePages<uint64_t>(static_cast<size_t>(num_edges));
+      graph.rejection_fanouts_.resize(static_cast<size_t>(num_nodes));
+      kernels::sampling::BuildWeightTable(graph.indptr_, *graph.weights_, graph.weight_alias_.data(),
+                                          graph.rejection_fanouts_.data());
     } catch (const std::bad_alloc&) {
       const uint64_t bytes =
-          static_cast<uint64_t>(num_edges) * sizeof(double) + static_cast<uint64_t>(num_nodes) * sizeof(float);
+          static_cast<uint64_t>(num_edges) * sizeof(uint64_t) + static_cast<uint64_t>(num_nodes) * sizeof(int32_t);
       return UnavailableError("CscGraph: out of memory allocating " + std::to_string(bytes) +
                               " bytes for the weight table");
     }

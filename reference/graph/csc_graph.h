@@ -58,11 +58,11 @@ class CscGraph {
   // Returns the weights; valid only when has_weights().
   const std::vector<float>& weights() const { return *weights_; }
   // The weight table weighted sampling draws from (docs/sampling.md,
-  // "Weight table"), built once by Create when the graph has weights, empty
-  // otherwise: per edge, the sequential double sum of its node's segment
-  // up to and including it; per node, its largest weight (0 when none).
-  const std::vector<double>& weight_prefix() const { return weight_prefix_; }
-  const std::vector<float>& max_weights() const { return max_weights_; }
+  // "Weight table"; kernels/weight_table.h), built once by Create when the
+  // graph has weights, empty otherwise: per edge, its segment's alias
+  // column; per node, the largest fanout it samples by rejection.
+  const std::vector<uint64_t>& weight_alias() const { return weight_alias_; }
+  const std::vector<int32_t>& rejection_fanouts() const { return rejection_fanouts_; }
   bool has_edge_types() const { return edge_types_.has_value(); }
   // Returns the edge types; valid only when has_edge_types().
   const std::vector<int32_t>& edge_types() const { return *edge_types_; }
@@ -75,8 +75,8 @@ class CscGraph {
   std::vector<int64_t> indices_;
   std::optional<std::vector<float>> weights_;
   std::optional<std::vector<int32_t>> edge_types_;
-  std::vector<double> weight_prefix_;
-  std::vector<float> max_weights_;
+  std::vector<uint64_t> weight_alias_;  // on 2 MiB pages: read at random
+  std::vector<int32_t> rejection_fanouts_;
   CscStorage storage_;
 };
 

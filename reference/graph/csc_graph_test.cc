@@ -59,17 +59,18 @@ TEST(CscGraphTest, AcceptsAnEmptyGraph) {
   EXPECT_FALSE(graph->has_weights());
 }
 
-// The weight table weighted sampling draws from: per edge the running
-// double sum of its segment, per node the largest weight (0 when none);
+// The weight table weighted sampling draws from (kernels/weight_table.h):
+// per edge its segment's alias column, per node its rejection fanout;
 // empty without weights.
 TEST(CscGraphTest, BuildsTheWeightTable) {
-  FL_ASSERT_OK_AND_ASSIGN(const CscGraph g, CscGraph::Create({0, 3, 3, 5}, {0, 1, 2, 0, 1},
-                                                             std::vector<float>{1.5f, 0.0f, 2.0f, -0.0f, 0.25f}));
-  EXPECT_EQ(g.weight_prefix(), (std::vector<double>{1.5, 1.5, 3.5, 0.0, 0.25}));
-  EXPECT_EQ(g.max_weights(), (std::vector<float>{2.0f, 0.0f, 0.25f}));
+  FL_ASSERT_OK_AND_ASSIGN(const CscGraph g, CscGraph::Create({0, 4, 4, 6}, {0, 1, 2, 0, 1, 2},
+                                                             std::vector<float>{1.0f, 0.0f, 1.0f, 2.0f, -0.0f, 0.25f}));
+  constexpr uint64_t kWhole = uint64_t{0xffffffff} << 32;
+  EXPECT_EQ(g.weight_alias(), (std::vector<uint64_t>{kWhole | 0, 3, kWhole | 2, kWhole | 3, 0, 0}));
+  EXPECT_EQ(g.rejection_fanouts(), (std::vector<int32_t>{1, 0, 0}));
   FL_ASSERT_OK_AND_ASSIGN(const CscGraph unweighted, CscGraph::Create({0, 1}, {0}));
-  EXPECT_TRUE(unweighted.weight_prefix().empty());
-  EXPECT_TRUE(unweighted.max_weights().empty());
+  EXPECT_TRUE(unweighted.weight_alias().empty());
+  EXPECT_TRUE(unweighted.rejection_fanouts().empty());
 }
 
 TEST(CscGraphTest, NamesTheArrayPositionAndValueOfEachError) {

@@ -50,13 +50,13 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
   FL_ASSIGN_OR_RETURN(g.indices_, Place(graph.indices(), runtime, placement, device));
   if (graph.has_weights()) {
     FL_ASSIGN_OR_RETURN(g.weights_, Place(graph.weights(), runtime, placement, device));
-    // Tensors have no float64: the prefix sums travel as their bit patterns.
-    std::vector<int64_t> prefix_bits(graph.weight_prefix().size());
-    if (!prefix_bits.empty()) {
-      std::memcpy(prefix_bits.data(), graph.weight_prefix().data(), prefix_bits.size() * sizeof(double));
+    // Tensors have no uint64: the alias columns travel as their bit patterns.
+    std::vector<int64_t> alias_bits(graph.weight_alias().size());
+    if (!alias_bits.empty()) {
+      std::memcpy(alias_bits.data(), graph.weight_alias().data(), alias_bits.size() * sizeof(uint64_t));
     }
-    FL_ASSIGN_OR_RETURN(g.weight_prefix_, Place(prefix_bits, runtime, placement, device));
-    FL_ASSIGN_OR_RETURN(g.max_weights_, Place(graph.max_weights(), runtime, placement, device));
+    FL_ASSIGN_OR_RETURN(g.weight_alias_, Place(alias_bits, runtime, placement, device));
+    FL_ASSIGN_OR_RETURN(g.rejection_fanouts_, Place(graph.rejection_fanouts(), runtime, placement, device));
   }
   return g;
 }
@@ -168,8 +168,8 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   kernels::sampling::SamplingParams params;
   params.indptr = Data<int64_t>(graph.indptr());
   params.weights = weighted ? Data<float>(graph.weights()) : nullptr;
-  params.weight_prefix = weighted ? Data<double>(graph.weight_prefix()) : nullptr;
-  params.max_weights = weighted ? Data<float>(graph.max_weights()) : nullptr;
+  params.weight_alias = weighted ? Data<uint64_t>(graph.weight_alias()) : nullptr;
+  params.rejection_fanouts = weighted ? Data<int32_t>(graph.rejection_fanouts()) : nullptr;
   params.fanout = fanout;
   params.replace = options.replace;
   params.weighted = weighted;
@@ -177,8 +177,8 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   params.layer = layer;
   const BufferUse indptr_use = graph.indptr().buffer();
   const BufferUse weights_use = weighted ? graph.weights().buffer() : BufferUse{nullptr, 0};
-  const BufferUse prefix_use = weighted ? graph.weight_prefix().buffer() : BufferUse{nullptr, 0};
-  const BufferUse max_use = weighted ? graph.max_weights().buffer() : BufferUse{nullptr, 0};
+  const BufferUse alias_use = weighted ? graph.weight_alias().buffer() : BufferUse{nullptr, 0};
+  const BufferUse fanouts_use = weighted ? graph.rejection_fanouts().buffer() : BufferUse{nullptr, 0};
 
   // Per seed, its chunks (0 unless split), then their exclusive sum: chunk
   // offsets, zeroed past the end as indptr is.
@@ -192,7 +192,7 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   kernels::SampleCountKernel count_kernel{params, seeds.data, n, hop.indptr.data, chunk_offsets.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "SampleCountKernel", launch, count_kernel,
-      {indptr_use, weights_use, prefix_use, max_use, seeds.use(), hop.indptr.use(), chunk_offsets.use()},
+      {indptr_use, weights_use, alias_use, fanouts_use, seeds.use(), hop.indptr.use(), chunk_offsets.use()},
       &kernels::LaunchSampleCountOnCuda));
   // Both prefix sums, then one wait for their totals.
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
@@ -238,7 +238,7 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                                  reinterpret_cast<kernels::sampling::SampleKey*>(chunk_keys.data)};
     FL_RETURN_IF_ERROR(kernels::LaunchKernel(
         rt, "SampleTopKChunksKernel", kernels::LaunchFor(static_cast<uint64_t>(num_chunks), 128, stream), chunk_kernel,
-        {indptr_use, weights_use, prefix_use, max_use, seeds.use(), chunk_offsets.use(), survivors.use(),
+        {indptr_use, weights_use, alias_use, fanouts_use, seeds.use(), chunk_offsets.use(), survivors.use(),
          chunk_keys.use()},
         &kernels::LaunchSampleTopKChunksOnCuda));
   }
@@ -254,7 +254,7 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                            survivors.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "SampleSeedsKernel", launch, sample_kernel,
-      {indptr_use, weights_use, prefix_use, max_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(),
+      {indptr_use, weights_use, alias_use, fanouts_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(),
        hop.edges.use(), hop.indices.use(), keys.use(), chunk_offsets.use(), survivors.use()},
       &kernels::LaunchSampleSeedsOnCuda));
   return hop;

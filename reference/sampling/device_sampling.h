@@ -41,11 +41,11 @@ class DeviceGraph {
   const Tensor& indptr() const { return indptr_; }
   const Tensor& indices() const { return indices_; }
   const Tensor& weights() const { return weights_; }
-  // The graph's weight table (CscGraph::weight_prefix, max_weights), placed
-  // with the weights: weighted sampling without replacement draws from it.
-  // weight_prefix is an int64 tensor holding the doubles' bit patterns.
-  const Tensor& weight_prefix() const { return weight_prefix_; }
-  const Tensor& max_weights() const { return max_weights_; }
+  // The graph's weight table (CscGraph::weight_alias, rejection_fanouts),
+  // placed with the weights: weighted sampling without replacement draws
+  // from it. weight_alias is an int64 tensor holding the uint64 columns.
+  const Tensor& weight_alias() const { return weight_alias_; }
+  const Tensor& rejection_fanouts() const { return rejection_fanouts_; }
 
  private:
   DeviceRuntime* runtime_ = nullptr;
@@ -53,7 +53,7 @@ class DeviceGraph {
   GraphPlacement placement_ = GraphPlacement::kDevice;
   int64_t num_nodes_ = 0;
   bool has_weights_ = false;  // a weighted graph may have no edges at all
-  Tensor indptr_, indices_, weights_, weight_prefix_, max_weights_;
+  Tensor indptr_, indices_, weights_, weight_alias_, rejection_fanouts_;
 };
 
 // `size` int64 words of device memory: the first words of a workspace buffer.

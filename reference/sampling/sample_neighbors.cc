@@ -19,6 +19,7 @@
 #include "kernels/sampling_core.h"
 #include "reference/sampling/subgraph_assembly.h"
 #include "reference/sampling/uniform_floyd.h"
+#include "reference/sampling/weighted_rejection.h"
 #include "reference/sampling/weighted_top_k.h"
 
 namespace faultline {
@@ -31,34 +32,40 @@ namespace core = kernels::sampling;
 // for fanout -1, one with replacement, fanout + 1 without). The count may
 // pass that bound by less than a block; every decision and SampledCountOf
 // are the same as with the full count. A seed that the rule sends to
-// rejection is not counted at all: its table alone implies more than
-// fanout eligible edges (fanout * largest <= total / 2 with total > 0
-// needs at least 2 * fanout positive weights, up to the sum's rounding),
-// so it gets fanout + 1 and reads no weight.
+// rejection is not counted at all: its table says it has more than fanout
+// eligible edges, so it gets fanout + 1 and reads no weight.
 int64_t EligibleEdges(const core::SamplingParams& p, int64_t node) {
   const int64_t degree = p.indptr[node + 1] - p.indptr[node];
   if (!p.weighted) return degree;
-  if (!p.replace && p.fanout > 0 && p.weight_prefix != nullptr && degree > 0 &&
-      p.weight_prefix[p.indptr[node + 1] - 1] > 0.0 && core::UsesWeightedRejection(p, node, p.fanout + 1)) {
-    return p.fanout + 1;
-  }
+  if (core::UsesWeightedRejection(p, node)) return p.fanout + 1;
   const int64_t enough = p.fanout < 0 ? degree : (p.replace ? 1 : p.fanout + 1);
   return CountPositiveWeightsUpTo(p.weights + p.indptr[node], degree, enough);
 }
 
+// The batches that hold seeds' picks until they are flushed.
+struct SeedBatches {
+  UniformFloydBatch floyd;
+  WeightedRejectionBatch rejection;
+  explicit SeedBatches(const core::SamplingParams& p) : floyd(p), rejection(p) {}
+  void Flush() {
+    floyd.Flush();
+    rejection.Flush();
+  }
+};
+
 // Samples `seed` (count picks, from its `eligible` edges, the first of its
-// edges at first_edge) into picks; a Floyd seed's picks are there once
-// `floyd` is flushed.
+// edges at first_edge) into picks; a Floyd or rejection seed's picks are
+// there once `batches` are flushed.
 void SampleSeedInto(const core::SamplingParams& p, int64_t seed, int64_t first_edge, int64_t eligible, int64_t count,
-                    int64_t* picks, std::vector<core::SampleKey>& scratch, UniformFloydBatch& floyd) {
+                    int64_t* picks, std::vector<core::SampleKey>& scratch, SeedBatches& batches) {
   // Only the top-k modes keep keys (one per pick): fanout -1 over a hub, say,
   // must not cost 16 bytes per edge of it.
   const bool top_k = core::MayUseKeyScratch(p) && eligible > p.fanout;
   if (top_k && static_cast<int64_t>(scratch.size()) < count) scratch.resize(count);
   if (core::UsesFloyd(p, eligible)) {
-    floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
-  } else if (core::UsesWeightedRejection(p, seed, eligible)) {
-    SampleWeightedRejectionBatched(p, seed, picks);
+    batches.floyd.Add(seed, first_edge, eligible, picks);  // Floyd is unweighted: every edge is eligible
+  } else if (core::UsesWeightedRejection(p, seed)) {
+    batches.rejection.Add(seed, first_edge, p.indptr[seed + 1] - first_edge, picks);
   } else if (core::UsesWeightedTopK(p, seed, eligible)) {
     SampleWeightedTopK(p, seed, picks, scratch.data());
   } else {
@@ -81,8 +88,6 @@ void ReadSources(const int64_t* edges, const int64_t* graph_indices, int64_t fir
 
 // Each seed's node entry (a random read) is prefetched this many seeds ahead.
 constexpr int64_t kIndptrAhead = 16;
-// Seeds between a rejection seed's table prefetch and its sampling.
-constexpr int64_t kTableAhead = 4;
 
 // What a thread reuses from chunk to chunk.
 struct ChunkScratch {
@@ -104,18 +109,14 @@ ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seed
   scratch.eligible.resize(static_cast<size_t>(n));
   scratch.first_edge.resize(static_cast<size_t>(n));
   int64_t picks = 0;
-  // Weighted without replacement: each seed's table reads (largest weight,
-  // total, first probes) fetched a few seeds ahead, in both passes.
-  const bool rejection_possible = params.weighted && !params.replace && params.weight_prefix != nullptr &&
+  // Weighted without replacement: each seed's rejection fanout is fetched
+  // with its node entry.
+  const bool rejection_possible = params.weighted && !params.replace && params.rejection_fanouts != nullptr &&
                                   params.fanout > 0 && params.fanout <= core::kMaxRejectionFanout;
   for (int64_t i = 0; i < n; ++i) {
     if (i + kIndptrAhead < n) {
       __builtin_prefetch(params.indptr + seeds[i + kIndptrAhead]);
-      if (rejection_possible) __builtin_prefetch(params.max_weights + seeds[i + kIndptrAhead]);
-    }
-    if (rejection_possible && i + kTableAhead < n) {
-      const int64_t last = params.indptr[seeds[i + kTableAhead] + 1];  // the seed's total: prefix[last - 1]
-      if (last > 0) __builtin_prefetch(params.weight_prefix + last - 1);
+      if (rejection_possible) __builtin_prefetch(params.rejection_fanouts + seeds[i + kIndptrAhead]);
     }
     scratch.first_edge[i] = params.indptr[seeds[i]];
     scratch.eligible[i] = EligibleEdges(params, seeds[i]);
@@ -125,13 +126,12 @@ ChunkOutcome SampleChunk(const core::SamplingParams& params, const int64_t* seed
   if (picks > max_picks) return ChunkOutcome::kTooLarge;
   out.original_edge_ids.Resize(picks);  // a std::bad_alloc here or below: the caller's kOutOfMemory
   out.indices.Resize(picks);
-  UniformFloydBatch floyd(params);
+  SeedBatches batches(params);
   for (int64_t i = 0, offset = 0; i < n; offset += out.counts[i], ++i) {
-    if (rejection_possible && i + kTableAhead < n) PrefetchWeightedRejection(params, seeds[i + kTableAhead]);
     SampleSeedInto(params, seeds[i], scratch.first_edge[i], scratch.eligible[i], out.counts[i],
-                   out.original_edge_ids.data() + offset, scratch.keys, floyd);
+                   out.original_edge_ids.data() + offset, scratch.keys, batches);
   }
-  floyd.Flush();
+  batches.Flush();
   ReadSources(out.original_edge_ids.data(), graph_indices, 0, picks, out.indices.data());
   return ChunkOutcome::kSampled;
 }
@@ -185,8 +185,8 @@ Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vec
   core::SamplingParams params;
   params.indptr = graph.indptr().data();
   params.weights = options.weighted ? graph.weights().data() : nullptr;
-  params.weight_prefix = options.weighted ? graph.weight_prefix().data() : nullptr;
-  params.max_weights = options.weighted ? graph.max_weights().data() : nullptr;
+  params.weight_alias = options.weighted ? graph.weight_alias().data() : nullptr;
+  params.rejection_fanouts = options.weighted ? graph.rejection_fanouts().data() : nullptr;
   params.fanout = fanout;
   params.replace = options.replace;
   params.weighted = options.weighted;

@@ -111,6 +111,10 @@ TEST(SampleNeighborsTest, GoldenPicksOfEveryMode) {
   EXPECT_THAT(Sample(*star, {0}, 2, false, true, 7).original_edge_ids, ElementsAre(3, 6));
   EXPECT_THAT(Sample(*star, {0}, 4, true, false, 7).original_edge_ids, ElementsAre(0, 6, 1, 3));
   EXPECT_THAT(Sample(*star, {0}, 4, true, true, 7).original_edge_ids, ElementsAre(7, 6, 6, 3));
+  // Weighted without replacement by rejection (fanout 3 * largest 3 <= 23 / 2, 4 * 3 is more).
+  Result<CscGraph> spread = MakeStar(12, std::vector<float>{1, 2, 3, 1, 2, 3, 0, 2, 3, 1, 2, 3});
+  ASSERT_EQ(spread->rejection_fanouts()[0], 3);
+  EXPECT_THAT(Sample(*spread, {0}, 3, false, true, 7).original_edge_ids, ElementsAre(5, 10, 11));
 }
 
 TEST(SampleNeighborsTest, WeightedNeverPicksZeroWeightEdges) {

@@ -119,68 +119,6 @@ int64_t SampleWeightedTopKScalar(const core::SamplingParams& p, int64_t node, in
 
 bool WeightedTopKUsesAvx2() { return philox_avx2::CpuHasAvx2(); }
 
-int64_t SampleWeightedRejectionBatched(const core::SamplingParams& p, int64_t node, int64_t* out_edges) {
-  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
-  const double* prefix = p.weight_prefix;
-  const double total = prefix[end - 1];
-  int64_t picked = 0;
-  int64_t lo[kRejectionLanes], hi[kRejectionLanes];
-  double target[kRejectionLanes];
-  for (int64_t first_draw = 0; picked < p.fanout;) {
-    // The next draws, at most as many as picks are missing (a draw past the
-    // last pick would be discarded anyway).
-    const int lanes = static_cast<int>(std::min<int64_t>(kRejectionLanes, p.fanout - picked));
-    for (int l = 0; l < lanes; ++l) {
-      const uint64_t bits = core::DrawBits(p.rng_seed, p.layer, core::kTagWeightedPick, node, first_draw + l);
-      target[l] =
-          core::Mul(core::Mul(static_cast<double>(bits >> 11), 0x1p-53), total);  // as WeightedRejectionCandidate
-      lo[l] = begin;
-      hi[l] = end;
-    }
-    // FirstPrefixAbove for every lane, one level at a time.
-    for (bool active = true; active;) {
-      active = false;
-      for (int l = 0; l < lanes; ++l) {
-        if (lo[l] < hi[l]) __builtin_prefetch(prefix + lo[l] + (hi[l] - lo[l]) / 2);
-      }
-      for (int l = 0; l < lanes; ++l) {
-        if (lo[l] >= hi[l]) continue;
-        const int64_t mid = lo[l] + (hi[l] - lo[l]) / 2;
-        if (prefix[mid] > target[l])
-          hi[l] = mid;
-        else
-          lo[l] = mid + 1;
-        active = active || lo[l] < hi[l];
-      }
-    }
-    // The draws in order, as SampleWeightedRejection takes them.
-    for (int l = 0; l < lanes && picked < p.fanout; ++l) {
-      const int64_t e = lo[l] < end
-                            ? lo[l]
-                            : core::WeightedRejectionCandidate(
-                                  prefix, begin, end,
-                                  core::DrawBits(p.rng_seed, p.layer, core::kTagWeightedPick, node, first_draw + l));
-      bool taken = false;
-      for (int64_t m = 0; m < picked && !taken; ++m) taken = out_edges[m] == e;
-      if (!taken) out_edges[picked++] = e;
-    }
-    first_draw += lanes;
-  }
-  core::SortEdgeIds(out_edges, picked);
-  return picked;
-}
-
-void PrefetchWeightedRejection(const core::SamplingParams& p, int64_t node) {
-  const int64_t begin = p.indptr[node], end = p.indptr[node + 1];
-  __builtin_prefetch(p.max_weights + node);
-  if (end == begin) return;
-  const int64_t d = end - begin;
-  __builtin_prefetch(p.weight_prefix + end - 1);
-  __builtin_prefetch(p.weight_prefix + begin + d / 2);
-  __builtin_prefetch(p.weight_prefix + begin + d / 4);
-  __builtin_prefetch(p.weight_prefix + begin + d / 2 + d / 4);
-}
-
 int64_t SampleWeightedTopK(const core::SamplingParams& p, int64_t node, int64_t* out_edges, core::SampleKey* keys) {
   return WeightedTopKUsesAvx2() ? SampleWeightedTopKAvx2(p, node, out_edges, keys)
                                 : SampleWeightedTopKScalar(p, node, out_edges, keys);

@@ -21,18 +21,6 @@ inline constexpr int kEdgeBitsBlock = 16;  // two Philox blocks of eight lanes, 
 int64_t SampleWeightedTopK(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges,
                            kernels::sampling::SampleKey* keys);
 
-// SampleSeed(p, node, out_edges, ...) for a node where
-// UsesWeightedRejection(p, node, eligible) holds: the same draws, picks and
-// order, but the binary searches of up to kRejectionLanes draws run in
-// lockstep, each level's probes prefetched together, so that a hub's cache
-// misses overlap instead of following one another. Returns p.fanout.
-inline constexpr int kRejectionLanes = 32;
-int64_t SampleWeightedRejectionBatched(const kernels::sampling::SamplingParams& p, int64_t node, int64_t* out_edges);
-
-// Prefetches what deciding and starting a rejection seed reads: its largest
-// weight, its total and the first probes of its binary search.
-void PrefetchWeightedRejection(const kernels::sampling::SamplingParams& p, int64_t node);
-
 // EligibleCount for weighted sampling: how many of weights[0, n) are > 0.
 int64_t CountPositiveWeights(const float* weights, int64_t n);
 

@@ -111,35 +111,6 @@ TEST(WeightedTopKTest, EqualsTheScalarPathOnRandomInputs) {
   }
 }
 
-// The batched rejection path picks what SampleSeed picks, on every node of
-// a power-law graph where the rule sends it to rejection, for fanouts
-// below, at and above the lane count.
-TEST(WeightedTopKTest, BatchedRejectionPicksWhatSampleSeedPicks) {
-  Result<CscGraph> graph = GeneratePowerLaw(3000, 120000, 12, /*weighted=*/true);
-  FL_ASSERT_OK(graph);
-  int64_t compared = 0;
-  for (int64_t fanout : {int64_t{1}, int64_t{5}, int64_t{15}, int64_t{kRejectionLanes}, int64_t{40}, int64_t{256}}) {
-    core::SamplingParams p;
-    p.indptr = graph->indptr().data();
-    p.weights = graph->weights().data();
-    p.weight_prefix = graph->weight_prefix().data();
-    p.max_weights = graph->max_weights().data();
-    p.fanout = fanout;
-    p.weighted = true;
-    p.rng_seed = 0xfeed + fanout;
-    p.layer = 1;
-    std::vector<int64_t> batched(fanout), reference(fanout);
-    for (int64_t node = 0; node < graph->num_nodes(); ++node) {
-      if (!core::UsesWeightedRejection(p, node, core::EligibleCount(p, node))) continue;
-      ASSERT_EQ(SampleWeightedRejectionBatched(p, node, batched.data()), fanout);
-      ASSERT_EQ(core::SampleSeed(p, node, reference.data(), nullptr), fanout);
-      ASSERT_EQ(batched, reference) << "node " << node << " fanout " << fanout;
-      ++compared;
-    }
-  }
-  EXPECT_GT(compared, 500) << "too few nodes took the rejection path to compare";
-}
-
 // The count stops once it reaches `enough` (a hub sampled by rejection
 // reads O(fanout) weights), and is the full count below it.
 TEST(WeightedTopKTest, CountsPositiveWeightsUpToEnough) {
