@@ -49,9 +49,6 @@ constexpr int64_t kMaxFloydFanout = 256;
 // Largest fanout sampled weighted by rejection (draws checked against the
 // picks so far, O(k^2) duplicate checks); above it, one key per edge.
 constexpr int64_t kMaxRejectionFanout = 256;
-// The rejection rule's bound on the picks' share of a seed's weight
-// (docs/sampling.md, "Rule").
-constexpr double kRejectionWeightShare = 0.5;
 
 // Describes one sampling call; the same for every seed of the call.
 struct SamplingParams {
@@ -355,9 +352,10 @@ FL_HOST_DEVICE FL_INLINE int64_t SampledCountOf(const SamplingParams& p, int64_t
 // without replacement, the weight table given, and 0 < fanout <=
 // rejection_fanouts[node], which holds exactly when fanout <=
 // kMaxRejectionFanout, fanout < eligible and fanout * (largest weight) <=
-// total / 2 (docs/sampling.md, "Rule"). Then the picks so far never hold
-// more than half the weight, so a draw repeats one with probability at most
-// 1/2: expected draws <= 2 * fanout, each one read of the alias table.
+// total (docs/sampling.md, "Rule"). Then i picks hold at most i / fanout of
+// the weight, so the next draw is new with probability at least 1 - i /
+// fanout: expected draws <= fanout * H(fanout) (3.3 * fanout at 15), each
+// one read of the alias table.
 FL_HOST_DEVICE FL_INLINE bool UsesWeightedRejection(const SamplingParams& p, int64_t node) {
   if (!p.weighted || p.replace || p.fanout <= 0 || p.rejection_fanouts == nullptr || p.weight_alias == nullptr) {
     return false;

@@ -260,12 +260,12 @@ TEST(SamplingCoreTest, TheRejectionRuleAndItsPicks) {
     int64_t node, fanout;
     bool rejection;
   };
-  // Node 0: 4 * fanout <= 10000 / 2 up to 256; node 1: 1000 * fanout > 1049 / 2;
-  // node 2: fanout 5 is half the weight, 6 is more; node 3: fanout above 256;
-  // node 4: fanout >= eligible.
-  for (const Case& c :
-       {Case{0, 1, true}, Case{0, 15, true}, Case{0, 256, true}, Case{0, 257, false}, Case{1, 1, false},
-        Case{2, 5, true}, Case{2, 6, false}, Case{3, 300, false}, Case{3, 256, true}, Case{4, 3, false}}) {
+  // Node 0: 4 * fanout <= 10000 up to 256; node 1: 1000 * fanout <= 1049
+  // for fanout 1 only; node 2: fanout 9 < 10 eligible, 10 takes them all;
+  // node 3: fanout above 256; node 4: fanout >= eligible.
+  for (const Case& c : {Case{0, 1, true}, Case{0, 15, true}, Case{0, 256, true}, Case{0, 257, false}, Case{1, 1, true},
+                        Case{1, 2, false}, Case{2, 9, true}, Case{2, 10, false}, Case{3, 300, false},
+                        Case{3, 256, true}, Case{4, 3, false}}) {
     SCOPED_TRACE("node " + std::to_string(c.node) + " fanout " + std::to_string(c.fanout));
     p.fanout = c.fanout;
     const int64_t full = EligibleCount(p, c.node), capped = EligibleCountForSampling(p, c.node);

@@ -24,15 +24,14 @@ uint64_t Threshold(double q) {
 uint64_t Entry(uint64_t threshold, int64_t alias) { return (threshold << 32) | static_cast<uint64_t>(alias); }
 
 // The largest f <= min(kMaxRejectionFanout, eligible - 1) with
-// Mul(f, largest) <= Mul(kRejectionWeightShare, total): the rule is monotone
-// in f.
+// Mul(f, largest) <= total: the rule is monotone in f.
 int32_t RejectionFanout(int64_t eligible, float largest, double total) {
   if (!(total > 0.0) || eligible < 2) return 0;
   const int64_t cap = std::min<int64_t>(kMaxRejectionFanout, eligible - 1);
-  const double half = Mul(kRejectionWeightShare, total);
-  int64_t f = static_cast<int64_t>(std::min(static_cast<double>(cap), std::floor(half / static_cast<double>(largest))));
-  while (f > 0 && Mul(static_cast<double>(f), static_cast<double>(largest)) > half) --f;
-  while (f < cap && Mul(static_cast<double>(f + 1), static_cast<double>(largest)) <= half) ++f;
+  int64_t f =
+      static_cast<int64_t>(std::min(static_cast<double>(cap), std::floor(total / static_cast<double>(largest))));
+  while (f > 0 && Mul(static_cast<double>(f), static_cast<double>(largest)) > total) --f;
+  while (f < cap && Mul(static_cast<double>(f + 1), static_cast<double>(largest)) <= total) ++f;
   return static_cast<int32_t>(f);
 }
 

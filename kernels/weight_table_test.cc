@@ -22,7 +22,7 @@ TEST(WeightTableTest, BuildsVosesTableInTheDocumentedOrder) {
   // eligible edge: never drawn from).
   const WeightTable table = BuildWeightTable({0, 4, 4, 6}, {1.0f, 0.0f, 1.0f, 2.0f, -0.0f, 0.25f});
   EXPECT_EQ(table.alias, (std::vector<uint64_t>{kWhole | 0, 3, kWhole | 2, kWhole | 3, 0, 0}));
-  EXPECT_EQ(table.rejection_fanouts, (std::vector<int32_t>{1, 0, 0}));
+  EXPECT_EQ(table.rejection_fanouts, (std::vector<int32_t>{2, 0, 0}));
 }
 
 // Each edge's probability (its column's kept share plus the moved-on shares
@@ -71,10 +71,11 @@ TEST(WeightTableTest, RejectionFanoutIsTheRulesLargestFanout) {
   std::vector<float> one_heavy(50, 1.0f);
   one_heavy[7] = 1000.0f;
   for (const Case& c : {
-           Case{std::vector<float>(10, 1.0f), 5},    // 5 * 1 <= 10 / 2, 6 * 1 is more
+           Case{std::vector<float>(10, 1.0f), 9},     // fanout < 10 eligible
            Case{std::vector<float>(600, 1.0f), 256},  // capped at kMaxRejectionFanout
-           Case{one_heavy, 0},                        // 1 * 1000 > 1049 / 2
-           Case{{1.0f, 1.0f, 1.0f}, 1},
+           Case{one_heavy, 1},                        // 1 * 1000 <= 1049, 2 * 1000 is more
+           Case{{3.0f, 1.0f, 1.0f, 1.0f}, 2},         // 2 * 3 <= 6, 3 * 3 is more
+           Case{{1.0f, 1.0f, 1.0f}, 2},
            Case{{1.0f}, 0},  // one eligible edge: fanout 1 takes it whole
            Case{{0.0f, 0.0f}, 0},
        }) {

@@ -67,7 +67,7 @@ TEST(CscGraphTest, BuildsTheWeightTable) {
                                                              std::vector<float>{1.0f, 0.0f, 1.0f, 2.0f, -0.0f, 0.25f}));
   constexpr uint64_t kWhole = uint64_t{0xffffffff} << 32;
   EXPECT_EQ(g.weight_alias(), (std::vector<uint64_t>{kWhole | 0, 3, kWhole | 2, kWhole | 3, 0, 0}));
-  EXPECT_EQ(g.rejection_fanouts(), (std::vector<int32_t>{1, 0, 0}));
+  EXPECT_EQ(g.rejection_fanouts(), (std::vector<int32_t>{2, 0, 0}));
   FL_ASSERT_OK_AND_ASSIGN(const CscGraph unweighted, CscGraph::Create({0, 1}, {0}));
   EXPECT_TRUE(unweighted.weight_alias().empty());
   EXPECT_TRUE(unweighted.rejection_fanouts().empty());

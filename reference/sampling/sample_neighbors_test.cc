@@ -108,12 +108,13 @@ TEST(SampleNeighborsTest, UniformLargeFanoutPicksTheSmallestKeys) {
 // oracle and these goldens change together.
 TEST(SampleNeighborsTest, GoldenPicksOfEveryMode) {
   Result<CscGraph> star = MakeStar(8, std::vector<float>{1, 0, 2, 3, 0.5f, 0, 4, 1});
-  EXPECT_THAT(Sample(*star, {0}, 2, false, true, 7).original_edge_ids, ElementsAre(3, 6));
+  // Keys (3 * 4 > 11.5): the two smallest keys are edges 3 and 6, then 2.
+  EXPECT_THAT(Sample(*star, {0}, 3, false, true, 7).original_edge_ids, ElementsAre(2, 3, 6));
   EXPECT_THAT(Sample(*star, {0}, 4, true, false, 7).original_edge_ids, ElementsAre(0, 6, 1, 3));
   EXPECT_THAT(Sample(*star, {0}, 4, true, true, 7).original_edge_ids, ElementsAre(7, 6, 6, 3));
-  // Weighted without replacement by rejection (fanout 3 * largest 3 <= 23 / 2, 4 * 3 is more).
+  // Weighted without replacement by rejection (fanout 3 * largest 3 <= 23; up to 7).
   Result<CscGraph> spread = MakeStar(12, std::vector<float>{1, 2, 3, 1, 2, 3, 0, 2, 3, 1, 2, 3});
-  ASSERT_EQ(spread->rejection_fanouts()[0], 3);
+  ASSERT_EQ(spread->rejection_fanouts()[0], 7);
   EXPECT_THAT(Sample(*spread, {0}, 3, false, true, 7).original_edge_ids, ElementsAre(5, 10, 11));
 }
 
