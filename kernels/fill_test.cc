@@ -85,7 +85,9 @@ TEST(FillTest, FillingNothingTouchesNothing) {
   FL_ASSERT_OK(rt.DeviceSynchronize());
   auto after = rt.Malloc(64);
   FL_EXPECT_OK(after);
-  if (after.ok()) FL_EXPECT_OK(rt.Free(*after));
+  if (after.ok()) {
+    FL_EXPECT_OK(rt.Free(*after));
+  }
 }
 
 TEST(FillTest, CpuRuntimeRefusesToLaunch) {

@@ -33,7 +33,9 @@ class ExclusiveSumTest : public testing::Test {
     std::vector<int64_t> result(values.size());
     FL_EXPECT_OK(rt_->Memcpy(result.data(), out, bytes, MemcpyKind::kDeviceToHost));
     FL_EXPECT_OK(rt_->Free(in));
-    if (!in_place) FL_EXPECT_OK(rt_->Free(out));
+    if (!in_place) {
+      FL_EXPECT_OK(rt_->Free(out));
+    }
     return result;
   }
   DeviceRuntime* rt_ = nullptr;

@@ -32,7 +32,9 @@ const std::string& LoaderTestDatasetDir() {
     const std::string& path = made->path();
     auto graph = GeneratePowerLaw(400, 4000, 3, /*weighted=*/false);
     FL_EXPECT_OK(graph);
-    if (graph.ok()) FL_EXPECT_OK(graph->Save(path));
+    if (graph.ok()) {
+      FL_EXPECT_OK(graph->Save(path));
+    }
     npy::NpyArray features;
     features.dtype = npy::DType::kFloat32;
     features.shape = {400, 8};

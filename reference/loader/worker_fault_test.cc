@@ -100,7 +100,9 @@ std::string RunCase(StartMethod method, const std::string& step, const std::stri
     }
     pids = (*loader)->worker_pids();
     for (int64_t i = 0; i <= (*loader)->num_batches() && error.ok(); ++i) {
-      if (action == "hang" && i == failing_minibatch) FL_EXPECT_OK((*loader)->SetTimeout(kTimeout));
+      if (action == "hang" && i == failing_minibatch) {
+        FL_EXPECT_OK((*loader)->SetTimeout(kTimeout));
+      }
       auto next = (*loader)->Next();
       if (!next.ok()) error = next.status();
     }
