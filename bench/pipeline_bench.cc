@@ -33,6 +33,7 @@
 #include "bench/bench_graph.h"
 #include "bench/bench_main.h"
 #include "bench/sampling_workload.h"
+#include "kernels/weight_table.h"
 #include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/data_loader.h"
@@ -237,6 +238,39 @@ BENCHMARK(BM_SamplerOfLimit)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(3.0);
+
+// What the weight table costs against loading the graph it is built from:
+// arg 0 times CscGraph::Load of the benchmark graph's folder (page cache
+// warm after the first; the table is built inside it), arg 1 the table's
+// build alone on the loaded arrays. Counters: seconds per run and the
+// table's bytes per edge.
+void BM_WeightTable(benchmark::State& state) {
+  const std::optional<std::string> dir = BenchGraphDir();
+  if (!dir) return state.SkipWithError("FAULTLINE_BENCH_GRAPH is not set: no graph folder to load");
+  const bool build_only = state.range(0) != 0;
+  const CscGraph* graph = build_only ? SamplerBenchGraph(state) : nullptr;
+  if (build_only && graph == nullptr) return;
+  std::vector<uint64_t> alias;
+  std::vector<int32_t> fanouts;
+  if (build_only) {
+    alias.resize(graph->weights().size());
+    fanouts.resize(static_cast<size_t>(graph->num_nodes()));
+  }
+  for (auto _ : state) {
+    if (build_only) {
+      kernels::sampling::BuildWeightTable(graph->indptr(), graph->weights(), alias.data(), fanouts.data());
+      benchmark::DoNotOptimize(alias.data());
+    } else {
+      Result<CscGraph> loaded = CscGraph::Load(*dir);
+      if (!loaded.ok()) return state.SkipWithError(loaded.status().ToString().c_str());
+      if (!loaded->has_weights()) return state.SkipWithError("the graph has no weights.npy");
+      benchmark::DoNotOptimize(loaded->weight_alias().data());
+    }
+  }
+  state.counters["table_bytes_per_edge"] = static_cast<double>(sizeof(uint64_t));
+  state.counters["table_bytes_per_node"] = static_cast<double>(sizeof(int32_t));
+}
+BENCHMARK(BM_WeightTable)->ArgName("build_only")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 constexpr int64_t kTableRows = 1'000'000, kDim = 128, kGatherRows = 200'000;
 

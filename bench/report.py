@@ -21,6 +21,7 @@ def ours_by_config(path):
     with open(path) as f:
         data = json.load(f)
     sampler, limit, gather, memcpy, errors = {}, {}, None, None, []
+    table = {}
     for b in data.get("benchmarks", []):
         name = b["name"]
         if b.get("run_type") == "aggregate":  # mean/median/stddev rows of --benchmark_repetitions
@@ -38,9 +39,14 @@ def ours_by_config(path):
             gather = b["bytes_per_second"]
         elif name.startswith("BM_MemcpySameBytes"):
             memcpy = b["bytes_per_second"]
+        elif name.startswith("BM_WeightTable/"):
+            seconds = b["real_time"] / 1e3  # the benchmark reports milliseconds
+            table["build_s" if "build_only:1" in name else "load_s"] = seconds
+            table["bytes_per_edge"] = b.get("table_bytes_per_edge")
+            table["bytes_per_node"] = b.get("table_bytes_per_node")
     if not sampler:
         errors.append("no sampler benchmark in " + path)
-    return data.get("context", {}), sampler, limit, gather, memcpy, errors
+    return data.get("context", {}), sampler, limit, gather, memcpy, table or None, errors
 
 
 def peer_by_config(path):
@@ -86,7 +92,7 @@ def rows(sampler, limit, peer):
     return out
 
 
-def print_json(context, table, gather, memcpy, versions, peer_error, errors):
+def print_json(context, table, gather, memcpy, weight_table, versions, peer_error, errors):
     ratios = [r["ratio"] for r in table if r["ratio"] is not None]
     print(json.dumps({
         "machine": {"num_cpus": context.get("num_cpus"), "mhz_per_cpu": context.get("mhz_per_cpu")},
@@ -96,6 +102,7 @@ def print_json(context, table, gather, memcpy, versions, peer_error, errors):
         "configs": table,
         "gather_bytes_per_s": gather, "memcpy_bytes_per_s": memcpy,
         "gather_vs_memcpy": gather / memcpy if gather and memcpy else None,
+        "weight_table": weight_table,
         "configs_with_both_sides": len(ratios),
         "errors": errors,
         "sampler_vs_graphbolt": min(ratios) if ratios else None,
@@ -142,7 +149,7 @@ def main():
     ap.add_argument("--peer-error", default="", help="why the peer did not run, if it did not")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = ap.parse_args()
-    context, sampler, limit, gather, memcpy, errors = ours_by_config(args.ours)
+    context, sampler, limit, gather, memcpy, weight_table, errors = ours_by_config(args.ours)
     peer, peer_problems = peer_by_config(args.peer)
     peer_error = "; ".join(e for e in [args.peer_error] + peer_problems if e)
     versions = next(iter(peer.values()), {})
@@ -155,7 +162,7 @@ def main():
         print(f"no plot written to {args.plot}: the peer did not run", file=sys.stderr)
     status = 1 if errors else 0  # our side must have run; the peer may be missing
     if args.json:
-        print_json(context, rows(sampler, limit, peer), gather, memcpy, versions, peer_error, errors)
+        print_json(context, rows(sampler, limit, peer), gather, memcpy, weight_table, versions, peer_error, errors)
         return status
     print(f"machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           f"peer: DGL {versions.get('dgl_version', '-')} GraphBolt, torch {versions.get('torch_version', '-')}")
@@ -174,6 +181,10 @@ def main():
     if gather and memcpy:
         print(f"gather 128 x float32 random rows: {gather / 1e9:.2f} GB/s; memcpy of the same bytes: "
               f"{memcpy / 1e9:.2f} GB/s; gather/memcpy = {gather / memcpy:.2f}")
+    if weight_table and "build_s" in weight_table and "load_s" in weight_table:
+        print(f"weight table: {weight_table['bytes_per_edge']:.0f} bytes per edge and "
+              f"{weight_table['bytes_per_node']:.0f} per node, built in {weight_table['build_s']:.2f} s; "
+              f"loading the graph (table included) takes {weight_table['load_s']:.2f} s")
     if peer_error:
         print(f"GraphBolt peer {'error' if peer else 'not run'}: {peer_error}")
     if not ratios:

@@ -13,7 +13,9 @@ cat >"$WORK/ours.json" <<'JSON'
   {"name": "BM_SamplerOfLimit/weighted:0/threads:1/real_time", "edges_per_s": 40e6, "of_limit": 0.5, "reads_per_s": 80e6},
   {"name": "BM_SamplerOfLimit/weighted:1/threads:1/real_time", "edges_per_s": 1e6, "of_limit": 0.02, "reads_per_s": 50e6},
   {"name": "BM_GatherRows/real_time", "bytes_per_second": 2e9},
-  {"name": "BM_MemcpySameBytes/real_time", "bytes_per_second": 4e9}]}
+  {"name": "BM_MemcpySameBytes/real_time", "bytes_per_second": 4e9},
+  {"name": "BM_WeightTable/build_only:0/real_time", "real_time": 800.0, "table_bytes_per_edge": 8, "table_bytes_per_node": 4},
+  {"name": "BM_WeightTable/build_only:1/real_time", "real_time": 250.0, "table_bytes_per_edge": 8, "table_bytes_per_node": 4}]}
 JSON
 cat >"$WORK/peer.jsonl" <<'JSON'
 {"threads": 1, "weighted": false, "edges_per_s": 8e6, "dgl_version": "2.1.0", "torch_version": "2.2.1"}
@@ -26,12 +28,16 @@ check "last line: the smallest ratio (weighted 1 / 0.4)" "sampler_vs_graphbolt=2
 check "uniform row" "uniform 1 40000000 8000000 5.00 50% 80000000" "$(grep '^uniform' <<<"$text" | tr -s ' ')"
 check "gather line" "gather 128 x float32 random rows: 2.00 GB/s; memcpy of the same bytes: 4.00 GB/s; gather/memcpy = 0.50" \
   "$(grep '^gather' <<<"$text")"
+check "weight table line" "weight table: 8 bytes per edge and 4 per node, built in 0.25 s; loading the graph (table included) takes 0.80 s" \
+  "$(grep '^weight table' <<<"$text")"
 
 json="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/peer.jsonl" --json)"
 check "--json exit status" 0 $?
 got="$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["configs"]
-print(d["sampler_vs_graphbolt"], len(r), r[0]["sampler"], r[0]["ratio"], r[1]["of_limit"], d["gather_vs_memcpy"], d["peer"]["error"])' <<<"$json")"
-check "--json fields" "2.5 2 uniform 5.0 0.02 0.5 None" "$got"
+w=d["weight_table"]
+print(d["sampler_vs_graphbolt"], len(r), r[0]["sampler"], r[0]["ratio"], r[1]["of_limit"], d["gather_vs_memcpy"], d["peer"]["error"],
+      w["build_s"], w["load_s"], w["bytes_per_edge"])' <<<"$json")"
+check "--json fields" "2.5 2 uniform 5.0 0.02 0.5 None 0.25 0.8 8" "$got"
 
 : >"$WORK/none.jsonl"
 text="$(python3 "$REPORT" "$WORK/ours.json" "$WORK/none.jsonl" --peer-error "pip failed")"
