@@ -73,7 +73,9 @@ Status DeviceRuntime::Memcpy(void* dst, const void* src, size_t bytes, MemcpyKin
   if (bytes == 0) return OkStatus();
   if (dst == nullptr) return NullArgument("Memcpy", "dst");
   if (src == nullptr) return NullArgument("Memcpy", "src");
-  return DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc);
+  const bool host_and_device = kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToHost;
+  Status copied = DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc);
+  return host_and_device ? CountedWait(std::move(copied)) : copied;
 }
 
 Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
@@ -81,7 +83,14 @@ Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, Memc
   if (bytes == 0) return OkStatus();
   if (dst == nullptr) return NullArgument("MemcpyAsync", "dst");
   if (src == nullptr) return NullArgument("MemcpyAsync", "src");
-  return DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc);
+  Status copied = DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc);
+  // Into pageable host memory the copy returns once it has completed (asked
+  // after the copy, which made the context the query needs).
+  if (copied.ok() && kind == MemcpyKind::kDeviceToHost) {
+    Result<bool> pinned = IsPinned(dst, loc);
+    if (pinned.ok() && !*pinned) return CountedWait(std::move(copied));
+  }
+  return copied;
 }
 
 Status DeviceRuntime::HostRegister(void* ptr, size_t bytes, SourceLocation loc) {
@@ -108,7 +117,7 @@ Result<bool> DeviceRuntime::IsPinned(const void* ptr, SourceLocation loc) {
 Result<StreamHandle> DeviceRuntime::StreamCreate(SourceLocation loc) { return DoStreamCreate(loc); }
 
 Status DeviceRuntime::StreamSynchronize(StreamHandle stream, SourceLocation loc) {
-  return DoStreamSynchronize(stream, loc);
+  return CountedWait(DoStreamSynchronize(stream, loc));
 }
 
 Status DeviceRuntime::StreamDestroy(StreamHandle stream, SourceLocation loc) {
@@ -116,7 +125,7 @@ Status DeviceRuntime::StreamDestroy(StreamHandle stream, SourceLocation loc) {
   return DoStreamDestroy(stream, loc);
 }
 
-Status DeviceRuntime::DeviceSynchronize(SourceLocation loc) { return DoDeviceSynchronize(loc); }
+Status DeviceRuntime::DeviceSynchronize(SourceLocation loc) { return CountedWait(DoDeviceSynchronize(loc)); }
 
 Result<EventHandle> DeviceRuntime::EventCreate(SourceLocation loc) { return DoEventCreate(loc); }
 
@@ -132,7 +141,12 @@ Status DeviceRuntime::EventQuery(EventHandle event, SourceLocation loc) {
 
 Status DeviceRuntime::EventSynchronize(EventHandle event, SourceLocation loc) {
   if (event == nullptr) return NullArgument("EventSynchronize", "event");
-  return DoEventSynchronize(event, loc);
+  return CountedWait(DoEventSynchronize(event, loc));
+}
+
+Status DeviceRuntime::CountedWait(Status status) {
+  if (status.ok()) host_waits_.fetch_add(1, std::memory_order_relaxed);
+  return status;
 }
 
 Status DeviceRuntime::EventDestroy(EventHandle event, SourceLocation loc) {

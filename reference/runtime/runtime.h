@@ -5,7 +5,9 @@
 #ifndef FAULTLINE_REFERENCE_RUNTIME_RUNTIME_H_
 #define FAULTLINE_REFERENCE_RUNTIME_RUNTIME_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -176,6 +178,15 @@ class DeviceRuntime {
   // (cuDevicePrimaryCtxGetState). Used by the conformance test and repros.
   virtual Result<bool> PrimaryContextActive(int device) = 0;
 
+  // Returns how many successful calls so far made the host wait until the
+  // device had finished the copy or the work before it, by CUDA's documented
+  // rules ("API synchronization behavior", docs/simcuda.md): Memcpy between
+  // host and device memory (not device to device), MemcpyAsync from the
+  // device to pageable host memory, and stream, device and event
+  // synchronization. Each is a host round trip on a GPU; counted the same on
+  // every backend, so simcuda shows a GPU run's round trips.
+  uint64_t host_waits() const { return host_waits_.load(std::memory_order_relaxed); }
+
  protected:
   virtual Result<int> DoGetDeviceCount(SourceLocation loc) = 0;
   virtual Status DoSetDevice(int device, SourceLocation loc) = 0;
@@ -207,6 +218,12 @@ class DeviceRuntime {
   virtual Status DoLaunch(const char* kernel, const LaunchConfig& config, const BufferUse* buffers, size_t num_buffers,
                           const std::function<void()>& host_twin, const std::function<int()>& cuda_launch,
                           SourceLocation loc) = 0;
+
+ private:
+  // Counts `status` as a host wait when it is OK; returns it.
+  Status CountedWait(Status status);
+
+  std::atomic<uint64_t> host_waits_{0};
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -210,6 +211,50 @@ TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
   Status twice = sim.Free(*dev);
   EXPECT_EQ(twice.cuda_error()->name, "cudaErrorInvalidValue");
   (void)sim.GetLastError();
+}
+
+// host_waits counts the calls at which CUDA's documented rules make the
+// host wait for the device ("API synchronization behavior" in the CUDA
+// Runtime API reference), and only the successful ones.
+TEST(SimCudaTest, HostWaitsFollowCudasSynchronizationRules) {
+  SimCudaRuntime& sim = SimCuda();
+  auto dev = sim.Malloc(64);
+  FL_ASSERT_OK(dev);
+  auto pinned = sim.MallocHost(64);
+  FL_ASSERT_OK(pinned);
+  auto stream = sim.StreamCreate();
+  FL_ASSERT_OK(stream);
+  std::vector<char> pageable(64);
+  struct Case {
+    const char* what;
+    std::function<Status()> call;
+    uint64_t waits;
+  };
+  const Case cases[] = {
+      {"cudaMemcpy device to host", [&] { return sim.Memcpy(pageable.data(), *dev, 64, MemcpyKind::kDeviceToHost); },
+       1},
+      {"cudaMemcpy host to device", [&] { return sim.Memcpy(*dev, pageable.data(), 64, MemcpyKind::kHostToDevice); },
+       1},
+      {"cudaMemcpy device to device", [&] { return sim.Memcpy(*dev, *dev, 32, MemcpyKind::kDeviceToDevice); }, 0},
+      {"cudaMemcpyAsync device to pageable host",
+       [&] { return sim.MemcpyAsync(pageable.data(), *dev, 64, MemcpyKind::kDeviceToHost, *stream); }, 1},
+      {"cudaMemcpyAsync device to pinned host",
+       [&] { return sim.MemcpyAsync(*pinned, *dev, 64, MemcpyKind::kDeviceToHost, *stream); }, 0},
+      {"cudaMemcpyAsync device to device",
+       [&] { return sim.MemcpyAsync(*dev, *dev, 32, MemcpyKind::kDeviceToDevice, *stream); }, 0},
+      {"cudaStreamSynchronize", [&] { return sim.StreamSynchronize(*stream); }, 1},
+      {"cudaDeviceSynchronize", [&] { return sim.DeviceSynchronize(); }, 1},
+      {"a failed cudaMemcpy", [&] { return sim.Memcpy(*dev, pageable.data(), 128, MemcpyKind::kHostToDevice); }, 0},
+  };
+  for (const Case& c : cases) {
+    const uint64_t before = sim.host_waits();
+    (void)c.call();
+    EXPECT_EQ(sim.host_waits() - before, c.waits) << c.what;
+  }
+  (void)sim.GetLastError();  // the failed copy's
+  FL_EXPECT_OK(sim.StreamDestroy(*stream));
+  FL_EXPECT_OK(sim.FreeHost(*pinned));
+  FL_EXPECT_OK(sim.Free(*dev));
 }
 
 TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
