@@ -102,12 +102,46 @@ struct DeviceHop {
   DeviceWords indptr, edges, indices;
 };
 
-// Copies `words` into a host vector.
-Result<std::vector<int64_t>> CopyToHost(DeviceRuntime& rt, const DeviceWords& words) {
-  std::vector<int64_t> out(static_cast<size_t>(words.size));
-  FL_RETURN_IF_ERROR(rt.Memcpy(out.data(), words.data, out.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost));
+// Copies device arrays to the host with one host wait: several are first
+// gathered in the workspace's readback buffer by device-to-device copies
+// (queued, no wait), then the one copy to pageable host memory returns once
+// it, queued after the stream's kernels, is done. Each wait is a round trip
+// on a GPU (DeviceRuntime::host_waits): a hop makes two or three.
+Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords>& arrays, DeviceSamplingWorkspace& ws,
+                                                   DeviceRuntime& rt, Device device, StreamHandle stream) {
+  int64_t total = 0, nonempty = 0;
+  for (const DeviceWords& a : arrays) {
+    total += a.size;
+    nonempty += a.size > 0 ? 1 : 0;
+  }
+  std::vector<int64_t> host(static_cast<size_t>(total));
+  const int64_t* from = nullptr;
+  for (const DeviceWords& a : arrays) from = a.size > 0 ? a.data : from;
+  if (nonempty > 1) {
+    FL_ASSIGN_OR_RETURN(DeviceWords packed, ws.Words(Buffer::kReadback, total, rt, device));
+    int64_t at = 0;
+    for (const DeviceWords& a : arrays) {
+      FL_RETURN_IF_ERROR(rt.MemcpyAsync(packed.data + at, a.data, static_cast<size_t>(a.size) * sizeof(int64_t),
+                                        MemcpyKind::kDeviceToDevice, stream));
+      at += a.size;
+    }
+    from = packed.data;
+  }
+  if (total > 0) {
+    FL_RETURN_IF_ERROR(
+        rt.MemcpyAsync(host.data(), from, host.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost, stream));
+  }
+  std::vector<std::vector<int64_t>> out;
+  int64_t at = 0;
+  for (const DeviceWords& a : arrays) {
+    out.emplace_back(host.begin() + at, host.begin() + at + a.size);
+    at += a.size;
+  }
   return out;
 }
+
+// The word after an exclusive sum's n inputs: its total.
+DeviceWords TotalOf(const DeviceWords& sum, int64_t n) { return DeviceWords{sum.data + n, 1}; }
 
 // Copies `values` into buffer `which` of `ws`, in `stream` (the kernels
 // that read them run there).
@@ -127,22 +161,6 @@ Result<kernels::ScanScratch> ScanScratchIn(DeviceSamplingWorkspace& ws, int64_t 
   const int64_t words = std::max<int64_t>(1, static_cast<int64_t>((bytes + sizeof(int64_t) - 1) / sizeof(int64_t)));
   FL_ASSIGN_OR_RETURN(DeviceWords scratch, ws.Words(Buffer::kScanScratch, words, rt, device));
   return kernels::ScanScratch{scratch.data, static_cast<size_t>(words) * sizeof(int64_t)};
-}
-
-// Waits for `stream` before the host reads what its kernels wrote: a
-// synchronous copy waits for the default stream only (and for streams that
-// synchronize with it).
-Status WaitFor(DeviceRuntime& rt, StreamHandle stream) {
-  return stream == nullptr ? OkStatus() : rt.StreamSynchronize(stream);
-}
-
-// The total an exclusive sum in `stream` left at words[n], read back to size
-// what follows.
-Result<int64_t> TotalAt(DeviceRuntime& rt, const DeviceWords& words, int64_t n, StreamHandle stream) {
-  FL_RETURN_IF_ERROR(WaitFor(rt, stream));
-  int64_t total = 0;
-  FL_RETURN_IF_ERROR(rt.Memcpy(&total, words.data + n, sizeof(total), MemcpyKind::kDeviceToHost));
-  return total;
 }
 
 // Samples the seeds `seeds` (at least one, on the graph's device, in range:
@@ -200,12 +218,12 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   if (top_k) {
     FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, chunk_offsets.data, chunk_offsets.data, n + 1, stream, scan_scratch));
   }
-  FL_ASSIGN_OR_RETURN(const int64_t num_edges, TotalAt(rt, hop.indptr, n, stream));
+  std::vector<DeviceWords> totals = {TotalOf(hop.indptr, n)};
+  if (top_k) totals.push_back(TotalOf(chunk_offsets, n));
+  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack(totals, ws, rt, device, stream));
+  const int64_t num_edges = read[0][0];
   if (num_edges == 0) return hop;  // no seed has an edge to split
-  int64_t num_chunks = 0;
-  if (top_k) {
-    FL_ASSIGN_OR_RETURN(num_chunks, TotalAt(rt, chunk_offsets, n, stream));  // the stream is idle now
-  }
+  const int64_t num_chunks = top_k ? read[1][0] : 0;
 
   // Picks that do not fit fail here, named as the CPU reference names them
   // (its Unavailable error, the runtime's DeviceError here).
@@ -306,7 +324,9 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream, scan_scratch));
-  FL_ASSIGN_OR_RETURN(const int64_t num_unique, TotalAt(rt, rank, n, stream));
+  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read,
+                      ReadBack({TotalOf(rank, n)}, ws, rt, device, stream));
+  const int64_t num_unique = read[0][0];
   FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, num_unique, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
@@ -340,10 +360,11 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
   FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
   if (hop.edges.size == 0) return out;
-  FL_RETURN_IF_ERROR(WaitFor(rt, stream));
-  FL_ASSIGN_OR_RETURN(out.indptr, CopyToHost(rt, hop.indptr));
-  FL_ASSIGN_OR_RETURN(out.original_edge_ids, CopyToHost(rt, hop.edges));
-  FL_ASSIGN_OR_RETURN(out.indices, CopyToHost(rt, hop.indices));
+  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
+                      ReadBack({hop.indptr, hop.edges, hop.indices}, ws, rt, device, stream));
+  out.indptr = std::move(read[0]);
+  out.original_edge_ids = std::move(read[1]);
+  out.indices = std::move(read[2]);
   return out;
 }
 
@@ -361,9 +382,10 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device, stream));
   FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
                       CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
-  FL_RETURN_IF_ERROR(WaitFor(rt, stream));
-  FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.unique_nodes));
-  FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
+  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
+                      ReadBack({compacted.unique_nodes, compacted.compacted}, ws, rt, device, stream));
+  out.unique_nodes = std::move(read[0]);
+  out.compacted_indices = std::move(read[1]);
   return out;
 }
 
@@ -408,12 +430,14 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
         FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
         FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
                             CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
-        FL_RETURN_IF_ERROR(WaitFor(rt, stream));
-        FL_ASSIGN_OR_RETURN(out.subgraph.indptr, CopyToHost(rt, hop.indptr));
-        FL_ASSIGN_OR_RETURN(out.subgraph.original_edge_ids, CopyToHost(rt, hop.edges));
-        FL_ASSIGN_OR_RETURN(out.subgraph.indices, CopyToHost(rt, hop.indices));
-        FL_ASSIGN_OR_RETURN(out.unique_nodes, CopyToHost(rt, compacted.unique_nodes));
-        FL_ASSIGN_OR_RETURN(out.compacted_indices, CopyToHost(rt, compacted.compacted));
+        FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
+                            ReadBack({hop.indptr, hop.edges, hop.indices, compacted.unique_nodes, compacted.compacted},
+                                     ws, rt, device, stream));
+        out.subgraph.indptr = std::move(read[0]);
+        out.subgraph.original_edge_ids = std::move(read[1]);
+        out.subgraph.indices = std::move(read[2]);
+        out.unique_nodes = std::move(read[3]);
+        out.compacted_indices = std::move(read[4]);
         seeds_dev = compacted.unique_nodes;
         return &out.unique_nodes;
       });

@@ -91,6 +91,7 @@ class DeviceSamplingWorkspace {
     kNodes0,
     kNodes1,
     kScanScratch,  // lent to the prefix sums (kernels::ScanScratch)
+    kReadback,     // arrays gathered for one copy to the host
     kNumBuffers
   };
   // How a buffer that is too small is replaced. kQuarterMore leaves room

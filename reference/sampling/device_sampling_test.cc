@@ -170,6 +170,38 @@ TEST_P(DeviceSamplingTest, MultiLayerOnAStreamMatchesTheCpuReference) {
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
 }
 
+// The host waits for the device (a round trip on a GPU) at most three
+// times a hop: the picks' total (with the chunks' total, in the top-k
+// modes), the unique nodes' count, and the hop's five arrays in one copy.
+// The seeds' upload adds one. On the default stream and on a stream of its
+// own, uniform and weighted, in a warm workspace, with the CPU's layers.
+TEST_P(DeviceSamplingTest, AHopWaitsForTheDeviceAtMostThreeTimes) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  FL_ASSERT_OK(device_graph);
+  auto stream = rt_->StreamCreate();
+  FL_ASSERT_OK(stream);
+  std::vector<int64_t> seeds;
+  for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
+  const std::vector<int64_t> fanouts = {15, 10, 5};
+  DeviceSamplingWorkspace ws;
+  for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
+    for (bool weighted : {false, true}) {
+      SCOPED_TRACE(std::string(weighted ? "weighted" : "uniform") + (on ? ", own stream" : ", default stream"));
+      const SamplingOptions options{false, weighted, 5};
+      const uint64_t before = rt_->host_waits();
+      auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, fanouts, options, on, &ws);
+      const uint64_t waits = rt_->host_waits() - before;
+      FL_ASSERT_OK(dev);
+      auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
+      FL_ASSERT_OK(cpu);
+      ExpectSameLayers(*dev, *cpu);
+      EXPECT_LE(waits, 1 + 3 * fanouts.size());
+      EXPECT_GE(waits, 3 * fanouts.size());  // the counter counts: no hop is free
+    }
+  }
+  FL_EXPECT_OK(rt_->StreamDestroy(*stream));
+}
+
 // The multi-hop loop checks every hop's request as a single hop does, names
 // the hop, and leaves no sticky error behind.
 TEST_P(DeviceSamplingTest, MultiLayerBadArgumentsNameTheLayer) {
