@@ -151,31 +151,41 @@ void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_
   }
 }
 
+int PackedDraws::Add(uint32_t tag, int64_t node, int count) {
+  assert(Fits(count) && "more draws than the queue holds");
+  const int first = lanes_;
+  const uint32_t high_tag = DrawTagWord(tag, node), low = DrawNodeWord(node);
+  for (int i = 0; i < count; ++i) {
+    tag_node_high_[first + i] = high_tag;
+    node_low_[first + i] = low;
+    draw_[first + i] = static_cast<uint32_t>(i);
+  }
+  lanes_ += count;
+  return first;
+}
+
+void PackedDraws::Compute(uint64_t rng_seed, uint32_t layer) {
+  // The lanes past the last draw, up to the end of the last pair of blocks,
+  // are computed and not read: give them defined counters.
+  for (int lane = lanes_; lane % kPairLanes != 0; ++lane) tag_node_high_[lane] = node_low_[lane] = draw_[lane] = 0;
+  PackedDrawBits(rng_seed, layer, tag_node_high_, node_low_, draw_, lanes_, bits_);
+}
+
 void UniformFloydBatch::Add(int64_t node, int64_t begin, int64_t degree, int64_t* out_edges) {
   assert(begin == p_.indptr[node] && degree == p_.indptr[node + 1] - begin && "not the node's edges");
   const int k = static_cast<int>(p_.fanout);
-  if (lanes_ + k > kLanes) Flush();
-  const uint32_t high_tag = DrawTagWord(core::kTagUniformPick, node), low = DrawNodeWord(node);
-  for (int i = 0; i < k; ++i) {
-    tag_node_high_[lanes_ + i] = high_tag;
-    node_low_[lanes_ + i] = low;
-    draw_[lanes_ + i] = static_cast<uint32_t>(i);
-  }
-  queued_[num_queued_++] = Queued{begin, degree, out_edges, lanes_};
-  lanes_ += k;
+  if (!draws_.Fits(k)) Flush();
+  queued_[num_queued_++] = Queued{begin, degree, out_edges, draws_.Add(core::kTagUniformPick, node, k)};
 }
 
 void UniformFloydBatch::Flush() {
   if (num_queued_ == 0) return;
-  // The lanes past the last draw, up to the end of the last pair of blocks,
-  // are computed and not read: give them defined counters.
-  for (int lane = lanes_; lane % kPairLanes != 0; ++lane) tag_node_high_[lane] = node_low_[lane] = draw_[lane] = 0;
-  PackedDrawBits(p_.rng_seed, p_.layer, tag_node_high_, node_low_, draw_, lanes_, bits_);
+  draws_.Compute(p_.rng_seed, p_.layer);
   for (int q = 0; q < num_queued_; ++q) {
     const Queued& node = queued_[q];
-    FloydOnBits(p_.fanout, node.begin, node.degree, bits_ + node.first_lane, node.out_edges);
+    FloydOnBits(p_.fanout, node.begin, node.degree, draws_.bits() + node.first_lane, node.out_edges);
   }
-  lanes_ = 0;
+  draws_.Clear();
   num_queued_ = 0;
 }
 

@@ -31,6 +31,34 @@ void PackedDrawBits(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_
 void PackedDrawBitsScalar(uint64_t rng_seed, uint32_t layer, const uint32_t* tag_node_high, const uint32_t* node_low,
                           const uint32_t* draw, int lanes, uint64_t* out);
 
+// The first draws of a stream of nodes, queued as the lanes of
+// PackedDrawBits (each lane its own counter) and computed together: what
+// UniformFloydBatch and WeightedRejectionBatch share. Holds up to kMaxLanes.
+class PackedDraws {
+ public:
+  static constexpr int kMaxLanes = 256;
+
+  // Whether `count` more draws fit.
+  bool Fits(int count) const { return lanes_ + count <= kMaxLanes; }
+  // Queues draws 0 .. count - 1 of `node` under `tag` (DrawBits' counter);
+  // returns the lane of its first draw. Expects Fits(count).
+  int Add(uint32_t tag, int64_t node, int count);
+  // Computes every queued lane's DrawBits value: bits()[lane].
+  void Compute(uint64_t rng_seed, uint32_t layer);
+  const uint64_t* bits() const { return bits_; }
+  void Clear() { lanes_ = 0; }
+
+ private:
+  // PackedDrawBits' lanes: kMaxLanes rounded up to whole pairs of blocks.
+  static constexpr int kPairLanes = kMaxDrawBitsBlocks * kDrawBitsBlock;
+  static constexpr int kRoundedLanes = (kMaxLanes + kPairLanes - 1) / kPairLanes * kPairLanes;
+
+  // Philox counter words 1..3 (word 0 is the layer) of each queued draw.
+  uint32_t tag_node_high_[kRoundedLanes], node_low_[kRoundedLanes], draw_[kRoundedLanes];
+  uint64_t bits_[kRoundedLanes];
+  int lanes_ = 0;
+};
+
 // SampleUniformFloyd for a stream of nodes, with the draws of consecutive
 // nodes packed into the same Philox blocks of kDrawBitsBlock lanes: at
 // fanout 5, eight nodes take five blocks instead of eight, and the blocks
@@ -44,6 +72,7 @@ class UniformFloydBatch {
   UniformFloydBatch(const UniformFloydBatch&) = delete;
   UniformFloydBatch& operator=(const UniformFloydBatch&) = delete;
   ~UniformFloydBatch() { assert(num_queued_ == 0 && "queued Floyd seeds were never flushed"); }
+  static_assert(kernels::sampling::kMaxFloydFanout <= PackedDraws::kMaxLanes, "one node's draws must fit");
 
   // Queues `node`, whose edges are [begin, begin + degree) (the caller has
   // read them from indptr already: a second read cost ~6 %).
@@ -51,12 +80,6 @@ class UniformFloydBatch {
   void Flush();
 
  private:
-  // Lanes queued at most: one node of the largest Floyd fanout fits.
-  static constexpr int kLanes = static_cast<int>(kernels::sampling::kMaxFloydFanout);
-  // PackedDrawBits' lanes: kLanes rounded up to whole pairs of blocks.
-  static constexpr int kPairLanes = kMaxDrawBitsBlocks * kDrawBitsBlock;
-  static constexpr int kRoundedLanes = (kLanes + kPairLanes - 1) / kPairLanes * kPairLanes;
-
   struct Queued {
     int64_t begin, degree;  // the node's edges
     int64_t* out_edges;
@@ -64,11 +87,9 @@ class UniformFloydBatch {
   };
 
   const kernels::sampling::SamplingParams p_;  // a copy: the caller's may change or go
-  // Philox counter words 1..3 (word 0 is the layer) of each queued draw.
-  uint32_t tag_node_high_[kRoundedLanes], node_low_[kRoundedLanes], draw_[kRoundedLanes];
-  uint64_t bits_[kRoundedLanes];
-  Queued queued_[kLanes];
-  int lanes_ = 0, num_queued_ = 0;
+  PackedDraws draws_;
+  Queued queued_[PackedDraws::kMaxLanes];
+  int num_queued_ = 0;
 };
 
 // out[i] = kernels::sampling::DrawBits(rng_seed, layer, tag, node,

@@ -25,17 +25,13 @@ class WeightedRejectionBatch {
   WeightedRejectionBatch(const WeightedRejectionBatch&) = delete;
   WeightedRejectionBatch& operator=(const WeightedRejectionBatch&) = delete;
   ~WeightedRejectionBatch() { assert(num_queued_ == 0 && "queued rejection seeds were never flushed"); }
+  static_assert(kernels::sampling::kMaxRejectionFanout <= PackedDraws::kMaxLanes, "one node's draws must fit");
 
   // Queues `node`, whose edges are [begin, begin + degree).
   void Add(int64_t node, int64_t begin, int64_t degree, int64_t* out_edges);
   void Flush();
 
  private:
-  // Lanes queued at most: one node of the largest rejection fanout fits.
-  static constexpr int kLanes = static_cast<int>(kernels::sampling::kMaxRejectionFanout);
-  static constexpr int kPairLanes = kMaxDrawBitsBlocks * kDrawBitsBlock;
-  static constexpr int kRoundedLanes = (kLanes + kPairLanes - 1) / kPairLanes * kPairLanes;
-
   struct Queued {
     int64_t node, begin, degree;
     int64_t* out_edges;
@@ -46,10 +42,9 @@ class WeightedRejectionBatch {
   void Pick(const Queued& node) const;
 
   const kernels::sampling::SamplingParams p_;  // a copy: the caller's may change or go
-  uint32_t tag_node_high_[kRoundedLanes], node_low_[kRoundedLanes], draw_[kRoundedLanes];
-  uint64_t bits_[kRoundedLanes];
-  Queued queued_[kLanes];
-  int lanes_ = 0, num_queued_ = 0;
+  PackedDraws draws_;
+  Queued queued_[PackedDraws::kMaxLanes];
+  int num_queued_ = 0;
 };
 
 }  // namespace faultline
