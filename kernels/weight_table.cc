@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <system_error>
+#include <thread>
 
 #include "kernels/sampling_core.h"
 
@@ -13,6 +16,9 @@ namespace sampling {
 namespace {
 
 constexpr uint64_t kLargestThreshold = 0xffffffffu;
+// A thread builds at least this many edges' columns (a thread's start costs
+// about what a few thousand edges do).
+constexpr int64_t kEdgesPerThread = int64_t{1} << 20;
 
 // The column's own share scaled to [0, 2^32): floor(q * 2^32) for q in [0, 1).
 uint64_t Threshold(double q) {
@@ -69,15 +75,14 @@ void BuildSegment(const float* w, int64_t d, double total, uint64_t* out, double
   }
 }
 
-}  // namespace
-
-void BuildWeightTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights, uint64_t* alias,
-                      int32_t* rejection_fanouts) {
-  const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
-  std::fill(alias, alias + weights.size(), uint64_t{0});
+// The table of nodes [first, last): each node's entries depend on its
+// segment alone, so ranges can be built apart.
+void BuildNodes(const std::vector<int64_t>& indptr, const std::vector<float>& weights, int64_t first, int64_t last,
+                uint64_t* alias, int32_t* rejection_fanouts) {
+  std::fill(alias + indptr[first], alias + indptr[last], uint64_t{0});
   std::vector<double> q;
   std::vector<uint32_t> work;
-  for (int64_t v = 0; v < num_nodes; ++v) {
+  for (int64_t v = first; v < last; ++v) {
     rejection_fanouts[v] = 0;
     const int64_t begin = indptr[v], d = indptr[v + 1] - begin;
     if (d == 0 || d > int64_t{0xffffffff}) continue;  // no alias column fits 32 bits: keys only
@@ -96,6 +101,50 @@ void BuildWeightTable(const std::vector<int64_t>& indptr, const std::vector<floa
       work.resize(d);
     }
     BuildSegment(weights.data() + begin, d, total, alias + begin, q.data(), work.data());
+  }
+}
+
+}  // namespace
+
+void BuildWeightTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights, uint64_t* alias,
+                      int32_t* rejection_fanouts, int num_threads) {
+  const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
+  if (num_nodes <= 0) return;
+  const int64_t num_edges = indptr.back();
+  // Small graphs (most tests, a worker's slice) start no thread.
+  const int threads = num_edges < kEdgesPerThread
+                          ? 1
+                          : static_cast<int>(std::clamp<int64_t>(num_threads, 1, num_edges / kEdgesPerThread));
+  if (threads == 1) return BuildNodes(indptr, weights, 0, num_nodes, alias, rejection_fanouts);
+  // Ranges of nodes with about as many edges each: range t starts at the
+  // node whose segment holds edge t * num_edges / threads.
+  std::vector<int64_t> bounds = {0};
+  for (int t = 1; t < threads; ++t) {
+    const int64_t edge = num_edges / threads * t;
+    const int64_t node = std::upper_bound(indptr.begin(), indptr.end(), edge) - indptr.begin() - 1;
+    bounds.push_back(std::max(bounds.back(), node));
+  }
+  bounds.push_back(num_nodes);
+  std::vector<std::exception_ptr> failed(threads);
+  auto build_range = [&](int t) {
+    try {
+      BuildNodes(indptr, weights, bounds[t], bounds[t + 1], alias, rejection_fanouts);
+    } catch (...) {
+      failed[t] = std::current_exception();  // std::bad_alloc: rethrown below
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < threads; ++t) {
+    try {
+      workers.emplace_back(build_range, t);
+    } catch (const std::system_error&) {
+      build_range(t);  // no thread to be had: this one builds the range
+    }
+  }
+  build_range(0);
+  for (std::thread& worker : workers) worker.join();
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
   }
 }
 

@@ -28,9 +28,11 @@ struct WeightTable {
 // Expects a valid CSC (indptr non-decreasing from 0, indptr.back() ==
 // weights.size()) and finite weights >= 0, as CscGraph::Create checks.
 // Throws std::bad_alloc when its scratch (12 bytes per edge of the largest
-// segment) does not fit.
+// segment a thread builds) does not fit. Up to `num_threads` threads build
+// ranges of nodes, a million edges or more each, joined before it returns;
+// the table does not depend on how many.
 void BuildWeightTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights, uint64_t* alias,
-                      int32_t* rejection_fanouts);
+                      int32_t* rejection_fanouts, int num_threads = 1);
 
 // The same into a new WeightTable.
 WeightTable BuildWeightTable(const std::vector<int64_t>& indptr, const std::vector<float>& weights);

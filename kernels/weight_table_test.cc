@@ -85,6 +85,30 @@ TEST(WeightTableTest, RejectionFanoutIsTheRulesLargestFanout) {
   }
 }
 
+// Threads build ranges of nodes apart: the table is the same bits whatever
+// their number (here 3 M edges, above the million a thread needs).
+TEST(WeightTableTest, ThreadsBuildTheSameTable) {
+  std::mt19937 rng(5);
+  std::vector<int64_t> indptr = {0};
+  while (indptr.back() < 3'000'000) {
+    const uint32_t r = rng() % 100;
+    indptr.push_back(indptr.back() + (r < 90 ? r % 40 : r < 99 ? 500 : 60'000));  // many small, some hubs
+  }
+  std::vector<float> weights(indptr.back());
+  for (float& w : weights) w = rng() % 10 == 0 ? 0.0f : std::uniform_real_distribution<float>(0.01f, 1.0f)(rng);
+  const WeightTable one = BuildWeightTable(indptr, weights);
+  int64_t drawn_from = 0;
+  for (int32_t f : one.rejection_fanouts) drawn_from += f > 0 ? 1 : 0;
+  EXPECT_GT(drawn_from, 1000);
+  for (int threads : {2, 3, 8}) {
+    std::vector<uint64_t> alias(weights.size(), ~uint64_t{0});  // all overwritten
+    std::vector<int32_t> fanouts(indptr.size() - 1, -1);
+    BuildWeightTable(indptr, weights, alias.data(), fanouts.data(), threads);
+    EXPECT_EQ(alias, one.alias) << threads << " threads";
+    EXPECT_EQ(fanouts, one.rejection_fanouts) << threads << " threads";
+  }
+}
+
 }  // namespace
 }  // namespace sampling
 }  // namespace kernels

@@ -11,6 +11,7 @@
 #include <limits>
 #include <new>
 #include <sstream>
+#include <thread>
 
 #include "kernels/weight_table.h"
 #include "reference/base/huge_pages.h"
@@ -172,8 +173,10 @@ Result<CscGraph> CscGraph::Create(std::vector<int64_t> indptr, std::vector<int64
     try {
       graph.weight_alias_ = VectorOnHugePages<uint64_t>(static_cast<size_t>(num_edges));
       graph.rejection_fanouts_.resize(static_cast<size_t>(num_nodes));
+      // Every core: the table is a fifth of a large graph's load on one.
       kernels::sampling::BuildWeightTable(graph.indptr_, *graph.weights_, graph.weight_alias_.data(),
-                                          graph.rejection_fanouts_.data());
+                                          graph.rejection_fanouts_.data(),
+                                          static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     } catch (const std::bad_alloc&) {
       const uint64_t bytes =
           static_cast<uint64_t>(num_edges) * sizeof(uint64_t) + static_cast<uint64_t>(num_nodes) * sizeof(int32_t);
