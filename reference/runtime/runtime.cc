@@ -83,14 +83,7 @@ Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, Memc
   if (bytes == 0) return OkStatus();
   if (dst == nullptr) return NullArgument("MemcpyAsync", "dst");
   if (src == nullptr) return NullArgument("MemcpyAsync", "src");
-  Status copied = DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc);
-  // Into pageable host memory the copy returns once it has completed (asked
-  // after the copy, which made the context the query needs).
-  if (copied.ok() && kind == MemcpyKind::kDeviceToHost) {
-    Result<bool> pinned = IsPinned(dst, loc);
-    if (pinned.ok() && !*pinned) return CountedWait(std::move(copied));
-  }
-  return copied;
+  return DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc);
 }
 
 Status DeviceRuntime::HostRegister(void* ptr, size_t bytes, SourceLocation loc) {

@@ -181,10 +181,12 @@ class DeviceRuntime {
   // Returns how many successful calls so far made the host wait until the
   // device had finished the copy or the work before it, by CUDA's documented
   // rules ("API synchronization behavior", docs/simcuda.md): Memcpy between
-  // host and device memory (not device to device), MemcpyAsync from the
-  // device to pageable host memory, and stream, device and event
-  // synchronization. Each is a host round trip on a GPU; counted the same on
-  // every backend, so simcuda shows a GPU run's round trips.
+  // host and device memory (not device to device), and stream, device and
+  // event synchronization. Each is a host round trip on a GPU; counted the
+  // same on every backend, so simcuda shows a GPU run's round trips.
+  // MemcpyAsync is never counted, although into pageable host memory it
+  // waits too: telling pageable from pinned memory would cost a query per
+  // copy. A caller that reads back that way follows with StreamSynchronize.
   uint64_t host_waits() const { return host_waits_.load(std::memory_order_relaxed); }
 
  protected:

@@ -104,9 +104,10 @@ struct DeviceHop {
 
 // Copies device arrays to the host with one host wait: several are first
 // gathered in the workspace's readback buffer by device-to-device copies
-// (queued, no wait), then the one copy to pageable host memory returns once
-// it, queued after the stream's kernels, is done. Each wait is a round trip
-// on a GPU (DeviceRuntime::host_waits): a hop makes two or three.
+// (queued, no wait), then one copy to (pageable) host memory queued after
+// the stream's kernels, and one stream wait, which on a GPU finds the stream
+// already idle: the copy into pageable memory returned once it was done.
+// Each wait is a round trip on a GPU (DeviceRuntime::host_waits).
 Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords>& arrays, DeviceSamplingWorkspace& ws,
                                                    DeviceRuntime& rt, Device device, StreamHandle stream) {
   int64_t total = 0, nonempty = 0;
@@ -130,6 +131,7 @@ Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords
   if (total > 0) {
     FL_RETURN_IF_ERROR(
         rt.MemcpyAsync(host.data(), from, host.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost, stream));
+    FL_RETURN_IF_ERROR(rt.StreamSynchronize(stream));
   }
   std::vector<std::vector<int64_t>> out;
   int64_t at = 0;
