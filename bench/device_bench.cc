@@ -93,6 +93,7 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     if (!layers.ok()) Die("sampling", layers.status());
   }
   int64_t edges = 0, i = 0;
+  const uint64_t waits_before = Runtime().host_waits();
   for (auto _ : state) {
     const auto& batch = batches[i % kBenchBatchesInPool];
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
@@ -109,6 +110,9 @@ void BM_SampleMultiLayer(benchmark::State& state) {
                  : where == 1 ? "graph pinned, read through UVA" + buffers
                               : "CPU sampler, " + std::to_string(cores) + " threads");
   if (keep_workspace) state.counters["workspace_allocations"] = static_cast<double>(workspace.allocations());
+  if (placed != nullptr && i > 0) {  // the round trips a minibatch makes (DeviceRuntime::host_waits)
+    state.counters["host_waits_per_minibatch"] = static_cast<double>(Runtime().host_waits() - waits_before) / i;
+  }
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
 // Each device row with and without a workspace back to back, so that the
