@@ -8,6 +8,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <exception>
 
 #include "kernels/sampling_core.h"
 
@@ -71,7 +72,11 @@ class UniformFloydBatch {
   explicit UniformFloydBatch(const kernels::sampling::SamplingParams& p) : p_(p) {}
   UniformFloydBatch(const UniformFloydBatch&) = delete;
   UniformFloydBatch& operator=(const UniformFloydBatch&) = delete;
-  ~UniformFloydBatch() { assert(num_queued_ == 0 && "queued Floyd seeds were never flushed"); }
+  // Unflushed seeds are a caller's bug, except while an exception (a failed
+  // allocation of the chunk) unwinds past the batch: their picks are dropped.
+  ~UniformFloydBatch() {
+    assert((num_queued_ == 0 || std::uncaught_exceptions() > 0) && "queued Floyd seeds were never flushed");
+  }
   static_assert(kernels::sampling::kMaxFloydFanout <= PackedDraws::kMaxLanes, "one node's draws must fit");
 
   // Queues `node`, whose edges are [begin, begin + degree) (the caller has

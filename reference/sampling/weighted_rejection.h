@@ -9,6 +9,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <exception>
 
 #include "kernels/sampling_core.h"
 #include "reference/sampling/uniform_floyd.h"
@@ -24,7 +25,11 @@ class WeightedRejectionBatch {
   explicit WeightedRejectionBatch(const kernels::sampling::SamplingParams& p) : p_(p) {}
   WeightedRejectionBatch(const WeightedRejectionBatch&) = delete;
   WeightedRejectionBatch& operator=(const WeightedRejectionBatch&) = delete;
-  ~WeightedRejectionBatch() { assert(num_queued_ == 0 && "queued rejection seeds were never flushed"); }
+  // Unflushed seeds are a caller's bug, except while an exception (a failed
+  // allocation of the chunk) unwinds past the batch: their picks are dropped.
+  ~WeightedRejectionBatch() {
+    assert((num_queued_ == 0 || std::uncaught_exceptions() > 0) && "queued rejection seeds were never flushed");
+  }
   static_assert(kernels::sampling::kMaxRejectionFanout <= PackedDraws::kMaxLanes, "one node's draws must fit");
 
   // Queues `node`, whose edges are [begin, begin + degree).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "kernels/sampling_core.h"
@@ -54,6 +55,29 @@ TEST(WeightedRejectionTest, BatchPicksWhatSampleSeedPicks) {
   }
   EXPECT_GT(compared, 500) << "too few nodes took the rejection path to compare";
   EXPECT_GT(flushed_by_add, 0) << "no batch filled up";
+}
+
+// A failed allocation later in the chunk (a top-k seed's keys) may unwind
+// past a batch that still holds queued seeds: their picks are dropped, and
+// the batch does not abort the process.
+TEST(WeightedRejectionTest, AnExceptionMayUnwindPastQueuedSeeds) {
+  FL_ASSERT_OK_AND_ASSIGN(const CscGraph graph, GeneratePowerLaw(3000, 120000, 12, /*weighted=*/true));
+  core::SamplingParams p;
+  p.indptr = graph.indptr().data();
+  p.weights = graph.weights().data();
+  p.weight_alias = graph.weight_alias().data();
+  p.rejection_fanouts = graph.rejection_fanouts().data();
+  p.fanout = 5;
+  p.weighted = true;
+  int64_t node = 0;
+  while (!core::UsesWeightedRejection(p, node)) ++node;
+  std::vector<int64_t> picks(5);
+  auto unwind = [&] {
+    WeightedRejectionBatch batch(p);
+    batch.Add(node, graph.indptr()[node], graph.indptr()[node + 1] - graph.indptr()[node], picks.data());
+    throw std::bad_alloc();
+  };
+  EXPECT_THROW(unwind(), std::bad_alloc);
 }
 
 }  // namespace
