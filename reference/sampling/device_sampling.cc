@@ -85,6 +85,21 @@ Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, D
   return DeviceWords{size == 0 ? nullptr : static_cast<int64_t*>(buffer.raw_data()), size};
 }
 
+Result<int64_t*> DeviceSamplingWorkspace::PinnedHostWords(int64_t size, DeviceRuntime& runtime) {
+  if (size <= 0 || size > kMaxWords) {
+    return InvalidArgumentError("DeviceSamplingWorkspace::PinnedHostWords: size " + std::to_string(size) +
+                                "; expected a size in [1, 2^58]");
+  }
+  if (pinned_.numel() < size) {
+    pinned_ = Tensor();  // unpinned and freed first
+    FL_ASSIGN_OR_RETURN(Tensor host,
+                        Tensor::Empty(DType::kInt64, {growth_ == Growth::kExact ? size : size + size / 4}));
+    FL_RETURN_IF_ERROR(host.Pin(runtime));
+    pinned_ = std::move(host);
+  }
+  return static_cast<int64_t*>(pinned_.raw_data());
+}
+
 size_t DeviceSamplingWorkspace::bytes() const {
   size_t total = 0;
   for (const Tensor& held : buffers_) total += held.nbytes();
@@ -104,10 +119,12 @@ struct DeviceHop {
 
 // Copies device arrays to the host with one host wait: several are first
 // gathered in the workspace's readback buffer by device-to-device copies
-// (queued, no wait), then one copy to (pageable) host memory queued after
-// the stream's kernels, and one stream wait, which on a GPU finds the stream
-// already idle: the copy into pageable memory returned once it was done.
-// Each wait is a round trip on a GPU (DeviceRuntime::host_waits).
+// (queued, no wait), then copied into its pinned host words (queued after
+// the stream's kernels: into pinned memory the copy is asynchronous), then
+// one stream wait, and each array is copied out of the pinned words (the
+// one host copy, which the driver would make anyway from its staging
+// buffer into pageable memory). Each wait is a round trip on a GPU
+// (DeviceRuntime::host_waits).
 Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords>& arrays, DeviceSamplingWorkspace& ws,
                                                    DeviceRuntime& rt, Device device, StreamHandle stream) {
   int64_t total = 0, nonempty = 0;
@@ -115,7 +132,6 @@ Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords
     total += a.size;
     nonempty += a.size > 0 ? 1 : 0;
   }
-  std::vector<int64_t> host(static_cast<size_t>(total));
   const int64_t* from = nullptr;
   for (const DeviceWords& a : arrays) from = a.size > 0 ? a.data : from;
   if (nonempty > 1) {
@@ -128,15 +144,18 @@ Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords
     }
     from = packed.data;
   }
+  const int64_t* host = nullptr;
   if (total > 0) {
+    FL_ASSIGN_OR_RETURN(int64_t * pinned, ws.PinnedHostWords(total, rt));
     FL_RETURN_IF_ERROR(
-        rt.MemcpyAsync(host.data(), from, host.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost, stream));
+        rt.MemcpyAsync(pinned, from, static_cast<size_t>(total) * sizeof(int64_t), MemcpyKind::kDeviceToHost, stream));
     FL_RETURN_IF_ERROR(rt.StreamSynchronize(stream));
+    host = pinned;
   }
   std::vector<std::vector<int64_t>> out;
   int64_t at = 0;
   for (const DeviceWords& a : arrays) {
-    out.emplace_back(host.begin() + at, host.begin() + at + a.size);
+    out.emplace_back(host + at, host + at + a.size);
     at += a.size;
   }
   return out;

@@ -119,6 +119,11 @@ class DeviceSamplingWorkspace {
   // contents are not kept). Buffers on another device or runtime are an
   // InvalidArgument error naming both.
   Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
+  // Returns `size` words of page-locked host memory (pinned with `runtime`),
+  // grown as Words grows: readbacks land there, so that a copy to the host
+  // is the DMA alone (into pageable memory the driver would stage it, a
+  // second host copy beside the caller's own).
+  Result<int64_t*> PinnedHostWords(int64_t size, DeviceRuntime& runtime);
   // The device allocations it has made, and the bytes it holds.
   int64_t allocations() const { return allocations_; }
   // The words buffer `which` holds (0 until first used).
@@ -128,6 +133,7 @@ class DeviceSamplingWorkspace {
  private:
   Growth growth_;
   Tensor buffers_[kNumBuffers];
+  Tensor pinned_;  // PinnedHostWords
   int64_t allocations_ = 0;
 };
 
