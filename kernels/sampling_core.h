@@ -408,6 +408,15 @@ FL_HOST_DEVICE FL_INLINE int64_t WeightedAliasDraw(const uint64_t* alias, int64_
   return begin + static_cast<int64_t>(coin < (entry >> 32) ? column : (entry & 0xffffffffu));
 }
 
+// Appends edge `e` to picks[0, *picked) unless an earlier pick is `e`: the
+// repeat check of a rejection draw (O(picks); fanouts are at most 256).
+FL_HOST_DEVICE FL_INLINE void KeepIfNew(int64_t e, int64_t* picks, int64_t* picked) {
+  for (int64_t m = 0; m < *picked; ++m) {
+    if (picks[m] == e) return;
+  }
+  picks[(*picked)++] = e;
+}
+
 // Samples p.fanout distinct edges of `node` by successive weighted draws
 // (UsesWeightedRejection holds): draw j = 0, 1, 2, ... takes
 // DrawBits(rng_seed, layer, kTagWeightedPick, node, j), lands on
@@ -418,11 +427,8 @@ FL_HOST_DEVICE FL_INLINE int64_t SampleWeightedRejection(const SamplingParams& p
   const int64_t begin = p.indptr[node], degree = p.indptr[node + 1] - begin;
   int64_t picked = 0;
   for (int64_t j = 0; picked < p.fanout; ++j) {
-    const int64_t e =
-        WeightedAliasDraw(p.weight_alias, begin, degree, DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j));
-    bool taken = false;
-    for (int64_t m = 0; m < picked && !taken; ++m) taken = out_edges[m] == e;
-    if (!taken) out_edges[picked++] = e;
+    const uint64_t bits = DrawBits(p.rng_seed, p.layer, kTagWeightedPick, node, j);
+    KeepIfNew(WeightedAliasDraw(p.weight_alias, begin, degree, bits), out_edges, &picked);
   }
   SortEdgeIds(out_edges, picked);
   return picked;

@@ -31,10 +31,7 @@ void WeightedRejectionBatch::Pick(const Queued& node) const {
   int64_t* out = node.out_edges;
   int64_t picked = 0;
   auto offer = [&](uint64_t bits) {
-    const int64_t e = core::WeightedAliasDraw(p_.weight_alias, node.begin, node.degree, bits);
-    bool taken = false;
-    for (int64_t m = 0; m < picked && !taken; ++m) taken = out[m] == e;
-    if (!taken) out[picked++] = e;
+    core::KeepIfNew(core::WeightedAliasDraw(p_.weight_alias, node.begin, node.degree, bits), out, &picked);
   };
   for (int i = 0; i < p_.fanout; ++i) offer(draws_.bits()[node.first_lane + i]);
   for (int64_t j = p_.fanout; picked < p_.fanout; ++j) {
