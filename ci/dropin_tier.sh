@@ -6,22 +6,41 @@
 # under ci/simcuda.sh, then the catalog's upstream variants (the real
 # peft and torch releases, repro/upstream/upstream.py all) and a user's
 # patch validated with --with (repro/upstream/validate_patch_test.sh).
-# Usage: ci/dropin_tier.sh [--json]   (--json: one JSON summary on stdout,
-# progress on stderr)
+# Usage: ci/dropin_tier.sh [--json] [--install-only]   (--json: one JSON
+# summary on stdout, progress on stderr; --install-only: make every venv
+# and overlay the tier uses and run nothing, without Bazel, so that
+# ci/test.sh can download them while it builds)
 # Exit: 0 every scenario passed, 1 one failed (or an install failed),
 # 2 bad usage, 3 not run: the package index cannot be reached (the reason
 # is printed; never a pass).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-json=0
+json=0 install_only=0
 for arg in "$@"; do
   case "$arg" in
     --json) json=1 ;;
+    --install-only) install_only=1 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ci/dropin_tier.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$json" -eq 1 ]; then exec 3>&1 1>&2; else exec 3>/dev/null; fi
+
+# package set, then the scenarios that run on it
+readonly RUNS=(torch-2.15.0:torch_scenarios.py torch-2.7.1:torch_scenarios.py numba-cuda-0.20.1:numba_scenarios.py)
+if [ "$install_only" -eq 1 ]; then
+  status=0
+  combine() {  # combine <exit>: any failure (1) outweighs "not run" (3), which outweighs 0
+    case "$1" in 0) ;; 3) [ "$status" -eq 1 ] || status=3 ;; *) status=1 ;; esac
+  }
+  for run in "${RUNS[@]}"; do
+    ci/py_venv.sh "${run%%:*}" >/dev/null
+    combine $?
+  done
+  python3 repro/upstream/upstream.py install --json >&3
+  combine $?
+  exit "$status"
+fi
 
 # The drop-in libraries, built once: every ci/simcuda.sh call below (the
 # scenarios, upstream.py, the --with check) then skips Bazel.
@@ -34,8 +53,7 @@ fi
 
 passed=0 failed=0
 rows=() not_run=()
-# package set, then the scenarios that run on it
-for run in torch-2.15.0:torch_scenarios.py torch-2.7.1:torch_scenarios.py numba-cuda-0.20.1:numba_scenarios.py; do
+for run in "${RUNS[@]}"; do
   set_name=${run%%:*} scenarios=${run#*:}
   echo "--- $set_name: the venv"
   py=$(ci/py_venv.sh "$set_name" | tail -n 1)

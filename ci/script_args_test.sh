@@ -37,6 +37,8 @@ expect 2 ci/simcuda.sh --bogus -- true
 expect 2 ci/simcuda.sh --devices 65 -- true
 expect 0 ci/dropin_tier.sh --help
 expect 2 ci/dropin_tier.sh --bogus
+expect 2 ci/dropin_tier.sh --install-only --bogus
+expect_said 0 "--install-only" ci/dropin_tier.sh --help
 expect 0 ci/py_venv.sh --help
 expect 2 ci/py_venv.sh
 expect 2 ci/py_venv.sh torch-1.0.0

@@ -5,7 +5,7 @@
 # threads under ThreadSanitizer, then the real-package tier (PyPI's CUDA
 # torch builds over drop-in simcuda, ci/dropin_tier.sh). GPU tests are
 # filtered out here (ci/gpu.sh runs them on a machine with a GPU). Installs
-# what is missing.
+# what is missing; the tier's packages download while Bazel builds.
 # Usage: ci/test.sh [--json]   (--json: progress on stderr, then one JSON
 # object on stdout: each stage's passed / failed / seconds / log, totals;
 # a red stage's log is kept in TMPDIR and named, a green one's removed)
@@ -29,6 +29,18 @@ if ! ci/setup.sh; then
 fi
 source ci/lib.sh
 
+# The real-package tier's venvs are gigabytes of wheels: download them
+# while Bazel builds, at the lowest priority so that the build does not
+# wait for them. Its own stage reuses what this made (or makes the rest;
+# the venv locks keep two installs apart) and alone decides pass or fail.
+install_log="$(mktemp -t faultline-dropin-install.XXXX.log)"
+setsid nice -n 19 ci/dropin_tier.sh --install-only >"$install_log" 2>&1 &
+install_pid=$!
+trap 'kill -- -"$install_pid" 2>/dev/null; rm -f "$install_log"' EXIT  # an interrupted run leaves no pip, no log
+trap 'exit 130' INT
+trap 'exit 143' TERM
+echo "=== dropin: installing its packages in the background (log: $install_log)"
+
 status=0
 # The plain stage builds every target (gpu tests and benchmarks included, so
 # that a broken build shows here); the sanitizer stages build only the tests
@@ -41,6 +53,15 @@ run_stage asan-ubsan --config=asan-ubsan --build_tests_only //... || status=1
 # reference/process/thread_census.h) except the MPI ones (OpenMPI's own
 # threads are not instrumented).
 run_stage tsan --config=tsan --build_tests_only --test_tag_filters=threaded,-gpu,-mpi //... || status=1
+echo "=== dropin: the background install, to its end:"
+if [ -n "$(jobs -rp)" ]; then follow=(tail -n +1 -f --pid="$install_pid"); else follow=(cat); fi
+"${follow[@]}" "$install_log" | grep --line-buffered -vE '^\s*$' &
+follower=$!
+wait "$install_pid"  # in the background, so that an INT or TERM is handled at once
+install_rc=$?
+trap - EXIT
+wait "$follower"
+if [ "$install_rc" -eq 0 ]; then rm -f "$install_log"; else echo "=== dropin: the background install exited $install_rc (log: $install_log); the stage tries again"; fi
 run_script_stage dropin ci/dropin_tier.sh
 case $? in
   0) ;;

@@ -12,6 +12,7 @@ pinned release, to validate a patch before sending it upstream:
     upstream.py list [--json]
     upstream.py run FAILURE [--variant V] [--with NAME=PATH]... [--repeat N] [--json]
     upstream.py all [--repeat N] [--json]
+    upstream.py install [--json]   (every variant's venv and overlay, nothing run)
 
 Packages: the base venv is ci/py_venv.sh's (torch from PyPI); a variant's
 other packages go into an overlay folder, hash-named after its pins under
@@ -264,6 +265,27 @@ def run_variant(row, withs, scratch):
             "initialized_where": initialized_where, "transcript": transcript}
 
 
+def install_all(as_json):
+    """Makes every variant's base venv and overlay (cached), so that a later
+    run spends no time on downloads; ci/test.sh does this while Bazel builds."""
+    made, failed, not_run = [], [], []
+    for base, pins in dict.fromkeys((r["base"], tuple(r["overlay"])) for r in VARIANTS):
+        name = f"{pins[0]} (on {base})" if pins else base
+        try:
+            overlay(base_python(base), list(pins))
+            made.append(name)
+            log(f"ready     {name}")
+        except NotRun as e:
+            not_run.append(str(e))
+            log(f"not run   {name}: {e}")
+        except RuntimeError as e:
+            failed.append(f"{name}: {e}")
+            log(f"FAILED    {name}: {e}")
+    if as_json:
+        print(json.dumps({"ok": not failed and not not_run, "ready": made, "failed": failed, "not_run": not_run}))
+    return 1 if failed else 3 if not_run else 0
+
+
 def parse_withs(values):
     withs = []
     for value in values or []:
@@ -297,6 +319,8 @@ def main():
     every = sub.add_parser("all", help="every upstream variant")
     every.add_argument("--repeat", type=int, default=1)
     every.add_argument("--json", action="store_true")
+    sub.add_parser("install", help="make every variant's venv and overlay; run nothing").add_argument(
+        "--json", action="store_true")
     args = parser.parse_args()
 
     if args.command == "list":
@@ -307,6 +331,8 @@ def main():
             for r in rows:
                 print(f"{r['failure']:4s} {r['variant']:16s} {r['what']}")
         return 0
+    if args.command == "install":
+        return install_all(args.json)
     if args.repeat < 1:
         parser.error(f"--repeat is {args.repeat}; expected a whole number of runs >= 1")
     try:
