@@ -12,15 +12,25 @@ namespace kernels {
 
 // Writes counts[i] = the number of picks of seeds[i], and, when `chunks`
 // is not null, chunks[i] = the chunks its top-k is split into (TopKChunks).
+// With `live_seeds` set, only the first *live_seeds of the num_seeds are
+// seeds (a count the device wrote: the host launches over a bound of it
+// without waiting to read it) and the rest count 0.
 struct SampleCountKernel {
   sampling::SamplingParams params;
   const int64_t* seeds;
   int64_t num_seeds;
   int64_t* counts;
-  int64_t* chunks;  // null when !MayUseKeyScratch(params)
+  int64_t* chunks;                      // null when !MayUseKeyScratch(params)
+  const int64_t* live_seeds = nullptr;  // at most num_seeds
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
+    const uint64_t live = static_cast<uint64_t>(live_seeds != nullptr ? *live_seeds : num_seeds);
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
+      if (i >= live) {
+        counts[i] = 0;
+        if (chunks != nullptr) chunks[i] = 0;
+        continue;
+      }
       const int64_t node = seeds[i];
       const int64_t eligible = sampling::EligibleCountForSampling(params, node);
       counts[i] = sampling::SampledCountOf(params, eligible);

@@ -110,6 +110,9 @@ namespace {
 
 using Buffer = DeviceSamplingWorkspace::Buffer;
 
+// A graph array's use by a kernel, or none when the kernel does not read it.
+BufferUse GraphBuffer(const Tensor& array, bool read) { return read ? array.buffer() : BufferUse{nullptr, 0}; }
+
 // A hop sampled on the device, left in the workspace: its indptr (one entry
 // per seed and a trailing total), the picked edges' ids and their source
 // nodes.
@@ -184,27 +187,43 @@ Result<kernels::ScanScratch> ScanScratchIn(DeviceSamplingWorkspace& ws, int64_t 
   return kernels::ScanScratch{scratch.data, static_cast<size_t>(words) * sizeof(int64_t)};
 }
 
-// Samples the seeds `seeds` (at least one, on the graph's device, in range:
-// the caller checked them) into the workspace: per-seed counts, their
-// exclusive sum on the device (only the total comes back, to size the
-// output), then the picks. In the top-k modes a hub's edges are first
-// split into chunks, each keeping its own top-k on a thread of its own
-// (kernels::sampling::TopKChunks), so that no thread walks a whole hub.
-// The caller holds the device guard.
-Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout, uint32_t layer,
-                                    const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& ws) {
+// A hop whose picks are counted on the device: the sampling parameters,
+// the counts' exclusive sum (the output's indptr, one word past the
+// counted seeds) and, in the top-k modes, the chunks' offsets likewise.
+struct CountedHop {
+  kernels::sampling::SamplingParams params;
+  bool top_k = false;
+  DeviceWords indptr, chunk_offsets;
+  // What the host reads before it samples: the picks' total, and the
+  // chunks' total in the top-k modes.
+  std::vector<DeviceWords> Totals() const {
+    std::vector<DeviceWords> totals = {TotalOf(indptr, indptr.size - 1)};
+    if (top_k) totals.push_back(TotalOf(chunk_offsets, chunk_offsets.size - 1));
+    return totals;
+  }
+};
+
+// Queues the counts of `seeds` (at least one word, on the graph's device,
+// in range: the caller checked them) and their exclusive sums, into buffer
+// `indptr_into` of the workspace. With `live_seeds` (a word on the device)
+// only that many of the seeds' words are seeds: the rest count 0, so that
+// the sums end in the live seeds' totals. The caller holds the device
+// guard.
+Result<CountedHop> CountHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, const DeviceWords& live_seeds,
+                                    int64_t fanout, uint32_t layer, const SamplingOptions& options, Buffer indptr_into,
+                                    StreamHandle stream, DeviceSamplingWorkspace& ws) {
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   const bool weighted = options.weighted;
   const int64_t n = seeds.size;
-  DeviceHop hop;
+  CountedHop hop;
   // n counts, then their exclusive sum in place: the output's indptr. The
   // scan reads word n but its result does not depend on it: it is zeroed
   // so that no uninitialised word is read (compute-sanitizer's initcheck).
-  FL_ASSIGN_OR_RETURN(hop.indptr, ws.Words(Buffer::kIndptr, n + 1, rt, device));
+  FL_ASSIGN_OR_RETURN(hop.indptr, ws.Words(indptr_into, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.indptr.data + n, 1, 0, stream));
 
-  kernels::sampling::SamplingParams params;
+  kernels::sampling::SamplingParams& params = hop.params;
   params.indptr = Data<int64_t>(graph.indptr());
   params.weights = weighted ? Data<float>(graph.weights()) : nullptr;
   params.weight_alias = weighted ? Data<uint64_t>(graph.weight_alias()) : nullptr;
@@ -214,37 +233,47 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   params.weighted = weighted;
   params.rng_seed = options.rng_seed;
   params.layer = layer;
-  const BufferUse indptr_use = graph.indptr().buffer();
-  const BufferUse weights_use = weighted ? graph.weights().buffer() : BufferUse{nullptr, 0};
-  const BufferUse alias_use = weighted ? graph.weight_alias().buffer() : BufferUse{nullptr, 0};
-  const BufferUse fanouts_use = weighted ? graph.rejection_fanouts().buffer() : BufferUse{nullptr, 0};
 
   // Per seed, its chunks (0 unless split), then their exclusive sum: chunk
   // offsets, zeroed past the end as indptr is.
-  const bool top_k = kernels::sampling::MayUseKeyScratch(params);
-  DeviceWords chunk_offsets;
-  if (top_k) {
-    FL_ASSIGN_OR_RETURN(chunk_offsets, ws.Words(Buffer::kChunkOffsets, n + 1, rt, device));
-    FL_RETURN_IF_ERROR(kernels::FillWords(rt, chunk_offsets.data + n, 1, 0, stream));
+  hop.top_k = kernels::sampling::MayUseKeyScratch(params);
+  if (hop.top_k) {
+    FL_ASSIGN_OR_RETURN(hop.chunk_offsets, ws.Words(Buffer::kChunkOffsets, n + 1, rt, device));
+    FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.chunk_offsets.data + n, 1, 0, stream));
   }
-  const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream);
-  kernels::SampleCountKernel count_kernel{params, seeds.data, n, hop.indptr.data, chunk_offsets.data};
+  kernels::SampleCountKernel count_kernel{params,         seeds.data, n, hop.indptr.data, hop.chunk_offsets.data,
+                                          live_seeds.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "SampleCountKernel", launch, count_kernel,
-      {indptr_use, weights_use, alias_use, fanouts_use, seeds.use(), hop.indptr.use(), chunk_offsets.use()},
+      rt, "SampleCountKernel", kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream), count_kernel,
+      {graph.indptr().buffer(), GraphBuffer(graph.weights(), weighted), GraphBuffer(graph.weight_alias(), weighted),
+       GraphBuffer(graph.rejection_fanouts(), weighted), seeds.use(), hop.indptr.use(), hop.chunk_offsets.use(),
+       live_seeds.use()},
       &kernels::LaunchSampleCountOnCuda));
-  // Both prefix sums, then one wait for their totals.
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, hop.indptr.data, hop.indptr.data, n + 1, stream, scan_scratch));
-  if (top_k) {
-    FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, chunk_offsets.data, chunk_offsets.data, n + 1, stream, scan_scratch));
+  if (hop.top_k) {
+    FL_RETURN_IF_ERROR(
+        kernels::ExclusiveSum(rt, hop.chunk_offsets.data, hop.chunk_offsets.data, n + 1, stream, scan_scratch));
   }
-  std::vector<DeviceWords> totals = {TotalOf(hop.indptr, n)};
-  if (top_k) totals.push_back(TotalOf(chunk_offsets, n));
-  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack(totals, ws, rt, device, stream));
-  const int64_t num_edges = read[0][0];
+  return hop;
+}
+
+// Samples the n = seeds.size seeds of a counted hop, whose totals the host
+// has read (num_edges picks, num_chunks chunks), into the workspace: the
+// picks, and in the top-k modes first a hub's edges split into chunks, each
+// keeping its own top-k on a thread of its own (kernels::sampling::
+// TopKChunks), so that no thread walks a whole hub. The caller holds the
+// device guard.
+Result<DeviceHop> SampleCountedHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds,
+                                           const CountedHop& counted, int64_t num_edges, int64_t num_chunks,
+                                           StreamHandle stream, DeviceSamplingWorkspace& ws) {
+  DeviceRuntime& rt = graph.runtime();
+  const Device device = Device::Cuda(graph.device());
+  const kernels::sampling::SamplingParams& params = counted.params;
+  const int64_t n = seeds.size, fanout = params.fanout;
+  DeviceHop hop;
+  hop.indptr = DeviceWords{counted.indptr.data, n + 1};
   if (num_edges == 0) return hop;  // no seed has an edge to split
-  const int64_t num_chunks = top_k ? read[1][0] : 0;
 
   // Picks that do not fit fail here, named as the CPU reference names them
   // (its Unavailable error, the runtime's DeviceError here).
@@ -259,9 +288,15 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   // read them, and a fanout -1 hop would otherwise need twice its output.
   static_assert(sizeof(kernels::sampling::SampleKey) == 2 * sizeof(int64_t), "SampleKey layout");
   DeviceWords keys;
-  if (top_k) {
+  if (counted.top_k) {
     FL_ASSIGN_OR_RETURN(keys, named(ws.Words(Buffer::kSampleKeys, 2 * num_edges, rt, device)));
   }
+  const bool weighted = params.weighted;
+  const BufferUse indptr_use = graph.indptr().buffer();
+  const BufferUse weights_use = GraphBuffer(graph.weights(), weighted);
+  const BufferUse alias_use = GraphBuffer(graph.weight_alias(), weighted);
+  const BufferUse fanouts_use = GraphBuffer(graph.rejection_fanouts(), weighted);
+  const DeviceWords chunk_offsets = counted.chunk_offsets;
   DeviceWords survivors, chunk_keys;
   if (num_chunks > 0) {
     // fanout survivors (and keys) per chunk: per split seed, at most an
@@ -292,25 +327,39 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
                                            num_chunks > 0 ? chunk_offsets.data : nullptr,
                                            survivors.data};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "SampleSeedsKernel", launch, sample_kernel,
+      rt, "SampleSeedsKernel", kernels::LaunchFor(static_cast<uint64_t>(n), 128, stream), sample_kernel,
       {indptr_use, weights_use, alias_use, fanouts_use, graph.indices().buffer(), seeds.use(), hop.indptr.use(),
        hop.edges.use(), hop.indices.use(), keys.use(), chunk_offsets.use(), survivors.use()},
       &kernels::LaunchSampleSeedsOnCuda));
   return hop;
 }
 
-// A hop compacted on the device, left in the workspace: its unique nodes
-// and the positions of its indices among them.
+// One hop on its own: counted, one wait for its totals, then sampled.
+Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout, uint32_t layer,
+                                    const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& ws) {
+  FL_ASSIGN_OR_RETURN(const CountedHop counted, CountHopOnDevice(graph, seeds, DeviceWords{}, fanout, layer, options,
+                                                                 Buffer::kIndptr0, stream, ws));
+  const Device device = Device::Cuda(graph.device());
+  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> totals,
+                      ReadBack(counted.Totals(), ws, graph.runtime(), device, stream));
+  return SampleCountedHopOnDevice(graph, seeds, counted, totals[0][0], counted.top_k ? totals[1][0] : 0, stream, ws);
+}
+
+// A hop compacted on the device, left in the workspace: room for its
+// unique nodes (as many words as it has seeds and indices), their count
+// (one word on the device), and the positions of its indices among them.
 struct DeviceCompaction {
-  DeviceWords unique_nodes, compacted;
+  DeviceWords unique_room, unique_count, compacted;
 };
 
 // UniqueAndCompact of `seeds` and `indices` (non-negative: checked by the
 // caller with CheckCompactIds, or node ids of the graph), on the device,
 // into the workspace (the unique nodes into buffer `unique_into`): a hash
 // table of first positions, the first occurrences ranked by an exclusive
-// sum (only the count comes back, to size the output), then the unique
-// nodes and the relabelled indices. The caller holds the device guard.
+// sum, then the unique nodes and the relabelled indices. Nothing waits for
+// the device: the unique nodes get room for every input word, and their
+// count stays on the device for the caller to read when it next waits.
+// The caller holds the device guard.
 Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const DeviceWords& seeds,
                                          const DeviceWords& indices, Buffer unique_into, StreamHandle stream,
                                          DeviceSamplingWorkspace& ws) {
@@ -345,22 +394,19 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream, scan_scratch));
-  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read,
-                      ReadBack({TotalOf(rank, n)}, ws, rt, device, stream));
-  const int64_t num_unique = read[0][0];
-  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, num_unique, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, n, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
       kernels::EmitUniqueKernel{positions, table, is_first.data, rank.data, unique.data},
       {seeds.use(), indices.use(), keys.use(), first.use(), new_id.use(), is_first.use(), rank.use(), unique.use()},
       &kernels::LaunchEmitUniqueOnCuda));
   FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.Words(Buffer::kCompacted, indices.size, rt, device));
-  if (indices.size == 0) return DeviceCompaction{unique, compacted};
+  if (indices.size == 0) return DeviceCompaction{unique, TotalOf(rank, n), compacted};
   FL_RETURN_IF_ERROR(
       kernels::LaunchKernel(rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
                             kernels::RelabelKernel{table, indices.data, indices.size, compacted.data},
                             {indices.use(), keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
-  return DeviceCompaction{unique, compacted};
+  return DeviceCompaction{unique, TotalOf(rank, n), compacted};
 }
 
 }  // namespace
@@ -403,8 +449,11 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device, stream));
   FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
                       CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
-  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
-                      ReadBack({compacted.unique_nodes, compacted.compacted}, ws, rt, device, stream));
+  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> count,
+                      ReadBack({compacted.unique_count}, ws, rt, device, stream));
+  FL_ASSIGN_OR_RETURN(
+      std::vector<std::vector<int64_t>> read,
+      ReadBack({DeviceWords{compacted.unique_room.data, count[0][0]}, compacted.compacted}, ws, rt, device, stream));
   out.unique_nodes = std::move(read[0]);
   out.compacted_indices = std::move(read[1]);
   return out;
@@ -412,63 +461,108 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
 
 // Every hop stays on the device: hop k + 1 samples from hop k's unique
 // nodes where the compactor left them (the two node buffers take turns), and
-// the compactor reads the sampled indices where the sampler left them. Each
-// layer's arrays are copied back once, for the result (and the next hop's
-// seeds are checked on that copy, as a hop sampled alone checks them). With
-// no seeds nothing touches the device, as before.
+// the compactor reads the sampled indices where the sampler left them. The
+// host waits once a hop, when it must: hop k + 1 is counted over a bound of
+// hop k's unique nodes (its seeds and picks), with their count read on the
+// device, and one copy then brings back hop k + 1's totals (to size its
+// picks), that count, hop k's arrays and hop k's seeds. Two more waits end
+// the call: the last hop's arrays and unique count, then its unique nodes.
+// The later hops' seeds are unique nodes of the graph, so only the first
+// hop's are checked (ValidateMultiLayerRequest). With no seeds nothing
+// touches the device.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace* workspace) {
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
+  const int num_layers = static_cast<int>(fanouts.size());
+  std::vector<SampledLayer> layers(static_cast<size_t>(num_layers));
+  if (seeds.empty()) {  // and so is every hop
+    for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
+    return layers;
+  }
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   // The guard first, so that a workspace of the call's own is freed while
   // the graph's device is still current (freeing it after the guard put
   // the caller's device back could create a context there).
-  std::optional<DeviceGuard> guard;
+  DeviceGuard guard(rt, graph.device());
+  FL_RETURN_IF_ERROR(guard.status());
   std::optional<DeviceSamplingWorkspace> own;
   DeviceSamplingWorkspace& ws =
       workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
-  std::vector<SampledLayer> layers;
-  layers.reserve(fanouts.size());  // the unique nodes returned stay where they are
-  DeviceWords seeds_dev;           // the hop's seeds on the device: the last hop's unique nodes
-  Status chained = ChainLayers(
-      seeds, fanouts,
-      [&](const std::vector<int64_t>& layer_seeds, int64_t fanout,
-          uint32_t layer) -> Result<const std::vector<int64_t>*> {
-        FL_RETURN_IF_ERROR(ValidateSampleRequest(graph.num_nodes(), graph.has_weights(), layer_seeds, fanout, options));
-        SampledLayer& out = layers.emplace_back();
-        out.subgraph.seeds = layer_seeds;
-        out.subgraph.indptr.assign(1, 0);
-        if (layer_seeds.empty()) return &out.unique_nodes;  // and so is every later hop
-        if (layer == 0) {
-          guard.emplace(rt, graph.device());
-          FL_RETURN_IF_ERROR(guard->status());
-          FL_ASSIGN_OR_RETURN(seeds_dev, CopyToDevice(ws, Buffer::kNodes0, layer_seeds, rt, device, stream));
-        }
-        const Buffer unique_into = layer % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
-        FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
+  // hop_seeds[k]: hop k's seeds on the host (hop k - 1's unique nodes).
+  std::vector<std::vector<int64_t>> hop_seeds(static_cast<size_t>(num_layers) + 1);
+  hop_seeds[0] = seeds;
+  // A sampled and compacted hop whose arrays wait for the next copy back.
+  struct Unread {
+    int layer = -1;
+    DeviceWords seeds;
+    DeviceHop hop;
+    DeviceCompaction compacted;
+    // Its arrays in a copy back, from `at`: indptr, edges, indices,
+    // compacted, then its seeds unless the host has them (the first hop's).
+    void Add(std::vector<DeviceWords>& arrays) const {
+      arrays.insert(arrays.end(), {hop.indptr, hop.edges, hop.indices, compacted.compacted});
+      if (layer > 0) arrays.push_back(seeds);
+    }
+    void Take(std::vector<std::vector<int64_t>>& read, size_t at, std::vector<SampledLayer>& layers,
+              std::vector<std::vector<int64_t>>& hop_seeds) const {
+      SampledSubgraph& subgraph = layers[static_cast<size_t>(layer)].subgraph;
+      subgraph.indptr = std::move(read[at]);
+      subgraph.original_edge_ids = std::move(read[at + 1]);
+      subgraph.indices = std::move(read[at + 2]);
+      layers[static_cast<size_t>(layer)].compacted_indices = std::move(read[at + 3]);
+      if (layer > 0) hop_seeds[static_cast<size_t>(layer)] = std::move(read[at + 4]);
+    }
+  } unread;
+  auto sample = [&]() -> Status {
+    FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
+    DeviceWords live;  // hop k's seed count on the device, when the host has not read it
+    for (int k = 0; k < num_layers; ++k) {
+      Status hop_status = [&]() -> Status {
+        const auto layer = static_cast<uint32_t>(k);
+        const Buffer indptr_into = k % 2 == 0 ? Buffer::kIndptr0 : Buffer::kIndptr1;  // hop k - 1's is unread
+        FL_ASSIGN_OR_RETURN(const CountedHop counted, CountHopOnDevice(graph, seeds_dev, live, fanouts[k], layer,
+                                                                       options, indptr_into, stream, ws));
+        std::vector<DeviceWords> arrays = counted.Totals();
+        const size_t totals = arrays.size();
+        if (live.size > 0) arrays.push_back(live);
+        if (unread.layer >= 0) unread.Add(arrays);
+        FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read, ReadBack(arrays, ws, rt, device, stream));
+        const int64_t num_edges = read[0][0], num_chunks = counted.top_k ? read[1][0] : 0;
+        if (live.size > 0) seeds_dev.size = read[totals][0];
+        if (unread.layer >= 0) unread.Take(read, totals + (live.size > 0 ? 1 : 0), layers, hop_seeds);
+        const Buffer unique_into = k % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
+        FL_ASSIGN_OR_RETURN(DeviceHop hop,
+                            SampleCountedHopOnDevice(graph, seeds_dev, counted, num_edges, num_chunks, stream, ws));
         FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
                             CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
-        FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
-                            ReadBack({hop.indptr, hop.edges, hop.indices, compacted.unique_nodes, compacted.compacted},
-                                     ws, rt, device, stream));
-        out.subgraph.indptr = std::move(read[0]);
-        out.subgraph.original_edge_ids = std::move(read[1]);
-        out.subgraph.indices = std::move(read[2]);
-        out.unique_nodes = std::move(read[3]);
-        out.compacted_indices = std::move(read[4]);
-        seeds_dev = compacted.unique_nodes;
-        return &out.unique_nodes;
-      });
-  if (!chained.ok()) {
+        unread = Unread{k, seeds_dev, hop, compacted};
+        seeds_dev = compacted.unique_room;
+        live = compacted.unique_count;
+        return OkStatus();
+      }();
+      if (!hop_status.ok()) return hop_status.WithContext("layer " + std::to_string(k));
+    }
+    std::vector<DeviceWords> arrays = {live};
+    unread.Add(arrays);
+    FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read, ReadBack(arrays, ws, rt, device, stream));
+    unread.Take(read, 1, layers, hop_seeds);
+    const int64_t num_unique = read[0][0];
+    FL_ASSIGN_OR_RETURN(read, ReadBack({DeviceWords{seeds_dev.data, num_unique}}, ws, rt, device, stream));
+    hop_seeds[static_cast<size_t>(num_layers)] = std::move(read[0]);
+    return OkStatus();
+  };
+  if (Status sampled = sample(); !sampled.ok()) {
     // Kernels this call queued may still run in the workspace's buffers: a
     // caller could reuse them next on another stream. The error returned is
     // the first one; a failed wait adds nothing to it.
-    if (guard) (void)rt.StreamSynchronize(stream);
-    return chained;
+    (void)rt.StreamSynchronize(stream);
+    return sampled;
   }
+  for (size_t k = 0; k < layers.size(); ++k) layers[k].subgraph.seeds = hop_seeds[k];
+  for (size_t k = 0; k < layers.size(); ++k) layers[k].unique_nodes = std::move(hop_seeds[k + 1]);
   return layers;
 }
 

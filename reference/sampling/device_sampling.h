@@ -73,9 +73,12 @@ struct DeviceWords {
 class DeviceSamplingWorkspace {
  public:
   // A hop's arrays (sampling, then compaction). kNodes0/kNodes1 take turns
-  // holding a hop's seeds and the unique nodes the next hop samples from.
+  // holding a hop's seeds and the unique nodes the next hop samples from;
+  // kIndptr0/kIndptr1 take turns too (a hop's is read back while the next
+  // hop is counted).
   enum Buffer : int {
-    kIndptr,
+    kIndptr0,
+    kIndptr1,
     kEdges,
     kIndices,
     kSampleKeys,  // sampling
@@ -158,7 +161,8 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 // (ValidateMultiLayerRequest), every hop (sampling and compaction) on the
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
 // of its own when null, kExact: the call then allocates its buffers and
-// frees them).
+// frees them). The host waits for the device once a hop and twice more
+// (DeviceRuntime::host_waits), the seeds' upload aside.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options,
