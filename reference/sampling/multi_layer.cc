@@ -17,12 +17,13 @@ namespace faultline {
 namespace {
 
 // One hop on the CPU into `sink`: this thread compacts each chunk of
-// sampled edges as it comes, while the other threads sample the next ones.
+// sampled edges as it comes, while the crew's threads sample the next ones.
 // The compactor starts with the first chunk: the seeds are checked by then.
 // Returns the hop's unique nodes, where the sink keeps them.
 Result<const std::vector<int64_t>*> SampleAndCompactLayer(const CscGraph& graph, const std::vector<int64_t>& seeds,
                                                           int64_t fanout, uint32_t layer,
-                                                          const SamplingOptions& options, LayerSink& sink) {
+                                                          const SamplingOptions& options, LayerSink& sink,
+                                                          HelperCrew& crew) {
   const size_t expected = static_cast<size_t>(ExpectedSampledEdges(graph, static_cast<int64_t>(seeds.size()), fanout));
   FL_RETURN_IF_ERROR(sink.BeginLayer(layer, seeds, expected));
   std::optional<LayerCompactor> compactor;
@@ -30,13 +31,15 @@ Result<const std::vector<int64_t>*> SampleAndCompactLayer(const CscGraph& graph,
     // Node ids lie in [0, num_nodes).
     compactor.emplace(seeds, 0, std::max<int64_t>(graph.num_nodes() - 1, 0), expected);
   };
-  FL_RETURN_IF_ERROR(
-      SampleNeighborsInChunks(graph, seeds, fanout, layer, options, [&](const SampledChunk& chunk) -> Status {
+  FL_RETURN_IF_ERROR(SampleNeighborsInChunks(
+      graph, seeds, fanout, layer, options,
+      [&](const SampledChunk& chunk) -> Status {
         if (!compactor) start_compactor();
         FL_ASSIGN_OR_RETURN(int64_t * compacted, sink.AddChunk(chunk));
         compactor->Add(chunk.indices.begin(), static_cast<size_t>(chunk.indices.size()), compacted);
         return OkStatus();
-      }));
+      },
+      crew));
   if (!compactor) start_compactor();  // no seeds, no chunks
   return sink.EndLayer(compactor->TakeUniqueNodes());
 }
@@ -116,8 +119,9 @@ Result<std::vector<SampledLayer>> SampleLayers(const std::vector<int64_t>& seeds
 Status SampleMultiLayerInto(const CscGraph& graph, const std::vector<int64_t>& seeds,
                             const std::vector<int64_t>& fanouts, const SamplingOptions& options, LayerSink& sink) {
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
+  HelperCrew crew(options.num_threads - 1);  // every hop's helpers
   return ChainLayers(seeds, fanouts, [&](const std::vector<int64_t>& layer_seeds, int64_t fanout, uint32_t layer) {
-    return SampleAndCompactLayer(graph, layer_seeds, fanout, layer, options, sink);
+    return SampleAndCompactLayer(graph, layer_seeds, fanout, layer, options, sink, crew);
   });
 }
 

@@ -204,6 +204,12 @@ Result<core::SamplingParams> CheckedParams(const CscGraph& graph, const std::vec
 // depend on which thread sampled it.
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer,
                                const SamplingOptions& options, const SampledChunkSink& sink) {
+  HelperCrew crew(options.num_threads - 1);  // checked with the rest, before any thread starts
+  return SampleNeighborsInChunks(graph, seeds, fanout, layer, options, sink, crew);
+}
+
+Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer,
+                               const SamplingOptions& options, const SampledChunkSink& sink, HelperCrew& crew) {
   FL_ASSIGN_OR_RETURN(const core::SamplingParams params, CheckedParams(graph, seeds, fanout, layer, options));
   const int64_t n = static_cast<int64_t>(seeds.size());
   const int64_t chunk_seeds = ChunkSeeds(n, options.num_threads);
@@ -267,33 +273,27 @@ Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>
     done[c].store(true, std::memory_order_release);
     return true;
   };
-  std::vector<std::thread> helpers;
-  // Joins the helpers however this function returns (stopping their claims first).
-  struct Joiner {
-    std::vector<std::thread>& threads;
+  // The helpers' part of this call: sample chunks until none is left.
+  const std::function<void()> help = [&] {
+    try {
+      ChunkScratch scratch;
+      while (sample_next(scratch)) {
+      }
+    } catch (...) {
+      fail(std::current_exception(), ChunkOutcome::kSampled);  // the exception is the failure
+    }
+  };
+  // Waits for the helpers however this function returns (stopping their claims first).
+  struct Stopper {
+    HelperCrew& crew;
     std::atomic<int64_t>& next;
     int64_t end;
-    ~Joiner() {
+    ~Stopper() {
       next.store(end, std::memory_order_relaxed);
-      for (std::thread& t : threads) t.join();
+      crew.Wait();
     }
-  } joiner{helpers, next, num_chunks};
-  const int64_t num_helpers = std::min<int64_t>(options.num_threads, num_chunks) - 1;
-  for (int64_t t = 0; t < num_helpers; ++t) {
-    try {
-      helpers.emplace_back([&] {
-        try {
-          ChunkScratch scratch;
-          while (sample_next(scratch)) {
-          }
-        } catch (...) {
-          fail(std::current_exception(), ChunkOutcome::kSampled);  // the exception is the failure
-        }
-      });
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones started, and this one, sample it all
-    }
-  }
+  } stopper{crew, next, num_chunks};
+  crew.Run(static_cast<int>(std::min<int64_t>(options.num_threads, num_chunks) - 1), help);
   ChunkScratch scratch;
   int64_t handed_picks = 0;  // every sink keeps them all (SampleNeighbors, a minibatch, the compaction)
   for (int64_t c = 0; c < num_chunks; ++c) {

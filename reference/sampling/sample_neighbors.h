@@ -14,6 +14,7 @@
 
 #include "reference/base/status.h"
 #include "reference/graph/csc_graph.h"
+#include "reference/sampling/helper_crew.h"
 #include "reference/sampling/sampled_subgraph.h"
 
 namespace faultline {
@@ -91,6 +92,11 @@ using SampledChunkSink = std::function<Status(const SampledChunk&)>;
 // (about 16 bytes per edge of the largest layer it sampled).
 Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer,
                                const SamplingOptions& options, const SampledChunkSink& sink);
+// The same with the threads of `crew` (up to options.num_threads - 1 of
+// them) as the helpers, instead of threads of the call's own: a caller that
+// samples several hops keeps one crew for all of them.
+Status SampleNeighborsInChunks(const CscGraph& graph, const std::vector<int64_t>& seeds, int64_t fanout, uint32_t layer,
+                               const SamplingOptions& options, const SampledChunkSink& sink, HelperCrew& crew);
 
 }  // namespace faultline
 
