@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -85,19 +86,20 @@ Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, D
   return DeviceWords{size == 0 ? nullptr : static_cast<int64_t*>(buffer.raw_data()), size};
 }
 
-Result<int64_t*> DeviceSamplingWorkspace::PinnedHostWords(int64_t size, DeviceRuntime& runtime) {
+Result<int64_t*> DeviceSamplingWorkspace::PinnedHostWords(Pinned which, int64_t size, DeviceRuntime& runtime) {
   if (size <= 0 || size > kMaxWords) {
     return InvalidArgumentError("DeviceSamplingWorkspace::PinnedHostWords: size " + std::to_string(size) +
                                 "; expected a size in [1, 2^58]");
   }
-  if (pinned_.numel() < size) {
-    pinned_ = Tensor();  // unpinned and freed first
+  Tensor& pinned = pinned_[static_cast<int>(which)];
+  if (pinned.numel() < size) {
+    pinned = Tensor();  // unpinned and freed first
     FL_ASSIGN_OR_RETURN(Tensor host,
                         Tensor::Empty(DType::kInt64, {growth_ == Growth::kExact ? size : size + size / 4}));
     FL_RETURN_IF_ERROR(host.Pin(runtime));
-    pinned_ = std::move(host);
+    pinned = std::move(host);
   }
-  return static_cast<int64_t*>(pinned_.raw_data());
+  return static_cast<int64_t*>(pinned.raw_data());
 }
 
 size_t DeviceSamplingWorkspace::bytes() const {
@@ -149,7 +151,7 @@ Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords
   }
   const int64_t* host = nullptr;
   if (total > 0) {
-    FL_ASSIGN_OR_RETURN(int64_t * pinned, ws.PinnedHostWords(total, rt));
+    FL_ASSIGN_OR_RETURN(int64_t * pinned, ws.PinnedHostWords(DeviceSamplingWorkspace::Pinned::kReadback, total, rt));
     FL_RETURN_IF_ERROR(
         rt.MemcpyAsync(pinned, from, static_cast<size_t>(total) * sizeof(int64_t), MemcpyKind::kDeviceToHost, stream));
     FL_RETURN_IF_ERROR(rt.StreamSynchronize(stream));
@@ -167,15 +169,38 @@ Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords
 // The word after an exclusive sum's n inputs: its total.
 DeviceWords TotalOf(const DeviceWords& sum, int64_t n) { return DeviceWords{sum.data + n, 1}; }
 
-// Copies `values` into buffer `which` of `ws`, in `stream` (the kernels
-// that read them run there).
-Result<DeviceWords> CopyToDevice(DeviceSamplingWorkspace& ws, Buffer which, const std::vector<int64_t>& values,
-                                 DeviceRuntime& rt, Device device, StreamHandle stream) {
-  FL_ASSIGN_OR_RETURN(DeviceWords out, ws.Words(which, static_cast<int64_t>(values.size()), rt, device));
-  const size_t bytes = values.size() * sizeof(int64_t);
-  FL_RETURN_IF_ERROR(stream == nullptr
-                         ? rt.Memcpy(out.data, values.data(), bytes, MemcpyKind::kHostToDevice)
-                         : rt.MemcpyAsync(out.data, values.data(), bytes, MemcpyKind::kHostToDevice, stream));
+// Host arrays to copy to the device, each into a buffer of the workspace.
+struct Upload {
+  Buffer into;
+  const std::vector<int64_t>* values;
+};
+
+// Copies each upload into its buffer of `ws`, in `stream` (the kernels
+// that read them run there): the values are gathered in the workspace's
+// pinned upload words, and the copies from there are queued without a wait
+// (from pageable memory the host would wait for them). The pinned words
+// are free again once the host has next waited for the stream, which every
+// call does before it returns.
+Result<std::vector<DeviceWords>> CopyToDevice(DeviceSamplingWorkspace& ws, std::initializer_list<Upload> uploads,
+                                              DeviceRuntime& rt, Device device, StreamHandle stream) {
+  int64_t total = 0;
+  for (const Upload& u : uploads) total += static_cast<int64_t>(u.values->size());
+  int64_t* pinned = nullptr;
+  if (total > 0) {
+    FL_ASSIGN_OR_RETURN(pinned, ws.PinnedHostWords(DeviceSamplingWorkspace::Pinned::kUpload, total, rt));
+  }
+  std::vector<DeviceWords> out;
+  for (const Upload& u : uploads) {
+    const auto size = static_cast<int64_t>(u.values->size());
+    FL_ASSIGN_OR_RETURN(DeviceWords words, ws.Words(u.into, size, rt, device));
+    if (size > 0) {
+      std::memcpy(pinned, u.values->data(), static_cast<size_t>(size) * sizeof(int64_t));
+      FL_RETURN_IF_ERROR(rt.MemcpyAsync(words.data, pinned, static_cast<size_t>(size) * sizeof(int64_t),
+                                        MemcpyKind::kHostToDevice, stream));
+      pinned += size;
+    }
+    out.push_back(words);
+  }
   return out;
 }
 
@@ -409,6 +434,17 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   return DeviceCompaction{unique, TotalOf(rank, n), compacted};
 }
 
+// Runs `body`, which queues work in `stream` that uses the workspace's
+// memory; when it fails, waits for the stream before returning its error:
+// what it queued may still use the workspace, which the caller may free or
+// reuse on another stream next. A failed wait adds nothing to the error.
+template <typename Body>
+auto WaitingOnError(DeviceRuntime& rt, StreamHandle stream, const Body& body) -> decltype(body()) {
+  auto result = body();
+  if (!result.ok()) (void)rt.StreamSynchronize(stream);
+  return result;
+}
+
 }  // namespace
 
 Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
@@ -424,15 +460,18 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   DeviceGuard guard(rt, graph.device());
   FL_RETURN_IF_ERROR(guard.status());
   DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
-  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
-  FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, seeds_dev, fanout, layer, options, stream, ws));
-  if (hop.edges.size == 0) return out;
-  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
-                      ReadBack({hop.indptr, hop.edges, hop.indices}, ws, rt, device, stream));
-  out.indptr = std::move(read[0]);
-  out.original_edge_ids = std::move(read[1]);
-  out.indices = std::move(read[2]);
-  return out;
+  return WaitingOnError(rt, stream, [&]() -> Result<SampledSubgraph> {
+    FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
+                        CopyToDevice(ws, {Upload{Buffer::kNodes0, &seeds}}, rt, device, stream));
+    FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, uploaded[0], fanout, layer, options, stream, ws));
+    if (hop.edges.size == 0) return out;
+    FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
+                        ReadBack({hop.indptr, hop.edges, hop.indices}, ws, rt, device, stream));
+    out.indptr = std::move(read[0]);
+    out.original_edge_ids = std::move(read[1]);
+    out.indices = std::move(read[2]);
+    return out;
+  });
 }
 
 Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int device_index,
@@ -445,18 +484,21 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   DeviceGuard guard(rt, device_index);
   FL_RETURN_IF_ERROR(guard.status());
   DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
-  FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
-  FL_ASSIGN_OR_RETURN(DeviceWords indices_dev, CopyToDevice(ws, Buffer::kIndices, indices, rt, device, stream));
-  FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                      CompactOnDevice(rt, device, seeds_dev, indices_dev, Buffer::kNodes1, stream, ws));
-  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> count,
-                      ReadBack({compacted.unique_count}, ws, rt, device, stream));
-  FL_ASSIGN_OR_RETURN(
-      std::vector<std::vector<int64_t>> read,
-      ReadBack({DeviceWords{compacted.unique_room.data, count[0][0]}, compacted.compacted}, ws, rt, device, stream));
-  out.unique_nodes = std::move(read[0]);
-  out.compacted_indices = std::move(read[1]);
-  return out;
+  return WaitingOnError(rt, stream, [&]() -> Result<UniqueAndCompactResult> {
+    FL_ASSIGN_OR_RETURN(
+        const std::vector<DeviceWords> uploaded,
+        CopyToDevice(ws, {Upload{Buffer::kNodes0, &seeds}, Upload{Buffer::kIndices, &indices}}, rt, device, stream));
+    FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
+                        CompactOnDevice(rt, device, uploaded[0], uploaded[1], Buffer::kNodes1, stream, ws));
+    FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> count,
+                        ReadBack({compacted.unique_count}, ws, rt, device, stream));
+    FL_ASSIGN_OR_RETURN(
+        std::vector<std::vector<int64_t>> read,
+        ReadBack({DeviceWords{compacted.unique_room.data, count[0][0]}, compacted.compacted}, ws, rt, device, stream));
+    out.unique_nodes = std::move(read[0]);
+    out.compacted_indices = std::move(read[1]);
+    return out;
+  });
 }
 
 // Every hop stays on the device: hop k + 1 samples from hop k's unique
@@ -517,7 +559,9 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     }
   } unread;
   auto sample = [&]() -> Status {
-    FL_ASSIGN_OR_RETURN(DeviceWords seeds_dev, CopyToDevice(ws, Buffer::kNodes0, seeds, rt, device, stream));
+    FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
+                        CopyToDevice(ws, {Upload{Buffer::kNodes0, &seeds}}, rt, device, stream));
+    DeviceWords seeds_dev = uploaded[0];
     DeviceWords live;  // hop k's seed count on the device, when the host has not read it
     for (int k = 0; k < num_layers; ++k) {
       Status hop_status = [&]() -> Status {
@@ -554,13 +598,7 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     hop_seeds[static_cast<size_t>(num_layers)] = std::move(read[0]);
     return OkStatus();
   };
-  if (Status sampled = sample(); !sampled.ok()) {
-    // Kernels this call queued may still run in the workspace's buffers: a
-    // caller could reuse them next on another stream. The error returned is
-    // the first one; a failed wait adds nothing to it.
-    (void)rt.StreamSynchronize(stream);
-    return sampled;
-  }
+  FL_RETURN_IF_ERROR(WaitingOnError(rt, stream, sample));
   for (size_t k = 0; k < layers.size(); ++k) layers[k].subgraph.seeds = hop_seeds[k];
   for (size_t k = 0; k < layers.size(); ++k) layers[k].unique_nodes = std::move(hop_seeds[k + 1]);
   return layers;

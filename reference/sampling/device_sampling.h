@@ -122,11 +122,14 @@ class DeviceSamplingWorkspace {
   // contents are not kept). Buffers on another device or runtime are an
   // InvalidArgument error naming both.
   Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
-  // Returns `size` words of page-locked host memory (pinned with `runtime`),
-  // grown as Words grows: readbacks land there, so that a copy to the host
+  // Page-locked host memory (pinned with `runtime`), a block per use, grown
+  // as Words grows. Readbacks land in kReadback, so that a copy to the host
   // is the DMA alone (into pageable memory the driver would stage it, a
-  // second host copy beside the caller's own).
-  Result<int64_t*> PinnedHostWords(int64_t size, DeviceRuntime& runtime);
+  // second host copy beside the caller's own); uploads leave from kUpload,
+  // so that the copy is queued and the host does not wait for it.
+  enum class Pinned : int { kReadback, kUpload };
+  // Returns `size` words of block `which`.
+  Result<int64_t*> PinnedHostWords(Pinned which, int64_t size, DeviceRuntime& runtime);
   // The device allocations it has made, and the bytes it holds.
   int64_t allocations() const { return allocations_; }
   // The words buffer `which` holds (0 until first used).
@@ -136,7 +139,7 @@ class DeviceSamplingWorkspace {
  private:
   Growth growth_;
   Tensor buffers_[kNumBuffers];
-  Tensor pinned_;  // PinnedHostWords
+  Tensor pinned_[2];  // PinnedHostWords, by Pinned
   int64_t allocations_ = 0;
 };
 
@@ -162,7 +165,7 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
 // of its own when null, kExact: the call then allocates its buffers and
 // frees them). The host waits for the device once a hop and twice more
-// (DeviceRuntime::host_waits), the seeds' upload aside.
+// (DeviceRuntime::host_waits); the seeds go up from pinned memory, queued.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options,
