@@ -542,8 +542,9 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
     DeviceWords seeds;
     DeviceHop hop;
     DeviceCompaction compacted;
-    // Its arrays in a copy back, from `at`: indptr, edges, indices,
-    // compacted, then its seeds unless the host has them (the first hop's).
+    // Add appends its arrays to a copy back: indptr, edges, indices,
+    // compacted, then its seeds unless the host has them (the first hop's);
+    // Take moves them out of that copy's results, from `at`.
     void Add(std::vector<DeviceWords>& arrays) const {
       arrays.insert(arrays.end(), {hop.indptr, hop.edges, hop.indices, compacted.compacted});
       if (layer > 0) arrays.push_back(seeds);
