@@ -11,7 +11,6 @@
 #include <memory>
 #include <new>
 #include <string>
-#include <system_error>
 #include <thread>
 
 #include <sys/sysinfo.h>
