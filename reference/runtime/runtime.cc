@@ -74,7 +74,7 @@ Status DeviceRuntime::Memcpy(void* dst, const void* src, size_t bytes, MemcpyKin
   if (dst == nullptr) return NullArgument("Memcpy", "dst");
   if (src == nullptr) return NullArgument("Memcpy", "src");
   const bool host_and_device = kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToHost;
-  Status copied = DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc);
+  Status copied = CountedCopy(DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc), kind, bytes);
   return host_and_device ? CountedWait(std::move(copied)) : copied;
 }
 
@@ -83,7 +83,7 @@ Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, Memc
   if (bytes == 0) return OkStatus();
   if (dst == nullptr) return NullArgument("MemcpyAsync", "dst");
   if (src == nullptr) return NullArgument("MemcpyAsync", "src");
-  return DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc);
+  return CountedCopy(DoMemcpy(dst, src, bytes, kind, stream, /*async=*/true, loc), kind, bytes);
 }
 
 Status DeviceRuntime::HostRegister(void* ptr, size_t bytes, SourceLocation loc) {
@@ -135,6 +135,11 @@ Status DeviceRuntime::EventQuery(EventHandle event, SourceLocation loc) {
 Status DeviceRuntime::EventSynchronize(EventHandle event, SourceLocation loc) {
   if (event == nullptr) return NullArgument("EventSynchronize", "event");
   return CountedWait(DoEventSynchronize(event, loc));
+}
+
+Status DeviceRuntime::CountedCopy(Status status, MemcpyKind kind, size_t bytes) {
+  if (status.ok() && kind == MemcpyKind::kDeviceToHost) bytes_to_host_.fetch_add(bytes, std::memory_order_relaxed);
+  return status;
 }
 
 Status DeviceRuntime::CountedWait(Status status) {

@@ -188,6 +188,10 @@ class DeviceRuntime {
   // waits too: telling pageable from pinned memory would cost a query per
   // copy. A caller that reads back that way follows with StreamSynchronize.
   uint64_t host_waits() const { return host_waits_.load(std::memory_order_relaxed); }
+  // Returns the bytes that successful Memcpy and MemcpyAsync calls of kind
+  // kDeviceToHost have copied so far: what a caller read back, counted on
+  // every backend alike (kDefault copies are not counted).
+  uint64_t bytes_to_host() const { return bytes_to_host_.load(std::memory_order_relaxed); }
 
  protected:
   virtual Result<int> DoGetDeviceCount(SourceLocation loc) = 0;
@@ -225,7 +229,11 @@ class DeviceRuntime {
   // Counts `status` as a host wait when it is OK; returns it.
   Status CountedWait(Status status);
 
+  // Counts `status`'s copy of `bytes` to the host when it is OK; returns it.
+  Status CountedCopy(Status status, MemcpyKind kind, size_t bytes);
+
   std::atomic<uint64_t> host_waits_{0};
+  std::atomic<uint64_t> bytes_to_host_{0};
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are

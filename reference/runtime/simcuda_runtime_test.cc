@@ -216,7 +216,8 @@ TEST(SimCudaTest, CopiesMustStayInsideDeviceAllocations) {
 // host_waits counts the calls at which CUDA's documented rules make the
 // host wait for the device ("API synchronization behavior" in the CUDA
 // Runtime API reference), and only the successful ones; asynchronous copies
-// are not counted (runtime.h says why).
+// are not counted (runtime.h says why). bytes_to_host counts what
+// successful copies to the host moved, waiting or not.
 TEST(SimCudaTest, HostWaitsFollowCudasSynchronizationRules) {
   SimCudaRuntime& sim = SimCuda();
   auto dev = sim.Malloc(64);
@@ -225,32 +226,35 @@ TEST(SimCudaTest, HostWaitsFollowCudasSynchronizationRules) {
   FL_ASSERT_OK(pinned);
   auto stream = sim.StreamCreate();
   FL_ASSERT_OK(stream);
-  std::vector<char> pageable(64);
+  std::vector<char> pageable(128);
   struct Case {
     const char* what;
     std::function<Status()> call;
-    uint64_t waits;
+    uint64_t waits, bytes_to_host;
   };
   const Case cases[] = {
-      {"cudaMemcpy device to host", [&] { return sim.Memcpy(pageable.data(), *dev, 64, MemcpyKind::kDeviceToHost); },
-       1},
-      {"cudaMemcpy host to device", [&] { return sim.Memcpy(*dev, pageable.data(), 64, MemcpyKind::kHostToDevice); },
-       1},
-      {"cudaMemcpy device to device", [&] { return sim.Memcpy(*dev, *dev, 32, MemcpyKind::kDeviceToDevice); }, 0},
+      {"cudaMemcpy device to host", [&] { return sim.Memcpy(pageable.data(), *dev, 64, MemcpyKind::kDeviceToHost); }, 1,
+       64},
+      {"cudaMemcpy host to device", [&] { return sim.Memcpy(*dev, pageable.data(), 64, MemcpyKind::kHostToDevice); }, 1,
+       0},
+      {"cudaMemcpy device to device", [&] { return sim.Memcpy(*dev, *dev, 32, MemcpyKind::kDeviceToDevice); }, 0, 0},
       {"cudaMemcpyAsync device to pageable host",
-       [&] { return sim.MemcpyAsync(pageable.data(), *dev, 64, MemcpyKind::kDeviceToHost, *stream); }, 0},
+       [&] { return sim.MemcpyAsync(pageable.data(), *dev, 48, MemcpyKind::kDeviceToHost, *stream); }, 0, 48},
       {"cudaMemcpyAsync device to pinned host",
-       [&] { return sim.MemcpyAsync(*pinned, *dev, 64, MemcpyKind::kDeviceToHost, *stream); }, 0},
+       [&] { return sim.MemcpyAsync(*pinned, *dev, 64, MemcpyKind::kDeviceToHost, *stream); }, 0, 64},
       {"cudaMemcpyAsync device to device",
-       [&] { return sim.MemcpyAsync(*dev, *dev, 32, MemcpyKind::kDeviceToDevice, *stream); }, 0},
-      {"cudaStreamSynchronize", [&] { return sim.StreamSynchronize(*stream); }, 1},
-      {"cudaDeviceSynchronize", [&] { return sim.DeviceSynchronize(); }, 1},
-      {"a failed cudaMemcpy", [&] { return sim.Memcpy(*dev, pageable.data(), 128, MemcpyKind::kHostToDevice); }, 0},
+       [&] { return sim.MemcpyAsync(*dev, *dev, 32, MemcpyKind::kDeviceToDevice, *stream); }, 0, 0},
+      {"cudaStreamSynchronize", [&] { return sim.StreamSynchronize(*stream); }, 1, 0},
+      {"cudaDeviceSynchronize", [&] { return sim.DeviceSynchronize(); }, 1, 0},
+      {"a failed cudaMemcpy", [&] { return sim.Memcpy(*dev, pageable.data(), 128, MemcpyKind::kHostToDevice); }, 0, 0},
+      {"a failed cudaMemcpy device to host",
+       [&] { return sim.Memcpy(pageable.data(), *dev, 128, MemcpyKind::kDeviceToHost); }, 0, 0},
   };
   for (const Case& c : cases) {
-    const uint64_t before = sim.host_waits();
+    const uint64_t before = sim.host_waits(), bytes_before = sim.bytes_to_host();
     (void)c.call();
     EXPECT_EQ(sim.host_waits() - before, c.waits) << c.what;
+    EXPECT_EQ(sim.bytes_to_host() - bytes_before, c.bytes_to_host) << c.what;
   }
   (void)sim.GetLastError();  // the failed copy's
   FL_EXPECT_OK(sim.StreamDestroy(*stream));
