@@ -68,17 +68,46 @@ Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, D
                                 std::to_string(size) + "; expected a buffer below " + std::to_string(kNumBuffers) +
                                 " and a size in [0, 2^58]");
   }
-  for (const Tensor& held : buffers_) {
-    if (held.numel() > 0 && (held.device() != device || held.runtime() != &runtime)) {
-      return InvalidArgumentError("DeviceSamplingWorkspace: holds buffers on " + held.device().ToString() + " of " +
-                                  held.runtime()->name() + "; asked for " + device.ToString() + " of " +
-                                  runtime.name());
-    }
+  const bool table = which == kTableKeys || which == kTableFirst || which == kTableNewId;
+  return Grow(buffers_[which], growth_ == Growth::kExact || table, size, runtime, device);
+}
+
+Result<DeviceWords> DeviceSamplingWorkspace::LayerWords(int layer, LayerArray which, int64_t size,
+                                                        DeviceRuntime& runtime, Device device) {
+  if (layer < 0 || layer >= kMaxLayers || which < 0 || which >= kNumLayerArrays || size < 0 || size > kMaxWords) {
+    return InvalidArgumentError("DeviceSamplingWorkspace::LayerWords: layer " + std::to_string(layer) + ", array " +
+                                std::to_string(which) + ", size " + std::to_string(size) + "; expected a layer below " +
+                                std::to_string(kMaxLayers) + ", an array below " + std::to_string(kNumLayerArrays) +
+                                " and a size in [0, 2^58]");
   }
-  Tensor& buffer = buffers_[which];
+  if (layers_.size() <= static_cast<size_t>(layer)) layers_.resize(static_cast<size_t>(layer) + 1);
+  return Grow(layers_[static_cast<size_t>(layer)][which], growth_ == Growth::kExact, size, runtime, device);
+}
+
+Result<DeviceWords> DeviceSamplingWorkspace::Grow(Tensor& buffer, bool exact, int64_t size, DeviceRuntime& runtime,
+                                                  Device device) {
+  // The first buffer held on another device or runtime, if any.
+  const Tensor* other = [&]() -> const Tensor* {
+    auto elsewhere = [&](const Tensor& held) {
+      return held.numel() > 0 && (held.device() != device || held.runtime() != &runtime);
+    };
+    for (const Tensor& held : buffers_) {
+      if (elsewhere(held)) return &held;
+    }
+    for (const auto& layer : layers_) {
+      for (const Tensor& held : layer) {
+        if (elsewhere(held)) return &held;
+      }
+    }
+    return nullptr;
+  }();
+  if (other != nullptr) {
+    return InvalidArgumentError("DeviceSamplingWorkspace: holds buffers on " + other->device().ToString() + " of " +
+                                other->runtime()->name() + "; asked for " + device.ToString() + " of " +
+                                runtime.name());
+  }
   if (buffer.numel() < size) {
-    const bool table = which == kTableKeys || which == kTableFirst || which == kTableNewId;
-    const int64_t words = (growth_ == Growth::kExact || table) ? size : size + size / 4;
+    const int64_t words = exact ? size : size + size / 4;
     buffer = Tensor();  // free the old one first: the device holds one of the two at a time
     FL_ASSIGN_OR_RETURN(buffer, Tensor::Empty(DType::kInt64, {words}, device, &runtime));
     ++allocations_;
@@ -105,12 +134,16 @@ Result<int64_t*> DeviceSamplingWorkspace::PinnedHostWords(Pinned which, int64_t 
 size_t DeviceSamplingWorkspace::bytes() const {
   size_t total = 0;
   for (const Tensor& held : buffers_) total += held.nbytes();
+  for (const auto& layer : layers_) {
+    for (const Tensor& held : layer) total += held.nbytes();
+  }
   return total;
 }
 
 namespace {
 
 using Buffer = DeviceSamplingWorkspace::Buffer;
+using LayerArray = DeviceSamplingWorkspace::LayerArray;
 
 // A graph array's use by a kernel, or none when the kernel does not read it.
 BufferUse GraphBuffer(const Tensor& array, bool read) { return read ? array.buffer() : BufferUse{nullptr, 0}; }
@@ -169,13 +202,14 @@ Result<std::vector<std::vector<int64_t>>> ReadBack(const std::vector<DeviceWords
 // The word after an exclusive sum's n inputs: its total.
 DeviceWords TotalOf(const DeviceWords& sum, int64_t n) { return DeviceWords{sum.data + n, 1}; }
 
-// Host arrays to copy to the device, each into a buffer of the workspace.
+// Host arrays to copy to the device, each into its array of the
+// workspace's layer 0.
 struct Upload {
-  Buffer into;
+  LayerArray into;
   const std::vector<int64_t>* values;
 };
 
-// Copies each upload into its buffer of `ws`, in `stream` (the kernels
+// Copies each upload into its array of `ws`, in `stream` (the kernels
 // that read them run there): the values are gathered in the workspace's
 // pinned upload words, and the copies from there are queued without a wait
 // (from pageable memory the host would wait for them). The pinned words
@@ -192,7 +226,7 @@ Result<std::vector<DeviceWords>> CopyToDevice(DeviceSamplingWorkspace& ws, std::
   std::vector<DeviceWords> out;
   for (const Upload& u : uploads) {
     const auto size = static_cast<int64_t>(u.values->size());
-    FL_ASSIGN_OR_RETURN(DeviceWords words, ws.Words(u.into, size, rt, device));
+    FL_ASSIGN_OR_RETURN(DeviceWords words, ws.LayerWords(0, u.into, size, rt, device));
     if (size > 0) {
       std::memcpy(pinned, u.values->data(), static_cast<size_t>(size) * sizeof(int64_t));
       FL_RETURN_IF_ERROR(rt.MemcpyAsync(words.data, pinned, static_cast<size_t>(size) * sizeof(int64_t),
@@ -217,6 +251,7 @@ Result<kernels::ScanScratch> ScanScratchIn(DeviceSamplingWorkspace& ws, int64_t 
 // counted seeds) and, in the top-k modes, the chunks' offsets likewise.
 struct CountedHop {
   kernels::sampling::SamplingParams params;
+  int slot = 0;  // the workspace layer its arrays go to
   bool top_k = false;
   DeviceWords indptr, chunk_offsets;
   // What the host reads before it samples: the picks' total, and the
@@ -229,23 +264,24 @@ struct CountedHop {
 };
 
 // Queues the counts of `seeds` (at least one word, on the graph's device,
-// in range: the caller checked them) and their exclusive sums, into buffer
-// `indptr_into` of the workspace. With `live_seeds` (a word on the device)
+// in range: the caller checked them) and their exclusive sums, into the
+// indptr of the workspace's layer `slot`. With `live_seeds` (a word on the device)
 // only that many of the seeds' words are seeds: the rest count 0, so that
 // the sums end in the live seeds' totals. The caller holds the device
 // guard.
 Result<CountedHop> CountHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, const DeviceWords& live_seeds,
-                                    int64_t fanout, uint32_t layer, const SamplingOptions& options, Buffer indptr_into,
+                                    int64_t fanout, uint32_t layer, const SamplingOptions& options, int slot,
                                     StreamHandle stream, DeviceSamplingWorkspace& ws) {
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   const bool weighted = options.weighted;
   const int64_t n = seeds.size;
   CountedHop hop;
+  hop.slot = slot;
   // n counts, then their exclusive sum in place: the output's indptr. The
   // scan reads word n but its result does not depend on it: it is zeroed
   // so that no uninitialised word is read (compute-sanitizer's initcheck).
-  FL_ASSIGN_OR_RETURN(hop.indptr, ws.Words(indptr_into, n + 1, rt, device));
+  FL_ASSIGN_OR_RETURN(hop.indptr, ws.LayerWords(slot, LayerArray::kIndptr, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.indptr.data + n, 1, 0, stream));
 
   kernels::sampling::SamplingParams& params = hop.params;
@@ -284,7 +320,7 @@ Result<CountedHop> CountHopOnDevice(const DeviceGraph& graph, const DeviceWords&
 }
 
 // Samples the n = seeds.size seeds of a counted hop, whose totals the host
-// has read (num_edges picks, num_chunks chunks), into the workspace: the
+// has read (num_edges picks, num_chunks chunks), into its workspace layer: the
 // picks, and in the top-k modes first a hub's edges split into chunks, each
 // keeping its own top-k on a thread of its own (kernels::sampling::
 // TopKChunks), so that no thread walks a whole hub. The caller holds the
@@ -306,8 +342,8 @@ Result<DeviceHop> SampleCountedHopOnDevice(const DeviceGraph& graph, const Devic
     if (words.ok()) return words;
     return words.status().WithContext(SampledEdgesNeed(n, fanout, static_cast<uint64_t>(num_edges)));
   };
-  FL_ASSIGN_OR_RETURN(hop.edges, named(ws.Words(Buffer::kEdges, num_edges, rt, device)));
-  FL_ASSIGN_OR_RETURN(hop.indices, named(ws.Words(Buffer::kIndices, num_edges, rt, device)));
+  FL_ASSIGN_OR_RETURN(hop.edges, named(ws.LayerWords(counted.slot, LayerArray::kEdges, num_edges, rt, device)));
+  FL_ASSIGN_OR_RETURN(hop.indices, named(ws.LayerWords(counted.slot, LayerArray::kIndices, num_edges, rt, device)));
   // One 16-byte SampleKey per output slot, held as two int64 words, for the
   // top-k modes only: the others (Floyd, with replacement, fanout -1) never
   // read them, and a fanout -1 hop would otherwise need twice its output.
@@ -362,8 +398,8 @@ Result<DeviceHop> SampleCountedHopOnDevice(const DeviceGraph& graph, const Devic
 // One hop on its own: counted, one wait for its totals, then sampled.
 Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords& seeds, int64_t fanout, uint32_t layer,
                                     const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& ws) {
-  FL_ASSIGN_OR_RETURN(const CountedHop counted, CountHopOnDevice(graph, seeds, DeviceWords{}, fanout, layer, options,
-                                                                 Buffer::kIndptr0, stream, ws));
+  FL_ASSIGN_OR_RETURN(const CountedHop counted,
+                      CountHopOnDevice(graph, seeds, DeviceWords{}, fanout, layer, options, /*slot=*/0, stream, ws));
   const Device device = Device::Cuda(graph.device());
   FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> totals,
                       ReadBack(counted.Totals(), ws, graph.runtime(), device, stream));
@@ -379,14 +415,15 @@ struct DeviceCompaction {
 
 // UniqueAndCompact of `seeds` and `indices` (non-negative: checked by the
 // caller with CheckCompactIds, or node ids of the graph), on the device,
-// into the workspace (the unique nodes into buffer `unique_into`): a hash
+// into the workspace (the relabelled indices into layer `slot`, the unique
+// nodes into layer slot + 1's seeds): a hash
 // table of first positions, the first occurrences ranked by an exclusive
 // sum, then the unique nodes and the relabelled indices. Nothing waits for
 // the device: the unique nodes get room for every input word, and their
 // count stays on the device for the caller to read when it next waits.
 // The caller holds the device guard.
 Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const DeviceWords& seeds,
-                                         const DeviceWords& indices, Buffer unique_into, StreamHandle stream,
+                                         const DeviceWords& indices, int slot, StreamHandle stream,
                                          DeviceSamplingWorkspace& ws) {
   const int64_t n = seeds.size + indices.size;
   if (n == 0) return DeviceCompaction{};
@@ -419,13 +456,13 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream, scan_scratch));
-  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.Words(unique_into, n, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.LayerWords(slot + 1, LayerArray::kSeeds, n, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
       kernels::EmitUniqueKernel{positions, table, is_first.data, rank.data, unique.data},
       {seeds.use(), indices.use(), keys.use(), first.use(), new_id.use(), is_first.use(), rank.use(), unique.use()},
       &kernels::LaunchEmitUniqueOnCuda));
-  FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.Words(Buffer::kCompacted, indices.size, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.LayerWords(slot, LayerArray::kCompacted, indices.size, rt, device));
   if (indices.size == 0) return DeviceCompaction{unique, TotalOf(rank, n), compacted};
   FL_RETURN_IF_ERROR(
       kernels::LaunchKernel(rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
@@ -462,7 +499,7 @@ Result<SampledSubgraph> SampleNeighborsOnDevice(const DeviceGraph& graph, const 
   DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
   return WaitingOnError(rt, stream, [&]() -> Result<SampledSubgraph> {
     FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
-                        CopyToDevice(ws, {Upload{Buffer::kNodes0, &seeds}}, rt, device, stream));
+                        CopyToDevice(ws, {Upload{LayerArray::kSeeds, &seeds}}, rt, device, stream));
     FL_ASSIGN_OR_RETURN(DeviceHop hop, SampleHopOnDevice(graph, uploaded[0], fanout, layer, options, stream, ws));
     if (hop.edges.size == 0) return out;
     FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
@@ -485,11 +522,11 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   FL_RETURN_IF_ERROR(guard.status());
   DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kExact);
   return WaitingOnError(rt, stream, [&]() -> Result<UniqueAndCompactResult> {
-    FL_ASSIGN_OR_RETURN(
-        const std::vector<DeviceWords> uploaded,
-        CopyToDevice(ws, {Upload{Buffer::kNodes0, &seeds}, Upload{Buffer::kIndices, &indices}}, rt, device, stream));
+    FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
+                        CopyToDevice(ws, {Upload{LayerArray::kSeeds, &seeds}, Upload{LayerArray::kIndices, &indices}},
+                                     rt, device, stream));
     FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                        CompactOnDevice(rt, device, uploaded[0], uploaded[1], Buffer::kNodes1, stream, ws));
+                        CompactOnDevice(rt, device, uploaded[0], uploaded[1], /*slot=*/0, stream, ws));
     FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> count,
                         ReadBack({compacted.unique_count}, ws, rt, device, stream));
     FL_ASSIGN_OR_RETURN(
@@ -501,30 +538,85 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
   });
 }
 
-// Every hop stays on the device: hop k + 1 samples from hop k's unique
-// nodes where the compactor left them (the two node buffers take turns), and
-// the compactor reads the sampled indices where the sampler left them. The
-// host waits once a hop, when it must: hop k + 1 is counted over a bound of
-// hop k's unique nodes (its seeds and picks), with their count read on the
-// device, and one copy then brings back hop k + 1's totals (to size its
-// picks), that count, hop k's arrays and hop k's seeds. Two more waits end
-// the call: the last hop's arrays and unique count, then its unique nodes.
-// The later hops' seeds are unique nodes of the graph, so only the first
-// hop's are checked (ValidateMultiLayerRequest). With no seeds nothing
-// touches the device.
+namespace {
+
+// Samples every hop of a validated request with seeds, on the device, in
+// the workspace's layer arrays: hop k + 1 samples from hop k's unique nodes
+// where the compactor left them (layer k + 1's seeds), and the compactor
+// reads the sampled indices where the sampler left them. The host waits
+// once a hop, to size its picks: hop k + 1 is counted over a bound of hop
+// k's unique nodes (its seeds and picks), with their count read on the
+// device, and one copy then brings back hop k + 1's totals and that count.
+// One more wait reads the last hop's unique count. The later hops' seeds
+// are unique nodes of the graph, so only the first hop's are checked
+// (ValidateMultiLayerRequest). The caller holds the device guard.
+Result<std::vector<DeviceSampledLayer>> SampleHopsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
+                                                           const std::vector<int64_t>& fanouts,
+                                                           const SamplingOptions& options, StreamHandle stream,
+                                                           DeviceSamplingWorkspace& ws) {
+  DeviceRuntime& rt = graph.runtime();
+  const Device device = Device::Cuda(graph.device());
+  const int num_layers = static_cast<int>(fanouts.size());
+  std::vector<DeviceSampledLayer> layers(static_cast<size_t>(num_layers));
+  FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
+                      CopyToDevice(ws, {Upload{LayerArray::kSeeds, &seeds}}, rt, device, stream));
+  DeviceWords seeds_dev = uploaded[0];
+  DeviceWords live;  // hop k's seed count on the device, when the host has not read it
+  for (int k = 0; k < num_layers; ++k) {
+    Status hop_status = [&]() -> Status {
+      FL_ASSIGN_OR_RETURN(const CountedHop counted, CountHopOnDevice(graph, seeds_dev, live, fanouts[k],
+                                                                     static_cast<uint32_t>(k), options, k, stream, ws));
+      std::vector<DeviceWords> counts = counted.Totals();
+      if (live.size > 0) counts.push_back(live);
+      FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack(counts, ws, rt, device, stream));
+      const int64_t num_edges = read[0][0], num_chunks = counted.top_k ? read[1][0] : 0;
+      if (live.size > 0) {
+        seeds_dev.size = read.back()[0];
+        layers[static_cast<size_t>(k) - 1].unique_nodes = seeds_dev;
+      }
+      FL_ASSIGN_OR_RETURN(DeviceHop hop,
+                          SampleCountedHopOnDevice(graph, seeds_dev, counted, num_edges, num_chunks, stream, ws));
+      FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
+                          CompactOnDevice(rt, device, seeds_dev, hop.indices, k, stream, ws));
+      layers[static_cast<size_t>(k)] =
+          DeviceSampledLayer{seeds_dev, hop.indptr, hop.edges, hop.indices, compacted.compacted, DeviceWords{}};
+      seeds_dev = compacted.unique_room;
+      live = compacted.unique_count;
+      return OkStatus();
+    }();
+    if (!hop_status.ok()) return hop_status.WithContext("layer " + std::to_string(k));
+  }
+  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack({live}, ws, rt, device, stream));
+  layers.back().unique_nodes = DeviceWords{seeds_dev.data, read[0][0]};
+  return layers;
+}
+
+}  // namespace
+
+Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
+    const DeviceGraph& graph, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+    const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& workspace) {
+  FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
+  if (seeds.empty()) return std::vector<DeviceSampledLayer>(fanouts.size());  // and so is every hop
+  DeviceGuard guard(graph.runtime(), graph.device());
+  FL_RETURN_IF_ERROR(guard.status());
+  return WaitingOnError(graph.runtime(), stream,
+                        [&] { return SampleHopsOnDevice(graph, seeds, fanouts, options, stream, workspace); });
+}
+
+// The hops as SampleMultiLayerKeptOnDevice leaves them, then every array
+// read back with one more wait.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace* workspace) {
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
-  const int num_layers = static_cast<int>(fanouts.size());
-  std::vector<SampledLayer> layers(static_cast<size_t>(num_layers));
+  std::vector<SampledLayer> layers(fanouts.size());
   if (seeds.empty()) {  // and so is every hop
     for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
     return layers;
   }
   DeviceRuntime& rt = graph.runtime();
-  const Device device = Device::Cuda(graph.device());
   // The guard first, so that a workspace of the call's own is freed while
   // the graph's device is still current (freeing it after the guard put
   // the caller's device back could create a context there).
@@ -533,75 +625,31 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
   std::optional<DeviceSamplingWorkspace> own;
   DeviceSamplingWorkspace& ws =
       workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
-  // hop_seeds[k]: hop k's seeds on the host (hop k - 1's unique nodes).
-  std::vector<std::vector<int64_t>> hop_seeds(static_cast<size_t>(num_layers) + 1);
-  hop_seeds[0] = seeds;
-  // A sampled and compacted hop whose arrays wait for the next copy back.
-  struct Unread {
-    int layer = -1;
-    DeviceWords seeds;
-    DeviceHop hop;
-    DeviceCompaction compacted;
-    // Add appends its arrays to a copy back: indptr, edges, indices,
-    // compacted, then its seeds unless the host has them (the first hop's);
-    // Take moves them out of that copy's results, from `at`.
-    void Add(std::vector<DeviceWords>& arrays) const {
-      arrays.insert(arrays.end(), {hop.indptr, hop.edges, hop.indices, compacted.compacted});
-      if (layer > 0) arrays.push_back(seeds);
-    }
-    void Take(std::vector<std::vector<int64_t>>& read, size_t at, std::vector<SampledLayer>& layers,
-              std::vector<std::vector<int64_t>>& hop_seeds) const {
-      SampledSubgraph& subgraph = layers[static_cast<size_t>(layer)].subgraph;
-      subgraph.indptr = std::move(read[at]);
-      subgraph.original_edge_ids = std::move(read[at + 1]);
-      subgraph.indices = std::move(read[at + 2]);
-      layers[static_cast<size_t>(layer)].compacted_indices = std::move(read[at + 3]);
-      if (layer > 0) hop_seeds[static_cast<size_t>(layer)] = std::move(read[at + 4]);
-    }
-  } unread;
   auto sample = [&]() -> Status {
-    FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
-                        CopyToDevice(ws, {Upload{Buffer::kNodes0, &seeds}}, rt, device, stream));
-    DeviceWords seeds_dev = uploaded[0];
-    DeviceWords live;  // hop k's seed count on the device, when the host has not read it
-    for (int k = 0; k < num_layers; ++k) {
-      Status hop_status = [&]() -> Status {
-        const auto layer = static_cast<uint32_t>(k);
-        const Buffer indptr_into = k % 2 == 0 ? Buffer::kIndptr0 : Buffer::kIndptr1;  // hop k - 1's is unread
-        FL_ASSIGN_OR_RETURN(const CountedHop counted, CountHopOnDevice(graph, seeds_dev, live, fanouts[k], layer,
-                                                                       options, indptr_into, stream, ws));
-        std::vector<DeviceWords> arrays = counted.Totals();
-        const size_t totals = arrays.size();
-        if (live.size > 0) arrays.push_back(live);
-        if (unread.layer >= 0) unread.Add(arrays);
-        FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read, ReadBack(arrays, ws, rt, device, stream));
-        const int64_t num_edges = read[0][0], num_chunks = counted.top_k ? read[1][0] : 0;
-        if (live.size > 0) seeds_dev.size = read[totals][0];
-        if (unread.layer >= 0) unread.Take(read, totals + (live.size > 0 ? 1 : 0), layers, hop_seeds);
-        const Buffer unique_into = k % 2 == 0 ? Buffer::kNodes1 : Buffer::kNodes0;  // not this hop's seeds
-        FL_ASSIGN_OR_RETURN(DeviceHop hop,
-                            SampleCountedHopOnDevice(graph, seeds_dev, counted, num_edges, num_chunks, stream, ws));
-        FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                            CompactOnDevice(rt, device, seeds_dev, hop.indices, unique_into, stream, ws));
-        unread = Unread{k, seeds_dev, hop, compacted};
-        seeds_dev = compacted.unique_room;
-        live = compacted.unique_count;
-        return OkStatus();
-      }();
-      if (!hop_status.ok()) return hop_status.WithContext("layer " + std::to_string(k));
+    FL_ASSIGN_OR_RETURN(const std::vector<DeviceSampledLayer> kept,
+                        SampleHopsOnDevice(graph, seeds, fanouts, options, stream, ws));
+    // Per layer its indptr, edges, indices and compacted indices, then its
+    // unique nodes (the first layer's seeds are the caller's).
+    std::vector<DeviceWords> arrays;
+    for (const DeviceSampledLayer& layer : kept) {
+      arrays.insert(arrays.end(), {layer.indptr, layer.original_edge_ids, layer.indices, layer.compacted_indices,
+                                   layer.unique_nodes});
     }
-    std::vector<DeviceWords> arrays = {live};
-    unread.Add(arrays);
-    FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read, ReadBack(arrays, ws, rt, device, stream));
-    unread.Take(read, 1, layers, hop_seeds);
-    const int64_t num_unique = read[0][0];
-    FL_ASSIGN_OR_RETURN(read, ReadBack({DeviceWords{seeds_dev.data, num_unique}}, ws, rt, device, stream));
-    hop_seeds[static_cast<size_t>(num_layers)] = std::move(read[0]);
+    FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
+                        ReadBack(arrays, ws, rt, Device::Cuda(graph.device()), stream));
+    for (size_t k = 0; k < layers.size(); ++k) {
+      SampledLayer& layer = layers[k];
+      std::vector<int64_t>* from = &read[5 * k];
+      layer.subgraph.seeds = k == 0 ? seeds : layers[k - 1].unique_nodes;
+      layer.subgraph.indptr = std::move(from[0]);
+      layer.subgraph.original_edge_ids = std::move(from[1]);
+      layer.subgraph.indices = std::move(from[2]);
+      layer.compacted_indices = std::move(from[3]);
+      layer.unique_nodes = std::move(from[4]);
+    }
     return OkStatus();
   };
   FL_RETURN_IF_ERROR(WaitingOnError(rt, stream, sample));
-  for (size_t k = 0; k < layers.size(); ++k) layers[k].subgraph.seeds = hop_seeds[k];
-  for (size_t k = 0; k < layers.size(); ++k) layers[k].unique_nodes = std::move(hop_seeds[k + 1]);
   return layers;
 }
 

@@ -7,6 +7,7 @@
 #ifndef FAULTLINE_REFERENCE_SAMPLING_DEVICE_SAMPLING_H_
 #define FAULTLINE_REFERENCE_SAMPLING_DEVICE_SAMPLING_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -72,15 +73,8 @@ struct DeviceWords {
 // largest size so far.
 class DeviceSamplingWorkspace {
  public:
-  // A hop's arrays (sampling, then compaction). kNodes0/kNodes1 take turns
-  // holding a hop's seeds and the unique nodes the next hop samples from;
-  // kIndptr0/kIndptr1 take turns too (a hop's is read back while the next
-  // hop is counted).
+  // The scratch every hop reuses (sampling, then compaction).
   enum Buffer : int {
-    kIndptr0,
-    kIndptr1,
-    kEdges,
-    kIndices,
     kSampleKeys,  // sampling
     kChunkOffsets,
     kChunkSurvivors,
@@ -89,14 +83,16 @@ class DeviceSamplingWorkspace {
     kTableFirst,
     kTableNewId,
     kIsFirst,
-    kRank,
-    kCompacted,  // compaction
-    kNodes0,
-    kNodes1,
+    kRank,         // compaction
     kScanScratch,  // lent to the prefix sums (kernels::ScanScratch)
     kReadback,     // arrays gathered for one copy to the host
     kNumBuffers
   };
+  // A layer's own arrays, a set per layer, which the call leaves in place:
+  // its seeds (the previous layer's unique nodes; the set after the last
+  // layer holds the last unique nodes), its indptr, its picked edges, their
+  // source nodes and those relabelled (SampledLayer's arrays).
+  enum LayerArray : int { kSeeds, kIndptr, kEdges, kIndices, kCompacted, kNumLayerArrays };
   // How a buffer that is too small is replaced. kQuarterMore leaves room
   // for somewhat larger calls (a workspace kept from call to call). kExact
   // allocates what is asked (a workspace for one call: compute-sanitizer
@@ -116,12 +112,16 @@ class DeviceSamplingWorkspace {
   // The largest buffer, in words: a quarter more of it, in bytes, still
   // fits an int64.
   static constexpr int64_t kMaxWords = int64_t{1} << 58;
+  // Layers (sets of LayerArray) a workspace holds at most.
+  static constexpr int kMaxLayers = 1 << 16;
 
   // Returns the first `size` words of buffer `which` (0 <= size <= kMaxWords), on
   // `device` of `runtime`, replacing a smaller buffer as `Growth` says (its
   // contents are not kept). Buffers on another device or runtime are an
   // InvalidArgument error naming both.
   Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
+  // The same for array `which` of layer `layer` (0 <= layer < kMaxLayers).
+  Result<DeviceWords> LayerWords(int layer, LayerArray which, int64_t size, DeviceRuntime& runtime, Device device);
   // Page-locked host memory (pinned with `runtime`), a block per use, grown
   // as Words grows. Readbacks land in kReadback, so that a copy to the host
   // is the DMA alone (into pageable memory the driver would stage it, a
@@ -137,10 +137,26 @@ class DeviceSamplingWorkspace {
   size_t bytes() const;
 
  private:
+  // Returns the first `size` words of `buffer`, replaced first when smaller.
+  Result<DeviceWords> Grow(Tensor& buffer, bool exact, int64_t size, DeviceRuntime& runtime, Device device);
+
   Growth growth_;
   Tensor buffers_[kNumBuffers];
-  Tensor pinned_[2];  // PinnedHostWords, by Pinned
+  std::vector<std::array<Tensor, kNumLayerArrays>> layers_;  // LayerWords, by layer
+  Tensor pinned_[2];                                         // PinnedHostWords, by Pinned
   int64_t allocations_ = 0;
+};
+
+// A layer sampled on the device and left there, in a workspace's layer
+// arrays: SampledLayer's arrays as device words, each sized as the host's
+// would be. Valid until the workspace is next used or destroyed.
+struct DeviceSampledLayer {
+  DeviceWords seeds;              // the previous layer's unique nodes
+  DeviceWords indptr;             // seeds.size + 1 words
+  DeviceWords original_edge_ids;  // the picks
+  DeviceWords indices;            // their source nodes
+  DeviceWords compacted_indices;  // indices as positions in unique_nodes
+  DeviceWords unique_nodes;       // the seeds, then the new nodes: the next layer's seeds
 };
 
 // Samples like SampleNeighbors, on the graph's device, in `stream`. The
@@ -164,13 +180,24 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 // (ValidateMultiLayerRequest), every hop (sampling and compaction) on the
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
 // of its own when null, kExact: the call then allocates its buffers and
-// frees them). The host waits for the device once a hop and twice more
-// (DeviceRuntime::host_waits); the seeds go up from pinned memory, queued.
+// frees them), then read back to the host. The host waits for the device
+// once a hop and twice more (DeviceRuntime::host_waits); the seeds go up
+// from pinned memory, queued.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options,
                                                            StreamHandle stream = nullptr,
                                                            DeviceSamplingWorkspace* workspace = nullptr);
+
+// Samples like SampleMultiLayerOnDevice and leaves the layers on the
+// device, in `workspace`, for device consumers (a feature gather, a model):
+// only the counts that size the arrays come back to the host
+// (DeviceRuntime::bytes_to_host), at one wait a hop and one more. The
+// arrays are ready when it returns. With no seeds, every array is empty
+// (indptr too) and nothing touches the device.
+Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
+    const DeviceGraph& graph, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
+    const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& workspace);
 
 }  // namespace faultline
 

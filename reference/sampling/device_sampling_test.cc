@@ -171,9 +171,9 @@ TEST_P(DeviceSamplingTest, MultiLayerOnAStreamMatchesTheCpuReference) {
 }
 
 // The host waits for the device (a round trip on a GPU) once a hop: one
-// copy brings its totals, the previous hop's unique count and the previous
-// hop's arrays. Two more waits end the call (the last hop's arrays, then
-// its unique nodes); the seeds' upload, from pinned memory, adds none. On
+// copy brings its totals and the previous hop's unique count. Two more
+// waits end the call (the last hop's unique count, then every hop's
+// arrays); the seeds' upload, from pinned memory, adds none. On
 // the default stream and on a stream of its own, uniform and weighted, in
 // a warm workspace, with the CPU's layers.
 TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
@@ -199,6 +199,79 @@ TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
       EXPECT_EQ(waits, fanouts.size() + 2);
     }
   }
+  FL_EXPECT_OK(rt_->StreamDestroy(*stream));
+}
+
+// A device array read back to the host.
+std::vector<int64_t> OnHost(DeviceRuntime& rt, const DeviceWords& words) {
+  std::vector<int64_t> host(static_cast<size_t>(words.size));
+  if (words.size > 0) {
+    FL_EXPECT_OK(rt.Memcpy(host.data(), words.data, host.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost));
+  }
+  return host;
+}
+
+// Layers left on the device hold the CPU's arrays, each layer's unique
+// nodes are the next layer's seeds in place, and only the counts that size
+// them came back: at most three words a hop and one more, at one wait a
+// hop and one more. Uniform and weighted, on the default stream and on a
+// stream of its own, with a hop of no picks, in one warm workspace.
+TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCountsComeBack) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  FL_ASSERT_OK(device_graph);
+  auto stream = rt_->StreamCreate();
+  FL_ASSERT_OK(stream);
+  std::vector<int64_t> seeds;
+  for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
+  DeviceSamplingWorkspace ws;
+  for (const std::vector<int64_t>& fanouts : {std::vector<int64_t>{15, 10, 5}, std::vector<int64_t>{4, 0, 2}}) {
+    for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
+      for (bool weighted : {false, true}) {
+        SCOPED_TRACE(::testing::PrintToString(fanouts) + (weighted ? " weighted" : " uniform") +
+                     (on ? ", own stream" : ", default stream"));
+        const SamplingOptions options{false, weighted, 8};
+        const uint64_t waits_before = rt_->host_waits(), bytes_before = rt_->bytes_to_host();
+        auto kept = SampleMultiLayerKeptOnDevice(*device_graph, seeds, fanouts, options, on, ws);
+        const uint64_t waits = rt_->host_waits() - waits_before, bytes = rt_->bytes_to_host() - bytes_before;
+        FL_ASSERT_OK(kept);
+        EXPECT_EQ(waits, fanouts.size() + 1);
+        EXPECT_LE(bytes, (3 * fanouts.size() + 1) * sizeof(int64_t));
+        auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
+        FL_ASSERT_OK(cpu);
+        ASSERT_EQ(kept->size(), cpu->size());
+        for (size_t k = 0; k < cpu->size(); ++k) {
+          SCOPED_TRACE("layer " + std::to_string(k));
+          const DeviceSampledLayer& d = (*kept)[k];
+          const SampledLayer& h = (*cpu)[k];
+          EXPECT_EQ(OnHost(*rt_, d.seeds), h.subgraph.seeds);
+          EXPECT_EQ(OnHost(*rt_, d.indptr), h.subgraph.indptr);
+          EXPECT_EQ(OnHost(*rt_, d.original_edge_ids), h.subgraph.original_edge_ids);
+          EXPECT_EQ(OnHost(*rt_, d.indices), h.subgraph.indices);
+          EXPECT_EQ(OnHost(*rt_, d.compacted_indices), h.compacted_indices);
+          EXPECT_EQ(OnHost(*rt_, d.unique_nodes), h.unique_nodes);
+          if (k + 1 < cpu->size()) {
+            EXPECT_EQ((*kept)[k + 1].seeds.data, d.unique_nodes.data);
+            EXPECT_EQ((*kept)[k + 1].seeds.size, d.unique_nodes.size);
+          }
+        }
+      }
+    }
+  }
+  // No seeds: every array empty, and the device untouched.
+  const uint64_t waits_before = rt_->host_waits();
+  auto none = SampleMultiLayerKeptOnDevice(*device_graph, {}, {3, 2}, SamplingOptions{false, false, 1}, nullptr, ws);
+  FL_ASSERT_OK(none);
+  ASSERT_EQ(none->size(), 2u);
+  for (const DeviceSampledLayer& layer : *none) {
+    EXPECT_EQ(layer.indptr.size + layer.original_edge_ids.size + layer.unique_nodes.size, 0);
+  }
+  EXPECT_EQ(rt_->host_waits(), waits_before);
+  // A bad request is refused as SampleMultiLayerOnDevice refuses it.
+  auto bad =
+      SampleMultiLayerKeptOnDevice(*device_graph, {1, 2000}, {3, 2}, SamplingOptions{false, false, 1}, nullptr, ws);
+  auto bad_host = SampleMultiLayerOnDevice(*device_graph, {1, 2000}, {3, 2}, SamplingOptions{false, false, 1});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ToString(), bad_host.status().ToString());
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
 }
 
@@ -443,30 +516,31 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
   DeviceRuntime& rt = **runtime;
   using W = DeviceSamplingWorkspace;
   W ws;
-  auto none = ws.Words(W::kEdges, 0, rt, Device::Cuda(0));
+  auto none = ws.Words(W::kRank, 0, rt, Device::Cuda(0));
   FL_ASSERT_OK(none);
   EXPECT_EQ(none->size, 0);
   EXPECT_EQ(ws.allocations(), 0);
-  auto first = ws.Words(W::kEdges, 8, rt, Device::Cuda(0));
+  auto first = ws.Words(W::kRank, 8, rt, Device::Cuda(0));
   FL_ASSERT_OK(first);
   EXPECT_EQ(first->size, 8);
   EXPECT_EQ(ws.bytes(), 10 * sizeof(int64_t));  // 8 and a quarter more
-  auto within = ws.Words(W::kEdges, 10, rt, Device::Cuda(0));
+  auto within = ws.Words(W::kRank, 10, rt, Device::Cuda(0));
   FL_ASSERT_OK(within);
   EXPECT_EQ(within->data, first->data);
   EXPECT_EQ(ws.allocations(), 1);
-  auto grown = ws.Words(W::kEdges, 11, rt, Device::Cuda(0));
+  auto grown = ws.Words(W::kRank, 11, rt, Device::Cuda(0));
   FL_ASSERT_OK(grown);
   EXPECT_EQ(ws.allocations(), 2);
   EXPECT_EQ(ws.bytes(), 13 * sizeof(int64_t));
-  auto elsewhere = ws.Words(W::kIndptr0, 4, rt, Device::Cuda(1));
+  const std::string held_on_0 =
+      std::string("DeviceSamplingWorkspace: holds buffers on cuda:0 of ") + rt.name() + "; asked for cuda:1 of ";
+  auto elsewhere = ws.Words(W::kSampleKeys, 4, rt, Device::Cuda(1));
   ASSERT_FALSE(elsewhere.ok());
-  EXPECT_EQ(elsewhere.status().message(), std::string("DeviceSamplingWorkspace: holds buffers on cuda:0 of ") +
-                                              rt.name() + "; asked for cuda:1 of " + rt.name());
+  EXPECT_EQ(elsewhere.status().message(), held_on_0 + rt.name());
   const std::string below = "; expected a buffer below " + std::to_string(W::kNumBuffers) + " and a size in [0, 2^58]";
-  auto negative = ws.Words(W::kIndptr0, -1, rt, Device::Cuda(0));
+  auto negative = ws.Words(W::kSampleKeys, -1, rt, Device::Cuda(0));
   EXPECT_EQ(negative.status().message(), "DeviceSamplingWorkspace::Words: buffer 0, size -1" + below);
-  auto huge = ws.Words(W::kIndptr0, W::kMaxWords + 1, rt, Device::Cuda(0));
+  auto huge = ws.Words(W::kSampleKeys, W::kMaxWords + 1, rt, Device::Cuda(0));
   EXPECT_EQ(huge.status().message(),
             "DeviceSamplingWorkspace::Words: buffer 0, size " + std::to_string(W::kMaxWords + 1) + below);
   auto no_such = ws.Words(W::kNumBuffers, 1, rt, Device::Cuda(0));
@@ -479,17 +553,58 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
   EXPECT_EQ(ws.bytes(), (13 + 16) * sizeof(int64_t));
 }
 
+// Each layer has arrays of its own, which grow as the scratch does and stay
+// on the same device as every other buffer.
+TEST(DeviceSamplingWorkspaceTest, EachLayerKeepsItsOwnArrays) {
+  auto runtime = DeviceRuntimeUnderTest();
+  FL_ASSERT_OK(runtime);
+  DeviceRuntime& rt = **runtime;
+  using W = DeviceSamplingWorkspace;
+  W ws;
+  auto layer0 = ws.LayerWords(0, W::kEdges, 8, rt, Device::Cuda(0));
+  auto layer2 = ws.LayerWords(2, W::kEdges, 8, rt, Device::Cuda(0));
+  FL_ASSERT_OK(layer0);
+  FL_ASSERT_OK(layer2);
+  EXPECT_NE(layer0->data, layer2->data);
+  EXPECT_EQ(ws.allocations(), 2);
+  EXPECT_EQ(ws.bytes(), 2 * 10 * sizeof(int64_t));  // 8 and a quarter more, twice
+  auto again = ws.LayerWords(0, W::kEdges, 10, rt, Device::Cuda(0));
+  FL_ASSERT_OK(again);
+  EXPECT_EQ(again->data, layer0->data);
+  EXPECT_EQ(ws.allocations(), 2);
+  auto elsewhere = ws.LayerWords(1, W::kSeeds, 4, rt, Device::Cuda(1));
+  EXPECT_EQ(elsewhere.status().message(), std::string("DeviceSamplingWorkspace: holds buffers on cuda:0 of ") +
+                                              rt.name() + "; asked for cuda:1 of " + rt.name());
+  auto scratch_elsewhere = ws.Words(W::kRank, 4, rt, Device::Cuda(1));
+  EXPECT_EQ(scratch_elsewhere.status().message(), elsewhere.status().message());
+  const std::string expected = "; expected a layer below " + std::to_string(W::kMaxLayers) + ", an array below " +
+                               std::to_string(W::kNumLayerArrays) + " and a size in [0, 2^58]";
+  EXPECT_EQ(ws.LayerWords(-1, W::kSeeds, 1, rt, Device::Cuda(0)).status().message(),
+            "DeviceSamplingWorkspace::LayerWords: layer -1, array 0, size 1" + expected);
+  EXPECT_EQ(
+      ws.LayerWords(W::kMaxLayers, W::kSeeds, 1, rt, Device::Cuda(0)).status().message(),
+      "DeviceSamplingWorkspace::LayerWords: layer " + std::to_string(W::kMaxLayers) + ", array 0, size 1" + expected);
+  EXPECT_EQ(ws.LayerWords(0, W::kNumLayerArrays, 1, rt, Device::Cuda(0)).status().message(),
+            "DeviceSamplingWorkspace::LayerWords: layer 0, array " + std::to_string(W::kNumLayerArrays) + ", size 1" +
+                expected);
+  EXPECT_EQ(ws.LayerWords(0, W::kIndptr, -1, rt, Device::Cuda(0)).status().message(),
+            "DeviceSamplingWorkspace::LayerWords: layer 0, array 1, size -1" + expected);
+  EXPECT_EQ(ws.allocations(), 2);
+}
+
 // A workspace for one call sizes every buffer exactly.
 TEST(DeviceSamplingWorkspaceTest, AnExactWorkspaceAllocatesWhatIsAsked) {
   auto runtime = DeviceRuntimeUnderTest();
   FL_ASSERT_OK(runtime);
   using W = DeviceSamplingWorkspace;
   W ws(W::Growth::kExact);
-  FL_ASSERT_OK(ws.Words(W::kEdges, 8, **runtime, Device::Cuda(0)));
+  FL_ASSERT_OK(ws.Words(W::kRank, 8, **runtime, Device::Cuda(0)));
   EXPECT_EQ(ws.bytes(), 8 * sizeof(int64_t));
-  FL_ASSERT_OK(ws.Words(W::kEdges, 9, **runtime, Device::Cuda(0)));
+  FL_ASSERT_OK(ws.Words(W::kRank, 9, **runtime, Device::Cuda(0)));
   EXPECT_EQ(ws.bytes(), 9 * sizeof(int64_t));
-  EXPECT_EQ(ws.allocations(), 2);
+  FL_ASSERT_OK(ws.LayerWords(3, W::kIndices, 5, **runtime, Device::Cuda(0)));
+  EXPECT_EQ(ws.bytes(), (9 + 5) * sizeof(int64_t));
+  EXPECT_EQ(ws.allocations(), 3);
 }
 
 TEST(DeviceGraphTest, CpuRuntimeIsRejected) {
