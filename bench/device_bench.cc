@@ -76,11 +76,14 @@ const DeviceGraph& PlacedGraph(GraphPlacement placement) {
 // where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads
 // = every core of this machine). workspace (device only): 1 keeps one
 // DeviceSamplingWorkspace from minibatch to minibatch (what the loader
-// does), 0 lets every call allocate and free its own buffers.
+// does), 0 lets every call allocate and free its own buffers. kept (device,
+// one workspace): 1 leaves the layers on the device
+// (SampleMultiLayerKeptOnDevice), 0 reads them back to the host.
 void BM_SampleMultiLayer(benchmark::State& state) {
   const int where = static_cast<int>(state.range(0));
   const bool weighted = state.range(1) != 0;
   const bool keep_workspace = state.range(2) != 0;
+  const bool kept = state.range(3) != 0;
   const auto batches = BenchSeedBatches(Graph().num_nodes());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const DeviceGraph* placed =
@@ -93,10 +96,17 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     if (!layers.ok()) Die("sampling", layers.status());
   }
   int64_t edges = 0, i = 0;
-  const uint64_t waits_before = Runtime().host_waits();
+  const uint64_t waits_before = Runtime().host_waits(), bytes_before = Runtime().bytes_to_host();
   for (auto _ : state) {
     const auto& batch = batches[i % kBenchBatchesInPool];
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
+    if (kept) {
+      auto layers = SampleMultiLayerKeptOnDevice(*placed, batch, kBenchFanouts, options, nullptr, workspace);
+      if (!layers.ok()) Die("sampling", layers.status());
+      for (const DeviceSampledLayer& layer : *layers) edges += layer.indices.size;
+      ++i;
+      continue;
+    }
     auto layers = placed != nullptr ? SampleMultiLayerOnDevice(*placed, batch, kBenchFanouts, options, nullptr,
                                                                keep_workspace ? &workspace : nullptr)
                                     : SampleMultiLayer(Graph(), batch, kBenchFanouts, options);
@@ -105,25 +115,31 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     ++i;
     benchmark::DoNotOptimize(layers);
   }
-  const std::string buffers = keep_workspace ? ", one workspace" : ", buffers per call";
+  const std::string buffers = kept             ? ", one workspace, layers kept on the device"
+                              : keep_workspace ? ", one workspace"
+                                               : ", buffers per call";
   state.SetLabel(where == 0   ? "graph in device memory" + buffers
                  : where == 1 ? "graph pinned, read through UVA" + buffers
                               : "CPU sampler, " + std::to_string(cores) + " threads");
   if (keep_workspace) state.counters["workspace_allocations"] = static_cast<double>(workspace.allocations());
   if (placed != nullptr && i > 0) {  // the round trips a minibatch makes (DeviceRuntime::host_waits)
     state.counters["host_waits_per_minibatch"] = static_cast<double>(Runtime().host_waits() - waits_before) / i;
+    state.counters["bytes_to_host_per_minibatch"] =
+        static_cast<double>(Runtime().bytes_to_host() - bytes_before) / static_cast<double>(i);
   }
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
-// Each device row with and without a workspace back to back, so that the
-// pair sees the same device state.
+// Each device row kept on the device, read back, and with buffers per call
+// back to back, so that the three see the same device state.
 void SamplerRows(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"where", "weighted", "workspace"});
+  b->ArgNames({"where", "weighted", "workspace", "kept"});
   for (int weighted : {0, 1}) {
     for (int where : {0, 1}) {
-      for (int workspace : {1, 0}) b->Args({where, weighted, workspace});
+      b->Args({where, weighted, 1, 1});
+      b->Args({where, weighted, 1, 0});
+      b->Args({where, weighted, 0, 0});
     }
-    b->Args({2, weighted, 0});
+    b->Args({2, weighted, 0, 0});
   }
 }
 BENCHMARK(BM_SampleMultiLayer)->Apply(SamplerRows)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
