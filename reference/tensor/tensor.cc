@@ -115,6 +115,20 @@ Status Tensor::CheckHostView(DType wanted) const {
   return OkStatus();
 }
 
+Result<Tensor> Tensor::Prefix(int64_t length) const {
+  if (shape_.empty()) return InvalidArgumentError("Tensor::Prefix: a 0-d tensor; expected at least one dimension");
+  if (length < 0 || length > shape_[0]) {
+    return InvalidArgumentError("Tensor::Prefix: length " + std::to_string(length) + " of a tensor of shape " +
+                                ShapeToString(shape_) + "; expected a length in [0, " + std::to_string(shape_[0]) +
+                                "]");
+  }
+  Tensor view = *this;
+  view.shape_[0] = length;
+  view.numel_ = 1;
+  for (int64_t size : view.shape_) view.numel_ *= size;  // no larger than numel_: cannot overflow
+  return view;
+}
+
 Result<Tensor> Tensor::To(Device target, DeviceRuntime* runtime) const {
   if (target == device()) return *this;
   DeviceRuntime* rt = device().is_cpu() ? runtime : storage_->runtime;

@@ -77,6 +77,12 @@ class Tensor {
   template <typename T>
   Result<std::vector<T>> ToVector() const;
 
+  // Returns the first `length` entries along dimension 0, sharing this
+  // tensor's memory (PyTorch's narrow(0, 0, length)): for a buffer kept
+  // from call to call that holds a smaller result each time.
+  // 0 <= length <= shape()[0]; a 0-d tensor has no dimension to narrow.
+  Result<Tensor> Prefix(int64_t length) const;
+
   // Copies to `target`; `runtime` is needed when the source is on the host
   // and the target is a device. A tensor already on `target` is shared.
   Result<Tensor> To(Device target, DeviceRuntime* runtime = nullptr) const;

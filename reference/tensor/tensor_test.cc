@@ -24,6 +24,34 @@ TEST(TensorTest, RoundTripsThroughTheDeviceBitForBit) {
   EXPECT_EQ(*back->ToVector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f, 0.0f}));
 }
 
+// A prefix shares the memory of the tensor it narrows, on the host and on a
+// device, and keeps it alive; bad lengths and 0-d tensors are named.
+TEST(TensorTest, APrefixSharesTheMemoryItNarrows) {
+  auto rows = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  FL_ASSERT_OK(rows);
+  auto first_two = rows->Prefix(2);
+  FL_ASSERT_OK(first_two);
+  EXPECT_EQ(first_two->shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(first_two->raw_data(), rows->raw_data());
+  EXPECT_EQ(first_two->nbytes(), 4 * sizeof(float));
+  EXPECT_EQ(*first_two->ToVector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(rows->Prefix(0)->numel(), 0);
+  auto dev = Tensor::FromVectorOn<int64_t>({7, 8, 9}, Device::Cuda(0), &Sim());
+  FL_ASSERT_OK(dev);
+  Result<Tensor> kept = dev->Prefix(2);
+  FL_ASSERT_OK(kept);
+  *dev = Tensor();  // the prefix holds the memory on its own
+  EXPECT_EQ(kept->device(), Device::Cuda(0));
+  EXPECT_EQ(*kept->Cpu()->ToVector<int64_t>(), (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(rows->Prefix(4).status().message(),
+            "Tensor::Prefix: length 4 of a tensor of shape [3, 2]; expected a length in [0, 3]");
+  EXPECT_EQ(rows->Prefix(-1).status().message(),
+            "Tensor::Prefix: length -1 of a tensor of shape [3, 2]; expected a length in [0, 3]");
+  auto scalar = Tensor::Empty(DType::kFloat32, {});
+  FL_ASSERT_OK(scalar);
+  EXPECT_EQ(scalar->Prefix(0).status().message(), "Tensor::Prefix: a 0-d tensor; expected at least one dimension");
+}
+
 TEST(TensorTest, HostViewOfADeviceTensorIsRefusedWithPyTorchsWords) {
   auto dev = Tensor::FromVector<int64_t>({1, 2, 3})->To(Device::Cuda(0), &Sim());
   FL_ASSERT_OK(dev);
