@@ -103,7 +103,7 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     if (kept) {
       auto layers = SampleMultiLayerKeptOnDevice(*placed, batch, kBenchFanouts, options, nullptr, workspace);
       if (!layers.ok()) Die("sampling", layers.status());
-      for (const DeviceSampledLayer& layer : *layers) edges += layer.indices.size;
+      for (const DeviceSampledLayer& layer : *layers) edges += layer.indices.numel();
       ++i;
       continue;
     }

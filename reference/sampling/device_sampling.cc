@@ -84,6 +84,21 @@ Result<DeviceWords> DeviceSamplingWorkspace::LayerWords(int layer, LayerArray wh
   return Grow(layers_[static_cast<size_t>(layer)][which], growth_ == Growth::kExact, size, runtime, device);
 }
 
+Result<Tensor> DeviceSamplingWorkspace::LayerTensor(int layer, LayerArray which, int64_t size, DeviceRuntime& runtime,
+                                                    Device device) const {
+  const bool exists =
+      layer >= 0 && static_cast<size_t>(layer) < layers_.size() && which >= 0 && which < kNumLayerArrays;
+  const Tensor* held = exists ? &layers_[static_cast<size_t>(layer)][which] : nullptr;
+  const int64_t held_words = held != nullptr ? held->numel() : 0;
+  if (size < 0 || size > held_words) {
+    return InvalidArgumentError("DeviceSamplingWorkspace::LayerTensor: layer " + std::to_string(layer) + ", array " +
+                                std::to_string(which) + ", size " + std::to_string(size) + "; expected a size in [0, " +
+                                std::to_string(held_words) + "] (the words it holds)");
+  }
+  if (held_words == 0) return Tensor::Empty(DType::kInt64, {0}, device, &runtime);
+  return held->Prefix(size);
+}
+
 Result<DeviceWords> DeviceSamplingWorkspace::Grow(Tensor& buffer, bool exact, int64_t size, DeviceRuntime& runtime,
                                                   Device device) {
   // The first buffer held on another device or runtime, if any.
@@ -540,6 +555,11 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
 
 namespace {
 
+// A sampled layer's arrays in the workspace: DeviceSampledLayer's, as words.
+struct LayerWordsOnDevice {
+  DeviceWords seeds, indptr, edges, indices, compacted, unique_nodes;
+};
+
 // Samples every hop of a validated request with seeds, on the device, in
 // the workspace's layer arrays: hop k + 1 samples from hop k's unique nodes
 // where the compactor left them (layer k + 1's seeds), and the compactor
@@ -550,14 +570,14 @@ namespace {
 // One more wait reads the last hop's unique count. The later hops' seeds
 // are unique nodes of the graph, so only the first hop's are checked
 // (ValidateMultiLayerRequest). The caller holds the device guard.
-Result<std::vector<DeviceSampledLayer>> SampleHopsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
+Result<std::vector<LayerWordsOnDevice>> SampleHopsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace& ws) {
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   const int num_layers = static_cast<int>(fanouts.size());
-  std::vector<DeviceSampledLayer> layers(static_cast<size_t>(num_layers));
+  std::vector<LayerWordsOnDevice> layers(static_cast<size_t>(num_layers));
   FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
                       CopyToDevice(ws, {Upload{LayerArray::kSeeds, &seeds}}, rt, device, stream));
   DeviceWords seeds_dev = uploaded[0];
@@ -579,7 +599,7 @@ Result<std::vector<DeviceSampledLayer>> SampleHopsOnDevice(const DeviceGraph& gr
       FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
                           CompactOnDevice(rt, device, seeds_dev, hop.indices, k, stream, ws));
       layers[static_cast<size_t>(k)] =
-          DeviceSampledLayer{seeds_dev, hop.indptr, hop.edges, hop.indices, compacted.compacted, DeviceWords{}};
+          LayerWordsOnDevice{seeds_dev, hop.indptr, hop.edges, hop.indices, compacted.compacted, DeviceWords{}};
       seeds_dev = compacted.unique_room;
       live = compacted.unique_count;
       return OkStatus();
@@ -597,11 +617,32 @@ Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
     const DeviceGraph& graph, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
     const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& workspace) {
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
-  if (seeds.empty()) return std::vector<DeviceSampledLayer>(fanouts.size());  // and so is every hop
-  DeviceGuard guard(graph.runtime(), graph.device());
-  FL_RETURN_IF_ERROR(guard.status());
-  return WaitingOnError(graph.runtime(), stream,
-                        [&] { return SampleHopsOnDevice(graph, seeds, fanouts, options, stream, workspace); });
+  DeviceRuntime& rt = graph.runtime();
+  const Device device = Device::Cuda(graph.device());
+  std::vector<LayerWordsOnDevice> words(fanouts.size());  // with no seeds, every hop empty
+  if (!seeds.empty()) {
+    DeviceGuard guard(rt, graph.device());
+    FL_RETURN_IF_ERROR(guard.status());
+    FL_ASSIGN_OR_RETURN(words, WaitingOnError(rt, stream, [&] {
+                          return SampleHopsOnDevice(graph, seeds, fanouts, options, stream, workspace);
+                        }));
+  }
+  std::vector<DeviceSampledLayer> layers(words.size());
+  for (size_t k = 0; k < words.size(); ++k) {
+    const LayerWordsOnDevice& w = words[k];
+    DeviceSampledLayer& layer = layers[k];
+    const int at = static_cast<int>(k);
+    auto tensor = [&](int layer_index, LayerArray which, const DeviceWords& array) {
+      return workspace.LayerTensor(layer_index, which, array.size, rt, device);
+    };
+    FL_ASSIGN_OR_RETURN(layer.seeds, tensor(at, LayerArray::kSeeds, w.seeds));
+    FL_ASSIGN_OR_RETURN(layer.indptr, tensor(at, LayerArray::kIndptr, w.indptr));
+    FL_ASSIGN_OR_RETURN(layer.original_edge_ids, tensor(at, LayerArray::kEdges, w.edges));
+    FL_ASSIGN_OR_RETURN(layer.indices, tensor(at, LayerArray::kIndices, w.indices));
+    FL_ASSIGN_OR_RETURN(layer.compacted_indices, tensor(at, LayerArray::kCompacted, w.compacted));
+    FL_ASSIGN_OR_RETURN(layer.unique_nodes, tensor(at + 1, LayerArray::kSeeds, w.unique_nodes));
+  }
+  return layers;
 }
 
 // The hops as SampleMultiLayerKeptOnDevice leaves them, then every array
@@ -626,14 +667,13 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
   DeviceSamplingWorkspace& ws =
       workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
   auto sample = [&]() -> Status {
-    FL_ASSIGN_OR_RETURN(const std::vector<DeviceSampledLayer> kept,
+    FL_ASSIGN_OR_RETURN(const std::vector<LayerWordsOnDevice> kept,
                         SampleHopsOnDevice(graph, seeds, fanouts, options, stream, ws));
     // Per layer its indptr, edges, indices and compacted indices, then its
     // unique nodes (the first layer's seeds are the caller's).
     std::vector<DeviceWords> arrays;
-    for (const DeviceSampledLayer& layer : kept) {
-      arrays.insert(arrays.end(), {layer.indptr, layer.original_edge_ids, layer.indices, layer.compacted_indices,
-                                   layer.unique_nodes});
+    for (const LayerWordsOnDevice& layer : kept) {
+      arrays.insert(arrays.end(), {layer.indptr, layer.edges, layer.indices, layer.compacted, layer.unique_nodes});
     }
     FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
                         ReadBack(arrays, ws, rt, Device::Cuda(graph.device()), stream));

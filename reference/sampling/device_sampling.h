@@ -122,6 +122,11 @@ class DeviceSamplingWorkspace {
   Result<DeviceWords> Words(Buffer which, int64_t size, DeviceRuntime& runtime, Device device);
   // The same for array `which` of layer `layer` (0 <= layer < kMaxLayers).
   Result<DeviceWords> LayerWords(int layer, LayerArray which, int64_t size, DeviceRuntime& runtime, Device device);
+  // The first `size` words of that array as a 1-D int64 tensor sharing its
+  // memory (Tensor::Prefix: it keeps the buffer alive, not its contents);
+  // an empty tensor on `device` of `runtime` when the array holds none.
+  // A size outside [0, the words it holds] is an InvalidArgument error.
+  Result<Tensor> LayerTensor(int layer, LayerArray which, int64_t size, DeviceRuntime& runtime, Device device) const;
   // Page-locked host memory (pinned with `runtime`), a block per use, grown
   // as Words grows. Readbacks land in kReadback, so that a copy to the host
   // is the DMA alone (into pageable memory the driver would stage it, a
@@ -147,16 +152,17 @@ class DeviceSamplingWorkspace {
   int64_t allocations_ = 0;
 };
 
-// A layer sampled on the device and left there, in a workspace's layer
-// arrays: SampledLayer's arrays as device words, each sized as the host's
-// would be. Valid until the workspace is next used or destroyed.
+// A layer sampled on the device and left there: SampledLayer's arrays as
+// 1-D int64 tensors on the graph's device, each sized as the host's would
+// be, sharing a workspace's layer arrays (DeviceSamplingWorkspace::
+// LayerTensor). Their contents hold until the workspace is next used.
 struct DeviceSampledLayer {
-  DeviceWords seeds;              // the previous layer's unique nodes
-  DeviceWords indptr;             // seeds.size + 1 words
-  DeviceWords original_edge_ids;  // the picks
-  DeviceWords indices;            // their source nodes
-  DeviceWords compacted_indices;  // indices as positions in unique_nodes
-  DeviceWords unique_nodes;       // the seeds, then the new nodes: the next layer's seeds
+  Tensor seeds;              // the previous layer's unique nodes
+  Tensor indptr;             // seeds.numel() + 1 entries
+  Tensor original_edge_ids;  // the picks
+  Tensor indices;            // their source nodes
+  Tensor compacted_indices;  // indices as positions in unique_nodes
+  Tensor unique_nodes;       // the seeds, then the new nodes: the next layer's seeds
 };
 
 // Samples like SampleNeighbors, on the graph's device, in `stream`. The
@@ -190,11 +196,11 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
                                                            DeviceSamplingWorkspace* workspace = nullptr);
 
 // Samples like SampleMultiLayerOnDevice and leaves the layers on the
-// device, in `workspace`, for device consumers (a feature gather, a model):
-// only the counts that size the arrays come back to the host
-// (DeviceRuntime::bytes_to_host), at one wait a hop and one more. The
-// arrays are ready when it returns. With no seeds, every array is empty
-// (indptr too) and nothing touches the device.
+// device, in `workspace`, for device consumers (a feature gather such as
+// IndexSelectInto, a model): only the counts that size the arrays come
+// back to the host (DeviceRuntime::bytes_to_host), at one wait a hop and
+// one more. The arrays are ready when it returns. With no seeds, every
+// array is empty (indptr too) and nothing touches the device.
 Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
     const DeviceGraph& graph, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
     const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& workspace);

@@ -202,13 +202,14 @@ TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
 }
 
-// A device array read back to the host.
-std::vector<int64_t> OnHost(DeviceRuntime& rt, const DeviceWords& words) {
-  std::vector<int64_t> host(static_cast<size_t>(words.size));
-  if (words.size > 0) {
-    FL_EXPECT_OK(rt.Memcpy(host.data(), words.data, host.size() * sizeof(int64_t), MemcpyKind::kDeviceToHost));
-  }
-  return host;
+// A device tensor of int64 read back to the host.
+std::vector<int64_t> OnHost(const Tensor& on_device) {
+  EXPECT_FALSE(on_device.device().is_cpu());
+  Result<Tensor> host = on_device.Cpu();
+  FL_EXPECT_OK(host);
+  Result<std::vector<int64_t>> values = host.ok() ? host->ToVector<int64_t>() : host.status();
+  FL_EXPECT_OK(values);
+  return values.ok() ? *values : std::vector<int64_t>{};
 }
 
 // Layers left on the device hold the CPU's arrays, each layer's unique
@@ -243,15 +244,17 @@ TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCoun
           SCOPED_TRACE("layer " + std::to_string(k));
           const DeviceSampledLayer& d = (*kept)[k];
           const SampledLayer& h = (*cpu)[k];
-          EXPECT_EQ(OnHost(*rt_, d.seeds), h.subgraph.seeds);
-          EXPECT_EQ(OnHost(*rt_, d.indptr), h.subgraph.indptr);
-          EXPECT_EQ(OnHost(*rt_, d.original_edge_ids), h.subgraph.original_edge_ids);
-          EXPECT_EQ(OnHost(*rt_, d.indices), h.subgraph.indices);
-          EXPECT_EQ(OnHost(*rt_, d.compacted_indices), h.compacted_indices);
-          EXPECT_EQ(OnHost(*rt_, d.unique_nodes), h.unique_nodes);
+          EXPECT_EQ(OnHost(d.seeds), h.subgraph.seeds);
+          EXPECT_EQ(OnHost(d.indptr), h.subgraph.indptr);
+          EXPECT_EQ(OnHost(d.original_edge_ids), h.subgraph.original_edge_ids);
+          EXPECT_EQ(OnHost(d.indices), h.subgraph.indices);
+          EXPECT_EQ(OnHost(d.compacted_indices), h.compacted_indices);
+          EXPECT_EQ(OnHost(d.unique_nodes), h.unique_nodes);
+          EXPECT_EQ(d.unique_nodes.device(), Device::Cuda(0));
+          EXPECT_EQ(d.unique_nodes.runtime(), rt_);
           if (k + 1 < cpu->size()) {
-            EXPECT_EQ((*kept)[k + 1].seeds.data, d.unique_nodes.data);
-            EXPECT_EQ((*kept)[k + 1].seeds.size, d.unique_nodes.size);
+            EXPECT_EQ((*kept)[k + 1].seeds.raw_data(), d.unique_nodes.raw_data());
+            EXPECT_EQ((*kept)[k + 1].seeds.numel(), d.unique_nodes.numel());
           }
         }
       }
@@ -263,7 +266,8 @@ TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCoun
   FL_ASSERT_OK(none);
   ASSERT_EQ(none->size(), 2u);
   for (const DeviceSampledLayer& layer : *none) {
-    EXPECT_EQ(layer.indptr.size + layer.original_edge_ids.size + layer.unique_nodes.size, 0);
+    EXPECT_EQ(layer.indptr.numel() + layer.original_edge_ids.numel() + layer.unique_nodes.numel(), 0);
+    EXPECT_EQ(layer.indptr.device(), Device::Cuda(0));
   }
   EXPECT_EQ(rt_->host_waits(), waits_before);
   // A bad request is refused as SampleMultiLayerOnDevice refuses it.
@@ -589,6 +593,24 @@ TEST(DeviceSamplingWorkspaceTest, EachLayerKeepsItsOwnArrays) {
                 expected);
   EXPECT_EQ(ws.LayerWords(0, W::kIndptr, -1, rt, Device::Cuda(0)).status().message(),
             "DeviceSamplingWorkspace::LayerWords: layer 0, array 1, size -1" + expected);
+  EXPECT_EQ(ws.allocations(), 2);
+  // As tensors: a prefix of the array, or an empty one where none is held.
+  auto as_tensor = ws.LayerTensor(0, W::kEdges, 7, rt, Device::Cuda(0));
+  FL_ASSERT_OK(as_tensor);
+  EXPECT_EQ(as_tensor->raw_data(), layer0->data);
+  EXPECT_EQ(as_tensor->shape(), std::vector<int64_t>{7});
+  EXPECT_EQ(as_tensor->dtype(), DType::kInt64);
+  EXPECT_EQ(as_tensor->device(), Device::Cuda(0));
+  auto never_held = ws.LayerTensor(5, W::kSeeds, 0, rt, Device::Cuda(0));
+  FL_ASSERT_OK(never_held);
+  EXPECT_EQ(never_held->numel(), 0);
+  EXPECT_EQ(never_held->device(), Device::Cuda(0));
+  EXPECT_EQ(ws.LayerTensor(5, W::kSeeds, 1, rt, Device::Cuda(0)).status().message(),
+            "DeviceSamplingWorkspace::LayerTensor: layer 5, array 0, size 1; expected a size in [0, 0] (the words it "
+            "holds)");
+  EXPECT_EQ(ws.LayerTensor(0, W::kEdges, 11, rt, Device::Cuda(0)).status().message(),
+            "DeviceSamplingWorkspace::LayerTensor: layer 0, array 2, size 11; expected a size in [0, 10] (the words "
+            "it holds)");
   EXPECT_EQ(ws.allocations(), 2);
 }
 
