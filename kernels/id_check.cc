@@ -25,9 +25,11 @@ Result<std::optional<BadId>> FirstIdOutside(DeviceRuntime& runtime, const int64_
         CheckIdsKernel{ids, n, limit, first_bad},
         {BufferUse{ids, static_cast<size_t>(n) * sizeof(int64_t)}, BufferUse{first_bad, sizeof(unsigned long long)}},
         &LaunchCheckIdsOnCuda, loc));
-    FL_RETURN_IF_ERROR(runtime.StreamSynchronize(stream, loc));
+    // Read in `stream`, after the kernel, then one wait: a single host
+    // round trip (DeviceRuntime::host_waits).
     unsigned long long bad = none;
-    FL_RETURN_IF_ERROR(runtime.Memcpy(&bad, first_bad, sizeof(bad), MemcpyKind::kDeviceToHost, loc));
+    FL_RETURN_IF_ERROR(runtime.MemcpyAsync(&bad, first_bad, sizeof(bad), MemcpyKind::kDeviceToHost, stream, loc));
+    FL_RETURN_IF_ERROR(runtime.StreamSynchronize(stream, loc));
     if (bad >= none) return std::optional<BadId>();
     BadId found{static_cast<int64_t>(bad), 0};
     FL_RETURN_IF_ERROR(runtime.Memcpy(&found.value, ids + bad, sizeof(int64_t), MemcpyKind::kDeviceToHost, loc));

@@ -128,6 +128,22 @@ TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
   }
 }
 
+// A gather from device ids checks them with one round trip to the host,
+// which reads one word back; with a bad id, one more word (its value).
+TEST_F(IndexSelectTest, CheckingDeviceIdsWaitsOnceForOneWord) {
+  Tensor device_table = *MakeTable(100, 7).To(Device::Cuda(0), rt_);
+  Tensor device_out = *Tensor::Empty(DType::kFloat32, {3, 7}, Device::Cuda(0), rt_);
+  Tensor good = *Tensor::FromVectorOn<int64_t>({3, 99, 0}, Device::Cuda(0), rt_);
+  const uint64_t waits = rt_->host_waits(), bytes = rt_->bytes_to_host();
+  FL_ASSERT_OK(IndexSelectInto(device_table, good, device_out));
+  EXPECT_EQ(rt_->host_waits() - waits, 1u);
+  EXPECT_EQ(rt_->bytes_to_host() - bytes, sizeof(int64_t));
+  Tensor bad = *Tensor::FromVectorOn<int64_t>({3, 100, 0}, Device::Cuda(0), rt_);
+  const uint64_t bad_bytes = rt_->bytes_to_host();
+  EXPECT_EQ(IndexSelectInto(device_table, bad, device_out).message(), "ids[1] is 100; expected a row in [0, 100)");
+  EXPECT_EQ(rt_->bytes_to_host() - bad_bytes, 2 * sizeof(int64_t));
+}
+
 TEST_F(IndexSelectTest, IntoAWrongBufferOrWithABadIdWritesNothing) {
   Tensor table = MakeTable(10, 2);
   Tensor ids = *Tensor::FromVector<int64_t>({1, 2});
