@@ -2,6 +2,8 @@
 // - multi-layer sampling ([15, 10, 5], batch 1024) on the device, with the
 //   graph in device memory and in pinned host memory, next to the CPU sampler
 //   on the same graph and seeds (sampled edges/s);
+// - a whole device minibatch: the layers kept on the device and the last
+//   layer's features gathered there (ms per minibatch);
 // - feature gather (index_select, 200 000 random rows of a 1 000 000 x 128
 //   float32 table) from device memory and from pinned host memory, next to a
 //   device-to-device copy of the same bytes (the physical limit: GB/s counts
@@ -144,11 +146,11 @@ void SamplerRows(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_SampleMultiLayer)->Apply(SamplerRows)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
-Tensor FeatureTable(bool pinned) {
-  std::vector<float> values(kTableRows * kDim);
+Tensor FeatureTable(bool pinned, int64_t rows = kTableRows) {
+  std::vector<float> values(static_cast<size_t>(rows * kDim));
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i & 0xffff);
-  Result<Tensor> table = pinned ? Tensor::FromVector(values, {kTableRows, kDim})
-                                : Tensor::FromVectorOn(values, Device::Cuda(0), &Runtime(), {kTableRows, kDim});
+  Result<Tensor> table = pinned ? Tensor::FromVector(values, {rows, kDim})
+                                : Tensor::FromVectorOn(values, Device::Cuda(0), &Runtime(), {rows, kDim});
   if (!table.ok()) Die("feature table", table.status());
   if (pinned) {
     Status s = table->Pin(Runtime());
@@ -203,6 +205,66 @@ BENCHMARK(BM_Gather)
     ->Args({1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// A whole device minibatch, nothing of it read back: the layers sampled and
+// kept on the device (graph in device memory), then the kDim float32
+// features of the last layer's unique nodes gathered from a table of one
+// row per node, in device memory, into a buffer kept from minibatch to
+// minibatch (IndexSelectInto into its Prefix), then one wait for the
+// device. What a training step on the device starts from.
+void BM_DeviceMiniBatch(benchmark::State& state) {
+  const bool weighted = state.range(0) != 0;
+  const DeviceGraph& placed = PlacedGraph(GraphPlacement::kDevice);
+  const Tensor table = FeatureTable(/*pinned=*/false, Graph().num_nodes());
+  const auto batches = BenchSeedBatches(Graph().num_nodes());
+  DeviceSamplingWorkspace workspace;
+  Tensor features;  // grown to a quarter more than the largest minibatch so far
+  int64_t edges = 0, rows = 0, i = 0, warm_up = 1;
+  uint64_t waits_before = 0, bytes_before = 0;
+  while (i < warm_up || state.KeepRunning()) {  // one untimed minibatch first, as BM_SampleMultiLayer
+    if (i == warm_up) waits_before = Runtime().host_waits(), bytes_before = Runtime().bytes_to_host();
+    const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i)};
+    auto layers = SampleMultiLayerKeptOnDevice(placed, batches[i % kBenchBatchesInPool], kBenchFanouts, options,
+                                               nullptr, workspace);
+    if (!layers.ok()) Die("sampling", layers.status());
+    const Tensor& nodes = layers->back().unique_nodes;
+    if (features.numel() == 0 || features.shape()[0] < nodes.numel()) {
+      features = Tensor();
+      Result<Tensor> grown =
+          Tensor::Empty(DType::kFloat32, {nodes.numel() + nodes.numel() / 4, kDim}, Device::Cuda(0), &Runtime());
+      if (!grown.ok()) Die("allocate", grown.status());
+      features = std::move(grown).value();
+    }
+    Result<Tensor> out = features.Prefix(nodes.numel());
+    if (!out.ok()) Die("features", out.status());
+    Status gathered = IndexSelectInto(table, nodes, *out);
+    if (!gathered.ok()) Die("gather", gathered);
+    Status synced = Runtime().StreamSynchronize(nullptr);
+    if (!synced.ok()) Die("synchronize", synced);
+    if (i >= warm_up) {
+      for (const DeviceSampledLayer& layer : *layers) edges += layer.indices.numel();
+      rows += nodes.numel();
+    }
+    ++i;
+  }
+  const auto timed = static_cast<double>(i - warm_up);
+  state.SetLabel(std::string(weighted ? "weighted" : "uniform") +
+                 ", graph and features in device memory, nothing read back");
+  if (timed > 0) {
+    state.counters["host_waits_per_minibatch"] = static_cast<double>(Runtime().host_waits() - waits_before) / timed;
+    state.counters["bytes_to_host_per_minibatch"] =
+        static_cast<double>(Runtime().bytes_to_host() - bytes_before) / timed;
+    state.counters["feature_rows_per_minibatch"] = static_cast<double>(rows) / timed;
+  }
+  state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DeviceMiniBatch)
+    ->ArgNames({"weighted"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 // Copies BM_Gather's byte count from `table` (at one of four offsets, so
 // the source is not the same cache lines each time) into `out`, and waits.
