@@ -38,6 +38,13 @@ void ExpectSameLayers(const std::vector<SampledLayer>& dev, const std::vector<Sa
   }
 }
 
+// Every `step`-th of the test graph's 2000 nodes, in a scrambled order.
+std::vector<int64_t> SpreadSeeds(int64_t step) {
+  std::vector<int64_t> seeds;
+  for (int64_t s = 0; s < 2000; s += step) seeds.push_back((s * 7919) % 2000);
+  return seeds;
+}
+
 class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
  protected:
   void SetUp() override {
@@ -56,8 +63,7 @@ class DeviceSamplingTest : public testing::TestWithParam<GraphPlacement> {
 TEST_P(DeviceSamplingTest, MatchesTheCpuReferenceBitForBit) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   FL_ASSERT_OK(device_graph);
-  std::vector<int64_t> seeds;
-  for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
+  const std::vector<int64_t> seeds = SpreadSeeds(3);
   const Mode modes[] = {{"uniform", 5, false, false},
                         {"weighted", 5, false, true},
                         {"uniform-replace", 4, true, false},
@@ -103,8 +109,7 @@ TEST_P(DeviceSamplingTest, MultiLayerMatchesTheCpuReference) {
 TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExact) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   FL_ASSERT_OK(device_graph);
-  std::vector<int64_t> many;
-  for (int64_t s = 0; s < 2000; s += 2) many.push_back((s * 7919) % 2000);
+  const std::vector<int64_t> many = SpreadSeeds(2);
   const std::vector<int64_t> few = {5, 17, 5};
   struct Call {
     const std::vector<int64_t>& seeds;
@@ -181,8 +186,7 @@ TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
   FL_ASSERT_OK(device_graph);
   auto stream = rt_->StreamCreate();
   FL_ASSERT_OK(stream);
-  std::vector<int64_t> seeds;
-  for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
+  const std::vector<int64_t> seeds = SpreadSeeds(3);
   const std::vector<int64_t> fanouts = {15, 10, 5};
   DeviceSamplingWorkspace ws;
   for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
@@ -222,8 +226,7 @@ TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCoun
   FL_ASSERT_OK(device_graph);
   auto stream = rt_->StreamCreate();
   FL_ASSERT_OK(stream);
-  std::vector<int64_t> seeds;
-  for (int64_t s = 0; s < 2000; s += 3) seeds.push_back((s * 7919) % 2000);
+  const std::vector<int64_t> seeds = SpreadSeeds(3);
   DeviceSamplingWorkspace ws;
   for (const std::vector<int64_t>& fanouts : {std::vector<int64_t>{15, 10, 5}, std::vector<int64_t>{4, 0, 2}}) {
     for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
