@@ -98,7 +98,8 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     if (!layers.ok()) Die("sampling", layers.status());
   }
   int64_t edges = 0, i = 0;
-  const uint64_t waits_before = Runtime().host_waits(), bytes_before = Runtime().bytes_to_host();
+  const uint64_t waits_before = Runtime().host_waits(), bytes_before = Runtime().bytes_to_host(),
+                 launches_before = Runtime().launches();
   for (auto _ : state) {
     const auto& batch = batches[i % kBenchBatchesInPool];
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
@@ -128,6 +129,8 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     state.counters["host_waits_per_minibatch"] = static_cast<double>(Runtime().host_waits() - waits_before) / i;
     state.counters["bytes_to_host_per_minibatch"] =
         static_cast<double>(Runtime().bytes_to_host() - bytes_before) / static_cast<double>(i);
+    state.counters["launches_per_minibatch"] =
+        static_cast<double>(Runtime().launches() - launches_before) / static_cast<double>(i);
   }
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
@@ -220,9 +223,13 @@ void BM_DeviceMiniBatch(benchmark::State& state) {
   DeviceSamplingWorkspace workspace;
   Tensor features;  // grown to a quarter more than the largest minibatch so far
   int64_t edges = 0, rows = 0, i = 0, warm_up = 1;
-  uint64_t waits_before = 0, bytes_before = 0;
+  uint64_t waits_before = 0, bytes_before = 0, launches_before = 0;
   while (i < warm_up || state.KeepRunning()) {  // one untimed minibatch first, as BM_SampleMultiLayer
-    if (i == warm_up) waits_before = Runtime().host_waits(), bytes_before = Runtime().bytes_to_host();
+    if (i == warm_up) {
+      waits_before = Runtime().host_waits();
+      bytes_before = Runtime().bytes_to_host();
+      launches_before = Runtime().launches();
+    }
     const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i)};
     auto layers = SampleMultiLayerKeptOnDevice(placed, batches[i % kBenchBatchesInPool], kBenchFanouts, options,
                                                nullptr, workspace);
@@ -255,6 +262,7 @@ void BM_DeviceMiniBatch(benchmark::State& state) {
     state.counters["bytes_to_host_per_minibatch"] =
         static_cast<double>(Runtime().bytes_to_host() - bytes_before) / timed;
     state.counters["feature_rows_per_minibatch"] = static_cast<double>(rows) / timed;
+    state.counters["launches_per_minibatch"] = static_cast<double>(Runtime().launches() - launches_before) / timed;
   }
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }

@@ -156,7 +156,9 @@ Status DeviceRuntime::Launch(const char* kernel, const LaunchConfig& config, con
                              size_t num_buffers, const std::function<void()>& host_twin,
                              const std::function<int()>& cuda_launch, SourceLocation loc) {
   if (num_buffers > 0 && buffers == nullptr) return NullArgument("Launch", "buffers");
-  return DoLaunch(kernel, config, buffers, num_buffers, host_twin, cuda_launch, loc);
+  Status launched = DoLaunch(kernel, config, buffers, num_buffers, host_twin, cuda_launch, loc);
+  if (launched.ok()) launches_.fetch_add(1, std::memory_order_relaxed);
+  return launched;
 }
 
 Status DeviceRuntime::GetLastError(SourceLocation loc) { return DoGetLastError(/*clear=*/true, loc); }

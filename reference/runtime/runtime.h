@@ -192,6 +192,12 @@ class DeviceRuntime {
   // kDeviceToHost have copied so far: what a caller read back, counted on
   // every backend alike (kDefault copies are not counted).
   uint64_t bytes_to_host() const { return bytes_to_host_.load(std::memory_order_relaxed); }
+  // Returns how many successful Launch calls there have been so far: one
+  // per kernel of the project's, one per prefix sum (kernels/scan.h; CUB
+  // may start more than one kernel for it). Each costs the host a launch
+  // and the device a kernel's start, so a device benchmark reports it
+  // beside host_waits.
+  uint64_t launches() const { return launches_.load(std::memory_order_relaxed); }
 
  protected:
   virtual Result<int> DoGetDeviceCount(SourceLocation loc) = 0;
@@ -234,6 +240,7 @@ class DeviceRuntime {
 
   std::atomic<uint64_t> host_waits_{0};
   std::atomic<uint64_t> bytes_to_host_{0};
+  std::atomic<uint64_t> launches_{0};
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are

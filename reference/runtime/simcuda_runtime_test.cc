@@ -262,12 +262,21 @@ TEST(SimCudaTest, HostWaitsFollowCudasSynchronizationRules) {
   FL_EXPECT_OK(sim.Free(*dev));
 }
 
+// A launch with a valid configuration runs its host twin and is counted
+// (DeviceRuntime::launches); a refused one runs nothing and is not.
 TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
+  int runs = 0;
+  const uint64_t before = SimCuda().launches();
+  FL_ASSERT_OK(SimCuda().Launch(
+      "Probe", LaunchConfig{1, 32, nullptr}, nullptr, 0, [&runs] { ++runs; }, [] { return 0; }));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(SimCuda().launches() - before, 1u);
   bool run = false;
   LaunchConfig config{1, 2048, nullptr};
   Status s = SimCuda().Launch(
       "Probe", config, nullptr, 0, [&run] { run = true; }, [] { return 0; });
   EXPECT_FALSE(run);
+  EXPECT_EQ(SimCuda().launches() - before, 1u);
   ASSERT_TRUE(s.cuda_error().has_value());
   EXPECT_EQ(s.cuda_error()->name, "cudaErrorInvalidValue");
   EXPECT_THAT(s.message(), testing::HasSubstr("Probe launched with grid 1, block 2048")) << s;
