@@ -72,11 +72,14 @@ struct InsertNodesKernel {
   }
 };
 
+// Also zeroes word positions.size() of is_first, which the ranks' exclusive
+// sum reads (as SampleCountKernel zeroes its counts' last word).
 struct MarkFirstKernel {
   Positions positions;
   NodeTable table;
   int64_t* is_first;
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
+    if (t.global() == 0) is_first[positions.size()] = 0;
     for (uint64_t p = t.global(); p < static_cast<uint64_t>(positions.size()); p += t.stride()) {
       const uint64_t slot = table.Find(positions.NodeAt(static_cast<int64_t>(p)));
       is_first[p] = table.first_position[slot] == p ? 1 : 0;

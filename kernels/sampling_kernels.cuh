@@ -14,7 +14,9 @@ namespace kernels {
 // is not null, chunks[i] = the chunks its top-k is split into (TopKChunks).
 // With `live_seeds` set, only the first *live_seeds of the num_seeds are
 // seeds (a count the device wrote: the host launches over a bound of it
-// without waiting to read it) and the rest count 0.
+// without waiting to read it) and the rest count 0. Word num_seeds of each
+// is zeroed too: their exclusive sums read it (it does not change them),
+// and it would otherwise be uninitialised (compute-sanitizer's initcheck).
 struct SampleCountKernel {
   sampling::SamplingParams params;
   const int64_t* seeds;
@@ -24,6 +26,10 @@ struct SampleCountKernel {
   const int64_t* live_seeds = nullptr;  // at most num_seeds
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
+    if (t.global() == 0) {
+      counts[num_seeds] = 0;
+      if (chunks != nullptr) chunks[num_seeds] = 0;
+    }
     const uint64_t live = static_cast<uint64_t>(live_seeds != nullptr ? *live_seeds : num_seeds);
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
       if (i >= live) {

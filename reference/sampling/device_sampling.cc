@@ -68,7 +68,7 @@ Result<DeviceWords> DeviceSamplingWorkspace::Words(Buffer which, int64_t size, D
                                 std::to_string(size) + "; expected a buffer below " + std::to_string(kNumBuffers) +
                                 " and a size in [0, 2^58]");
   }
-  const bool table = which == kTableKeys || which == kTableFirst || which == kTableNewId;
+  const bool table = which == kTableSlots || which == kTableNewId;
   return Grow(buffers_[which], growth_ == Growth::kExact || table, size, runtime, device);
 }
 
@@ -293,11 +293,9 @@ Result<CountedHop> CountHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   const int64_t n = seeds.size;
   CountedHop hop;
   hop.slot = slot;
-  // n counts, then their exclusive sum in place: the output's indptr. The
-  // scan reads word n but its result does not depend on it: it is zeroed
-  // so that no uninitialised word is read (compute-sanitizer's initcheck).
+  // n counts and a zero (SampleCountKernel), then their exclusive sum in
+  // place: the output's indptr.
   FL_ASSIGN_OR_RETURN(hop.indptr, ws.LayerWords(slot, LayerArray::kIndptr, n + 1, rt, device));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.indptr.data + n, 1, 0, stream));
 
   kernels::sampling::SamplingParams& params = hop.params;
   params.indptr = Data<int64_t>(graph.indptr());
@@ -311,11 +309,10 @@ Result<CountedHop> CountHopOnDevice(const DeviceGraph& graph, const DeviceWords&
   params.layer = layer;
 
   // Per seed, its chunks (0 unless split), then their exclusive sum: chunk
-  // offsets, zeroed past the end as indptr is.
+  // offsets, with a zero past the end as indptr.
   hop.top_k = kernels::sampling::MayUseKeyScratch(params);
   if (hop.top_k) {
     FL_ASSIGN_OR_RETURN(hop.chunk_offsets, ws.Words(Buffer::kChunkOffsets, n + 1, rt, device));
-    FL_RETURN_IF_ERROR(kernels::FillWords(rt, hop.chunk_offsets.data + n, 1, 0, stream));
   }
   kernels::SampleCountKernel count_kernel{params,         seeds.data, n, hop.indptr.data, hop.chunk_offsets.data,
                                           live_seeds.data};
@@ -445,17 +442,16 @@ Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const
   uint64_t capacity = 1;
   while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
   const int64_t cap = static_cast<int64_t>(capacity);
-  // Free slots and "no position yet" are both all-ones words, filled on the
-  // device rather than copied from the host (16 bytes per slot).
-  FL_ASSIGN_OR_RETURN(DeviceWords keys, ws.Words(Buffer::kTableKeys, cap, rt, device));
-  FL_ASSIGN_OR_RETURN(DeviceWords first, ws.Words(Buffer::kTableFirst, cap, rt, device));
+  // Free slots and "no position yet" are both all-ones words, side by side
+  // in one buffer, so that one fill on the device sets both (16 bytes per
+  // slot) rather than a copy from the host.
+  FL_ASSIGN_OR_RETURN(DeviceWords slots, ws.Words(Buffer::kTableSlots, 2 * cap, rt, device));
+  const DeviceWords keys{slots.data, cap}, first{slots.data + cap, cap};
   FL_ASSIGN_OR_RETURN(DeviceWords new_id, ws.Words(Buffer::kTableNewId, cap, rt, device));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, keys.data, capacity, -1, stream));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, first.data, capacity, -1, stream));
-  // n marks, whose exclusive sum ranks the unique nodes (word n zeroed as
-  // the indptr's is).
+  FL_RETURN_IF_ERROR(kernels::FillWords(rt, slots.data, 2 * capacity, -1, stream));
+  // n marks and a zero (MarkFirstKernel), whose exclusive sum ranks the
+  // unique nodes.
   FL_ASSIGN_OR_RETURN(DeviceWords is_first, ws.Words(Buffer::kIsFirst, n + 1, rt, device));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, is_first.data + n, 1, 0, stream));
 
   const kernels::Positions positions{seeds.data, seeds.size, indices.data, indices.size};
   const kernels::NodeTable table{reinterpret_cast<unsigned long long*>(keys.data),

@@ -78,9 +78,8 @@ class DeviceSamplingWorkspace {
     kSampleKeys,  // sampling
     kChunkOffsets,
     kChunkSurvivors,
-    kChunkKeys,  // hubs' top-k in chunks (kernels::sampling::TopKChunks)
-    kTableKeys,
-    kTableFirst,
+    kChunkKeys,   // hubs' top-k in chunks (kernels::sampling::TopKChunks)
+    kTableSlots,  // the hash table's keys, then its first positions
     kTableNewId,
     kIsFirst,
     kRank,         // compaction

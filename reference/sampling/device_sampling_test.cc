@@ -180,7 +180,7 @@ TEST_P(DeviceSamplingTest, MultiLayerOnAStreamMatchesTheCpuReference) {
 // waits end the call (the last hop's unique count, then every hop's
 // arrays); the seeds' upload, from pinned memory, adds none. On
 // the default stream and on a stream of its own, uniform and weighted, in
-// a warm workspace, with the CPU's layers.
+// a warm workspace, with the CPU's layers; uniform, nine launches a hop.
 TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   FL_ASSERT_OK(device_graph);
@@ -193,14 +193,19 @@ TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
     for (bool weighted : {false, true}) {
       SCOPED_TRACE(std::string(weighted ? "weighted" : "uniform") + (on ? ", own stream" : ", default stream"));
       const SamplingOptions options{false, weighted, 5};
-      const uint64_t before = rt_->host_waits();
+      const uint64_t before = rt_->host_waits(), launches_before = rt_->launches();
       auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, fanouts, options, on, &ws);
-      const uint64_t waits = rt_->host_waits() - before;
+      const uint64_t waits = rt_->host_waits() - before, launches = rt_->launches() - launches_before;
       FL_ASSERT_OK(dev);
       auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
       FL_ASSERT_OK(cpu);
       ExpectSameLayers(*dev, *cpu);
       EXPECT_EQ(waits, fanouts.size() + 2);
+      // A uniform hop launches nine kernels: the counts and their sum, the
+      // picks, then the table's one fill, insert, mark, the ranks' sum,
+      // emit and relabel (no one-word fills: the kernels zero their sums'
+      // last words).
+      if (!weighted) EXPECT_EQ(launches, 9 * fanouts.size());
     }
   }
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
@@ -555,7 +560,7 @@ TEST(DeviceSamplingWorkspaceTest, GrowsByAQuarterAndStaysOnItsDevice) {
             "DeviceSamplingWorkspace::Words: buffer " + std::to_string(W::kNumBuffers) + ", size 1" + below);
   EXPECT_EQ(ws.allocations(), 2);
   // The hash tables, whose sizes are powers of two, are exact.
-  auto table = ws.Words(W::kTableKeys, 16, rt, Device::Cuda(0));
+  auto table = ws.Words(W::kTableSlots, 16, rt, Device::Cuda(0));
   FL_ASSERT_OK(table);
   EXPECT_EQ(ws.bytes(), (13 + 16) * sizeof(int64_t));
 }
