@@ -623,14 +623,15 @@ Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
                           return SampleHopsOnDevice(graph, seeds, fanouts, options, stream, workspace);
                         }));
   }
+  // Array `which` of workspace layer `layer_index`, as long as `array`.
+  auto tensor = [&](int layer_index, LayerArray which, const DeviceWords& array) {
+    return workspace.LayerTensor(layer_index, which, array.size, rt, device);
+  };
   std::vector<DeviceSampledLayer> layers(words.size());
   for (size_t k = 0; k < words.size(); ++k) {
     const LayerWordsOnDevice& w = words[k];
     DeviceSampledLayer& layer = layers[k];
     const int at = static_cast<int>(k);
-    auto tensor = [&](int layer_index, LayerArray which, const DeviceWords& array) {
-      return workspace.LayerTensor(layer_index, which, array.size, rt, device);
-    };
     FL_ASSIGN_OR_RETURN(layer.seeds, tensor(at, LayerArray::kSeeds, w.seeds));
     FL_ASSIGN_OR_RETURN(layer.indptr, tensor(at, LayerArray::kIndptr, w.indptr));
     FL_ASSIGN_OR_RETURN(layer.original_edge_ids, tensor(at, LayerArray::kEdges, w.edges));
