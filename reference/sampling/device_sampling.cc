@@ -642,6 +642,66 @@ Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
   return layers;
 }
 
+namespace {
+
+// Reads every array of layers kept on the device, sampled from `seeds`, back
+// to the host with one wait. The caller holds the device guard.
+Result<std::vector<SampledLayer>> ReadBackLayerWords(const std::vector<LayerWordsOnDevice>& kept,
+                                                     const std::vector<int64_t>& seeds, DeviceSamplingWorkspace& ws,
+                                                     DeviceRuntime& rt, Device device, StreamHandle stream) {
+  // Per layer its indptr, edges, indices and compacted indices, then its
+  // unique nodes (the first layer's seeds are the caller's).
+  std::vector<DeviceWords> arrays;
+  for (const LayerWordsOnDevice& layer : kept) {
+    arrays.insert(arrays.end(), {layer.indptr, layer.edges, layer.indices, layer.compacted, layer.unique_nodes});
+  }
+  FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read, ReadBack(arrays, ws, rt, device, stream));
+  std::vector<SampledLayer> layers(kept.size());
+  for (size_t k = 0; k < layers.size(); ++k) {
+    SampledLayer& layer = layers[k];
+    std::vector<int64_t>* from = &read[5 * k];
+    layer.subgraph.seeds = k == 0 ? seeds : layers[k - 1].unique_nodes;
+    layer.subgraph.indptr = std::move(from[0]);
+    layer.subgraph.original_edge_ids = std::move(from[1]);
+    layer.subgraph.indices = std::move(from[2]);
+    layer.compacted_indices = std::move(from[3]);
+    layer.unique_nodes = std::move(from[4]);
+  }
+  return layers;
+}
+
+// The words of a kept tensor.
+DeviceWords WordsOf(const Tensor& t) { return DeviceWords{static_cast<int64_t*>(t.raw_data()), t.numel()}; }
+
+}  // namespace
+
+Result<std::vector<SampledLayer>> ReadLayersBack(const std::vector<DeviceSampledLayer>& kept,
+                                                 const std::vector<int64_t>& seeds, StreamHandle stream,
+                                                 DeviceSamplingWorkspace& workspace) {
+  if (kept.empty() || kept[0].seeds.numel() != static_cast<int64_t>(seeds.size())) {
+    return InvalidArgumentError("ReadLayersBack: " + std::to_string(kept.size()) + " kept layers, the first with " +
+                                std::to_string(kept.empty() ? 0 : kept[0].seeds.numel()) + " seeds, and " +
+                                std::to_string(seeds.size()) +
+                                " seeds given; expected the layers SampleMultiLayerKeptOnDevice sampled from them");
+  }
+  std::vector<SampledLayer> layers(kept.size());
+  if (seeds.empty()) {  // and so is every hop
+    for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
+    return layers;
+  }
+  std::vector<LayerWordsOnDevice> words;
+  for (const DeviceSampledLayer& layer : kept) {
+    words.push_back(LayerWordsOnDevice{WordsOf(layer.seeds), WordsOf(layer.indptr), WordsOf(layer.original_edge_ids),
+                                       WordsOf(layer.indices), WordsOf(layer.compacted_indices),
+                                       WordsOf(layer.unique_nodes)});
+  }
+  const Device device = kept[0].indptr.device();
+  DeviceRuntime& rt = *kept[0].indptr.runtime();
+  DeviceGuard guard(rt, device.index);
+  FL_RETURN_IF_ERROR(guard.status());
+  return WaitingOnError(rt, stream, [&] { return ReadBackLayerWords(words, seeds, workspace, rt, device, stream); });
+}
+
 // The hops as SampleMultiLayerKeptOnDevice leaves them, then every array
 // read back with one more wait.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
@@ -649,12 +709,13 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace* workspace) {
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
-  std::vector<SampledLayer> layers(fanouts.size());
   if (seeds.empty()) {  // and so is every hop
+    std::vector<SampledLayer> layers(fanouts.size());
     for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
     return layers;
   }
   DeviceRuntime& rt = graph.runtime();
+  const Device device = Device::Cuda(graph.device());
   // The guard first, so that a workspace of the call's own is freed while
   // the graph's device is still current (freeing it after the guard put
   // the caller's device back could create a context there).
@@ -663,31 +724,11 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
   std::optional<DeviceSamplingWorkspace> own;
   DeviceSamplingWorkspace& ws =
       workspace != nullptr ? *workspace : own.emplace(DeviceSamplingWorkspace::Growth::kExact);
-  auto sample = [&]() -> Status {
+  return WaitingOnError(rt, stream, [&]() -> Result<std::vector<SampledLayer>> {
     FL_ASSIGN_OR_RETURN(const std::vector<LayerWordsOnDevice> kept,
                         SampleHopsOnDevice(graph, seeds, fanouts, options, stream, ws));
-    // Per layer its indptr, edges, indices and compacted indices, then its
-    // unique nodes (the first layer's seeds are the caller's).
-    std::vector<DeviceWords> arrays;
-    for (const LayerWordsOnDevice& layer : kept) {
-      arrays.insert(arrays.end(), {layer.indptr, layer.edges, layer.indices, layer.compacted, layer.unique_nodes});
-    }
-    FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> read,
-                        ReadBack(arrays, ws, rt, Device::Cuda(graph.device()), stream));
-    for (size_t k = 0; k < layers.size(); ++k) {
-      SampledLayer& layer = layers[k];
-      std::vector<int64_t>* from = &read[5 * k];
-      layer.subgraph.seeds = k == 0 ? seeds : layers[k - 1].unique_nodes;
-      layer.subgraph.indptr = std::move(from[0]);
-      layer.subgraph.original_edge_ids = std::move(from[1]);
-      layer.subgraph.indices = std::move(from[2]);
-      layer.compacted_indices = std::move(from[3]);
-      layer.unique_nodes = std::move(from[4]);
-    }
-    return OkStatus();
-  };
-  FL_RETURN_IF_ERROR(WaitingOnError(rt, stream, sample));
-  return layers;
+    return ReadBackLayerWords(kept, seeds, ws, rt, device, stream);
+  });
 }
 
 }  // namespace faultline

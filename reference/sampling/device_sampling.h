@@ -204,6 +204,16 @@ Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
     const DeviceGraph& graph, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,
     const SamplingOptions& options, StreamHandle stream, DeviceSamplingWorkspace& workspace);
 
+// Reads layers kept on the device (SampleMultiLayerKeptOnDevice from
+// `seeds`, with `workspace`) back to the host, in `stream`, with one wait:
+// the layers SampleMultiLayerOnDevice would have returned. The kept layers
+// stay readable on the device (only the workspace's readback buffers are
+// used). Layers that do not start from `seeds` are an InvalidArgument
+// error naming both counts.
+Result<std::vector<SampledLayer>> ReadLayersBack(const std::vector<DeviceSampledLayer>& kept,
+                                                 const std::vector<int64_t>& seeds, StreamHandle stream,
+                                                 DeviceSamplingWorkspace& workspace);
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_REFERENCE_SAMPLING_DEVICE_SAMPLING_H_

@@ -265,6 +265,12 @@ TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCoun
             EXPECT_EQ((*kept)[k + 1].seeds.numel(), d.unique_nodes.numel());
           }
         }
+        // Read back afterwards: the CPU's layers, for one more wait.
+        const uint64_t before_read = rt_->host_waits();
+        auto read = ReadLayersBack(*kept, seeds, on, ws);
+        FL_ASSERT_OK(read);
+        EXPECT_EQ(rt_->host_waits() - before_read, 1u);
+        ExpectSameLayers(*read, *cpu);
       }
     }
   }
@@ -277,6 +283,15 @@ TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCoun
     EXPECT_EQ(layer.indptr.numel() + layer.original_edge_ids.numel() + layer.unique_nodes.numel(), 0);
     EXPECT_EQ(layer.indptr.device(), Device::Cuda(0));
   }
+  EXPECT_EQ(rt_->host_waits(), waits_before);
+  auto empty_read = ReadLayersBack(*none, {}, nullptr, ws);
+  FL_ASSERT_OK(empty_read);
+  ExpectSameLayers(*empty_read, *SampleMultiLayer(graph(), {}, {3, 2}, SamplingOptions{false, false, 1}));
+  // Layers read back with seeds they were not sampled from are refused.
+  auto mismatched = ReadLayersBack(*none, {1, 2}, nullptr, ws);
+  EXPECT_EQ(mismatched.status().message(),
+            "ReadLayersBack: 2 kept layers, the first with 0 seeds, and 2 seeds given; expected the layers "
+            "SampleMultiLayerKeptOnDevice sampled from them");
   EXPECT_EQ(rt_->host_waits(), waits_before);
   // A bad request is refused as SampleMultiLayerOnDevice refuses it.
   auto bad =
