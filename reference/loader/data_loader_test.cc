@@ -765,6 +765,28 @@ TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) 
   EXPECT_TRUE(NoLeftoverSegments());
 }
 
+// A device mode's minibatch waits for the device once a hop and once more
+// to sample (SampleMultiLayerKeptOnDevice), once to read the layers back,
+// once to check the ids the features are gathered by (the last layer's
+// unique nodes where they lie: nothing is uploaded for them) and once to
+// copy the features to the host.
+TEST_F(DeviceModesTest, ADeviceMinibatchGathersItsFeaturesFromTheNodesWhereTheyLie) {
+  for (LoaderMode mode : {LoaderMode::kCudaCuda, LoaderMode::kPinnedCuda}) {
+    SCOPED_TRACE(LoaderModeName(mode));
+    const LoaderOptions o = DeviceOptions(mode, 0, StartMethod::kFork);
+    auto loader = DataLoader::Create(o);
+    FL_ASSERT_OK(loader);
+    auto first = (*loader)->Next();  // the workspace's buffers are allocated here
+    FL_ASSERT_OK(first);
+    const uint64_t before = runtime_->host_waits();
+    auto second = (*loader)->Next();
+    FL_ASSERT_OK(second);
+    ASSERT_TRUE(second->has_value());
+    EXPECT_GT((*second)->feature_dim, 0);
+    EXPECT_EQ(runtime_->host_waits() - before, o.fanouts.size() + 4);
+  }
+}
+
 TEST_F(DeviceModesTest, FixedLoaderRefusesWorkersForDeviceSamplingAndSaysWhatToUse) {
   for (LoaderMode mode : {LoaderMode::kPinnedCuda, LoaderMode::kCudaCuda}) {
     auto loader = DataLoader::Create(DeviceOptions(mode, 2, StartMethod::kSpawn));

@@ -89,9 +89,13 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   const SamplingOptions sampling = MiniBatchSampling(o, index);
   *step = "sample_neighbors";
   FL_ASSIGN_OR_RETURN(bool on_device, DispatchesMiniBatchesToDevice(data, o));
+  // On the device the layers stay there until the features are gathered
+  // from the last layer's unique nodes, where they lie; the host gets a copy.
+  std::vector<DeviceSampledLayer> kept;
   if (on_device) {
-    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayerOnDevice(*data.device_graph, seeds, o.fanouts, sampling,
-                                                               /*stream=*/nullptr, data.device_workspace.get()));
+    FL_ASSIGN_OR_RETURN(kept, SampleMultiLayerKeptOnDevice(*data.device_graph, seeds, o.fanouts, sampling,
+                                                           /*stream=*/nullptr, *data.device_workspace));
+    FL_ASSIGN_OR_RETURN(batch.layers, ReadLayersBack(kept, seeds, /*stream=*/nullptr, *data.device_workspace));
   } else {
     FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
   }
@@ -100,10 +104,7 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   if (data.feature_dim == 0) return batch;
   const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
   if (on_device) {
-    DeviceRuntime& rt = GetRuntime(o.runtime);
-    FL_ASSIGN_OR_RETURN(Tensor ids, Tensor::FromVector(nodes));
-    FL_ASSIGN_OR_RETURN(Tensor device_ids, ids.To(Device::Cuda(o.device), &rt));
-    FL_ASSIGN_OR_RETURN(batch.features_on_device, IndexSelect(data.device_features, device_ids));
+    FL_ASSIGN_OR_RETURN(batch.features_on_device, IndexSelect(data.device_features, kept.back().unique_nodes));
     FL_ASSIGN_OR_RETURN(Tensor host, batch.features_on_device.Cpu());
     FL_ASSIGN_OR_RETURN(batch.features, host.ToVector<float>());
     return batch;
