@@ -670,6 +670,13 @@ Result<std::vector<SampledLayer>> ReadBackLayerWords(const std::vector<LayerWord
   return layers;
 }
 
+// The layers of a request with no seeds: every hop empty, indptr [0].
+std::vector<SampledLayer> LayersWithNoSeeds(size_t num_layers) {
+  std::vector<SampledLayer> layers(num_layers);
+  for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
+  return layers;
+}
+
 // The words of a kept tensor.
 DeviceWords WordsOf(const Tensor& t) { return DeviceWords{static_cast<int64_t*>(t.raw_data()), t.numel()}; }
 
@@ -684,11 +691,7 @@ Result<std::vector<SampledLayer>> ReadLayersBack(const std::vector<DeviceSampled
                                 std::to_string(seeds.size()) +
                                 " seeds given; expected the layers SampleMultiLayerKeptOnDevice sampled from them");
   }
-  std::vector<SampledLayer> layers(kept.size());
-  if (seeds.empty()) {  // and so is every hop
-    for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
-    return layers;
-  }
+  if (seeds.empty()) return LayersWithNoSeeds(kept.size());
   std::vector<LayerWordsOnDevice> words;
   for (const DeviceSampledLayer& layer : kept) {
     words.push_back(LayerWordsOnDevice{WordsOf(layer.seeds), WordsOf(layer.indptr), WordsOf(layer.original_edge_ids),
@@ -709,11 +712,7 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
                                                            const SamplingOptions& options, StreamHandle stream,
                                                            DeviceSamplingWorkspace* workspace) {
   FL_RETURN_IF_ERROR(ValidateMultiLayerRequest(graph.num_nodes(), graph.has_weights(), seeds, fanouts, options));
-  if (seeds.empty()) {  // and so is every hop
-    std::vector<SampledLayer> layers(fanouts.size());
-    for (SampledLayer& layer : layers) layer.subgraph.indptr.assign(1, 0);
-    return layers;
-  }
+  if (seeds.empty()) return LayersWithNoSeeds(fanouts.size());
   DeviceRuntime& rt = graph.runtime();
   const Device device = Device::Cuda(graph.device());
   // The guard first, so that a workspace of the call's own is freed while
