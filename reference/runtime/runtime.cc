@@ -64,10 +64,16 @@ Status DeviceRuntime::DeviceReset(SourceLocation loc) { return DoDeviceReset(loc
 
 Result<void*> DeviceRuntime::Malloc(size_t bytes, SourceLocation loc) {
   if (bytes == 0 || bytes > kMaxBytes) return BadSize("Malloc", bytes);
-  return DoMalloc(bytes, loc);
+  Result<void*> allocated = DoMalloc(bytes, loc);
+  if (allocated.ok()) device_alloc_calls_.fetch_add(1, std::memory_order_relaxed);
+  return allocated;
 }
 
-Status DeviceRuntime::Free(void* ptr, SourceLocation loc) { return DoFree(ptr, loc); }
+Status DeviceRuntime::Free(void* ptr, SourceLocation loc) {
+  Status freed = DoFree(ptr, loc);
+  if (freed.ok() && ptr != nullptr) device_alloc_calls_.fetch_add(1, std::memory_order_relaxed);
+  return freed;
+}
 
 Status DeviceRuntime::Memcpy(void* dst, const void* src, size_t bytes, MemcpyKind kind, SourceLocation loc) {
   if (bytes == 0) return OkStatus();

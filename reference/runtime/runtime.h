@@ -198,6 +198,12 @@ class DeviceRuntime {
   // and the device a kernel's start, so a device benchmark reports it
   // beside host_waits.
   uint64_t launches() const { return launches_.load(std::memory_order_relaxed); }
+  // Returns how many successful Malloc and Free calls of device memory there
+  // have been so far (Free of null, a no-op, is not counted). Each makes a
+  // GPU "synchronize across all executing CUDA streams" (CUDA Programming
+  // Guide, "Stream-Ordered Memory Allocator"), so a device benchmark
+  // reports them beside host_waits: a steady state should make none.
+  uint64_t device_alloc_calls() const { return device_alloc_calls_.load(std::memory_order_relaxed); }
 
  protected:
   virtual Result<int> DoGetDeviceCount(SourceLocation loc) = 0;
@@ -241,6 +247,7 @@ class DeviceRuntime {
   std::atomic<uint64_t> host_waits_{0};
   std::atomic<uint64_t> bytes_to_host_{0};
   std::atomic<uint64_t> launches_{0};
+  std::atomic<uint64_t> device_alloc_calls_{0};
 };
 
 // Returns the process-wide runtime of `kind` (never null; backends are

@@ -262,6 +262,25 @@ TEST(SimCudaTest, HostWaitsFollowCudasSynchronizationRules) {
   FL_EXPECT_OK(sim.Free(*dev));
 }
 
+// Successful cudaMalloc and cudaFree calls are counted
+// (DeviceRuntime::device_alloc_calls); a refused one, or a free of null,
+// is not.
+TEST(SimCudaTest, DeviceAllocationCallsAreCounted) {
+  SimCudaRuntime& sim = SimCuda();
+  const uint64_t before = sim.device_alloc_calls();
+  Result<void*> dev = sim.Malloc(64);
+  FL_ASSERT_OK(dev);
+  EXPECT_EQ(sim.device_alloc_calls() - before, 1u);
+  EXPECT_FALSE(sim.Malloc(size_t{1} << 62).ok());
+  FL_EXPECT_OK(sim.Free(nullptr));
+  EXPECT_EQ(sim.device_alloc_calls() - before, 1u);
+  FL_EXPECT_OK(sim.Free(*dev));
+  EXPECT_EQ(sim.device_alloc_calls() - before, 2u);
+  EXPECT_FALSE(sim.Free(*dev).ok());  // twice
+  EXPECT_EQ(sim.device_alloc_calls() - before, 2u);
+  (void)sim.GetLastError();
+}
+
 // A launch with a valid configuration runs its host twin and is counted
 // (DeviceRuntime::launches); a refused one runs nothing and is not.
 TEST(SimCudaTest, InvalidLaunchConfigurationIsRejected) {
