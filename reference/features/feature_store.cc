@@ -37,27 +37,67 @@ Status CheckIds(const Tensor& table, const Tensor& ids) {
   return bad ? OutOfRangeId(bad->position, bad->value, rows) : OkStatus();
 }
 
+// Queues the kernel that copies rows `ids` of `table` into `out` on the ids'
+// device, reading device memory or pinned host memory; with `verdict`, it
+// writes nothing when that check found a bad id (GatherRowsKernel). The
+// caller holds the device guard.
+Status LaunchGather(const Tensor& table, const Tensor& ids, Tensor& out, const unsigned long long* verdict) {
+  const int64_t dim = table.shape()[1], n = ids.numel();
+  // Nothing to copy, and no table buffer to name: an empty tensor's data is null.
+  if (n == 0 || dim == 0) return OkStatus();
+  const BufferUse verdict_use{verdict, verdict != nullptr ? sizeof(*verdict) : 0};
+  return kernels::LaunchKernel(*ids.runtime(), "GatherRowsKernel", kernels::LaunchFor(static_cast<uint64_t>(n) * dim),
+                               kernels::GatherRowsKernel{static_cast<const float*>(table.raw_data()), dim,
+                                                         static_cast<const int64_t*>(ids.raw_data()), n,
+                                                         static_cast<float*>(out.raw_data()), verdict},
+                               {table.buffer(), ids.buffer(), out.buffer(), verdict_use},
+                               &kernels::LaunchGatherRowsOnCuda);
+}
+
 // Copies rows `ids` (checked) of `table` into `out`: on the host, or by a
-// kernel on the ids' device reading device memory or pinned host memory.
+// kernel on the ids' device.
 Status CopyRows(const Tensor& table, const Tensor& ids, Tensor& out) {
   const int64_t dim = table.shape()[1], n = ids.numel();
-  const auto* id = static_cast<const int64_t*>(ids.raw_data());
-  const auto* src = static_cast<const float*>(table.raw_data());
-  auto* dst = static_cast<float*>(out.raw_data());
   // Nothing to copy (and no buffer: an empty tensor's data may be null, which
   // memcpy must not be given even for 0 bytes).
   if (n == 0 || dim == 0) return OkStatus();
   if (ids.device().is_cpu()) {
+    const auto* id = static_cast<const int64_t*>(ids.raw_data());
+    const auto* src = static_cast<const float*>(table.raw_data());
+    auto* dst = static_cast<float*>(out.raw_data());
     const size_t row_bytes = static_cast<size_t>(dim) * sizeof(float);
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dim, src + id[i] * dim, row_bytes);
     return OkStatus();
   }
+  DeviceGuard guard(*ids.runtime(), ids.device().index);
+  FL_RETURN_IF_ERROR(guard.status());
+  return LaunchGather(table, ids, out, /*verdict=*/nullptr);
+}
+
+// Gathers rows `ids` of `table` into `out` on the ids' device: the check
+// and the gather queued together (the gather writes nothing if an id is
+// bad), then one wait to read the verdict. In the scratch's words, or in a
+// device word of its own.
+Status CheckAndGatherOnDevice(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch* scratch) {
+  const int64_t rows = table.shape()[0], n = ids.numel();
+  if (n == 0) return OkStatus();
   DeviceRuntime& rt = *ids.runtime();
   DeviceGuard guard(rt, ids.device().index);
   FL_RETURN_IF_ERROR(guard.status());
-  return kernels::LaunchKernel(rt, "GatherRowsKernel", kernels::LaunchFor(static_cast<uint64_t>(n) * dim),
-                               kernels::GatherRowsKernel{src, dim, id, n, dst},
-                               {table.buffer(), ids.buffer(), out.buffer()}, &kernels::LaunchGatherRowsOnCuda);
+  kernels::IdCheckWords words;
+  Tensor own_word;  // without a scratch: freed on return
+  unsigned long long own_verdict = 0;
+  if (scratch != nullptr) {
+    FL_ASSIGN_OR_RETURN(words, scratch->Words(rt, ids.device()));
+  } else {
+    FL_ASSIGN_OR_RETURN(own_word, Tensor::Empty(DType::kInt64, {1}, ids.device(), &rt));
+    words = kernels::IdCheckWords{static_cast<unsigned long long*>(own_word.raw_data()), &own_verdict};
+  }
+  const auto* id = static_cast<const int64_t*>(ids.raw_data());
+  FL_RETURN_IF_ERROR(kernels::QueueIdCheck(rt, id, n, rows, words));
+  FL_RETURN_IF_ERROR(LaunchGather(table, ids, out, words.device));
+  FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad, kernels::ReadIdCheck(rt, id, n, words));
+  return bad ? OutOfRangeId(bad->position, bad->value, rows) : OkStatus();
 }
 
 // Returns "simcuda runtime 0x..." (the kind and the instance).
@@ -132,7 +172,7 @@ Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids) {
   return out;
 }
 
-Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out) {
+Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch* scratch) {
   FL_RETURN_IF_ERROR(CheckIndexSelect(table, ids));
   const std::vector<int64_t> shape = {ids.numel(), table.shape()[1]};
   if (out.dtype() != DType::kFloat32 || out.shape() != shape || out.device() != ids.device()) {
@@ -143,8 +183,29 @@ Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out) {
   }
   if (!ids.device().is_cpu()) FL_RETURN_IF_ERROR(CheckSameRuntime("IndexSelectInto", "out", out, ids));
   FL_RETURN_IF_ERROR(CheckSeparate(out, table, "the table"));
+  if (!ids.device().is_cpu()) return CheckAndGatherOnDevice(table, ids, out, scratch);
   FL_RETURN_IF_ERROR(CheckIds(table, ids));
   return CopyRows(table, ids, out);
+}
+
+Result<kernels::IdCheckWords> GatherScratch::Words(DeviceRuntime& runtime, Device device) {
+  if (device.is_cpu()) {
+    return InvalidArgumentError("GatherScratch::Words: device cpu; expected the cuda device of the ids");
+  }
+  if (device_word_.numel() > 0 && (device_word_.device() != device || device_word_.runtime() != &runtime)) {
+    return InvalidArgumentError("GatherScratch: holds words on " + device_word_.device().ToString() + " of " +
+                                RuntimeText(device_word_.runtime()) + "; asked for " + device.ToString() + " of " +
+                                RuntimeText(&runtime));
+  }
+  if (device_word_.numel() == 0) {
+    FL_ASSIGN_OR_RETURN(Tensor word, Tensor::Empty(DType::kInt64, {1}, device, &runtime));
+    FL_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(DType::kInt64, {1}));
+    FL_RETURN_IF_ERROR(host.Pin(runtime));
+    device_word_ = std::move(word);
+    host_word_ = std::move(host);
+  }
+  return kernels::IdCheckWords{static_cast<unsigned long long*>(device_word_.raw_data()),
+                               static_cast<unsigned long long*>(host_word_.raw_data())};
 }
 
 Status FeatureStore::Add(const std::string& name, Tensor table) {

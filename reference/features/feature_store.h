@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "kernels/id_check.h"
 #include "reference/base/status.h"
 #include "reference/tensor/tensor.h"
 
@@ -20,6 +21,29 @@ namespace faultline {
 // The result lives where the ids live. Every id is checked first; an id
 // outside [0, rows) is an error naming its position and value.
 Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids);
+
+// The words of a device gather's id check (kernels::IdCheckWords), kept
+// from call to call so that IndexSelectInto allocates nothing: a word of
+// device memory and a pinned host word, on the device and runtime of their
+// first use until it is destroyed. One call at a time may use it.
+class GatherScratch {
+ public:
+  GatherScratch() = default;
+  // A copy would share the words (tensors share their storage).
+  GatherScratch(const GatherScratch&) = delete;
+  GatherScratch& operator=(const GatherScratch&) = delete;
+  GatherScratch(GatherScratch&&) = default;
+  GatherScratch& operator=(GatherScratch&&) = default;
+
+  // Returns the words for ids on `device` of `runtime`, allocated on first
+  // use; words held on another device or runtime are an InvalidArgument
+  // error naming both.
+  Result<kernels::IdCheckWords> Words(DeviceRuntime& runtime, Device device);
+
+ private:
+  Tensor device_word_, host_word_;
+};
+
 // The same into `out`, a float32 tensor of shape [ids.numel(), table's
 // columns] where the ids live. For callers that gather every step into one
 // buffer: on a GPU, allocating a large result costs more than the gather
@@ -27,7 +51,11 @@ Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids);
 // table (InvalidArgument "IndexSelectInto: out shares memory with the
 // table; expected a separate buffer"). Nothing is written to `out` when an
 // argument or an id is bad.
-Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out);
+// From device ids, the check and the gather are queued together and the
+// host waits once, for both: the rows are in `out` when it returns. With a
+// `scratch`, the check's words are the scratch's and the call allocates no
+// device memory; without, it allocates and frees one word.
+Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch* scratch = nullptr);
 
 class FeatureStore {
  public:

@@ -128,20 +128,56 @@ TEST_F(IndexSelectTest, IntoAReusedBufferEqualsIndexSelectOnEveryPath) {
   }
 }
 
-// A gather from device ids checks them with one round trip to the host,
-// which reads one word back; with a bad id, one more word (its value).
-TEST_F(IndexSelectTest, CheckingDeviceIdsWaitsOnceForOneWord) {
-  Tensor device_table = *MakeTable(100, 7).To(Device::Cuda(0), rt_);
-  Tensor device_out = *Tensor::Empty(DType::kFloat32, {3, 7}, Device::Cuda(0), rt_);
+// A gather from device ids checks them and gathers with one round trip to
+// the host, which reads one word back; with a bad id, one more word (its
+// value), and nothing is written. With a scratch, a warm call allocates
+// nothing; without, it allocates and frees one word.
+TEST_F(IndexSelectTest, AGatherFromDeviceIdsWaitsOnceAndWithAScratchAllocatesNothing) {
+  Tensor table = MakeTable(100, 7);
+  Tensor device_table = *table.To(Device::Cuda(0), rt_);
+  const std::vector<float> sentinel(3 * 7, -1.0f);
+  Tensor device_out;
+  auto reset_out = [&] { device_out = *Tensor::FromVectorOn<float>(sentinel, Device::Cuda(0), rt_, {3, 7}); };
+  reset_out();
   Tensor good = *Tensor::FromVectorOn<int64_t>({3, 99, 0}, Device::Cuda(0), rt_);
-  const uint64_t waits = rt_->host_waits(), bytes = rt_->bytes_to_host();
-  FL_ASSERT_OK(IndexSelectInto(device_table, good, device_out));
-  EXPECT_EQ(rt_->host_waits() - waits, 1u);
-  EXPECT_EQ(rt_->bytes_to_host() - bytes, sizeof(int64_t));
-  Tensor bad = *Tensor::FromVectorOn<int64_t>({3, 100, 0}, Device::Cuda(0), rt_);
-  const uint64_t bad_bytes = rt_->bytes_to_host();
-  EXPECT_EQ(IndexSelectInto(device_table, bad, device_out).message(), "ids[1] is 100; expected a row in [0, 100)");
-  EXPECT_EQ(rt_->bytes_to_host() - bad_bytes, 2 * sizeof(int64_t));
+  const std::vector<float> expected = *IndexSelect(table, *good.Cpu())->ToVector<float>();
+  GatherScratch scratch;
+  FL_ASSERT_OK(IndexSelectInto(device_table, good, device_out, &scratch));  // allocates the scratch's words
+  for (GatherScratch* with : {&scratch, static_cast<GatherScratch*>(nullptr)}) {
+    SCOPED_TRACE(with != nullptr ? "with a scratch" : "without");
+    reset_out();
+    const uint64_t waits = rt_->host_waits(), bytes = rt_->bytes_to_host(), allocs = rt_->device_alloc_calls();
+    FL_ASSERT_OK(IndexSelectInto(device_table, good, device_out, with));
+    EXPECT_EQ(rt_->host_waits() - waits, 1u);
+    EXPECT_EQ(rt_->bytes_to_host() - bytes, sizeof(int64_t));
+    EXPECT_EQ(rt_->device_alloc_calls() - allocs, with != nullptr ? 0u : 2u);
+    EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), expected);
+
+    reset_out();
+    Tensor bad = *Tensor::FromVectorOn<int64_t>({3, 100, 0}, Device::Cuda(0), rt_);
+    const uint64_t bad_bytes = rt_->bytes_to_host();
+    EXPECT_EQ(IndexSelectInto(device_table, bad, device_out, with).message(),
+              "ids[1] is 100; expected a row in [0, 100)");
+    EXPECT_EQ(rt_->bytes_to_host() - bad_bytes, 2 * sizeof(int64_t));
+    EXPECT_EQ(*device_out.Cpu()->ToVector<float>(), sentinel);
+  }
+}
+
+// A scratch stays on the device and runtime of its first use.
+TEST_F(IndexSelectTest, AScratchOfAnotherRuntimeIsRefusedByName) {
+  SimCudaRuntime other;
+  GatherScratch scratch;
+  FL_ASSERT_OK(scratch.Words(other, Device::Cuda(0)));
+  Tensor device_table = *MakeTable(10, 2).To(Device::Cuda(0), rt_);
+  Tensor ids = *Tensor::FromVectorOn<int64_t>({1, 2}, Device::Cuda(0), rt_);
+  Tensor out = *Tensor::Empty(DType::kFloat32, {2, 2}, Device::Cuda(0), rt_);
+  std::ostringstream expected;
+  expected << "GatherScratch: holds words on cuda:0 of simcuda runtime " << static_cast<const void*>(&other)
+           << "; asked for cuda:0 of " << rt_->name() << " runtime " << static_cast<const void*>(rt_);
+  EXPECT_EQ(IndexSelectInto(device_table, ids, out, &scratch).message(), expected.str());
+  EXPECT_EQ(scratch.Words(other, Device::Cpu()).status().message(),
+            "GatherScratch::Words: device cpu; expected the cuda device of the ids");
+  FL_EXPECT_OK(rt_->PeekAtLastError());
 }
 
 TEST_F(IndexSelectTest, IntoAWrongBufferOrWithABadIdWritesNothing) {
