@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -75,6 +76,31 @@ const DeviceGraph& PlacedGraph(GraphPlacement placement) {
   return *slot;
 }
 
+// What the runtime counted since it was made: per minibatch, a GPU run's
+// host round trips (DeviceRuntime::host_waits), bytes read back, launches
+// and cudaMalloc/cudaFree calls, which simcuda counts as a GPU would.
+class RuntimeCounts {
+ public:
+  RuntimeCounts()
+      : waits_(Runtime().host_waits()),
+        bytes_(Runtime().bytes_to_host()),
+        launches_(Runtime().launches()),
+        alloc_calls_(Runtime().device_alloc_calls()) {}
+  void Report(benchmark::State& state, int64_t minibatches) const {
+    if (minibatches <= 0) return;
+    auto per_minibatch = [&](uint64_t now, uint64_t then) {
+      return static_cast<double>(now - then) / static_cast<double>(minibatches);
+    };
+    state.counters["host_waits_per_minibatch"] = per_minibatch(Runtime().host_waits(), waits_);
+    state.counters["bytes_to_host_per_minibatch"] = per_minibatch(Runtime().bytes_to_host(), bytes_);
+    state.counters["launches_per_minibatch"] = per_minibatch(Runtime().launches(), launches_);
+    state.counters["device_alloc_calls_per_minibatch"] = per_minibatch(Runtime().device_alloc_calls(), alloc_calls_);
+  }
+
+ private:
+  uint64_t waits_, bytes_, launches_, alloc_calls_;
+};
+
 // where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads
 // = every core of this machine). workspace (device only): 1 keeps one
 // DeviceSamplingWorkspace from minibatch to minibatch (what the loader
@@ -98,8 +124,7 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     if (!layers.ok()) Die("sampling", layers.status());
   }
   int64_t edges = 0, i = 0;
-  const uint64_t waits_before = Runtime().host_waits(), bytes_before = Runtime().bytes_to_host(),
-                 launches_before = Runtime().launches();
+  const RuntimeCounts counts;
   for (auto _ : state) {
     const auto& batch = batches[i % kBenchBatchesInPool];
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i), cores};
@@ -125,13 +150,7 @@ void BM_SampleMultiLayer(benchmark::State& state) {
                  : where == 1 ? "graph pinned, read through UVA" + buffers
                               : "CPU sampler, " + std::to_string(cores) + " threads");
   if (keep_workspace) state.counters["workspace_allocations"] = static_cast<double>(workspace.allocations());
-  if (placed != nullptr && i > 0) {  // the round trips a minibatch makes (DeviceRuntime::host_waits)
-    state.counters["host_waits_per_minibatch"] = static_cast<double>(Runtime().host_waits() - waits_before) / i;
-    state.counters["bytes_to_host_per_minibatch"] =
-        static_cast<double>(Runtime().bytes_to_host() - bytes_before) / static_cast<double>(i);
-    state.counters["launches_per_minibatch"] =
-        static_cast<double>(Runtime().launches() - launches_before) / static_cast<double>(i);
-  }
+  if (placed != nullptr) counts.Report(state, i);
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
 // Each device row kept on the device, read back, and with buffers per call
@@ -172,7 +191,7 @@ Tensor DeviceBuffer() {
 
 // pinned: 0 table in device memory, 1 table pinned in host memory.
 // into: 0 IndexSelect (allocates its result), 1 IndexSelectInto one buffer
-// allocated before timing.
+// allocated before timing, with a GatherScratch (allocates nothing).
 void BM_Gather(benchmark::State& state) {
   const bool pinned = state.range(0) == 1, into = state.range(1) == 1;
   Tensor table = FeatureTable(pinned);
@@ -183,9 +202,10 @@ void BM_Gather(benchmark::State& state) {
   Result<Tensor> ids = Tensor::FromVectorOn(picked, Device::Cuda(0), &Runtime());
   if (!ids.ok()) Die("ids", ids.status());
   Tensor out = DeviceBuffer();
+  GatherScratch scratch;
   for (auto _ : state) {
     if (into) {
-      Status gathered = IndexSelectInto(table, *ids, out);
+      Status gathered = IndexSelectInto(table, *ids, out, &scratch);
       if (!gathered.ok()) Die("gather", gathered);
     } else {
       Result<Tensor> rows = IndexSelect(table, *ids);
@@ -213,8 +233,9 @@ BENCHMARK(BM_Gather)
 // kept on the device (graph in device memory), then the kDim float32
 // features of the last layer's unique nodes gathered from a table of one
 // row per node, in device memory, into a buffer kept from minibatch to
-// minibatch (IndexSelectInto into its Prefix), then one wait for the
-// device. What a training step on the device starts from.
+// minibatch (IndexSelectInto into its Prefix, with a GatherScratch: its
+// one wait covers the check and the gather). What a training step on the
+// device starts from.
 void BM_DeviceMiniBatch(benchmark::State& state) {
   const bool weighted = state.range(0) != 0;
   const DeviceGraph& placed = PlacedGraph(GraphPlacement::kDevice);
@@ -223,13 +244,10 @@ void BM_DeviceMiniBatch(benchmark::State& state) {
   DeviceSamplingWorkspace workspace;
   Tensor features;  // grown to a quarter more than the largest minibatch so far
   int64_t edges = 0, rows = 0, i = 0, warm_up = 1;
-  uint64_t waits_before = 0, bytes_before = 0, launches_before = 0;
+  GatherScratch scratch;
+  std::optional<RuntimeCounts> counts;
   while (i < warm_up || state.KeepRunning()) {  // one untimed minibatch first, as BM_SampleMultiLayer
-    if (i == warm_up) {
-      waits_before = Runtime().host_waits();
-      bytes_before = Runtime().bytes_to_host();
-      launches_before = Runtime().launches();
-    }
+    if (i == warm_up) counts.emplace();
     const SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/static_cast<uint64_t>(i)};
     auto layers = SampleMultiLayerKeptOnDevice(placed, batches[i % kBenchBatchesInPool], kBenchFanouts, options,
                                                nullptr, workspace);
@@ -244,25 +262,20 @@ void BM_DeviceMiniBatch(benchmark::State& state) {
     }
     Result<Tensor> out = features.Prefix(nodes.numel());
     if (!out.ok()) Die("features", out.status());
-    Status gathered = IndexSelectInto(table, nodes, *out);
+    Status gathered = IndexSelectInto(table, nodes, *out, &scratch);  // the rows are in place when it returns
     if (!gathered.ok()) Die("gather", gathered);
-    Status synced = Runtime().StreamSynchronize(nullptr);
-    if (!synced.ok()) Die("synchronize", synced);
     if (i >= warm_up) {
       for (const DeviceSampledLayer& layer : *layers) edges += layer.indices.numel();
       rows += nodes.numel();
     }
     ++i;
   }
-  const auto timed = static_cast<double>(i - warm_up);
+  const int64_t timed = i - warm_up;
   state.SetLabel(std::string(weighted ? "weighted" : "uniform") +
                  ", graph and features in device memory, nothing read back");
-  if (timed > 0) {
-    state.counters["host_waits_per_minibatch"] = static_cast<double>(Runtime().host_waits() - waits_before) / timed;
-    state.counters["bytes_to_host_per_minibatch"] =
-        static_cast<double>(Runtime().bytes_to_host() - bytes_before) / timed;
-    state.counters["feature_rows_per_minibatch"] = static_cast<double>(rows) / timed;
-    state.counters["launches_per_minibatch"] = static_cast<double>(Runtime().launches() - launches_before) / timed;
+  if (counts.has_value() && timed > 0) {
+    counts->Report(state, timed);
+    state.counters["feature_rows_per_minibatch"] = static_cast<double>(rows) / static_cast<double>(timed);
   }
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
