@@ -38,6 +38,7 @@ Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
       data.device_graph,
       DeviceGraph::Create(*data.graph, rt, pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice, o.device));
   data.device_workspace = std::make_unique<DeviceSamplingWorkspace>();
+  data.gather_scratch = std::make_unique<GatherScratch>();
   if (data.feature_dim > 0) {
     FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(data.features, {data.graph->num_nodes(), data.feature_dim}));
     if (pinned) {
@@ -104,7 +105,12 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   if (data.feature_dim == 0) return batch;
   const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
   if (on_device) {
-    FL_ASSIGN_OR_RETURN(batch.features_on_device, IndexSelect(data.device_features, kept.back().unique_nodes));
+    // The rows go to a tensor of the minibatch's own, which its consumer keeps.
+    const Tensor& kept_nodes = kept.back().unique_nodes;
+    FL_ASSIGN_OR_RETURN(batch.features_on_device, Tensor::Empty(DType::kFloat32, {kept_nodes.numel(), data.feature_dim},
+                                                                kept_nodes.device(), kept_nodes.runtime()));
+    FL_RETURN_IF_ERROR(
+        IndexSelectInto(data.device_features, kept_nodes, batch.features_on_device, data.gather_scratch.get()));
     FL_ASSIGN_OR_RETURN(Tensor host, batch.features_on_device.Cpu());
     FL_ASSIGN_OR_RETURN(batch.features, host.ToVector<float>());
     return batch;

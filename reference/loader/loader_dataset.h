@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reference/base/status.h"
+#include "reference/features/feature_store.h"
 #include "reference/graph/csc_graph.h"
 #include "reference/loader/loader_options.h"
 #include "reference/loader/minibatch.h"
@@ -34,6 +35,8 @@ struct LoaderDataset {
   // empty when it starts (the main process does not sample on the device
   // when it has workers).
   std::unique_ptr<DeviceSamplingWorkspace> device_workspace;
+  // The feature gather's id check words, kept likewise (IndexSelectInto).
+  std::unique_ptr<GatherScratch> gather_scratch;
 };
 
 // Loads the graph and, when the folder has one, features.npy.
