@@ -429,6 +429,18 @@ def run_bench(run):
     else:
         run.record("bench", "device_bench", "passed", seconds, f"{len(rows)} benchmarks; device_bench.json",
                    rows=rows)
+        report_bench(run, out_json)
+
+
+def report_bench(run, bench_json):
+    """The rows as the docs take them and the device goals (bench/device_report.py), into
+    OUTDIR/device_report.md; its last line, goals_met=..., is the step's detail."""
+    argv = [sys.executable, os.path.join(REPO, "bench", "device_report.py"), bench_json, "--runtime", run.runtime]
+    code, output, seconds = run.execute("device_report", argv, run.base_env(), REPO, 30)
+    with open(os.path.join(run.out_dir, "device_report.md"), "w") as f:
+        f.write(output)
+    last = (output.strip().splitlines() or [f"exit {code}"])[-1]
+    run.record("bench", "device_report", "passed" if code == 0 else "failed", seconds, f"{last}; device_report.md")
 
 
 def machine_facts():
