@@ -37,8 +37,7 @@ Status PlaceOnDevice(LoaderDataset& data, const LoaderOptions& o) {
   FL_ASSIGN_OR_RETURN(
       data.device_graph,
       DeviceGraph::Create(*data.graph, rt, pinned ? GraphPlacement::kPinnedHost : GraphPlacement::kDevice, o.device));
-  data.device_workspace = std::make_unique<DeviceSamplingWorkspace>();
-  data.gather_scratch = std::make_unique<GatherScratch>();
+  data.device_buffers = std::make_unique<LoaderDataset::DeviceBuffers>();
   if (data.feature_dim > 0) {
     FL_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(data.features, {data.graph->num_nodes(), data.feature_dim}));
     if (pinned) {
@@ -80,6 +79,47 @@ void GatherFeatureRows(const LoaderDataset& data, const std::vector<int64_t>& no
   }
 }
 
+// Produces `batch`'s layers and features on the device: the layers sampled
+// and kept there, the features gathered there from the last layer's unique
+// nodes into a tensor of the minibatch's own (which its consumer keeps),
+// queued back to pinned memory, then one wait reads back the layers and
+// the features both.
+Status ProduceOnDevice(const LoaderDataset& data, const LoaderOptions& o, const SamplingOptions& sampling,
+                       MiniBatch& batch, std::string* step) {
+  LoaderDataset::DeviceBuffers& buffers = *data.device_buffers;
+  // The features' copy and the read of the layers go to the same device's
+  // default stream, so that the read's wait covers the copy.
+  DeviceGuard guard(data.device_graph->runtime(), data.device_graph->device());
+  FL_RETURN_IF_ERROR(guard.status());
+  FL_ASSIGN_OR_RETURN(const std::vector<DeviceSampledLayer> kept,
+                      SampleMultiLayerKeptOnDevice(*data.device_graph, batch.seeds, o.fanouts, sampling,
+                                                   /*stream=*/nullptr, buffers.sampling));
+  const Tensor& nodes = kept.back().unique_nodes;
+  const int64_t values = nodes.numel() * data.feature_dim;
+  if (data.feature_dim > 0) {
+    *step = "fetch_features";
+    FL_ASSIGN_OR_RETURN(batch.features_on_device, Tensor::Empty(DType::kFloat32, {nodes.numel(), data.feature_dim},
+                                                                nodes.device(), nodes.runtime()));
+    FL_RETURN_IF_ERROR(IndexSelectInto(data.device_features, nodes, batch.features_on_device, &buffers.gather));
+    if (buffers.pinned_features.numel() < values) {
+      buffers.pinned_features = Tensor();  // unpinned and freed first
+      FL_ASSIGN_OR_RETURN(Tensor grown, Tensor::Empty(DType::kFloat32, {values + values / 4}));
+      FL_RETURN_IF_ERROR(grown.Pin(*nodes.runtime()));
+      buffers.pinned_features = std::move(grown);
+    }
+    if (values > 0) {
+      FL_RETURN_IF_ERROR(nodes.runtime()->MemcpyAsync(
+          buffers.pinned_features.raw_data(), batch.features_on_device.raw_data(),
+          static_cast<size_t>(values) * sizeof(float), MemcpyKind::kDeviceToHost, /*stream=*/nullptr));
+    }
+  }
+  *step = "sample_neighbors";  // reading the layers back; its wait also lands the features
+  FL_ASSIGN_OR_RETURN(batch.layers, ReadLayersBack(kept, batch.seeds, /*stream=*/nullptr, buffers.sampling));
+  const auto* landed = static_cast<const float*>(buffers.pinned_features.raw_data());
+  if (values > 0) batch.features.assign(landed, landed + values);
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
@@ -87,34 +127,18 @@ Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOption
   MiniBatch batch;
   batch.index = index;
   batch.seeds = seeds;
+  batch.feature_dim = data.feature_dim;
   const SamplingOptions sampling = MiniBatchSampling(o, index);
   *step = "sample_neighbors";
   FL_ASSIGN_OR_RETURN(bool on_device, DispatchesMiniBatchesToDevice(data, o));
-  // On the device the layers stay there until the features are gathered
-  // from the last layer's unique nodes, where they lie; the host gets a copy.
-  std::vector<DeviceSampledLayer> kept;
   if (on_device) {
-    FL_ASSIGN_OR_RETURN(kept, SampleMultiLayerKeptOnDevice(*data.device_graph, seeds, o.fanouts, sampling,
-                                                           /*stream=*/nullptr, *data.device_workspace));
-    FL_ASSIGN_OR_RETURN(batch.layers, ReadLayersBack(kept, seeds, /*stream=*/nullptr, *data.device_workspace));
-  } else {
-    FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
-  }
-  *step = "fetch_features";
-  batch.feature_dim = data.feature_dim;
-  if (data.feature_dim == 0) return batch;
-  const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
-  if (on_device) {
-    // The rows go to a tensor of the minibatch's own, which its consumer keeps.
-    const Tensor& kept_nodes = kept.back().unique_nodes;
-    FL_ASSIGN_OR_RETURN(batch.features_on_device, Tensor::Empty(DType::kFloat32, {kept_nodes.numel(), data.feature_dim},
-                                                                kept_nodes.device(), kept_nodes.runtime()));
-    FL_RETURN_IF_ERROR(
-        IndexSelectInto(data.device_features, kept_nodes, batch.features_on_device, data.gather_scratch.get()));
-    FL_ASSIGN_OR_RETURN(Tensor host, batch.features_on_device.Cpu());
-    FL_ASSIGN_OR_RETURN(batch.features, host.ToVector<float>());
+    FL_RETURN_IF_ERROR(ProduceOnDevice(data, o, sampling, batch, step));
     return batch;
   }
+  FL_ASSIGN_OR_RETURN(batch.layers, SampleMultiLayer(*data.graph, seeds, o.fanouts, sampling));
+  *step = "fetch_features";
+  if (data.feature_dim == 0) return batch;
+  const std::vector<int64_t>& nodes = batch.layers.back().unique_nodes;
   batch.features.resize(nodes.size() * data.feature_dim);
   GatherFeatureRows(data, nodes, batch.features.data());
   return batch;

@@ -29,14 +29,19 @@ struct LoaderDataset {
   // pinned-cuda / cuda-cuda: the graph and features where the device reads them.
   std::optional<DeviceGraph> device_graph;
   Tensor device_features;
-  // The device sampler's buffers, kept from minibatch to minibatch by the
+  // What a device minibatch reuses, kept from minibatch to minibatch by the
   // process that samples, one minibatch at a time: the main process, or
   // (with pin_handling kLegacy, to reproduce F2) each worker its own copy,
   // empty when it starts (the main process does not sample on the device
   // when it has workers).
-  std::unique_ptr<DeviceSamplingWorkspace> device_workspace;
-  // The feature gather's id check words, kept likewise (IndexSelectInto).
-  std::unique_ptr<GatherScratch> gather_scratch;
+  struct DeviceBuffers {
+    DeviceSamplingWorkspace sampling;
+    GatherScratch gather;  // the feature gather's id check words
+    // Pinned host memory the features come back through: the copy is
+    // queued, and the wait that reads the layers back covers it.
+    Tensor pinned_features;
+  };
+  std::unique_ptr<DeviceBuffers> device_buffers;
 };
 
 // Loads the graph and, when the folder has one, features.npy.
@@ -52,8 +57,11 @@ Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions&
                                                             std::shared_ptr<LoaderDataset> inherited);
 // Produces minibatch `index` from `seeds`; the same code runs inline and in
 // workers. `step` names the stage that is running, for the error report.
-// The device modes sample in data.device_workspace's buffers (the pointer
-// is const, the buffers are not): one call at a time per dataset.
+// The device modes use data.device_buffers (the pointer is const, the
+// buffers are not): one call at a time per dataset. A device minibatch
+// waits for the device once a hop and once more to sample, once to check
+// and gather its features, and once to read the layers and the features
+// back.
 Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
                                    const std::vector<int64_t>& seeds, std::string* step);
 // Produces minibatch `index` as ProduceMiniBatch does, straight into
