@@ -142,10 +142,14 @@ TEST_P(DeviceSamplingTest, AWarmWorkspaceAllocatesNothingAndEveryResultStaysExac
   EXPECT_GT(warm, after_uniform);
   // No later call needed a buffer larger than calls 0-2's and a quarter more.
   EXPECT_EQ(ws.allocations(), warm);
-  // Call 0 exactly, after the others: no allocation, and the same layers.
+  // Call 0 exactly, after the others: no allocation, in the workspace or
+  // anywhere else (no cudaMalloc or cudaFree at all: each would make a GPU
+  // synchronize every stream), and the same layers.
   const int64_t before_repeat = ws.allocations();
+  const uint64_t alloc_calls = rt_->device_alloc_calls();
   const SamplingOptions first{false, false, 11};
   auto again = SampleMultiLayerOnDevice(*device_graph, many, {10, 5, 3}, first, nullptr, &ws);
+  EXPECT_EQ(rt_->device_alloc_calls(), alloc_calls);
   auto cpu = SampleMultiLayer(graph(), many, {10, 5, 3}, first);
   FL_ASSERT_OK(again);
   FL_ASSERT_OK(cpu);
