@@ -5,6 +5,7 @@
 namespace faultline {
 namespace kernels {
 
+int LaunchClearTableOnCuda(const ClearTableKernel& k, const LaunchConfig& c) { return LaunchOnCuda(k, c); }
 int LaunchInsertNodesOnCuda(const InsertNodesKernel& k, const LaunchConfig& c) { return LaunchOnCuda(k, c); }
 int LaunchMarkFirstOnCuda(const MarkFirstKernel& k, const LaunchConfig& c) { return LaunchOnCuda(k, c); }
 int LaunchEmitUniqueOnCuda(const EmitUniqueKernel& k, const LaunchConfig& c) { return LaunchOnCuda(k, c); }

@@ -51,6 +51,8 @@ struct SampleCountKernel {
 // [0, chunk_offsets[num_seeds]) takes the seed whose range
 // [chunk_offsets[i], chunk_offsets[i+1]) holds j (the exclusive sum of
 // TopKChunks) and writes its survivors to survivors[j * fanout, ...).
+// num_chunks sizes the launch and the buffers: the total, or a bound of it
+// (the threads past the total, which the device wrote, do nothing).
 struct SampleTopKChunksKernel {
   sampling::SamplingParams params;
   const int64_t* seeds;
@@ -61,7 +63,8 @@ struct SampleTopKChunksKernel {
   sampling::SampleKey* keys;  // fanout per chunk
 
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
-    for (uint64_t j = t.global(); j < static_cast<uint64_t>(num_chunks); j += t.stride()) {
+    const int64_t total = chunk_offsets[num_seeds] < num_chunks ? chunk_offsets[num_seeds] : num_chunks;
+    for (uint64_t j = t.global(); j < static_cast<uint64_t>(total); j += t.stride()) {
       int64_t lo = 0, hi = num_seeds;  // chunk_offsets[lo] <= j < chunk_offsets[hi]: find the seed
       while (hi - lo > 1) {
         const int64_t mid = lo + (hi - lo) / 2;
@@ -78,7 +81,9 @@ struct SampleTopKChunksKernel {
 };
 
 // Samples every seed into its slice [out_indptr[i], out_indptr[i+1]) of
-// out_edges (edge ids) and out_indices (their source nodes).
+// out_edges (edge ids) and out_indices (their source nodes). A seed of no
+// picks is skipped unread: the words past a live count the device wrote
+// (SampleCountKernel's live_seeds) count no picks and hold no seed.
 struct SampleSeedsKernel {
   sampling::SamplingParams params;
   const int64_t* graph_indices;
@@ -95,6 +100,7 @@ struct SampleSeedsKernel {
   FL_HOST_DEVICE void operator()(const ThreadIndex& t) const {
     for (uint64_t i = t.global(); i < static_cast<uint64_t>(num_seeds); i += t.stride()) {
       const int64_t offset = out_indptr[i];
+      if (out_indptr[i + 1] == offset) continue;
       const int64_t chunks = chunk_offsets == nullptr ? 0 : chunk_offsets[i + 1] - chunk_offsets[i];
       const int64_t n = chunks > 0 ? sampling::MergeTopKChunks(params, survivors + chunk_offsets[i] * params.fanout,
                                                                chunks, out_edges + offset, scratch + offset)

@@ -92,7 +92,9 @@ Result<std::vector<SampledLayer>> RunMultiLayerOnBackend(const std::string& name
                             SamplingOptions{r.replace, r.weighted, r.rng_seed, b.threads});
   }
   FL_ASSIGN_OR_RETURN(const DeviceGraph graph, PlaceGraph(b, *r.graph));
-  return SampleMultiLayerOnDevice(graph, r.seeds, r.fanouts, SamplingOptions{r.replace, r.weighted, r.rng_seed});
+  DeviceSamplingWorkspace workspace(DeviceSamplingWorkspace::Growth::kExact, r.bounded_hop_words);
+  return SampleMultiLayerOnDevice(graph, r.seeds, r.fanouts, SamplingOptions{r.replace, r.weighted, r.rng_seed},
+                                  nullptr, &workspace);
 }
 
 }  // namespace properties

@@ -13,6 +13,7 @@
 
 #include "reference/base/status.h"
 #include "reference/graph/csc_graph.h"
+#include "reference/sampling/device_sampling.h"
 #include "reference/sampling/multi_layer.h"
 #include "reference/sampling/sample_neighbors.h"
 
@@ -39,6 +40,10 @@ struct MultiLayerRequest {
   bool replace = false;
   bool weighted = false;
   uint64_t rng_seed = 0;
+  // The device backends' workspace bound: a hop whose bound is larger
+  // waits for its counts, a smaller one is sized by the bound. Every value
+  // must give the same layers.
+  int64_t bounded_hop_words = DeviceSamplingWorkspace::kDefaultBoundedHopWords;
 };
 
 // Returns whether the test asked for real CUDA (FAULTLINE_TEST_RUNTIME=cuda).

@@ -334,6 +334,11 @@ RC_GTEST_PROP(SamplingProperties, EveryBackendGivesTheSameMultiLayerResult, ()) 
   r.replace = c.request.replace;
   r.weighted = c.request.weighted;
   r.rng_seed = c.request.rng_seed;
+  // Every hop sized by its bound, every hop waiting for its counts, or a mix.
+  r.bounded_hop_words =
+      *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just(DeviceSamplingWorkspace::kDefaultBoundedHopWords)},
+                                        {1, rc::gen::just<int64_t>(0)},
+                                        {2, rc::gen::inRange<int64_t>(1, 400)}});
   const std::vector<std::string> names = BackendNames();
   Result<std::vector<SampledLayer>> baseline = RunMultiLayerOnBackend(names[0], r);
   if (!baseline.ok()) RC_FAIL(names[0] + " failed: " + baseline.status().ToString());

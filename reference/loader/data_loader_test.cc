@@ -765,8 +765,9 @@ TEST_F(DeviceModesTest, EveryModeGivesTheCpuMinibatchesWithFeaturesOnTheDevice) 
   EXPECT_TRUE(NoLeftoverSegments());
 }
 
-// A device mode's minibatch waits for the device once a hop and once more
-// to sample (SampleMultiLayerKeptOnDevice), once to check the ids the
+// A device mode's minibatch waits for the device once to sample
+// (SampleMultiLayerKeptOnDevice: each hop fits the workspace's bound, so
+// only the counts that size the layers are read), once to check the ids the
 // features are gathered by (the last layer's unique nodes where they lie:
 // nothing is uploaded for them) and gather them, and once to read back the
 // layers and, copied before it into pinned memory, the features. Once the workspace
@@ -788,7 +789,7 @@ TEST_F(DeviceModesTest, ADeviceMinibatchGathersItsFeaturesFromTheNodesWhereTheyL
       FL_ASSERT_OK(next);
       if (!next->has_value()) break;
       EXPECT_GT((*next)->feature_dim, 0);
-      EXPECT_EQ(runtime_->host_waits() - waits, o.fanouts.size() + 3) << "minibatch " << (*next)->index;
+      EXPECT_EQ(runtime_->host_waits() - waits, 3u) << "minibatch " << (*next)->index;
       alloc_calls.push_back(runtime_->device_alloc_calls() - allocs);
     }
     ASSERT_FALSE(alloc_calls.empty());

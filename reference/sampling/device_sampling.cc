@@ -11,7 +11,6 @@
 #include <string>
 
 #include "kernels/compact_kernels.cuh"
-#include "kernels/fill.h"
 #include "kernels/launch.h"
 #include "kernels/sampling_kernels.cuh"
 #include "kernels/scan.h"
@@ -46,6 +45,8 @@ Result<DeviceGraph> DeviceGraph::Create(const CscGraph& graph, DeviceRuntime& ru
   g.device_ = device;
   g.placement_ = placement;
   g.num_nodes_ = graph.num_nodes();
+  const std::vector<int64_t>& indptr = graph.indptr();
+  for (size_t v = 0; v + 1 < indptr.size(); ++v) g.max_degree_ = std::max(g.max_degree_, indptr[v + 1] - indptr[v]);
   g.has_weights_ = graph.has_weights();
   FL_ASSIGN_OR_RETURN(g.indptr_, Place(graph.indptr(), runtime, placement, device));
   FL_ASSIGN_OR_RETURN(g.indices_, Place(graph.indices(), runtime, placement, device));
@@ -419,67 +420,87 @@ Result<DeviceHop> SampleHopOnDevice(const DeviceGraph& graph, const DeviceWords&
 }
 
 // A hop compacted on the device, left in the workspace: room for its
-// unique nodes (as many words as it has seeds and indices), their count
-// (one word on the device), and the positions of its indices among them.
+// unique nodes (as many words as it has seeds and indices, at most
+// max_unique), their count (one word on the device), and the positions of
+// its indices among them.
 struct DeviceCompaction {
   DeviceWords unique_room, unique_count, compacted;
 };
 
+// Words of the device that CompactOnDevice compacts: `words`, of which the
+// first *live (a count the device wrote) are ids, or all when live is null.
+struct LiveWords {
+  DeviceWords words;
+  const int64_t* live = nullptr;
+};
+
 // UniqueAndCompact of `seeds` and `indices` (non-negative: checked by the
-// caller with CheckCompactIds, or node ids of the graph), on the device,
-// into the workspace (the relabelled indices into layer `slot`, the unique
-// nodes into layer slot + 1's seeds): a hash
+// caller with CheckCompactIds, or node ids of the graph; at most max_unique
+// distinct ones), on the device, into the workspace (the relabelled indices
+// into layer `slot`, the unique nodes into layer slot + 1's seeds): a hash
 // table of first positions, the first occurrences ranked by an exclusive
 // sum, then the unique nodes and the relabelled indices. Nothing waits for
-// the device: the unique nodes get room for every input word, and their
-// count stays on the device for the caller to read when it next waits.
-// The caller holds the device guard.
-Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const DeviceWords& seeds,
-                                         const DeviceWords& indices, int slot, StreamHandle stream,
-                                         DeviceSamplingWorkspace& ws) {
-  const int64_t n = seeds.size + indices.size;
+// the device: the unique nodes get room for every input word (up to
+// max_unique), and their count stays on the device for the caller to read
+// when it next waits: in the ranks' last word, or in `count_into` (a
+// device word that outlives them) when given. The caller holds the device
+// guard.
+Result<DeviceCompaction> CompactOnDevice(DeviceRuntime& rt, Device device, const LiveWords& seeds,
+                                         const LiveWords& indices, int64_t max_unique, int slot, StreamHandle stream,
+                                         DeviceSamplingWorkspace& ws, int64_t* count_into = nullptr) {
+  const int64_t n = seeds.words.size + indices.words.size;
   if (n == 0) return DeviceCompaction{};
+  const int64_t room = std::min(n, max_unique);
   uint64_t capacity = 1;
-  while (capacity < 2 * static_cast<uint64_t>(n)) capacity <<= 1;
+  while (capacity < 2 * static_cast<uint64_t>(room)) capacity <<= 1;
   const int64_t cap = static_cast<int64_t>(capacity);
-  // Free slots and "no position yet" are both all-ones words, side by side
-  // in one buffer, so that one fill on the device sets both (16 bytes per
-  // slot) rather than a copy from the host.
+  // Keys, then first positions, in one buffer; ClearTableKernel frees the
+  // slots the live positions use (NodeTable::For) on the device, rather
+  // than a copy from the host.
   FL_ASSIGN_OR_RETURN(DeviceWords slots, ws.Words(Buffer::kTableSlots, 2 * cap, rt, device));
   const DeviceWords keys{slots.data, cap}, first{slots.data + cap, cap};
   FL_ASSIGN_OR_RETURN(DeviceWords new_id, ws.Words(Buffer::kTableNewId, cap, rt, device));
-  FL_RETURN_IF_ERROR(kernels::FillWords(rt, slots.data, 2 * capacity, -1, stream));
   // n marks and a zero (MarkFirstKernel), whose exclusive sum ranks the
   // unique nodes.
   FL_ASSIGN_OR_RETURN(DeviceWords is_first, ws.Words(Buffer::kIsFirst, n + 1, rt, device));
 
-  const kernels::Positions positions{seeds.data, seeds.size, indices.data, indices.size};
+  const DeviceWords& s = seeds.words;
+  const DeviceWords& i = indices.words;
+  const kernels::Positions positions{s.data, s.size, i.data, i.size, seeds.live, indices.live};
   const kernels::NodeTable table{reinterpret_cast<unsigned long long*>(keys.data),
                                  reinterpret_cast<unsigned long long*>(first.data), new_id.data, capacity};
   const auto launch = kernels::LaunchFor(static_cast<uint64_t>(n), 256, stream);
-  FL_RETURN_IF_ERROR(
-      kernels::LaunchKernel(rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
-                            {seeds.use(), indices.use(), keys.use(), first.use()}, &kernels::LaunchInsertNodesOnCuda));
+  const BufferUse live_seeds{seeds.live, seeds.live != nullptr ? sizeof(int64_t) : 0};
+  const BufferUse live_indices{indices.live, indices.live != nullptr ? sizeof(int64_t) : 0};
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
-      rt, "MarkFirstKernel", launch, kernels::MarkFirstKernel{positions, table, is_first.data},
-      {seeds.use(), indices.use(), keys.use(), first.use(), is_first.use()}, &kernels::LaunchMarkFirstOnCuda));
+      rt, "ClearTableKernel", kernels::LaunchFor(capacity, 256, stream), kernels::ClearTableKernel{positions, table},
+      {live_seeds, live_indices, keys.use(), first.use()}, &kernels::LaunchClearTableOnCuda));
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "InsertNodesKernel", launch, kernels::InsertNodesKernel{positions, table},
+      {s.use(), i.use(), live_seeds, live_indices, keys.use(), first.use()}, &kernels::LaunchInsertNodesOnCuda));
+  FL_RETURN_IF_ERROR(
+      kernels::LaunchKernel(rt, "MarkFirstKernel", launch, kernels::MarkFirstKernel{positions, table, is_first.data},
+                            {s.use(), i.use(), live_seeds, live_indices, keys.use(), first.use(), is_first.use()},
+                            &kernels::LaunchMarkFirstOnCuda));
 
   FL_ASSIGN_OR_RETURN(DeviceWords rank, ws.Words(Buffer::kRank, n + 1, rt, device));
   FL_ASSIGN_OR_RETURN(const kernels::ScanScratch scan_scratch, ScanScratchIn(ws, n + 1, rt, device));
   FL_RETURN_IF_ERROR(kernels::ExclusiveSum(rt, is_first.data, rank.data, n + 1, stream, scan_scratch));
-  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.LayerWords(slot + 1, LayerArray::kSeeds, n, rt, device));
+  FL_ASSIGN_OR_RETURN(DeviceWords unique, ws.LayerWords(slot + 1, LayerArray::kSeeds, room, rt, device));
   FL_RETURN_IF_ERROR(kernels::LaunchKernel(
       rt, "EmitUniqueKernel", launch,
-      kernels::EmitUniqueKernel{positions, table, is_first.data, rank.data, unique.data},
-      {seeds.use(), indices.use(), keys.use(), first.use(), new_id.use(), is_first.use(), rank.use(), unique.use()},
+      kernels::EmitUniqueKernel{positions, table, is_first.data, rank.data, unique.data, count_into},
+      {s.use(), i.use(), keys.use(), first.use(), new_id.use(), is_first.use(), rank.use(), unique.use(),
+       BufferUse{count_into, count_into != nullptr ? sizeof(int64_t) : 0}},
       &kernels::LaunchEmitUniqueOnCuda));
-  FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.LayerWords(slot, LayerArray::kCompacted, indices.size, rt, device));
-  if (indices.size == 0) return DeviceCompaction{unique, TotalOf(rank, n), compacted};
-  FL_RETURN_IF_ERROR(
-      kernels::LaunchKernel(rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(indices.size), 256, stream),
-                            kernels::RelabelKernel{table, indices.data, indices.size, compacted.data},
-                            {indices.use(), keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
-  return DeviceCompaction{unique, TotalOf(rank, n), compacted};
+  const DeviceWords count = count_into != nullptr ? DeviceWords{count_into, 1} : TotalOf(rank, n);
+  FL_ASSIGN_OR_RETURN(DeviceWords compacted, ws.LayerWords(slot, LayerArray::kCompacted, i.size, rt, device));
+  if (i.size == 0) return DeviceCompaction{unique, count, compacted};
+  FL_RETURN_IF_ERROR(kernels::LaunchKernel(
+      rt, "RelabelKernel", kernels::LaunchFor(static_cast<uint64_t>(i.size), 256, stream),
+      kernels::RelabelKernel{positions, table, compacted.data},
+      {i.use(), live_seeds, live_indices, keys.use(), new_id.use(), compacted.use()}, &kernels::LaunchRelabelOnCuda));
+  return DeviceCompaction{unique, count, compacted};
 }
 
 // Runs `body`, which queues work in `stream` that uses the workspace's
@@ -536,8 +557,9 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& rt, int d
     FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
                         CopyToDevice(ws, {Upload{LayerArray::kSeeds, &seeds}, Upload{LayerArray::kIndices, &indices}},
                                      rt, device, stream));
-    FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                        CompactOnDevice(rt, device, uploaded[0], uploaded[1], /*slot=*/0, stream, ws));
+    const int64_t inputs = uploaded[0].size + uploaded[1].size;
+    FL_ASSIGN_OR_RETURN(DeviceCompaction compacted, CompactOnDevice(rt, device, LiveWords{uploaded[0]},
+                                                                    LiveWords{uploaded[1]}, inputs, 0, stream, ws));
     FL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> count,
                         ReadBack({compacted.unique_count}, ws, rt, device, stream));
     FL_ASSIGN_OR_RETURN(
@@ -556,16 +578,83 @@ struct LayerWordsOnDevice {
   DeviceWords seeds, indptr, edges, indices, compacted, unique_nodes;
 };
 
+// a * b, or kMax when that is larger (a, b >= 0).
+int64_t ProductUpTo(int64_t a, int64_t b, int64_t max) {
+  if (a == 0 || b == 0) return 0;
+  return a > max / b ? max : a * b;
+}
+
+// The most picks and top-k chunks a hop of `num_seeds` seed words can make,
+// known on the host before the device counts them: per seed at most its
+// fanout (every edge for fanout -1) and the chunks of the largest node;
+// and, when no node is a seed more than `multiplicity` times (once in
+// every hop after the first: its seeds are unique nodes), without
+// replacement at most every edge of the graph that many times, and at most
+// two chunks per TopKChunkEdges edges that many times (a split node's
+// ceil(degree / chunk) is at most 2 * floor(degree / chunk)).
+struct HopBound {
+  int64_t picks = 0, chunks = 0;
+};
+
+HopBound BoundHop(const DeviceGraph& graph, int64_t num_seeds, int64_t multiplicity,
+                  const kernels::sampling::SamplingParams& params, bool top_k) {
+  constexpr int64_t kMax = DeviceSamplingWorkspace::kMaxWords;
+  const int64_t max_degree = graph.max_degree(), edges = graph.num_edges(), fanout = params.fanout;
+  int64_t per_seed = fanout < 0 ? max_degree : (params.replace ? fanout : std::min(fanout, max_degree));
+  if (max_degree == 0) per_seed = 0;
+  HopBound bound;
+  bound.picks = ProductUpTo(num_seeds, per_seed, kMax);
+  if (!params.replace) bound.picks = std::min(bound.picks, ProductUpTo(edges, multiplicity, kMax));
+  if (top_k) {
+    const int64_t chunk = kernels::sampling::TopKChunkEdges(params);
+    const int64_t per_seed_chunks = max_degree > chunk ? (max_degree + chunk - 1) / chunk : 0;
+    bound.chunks = std::min(ProductUpTo(num_seeds, per_seed_chunks, kMax),
+                            ProductUpTo(2 * (edges / chunk) + 2, multiplicity, kMax));
+  }
+  return bound;
+}
+
+// The most times any node is among `seeds`.
+int64_t MaxMultiplicity(std::vector<int64_t> seeds) {
+  std::sort(seeds.begin(), seeds.end());
+  int64_t most = seeds.empty() ? 0 : 1, run = 1;
+  for (size_t i = 1; i < seeds.size(); ++i) {
+    run = seeds[i] == seeds[i - 1] ? run + 1 : 1;
+    most = std::max(most, run);
+  }
+  return most;
+}
+
+// A count the device wrote that the host has not read, and the host word
+// that takes it once read.
+struct PendingCount {
+  DeviceWords count;
+  int64_t* into;
+};
+
+// Reads every pending count, and `also`, with one wait, then clears them.
+Status ReadPendingCounts(std::vector<PendingCount>& pending, DeviceSamplingWorkspace& ws, DeviceRuntime& rt,
+                         Device device, StreamHandle stream) {
+  std::vector<DeviceWords> counts;
+  for (const PendingCount& p : pending) counts.push_back(p.count);
+  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack(counts, ws, rt, device, stream));
+  for (size_t i = 0; i < pending.size(); ++i) *pending[i].into = read[i][0];
+  pending.clear();
+  return OkStatus();
+}
+
 // Samples every hop of a validated request with seeds, on the device, in
 // the workspace's layer arrays: hop k + 1 samples from hop k's unique nodes
 // where the compactor left them (layer k + 1's seeds), and the compactor
-// reads the sampled indices where the sampler left them. The host waits
-// once a hop, to size its picks: hop k + 1 is counted over a bound of hop
-// k's unique nodes (its seeds and picks), with their count read on the
-// device, and one copy then brings back hop k + 1's totals and that count.
-// One more wait reads the last hop's unique count. The later hops' seeds
-// are unique nodes of the graph, so only the first hop's are checked
-// (ValidateMultiLayerRequest). The caller holds the device guard.
+// reads the sampled indices where the sampler left them. A hop's arrays
+// are sized by its bound (BoundHop: seeds, picks, chunk survivors) when it
+// fits the workspace's bounded_hop_words, and the kernels read the live
+// counts on the device, so the hop is queued without a wait; otherwise the
+// host waits once, for its totals and every count not read yet, and sizes
+// it exactly. One more wait reads the counts left, which size the layers.
+// The later hops' seeds are unique nodes of the graph, so only the first
+// hop's are checked (ValidateMultiLayerRequest). The caller holds the
+// device guard.
 Result<std::vector<LayerWordsOnDevice>> SampleHopsOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options, StreamHandle stream,
@@ -574,27 +663,65 @@ Result<std::vector<LayerWordsOnDevice>> SampleHopsOnDevice(const DeviceGraph& gr
   const Device device = Device::Cuda(graph.device());
   const int num_layers = static_cast<int>(fanouts.size());
   std::vector<LayerWordsOnDevice> layers(static_cast<size_t>(num_layers));
+  // Per layer, its seeds and picks, once read; the last layer's unique nodes.
+  std::vector<int64_t> seed_counts(static_cast<size_t>(num_layers)), picks(static_cast<size_t>(num_layers));
+  seed_counts[0] = static_cast<int64_t>(seeds.size());
+  int64_t last_unique = 0;
+  std::vector<PendingCount> pending;
   FL_ASSIGN_OR_RETURN(const std::vector<DeviceWords> uploaded,
                       CopyToDevice(ws, {Upload{LayerArray::kSeeds, &seeds}}, rt, device, stream));
+  // Each hop's unique count, kept until the host reads it (the ranks that
+  // hold it are the next hop's).
+  FL_ASSIGN_OR_RETURN(const DeviceWords unique_counts, ws.Words(Buffer::kUniqueCounts, num_layers, rt, device));
   DeviceWords seeds_dev = uploaded[0];
   DeviceWords live;  // hop k's seed count on the device, when the host has not read it
   for (int k = 0; k < num_layers; ++k) {
+    const auto at = static_cast<size_t>(k);
     Status hop_status = [&]() -> Status {
       FL_ASSIGN_OR_RETURN(const CountedHop counted, CountHopOnDevice(graph, seeds_dev, live, fanouts[k],
                                                                      static_cast<uint32_t>(k), options, k, stream, ws));
-      std::vector<DeviceWords> counts = counted.Totals();
-      if (live.size > 0) counts.push_back(live);
-      FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack(counts, ws, rt, device, stream));
-      const int64_t num_edges = read[0][0], num_chunks = counted.top_k ? read[1][0] : 0;
-      if (live.size > 0) {
-        seeds_dev.size = read.back()[0];
-        layers[static_cast<size_t>(k) - 1].unique_nodes = seeds_dev;
+      const DeviceWords picks_count = TotalOf(counted.indptr, seeds_dev.size);
+      // Whether a hop's bound fits the workspace's bounded_hop_words.
+      const auto fits = [&](const HopBound& bound) {
+        const int64_t survivors =
+            ProductUpTo(bound.chunks, std::max<int64_t>(counted.params.fanout, 0), DeviceSamplingWorkspace::kMaxWords);
+        const int64_t limit = ws.bounded_hop_words();
+        return seeds_dev.size <= limit && bound.picks <= limit - seeds_dev.size &&
+               survivors <= limit - seeds_dev.size - bound.picks;
+      };
+      // The first hop's seeds may repeat, which loosens its bound: their
+      // multiplicity (a sort on the host, while the device counts) is only
+      // worked out when the bound for any multiplicity does not fit.
+      HopBound bound = BoundHop(graph, seeds_dev.size, seeds_dev.size, counted.params, counted.top_k);
+      if (!fits(bound)) {
+        const int64_t multiplicity = k > 0 ? 1 : MaxMultiplicity(seeds);
+        bound = BoundHop(graph, seeds_dev.size, multiplicity, counted.params, counted.top_k);
+      }
+      const bool bounded = fits(bound);
+      int64_t room = bound.picks, chunks_room = bound.chunks;
+      if (live.size > 0) pending.push_back(PendingCount{live, &seed_counts[at]});
+      if (!bounded) {
+        int64_t chunks = 0;
+        pending.push_back(PendingCount{picks_count, &room});
+        if (counted.top_k) pending.push_back(PendingCount{counted.Totals()[1], &chunks});
+        FL_RETURN_IF_ERROR(ReadPendingCounts(pending, ws, rt, device, stream));
+        chunks_room = chunks;
+        if (live.size > 0) seeds_dev.size = seed_counts[at];
+        live = DeviceWords{};
       }
       FL_ASSIGN_OR_RETURN(DeviceHop hop,
-                          SampleCountedHopOnDevice(graph, seeds_dev, counted, num_edges, num_chunks, stream, ws));
+                          SampleCountedHopOnDevice(graph, seeds_dev, counted, room, chunks_room, stream, ws));
+      if (bounded) {
+        pending.push_back(PendingCount{picks_count, &picks[at]});
+      } else {
+        picks[at] = room;
+      }
+      const LiveWords hop_seeds{seeds_dev, live.size > 0 ? live.data : nullptr};
+      const LiveWords hop_indices{hop.indices, bounded ? picks_count.data : nullptr};
       FL_ASSIGN_OR_RETURN(DeviceCompaction compacted,
-                          CompactOnDevice(rt, device, seeds_dev, hop.indices, k, stream, ws));
-      layers[static_cast<size_t>(k)] =
+                          CompactOnDevice(rt, device, hop_seeds, hop_indices, graph.num_nodes(), k, stream, ws,
+                                          unique_counts.data + k));
+      layers[at] =
           LayerWordsOnDevice{seeds_dev, hop.indptr, hop.edges, hop.indices, compacted.compacted, DeviceWords{}};
       seeds_dev = compacted.unique_room;
       live = compacted.unique_count;
@@ -602,8 +729,17 @@ Result<std::vector<LayerWordsOnDevice>> SampleHopsOnDevice(const DeviceGraph& gr
     }();
     if (!hop_status.ok()) return hop_status.WithContext("layer " + std::to_string(k));
   }
-  FL_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> read, ReadBack({live}, ws, rt, device, stream));
-  layers.back().unique_nodes = DeviceWords{seeds_dev.data, read[0][0]};
+  pending.push_back(PendingCount{live, &last_unique});
+  FL_RETURN_IF_ERROR(ReadPendingCounts(pending, ws, rt, device, stream));
+  // Every array as long as its counts say: layer k's seeds are layer k - 1's unique nodes.
+  for (size_t k = 0; k < layers.size(); ++k) {
+    LayerWordsOnDevice& layer = layers[k];
+    layer.seeds.size = seed_counts[k];
+    layer.indptr.size = seed_counts[k] + 1;
+    layer.edges.size = layer.indices.size = layer.compacted.size = picks[k];
+    const int64_t unique = k + 1 < layers.size() ? seed_counts[k + 1] : last_unique;
+    layer.unique_nodes = DeviceWords{k + 1 < layers.size() ? layers[k + 1].seeds.data : seeds_dev.data, unique};
+  }
   return layers;
 }
 

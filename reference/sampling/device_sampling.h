@@ -38,6 +38,10 @@ class DeviceGraph {
   int device() const { return device_; }
   GraphPlacement placement() const { return placement_; }
   int64_t num_nodes() const { return num_nodes_; }
+  int64_t num_edges() const { return indices_.numel(); }
+  // The most edges any node has: with num_edges, it bounds a hop's picks
+  // before they are counted.
+  int64_t max_degree() const { return max_degree_; }
   bool has_weights() const { return has_weights_; }
   const Tensor& indptr() const { return indptr_; }
   const Tensor& indices() const { return indices_; }
@@ -53,6 +57,7 @@ class DeviceGraph {
   int device_ = 0;
   GraphPlacement placement_ = GraphPlacement::kDevice;
   int64_t num_nodes_ = 0;
+  int64_t max_degree_ = 0;
   bool has_weights_ = false;  // a weighted graph may have no edges at all
   Tensor indptr_, indices_, weights_, weight_alias_, rejection_fanouts_;
 };
@@ -82,9 +87,10 @@ class DeviceSamplingWorkspace {
     kTableSlots,  // the hash table's keys, then its first positions
     kTableNewId,
     kIsFirst,
-    kRank,         // compaction
-    kScanScratch,  // lent to the prefix sums (kernels::ScanScratch)
-    kReadback,     // arrays gathered for one copy to the host
+    kRank,          // compaction
+    kUniqueCounts,  // per layer, its unique nodes' count, until the host reads it
+    kScanScratch,   // lent to the prefix sums (kernels::ScanScratch)
+    kReadback,      // arrays gathered for one copy to the host
     kNumBuffers
   };
   // A layer's own arrays, a set per layer, which the call leaves in place:
@@ -101,7 +107,18 @@ class DeviceSamplingWorkspace {
   // anyway.
   enum class Growth { kQuarterMore, kExact };
 
-  explicit DeviceSamplingWorkspace(Growth growth = Growth::kQuarterMore) : growth_(growth) {}
+  // A hop whose seeds, picks and chunk survivors fit this many words by
+  // their bound (known on the host before the device counts them) is sized
+  // by the bound and queued without a wait; a larger one waits once for
+  // its counts (a round trip on a GPU) and takes only what they need. The
+  // default, 2^21 words, lets each hop of a [15, 10, 5] minibatch from 1024
+  // seeds run without a wait; the buffers then cost about 100 bytes per
+  // word of bound (docs/sampling.md, "Device path").
+  static constexpr int64_t kDefaultBoundedHopWords = int64_t{1} << 21;
+
+  explicit DeviceSamplingWorkspace(Growth growth = Growth::kQuarterMore,
+                                   int64_t bounded_hop_words = kDefaultBoundedHopWords)
+      : growth_(growth), bounded_hop_words_(bounded_hop_words) {}
   // A copy would share the buffers (tensors share their storage).
   DeviceSamplingWorkspace(const DeviceSamplingWorkspace&) = delete;
   DeviceSamplingWorkspace& operator=(const DeviceSamplingWorkspace&) = delete;
@@ -134,6 +151,7 @@ class DeviceSamplingWorkspace {
   enum class Pinned : int { kReadback, kUpload };
   // Returns `size` words of block `which`.
   Result<int64_t*> PinnedHostWords(Pinned which, int64_t size, DeviceRuntime& runtime);
+  int64_t bounded_hop_words() const { return bounded_hop_words_; }
   // The device allocations it has made, and the bytes it holds.
   int64_t allocations() const { return allocations_; }
   // The words buffer `which` holds (0 until first used).
@@ -145,6 +163,7 @@ class DeviceSamplingWorkspace {
   Result<DeviceWords> Grow(Tensor& buffer, bool exact, int64_t size, DeviceRuntime& runtime, Device device);
 
   Growth growth_;
+  int64_t bounded_hop_words_;
   Tensor buffers_[kNumBuffers];
   std::vector<std::array<Tensor, kNumLayerArrays>> layers_;  // LayerWords, by layer
   Tensor pinned_[2];                                         // PinnedHostWords, by Pinned
@@ -186,8 +205,10 @@ Result<UniqueAndCompactResult> UniqueAndCompactOnDevice(DeviceRuntime& runtime, 
 // graph's device, in `stream`, in the buffers of `workspace` (a workspace
 // of its own when null, kExact: the call then allocates its buffers and
 // frees them), then read back to the host. The host waits for the device
-// once a hop and twice more (DeviceRuntime::host_waits); the seeds go up
-// from pinned memory, queued.
+// (DeviceRuntime::host_waits) once for every hop larger than the
+// workspace's bounded_hop_words, and twice more: for the counts that size
+// the layers, then for the layers; the seeds go up from pinned memory,
+// queued.
 Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& graph, const std::vector<int64_t>& seeds,
                                                            const std::vector<int64_t>& fanouts,
                                                            const SamplingOptions& options,
@@ -197,8 +218,9 @@ Result<std::vector<SampledLayer>> SampleMultiLayerOnDevice(const DeviceGraph& gr
 // Samples like SampleMultiLayerOnDevice and leaves the layers on the
 // device, in `workspace`, for device consumers (a feature gather such as
 // IndexSelectInto, a model): only the counts that size the arrays come
-// back to the host (DeviceRuntime::bytes_to_host), at one wait a hop and
-// one more. The arrays are ready when it returns. With no seeds, every
+// back to the host (DeviceRuntime::bytes_to_host), at one wait for every
+// hop larger than the workspace's bounded_hop_words and one more. The
+// arrays are ready when it returns. With no seeds, every
 // array is empty (indptr too) and nothing touches the device.
 Result<std::vector<DeviceSampledLayer>> SampleMultiLayerKeptOnDevice(
     const DeviceGraph& graph, const std::vector<int64_t>& seeds, const std::vector<int64_t>& fanouts,

@@ -179,37 +179,53 @@ TEST_P(DeviceSamplingTest, MultiLayerOnAStreamMatchesTheCpuReference) {
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
 }
 
-// The host waits for the device (a round trip on a GPU) once a hop: one
-// copy brings its totals and the previous hop's unique count. Two more
-// waits end the call (the last hop's unique count, then every hop's
-// arrays); the seeds' upload, from pinned memory, adds none. On
-// the default stream and on a stream of its own, uniform and weighted, in
-// a warm workspace, with the CPU's layers; uniform, nine launches a hop.
-TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnceAHopAndTwiceMore) {
+// The host waits for the device (a round trip on a GPU) only where a hop's
+// bound does not fit the workspace's bounded_hop_words: such a hop waits
+// once, for its totals and every count not read yet. One wait then reads
+// the counts left, and one more every hop's arrays; the seeds' upload,
+// from pinned memory, adds none. From 667 seeds of the 2000-node graph,
+// fanouts [15, 10, 5] bound the hops' seeds and picks at 10,672 words (667
+// + 667 * 15), 22,000 (2000 + 2000 * 10: the seeds are at most the graph's
+// nodes) and 12,000. So a workspace of 2^21 waits for no hop, one of 0 for
+// each, and one of 15,000 (uniform) for the second hop alone. On the
+// default stream and on a stream of its own, uniform and weighted, in warm
+// workspaces, with the CPU's layers; uniform, nine launches a hop.
+TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnlyForHopsLargerThanTheirBound) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   FL_ASSERT_OK(device_graph);
   auto stream = rt_->StreamCreate();
   FL_ASSERT_OK(stream);
   const std::vector<int64_t> seeds = SpreadSeeds(3);
+  ASSERT_EQ(seeds.size(), 667u);
   const std::vector<int64_t> fanouts = {15, 10, 5};
-  DeviceSamplingWorkspace ws;
-  for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
-    for (bool weighted : {false, true}) {
-      SCOPED_TRACE(std::string(weighted ? "weighted" : "uniform") + (on ? ", own stream" : ", default stream"));
-      const SamplingOptions options{false, weighted, 5};
-      const uint64_t before = rt_->host_waits(), launches_before = rt_->launches();
-      auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, fanouts, options, on, &ws);
-      const uint64_t waits = rt_->host_waits() - before, launches = rt_->launches() - launches_before;
-      FL_ASSERT_OK(dev);
-      auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
-      FL_ASSERT_OK(cpu);
-      ExpectSameLayers(*dev, *cpu);
-      EXPECT_EQ(waits, fanouts.size() + 2);
-      // A uniform hop launches nine kernels: the counts and their sum, the
-      // picks, then the table's one fill, insert, mark, the ranks' sum,
-      // emit and relabel (no one-word fills: the kernels zero their sums'
-      // last words).
-      if (!weighted) EXPECT_EQ(launches, 9 * fanouts.size());
+  struct Bounded {
+    int64_t hop_words;
+    uint64_t uniform_waits;
+  };
+  for (const Bounded& b :
+       {Bounded{DeviceSamplingWorkspace::kDefaultBoundedHopWords, 2}, Bounded{0, 5}, Bounded{15000, 3}}) {
+    DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kQuarterMore, b.hop_words);
+    for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
+      for (bool weighted : {false, true}) {
+        SCOPED_TRACE(std::string(weighted ? "weighted" : "uniform") + (on ? ", own stream" : ", default stream") +
+                     ", bounded hop words " + std::to_string(b.hop_words));
+        const SamplingOptions options{false, weighted, 5};
+        const uint64_t before = rt_->host_waits(), launches_before = rt_->launches();
+        auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, fanouts, options, on, &ws);
+        const uint64_t waits = rt_->host_waits() - before, launches = rt_->launches() - launches_before;
+        FL_ASSERT_OK(dev);
+        auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
+        FL_ASSERT_OK(cpu);
+        ExpectSameLayers(*dev, *cpu);
+        // Weighted hops also bound their chunk survivors, which the
+        // middle workspace's count does not follow.
+        if (!weighted || b.hop_words != 15000) EXPECT_EQ(waits, b.uniform_waits);
+        // A uniform hop launches nine kernels: the counts and their sum, the
+        // picks, then the table's clear, insert, mark, the ranks' sum, emit
+        // and relabel (no one-word fills: the kernels zero their sums' last
+        // words).
+        if (!weighted) EXPECT_EQ(launches, 9 * fanouts.size());
+      }
     }
   }
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
@@ -227,9 +243,10 @@ std::vector<int64_t> OnHost(const Tensor& on_device) {
 
 // Layers left on the device hold the CPU's arrays, each layer's unique
 // nodes are the next layer's seeds in place, and only the counts that size
-// them came back: at most three words a hop and one more, at one wait a
-// hop and one more. Uniform and weighted, on the default stream and on a
-// stream of its own, with a hop of no picks, in one warm workspace.
+// them came back: at most three words a hop and one more, at one wait when
+// every hop fits its bound, and one wait a hop and one more when none may.
+// Uniform and weighted, on the default stream and on a stream of its own,
+// with a hop of no picks, in warm workspaces.
 TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCountsComeBack) {
   auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
   FL_ASSERT_OK(device_graph);
@@ -237,44 +254,47 @@ TEST_P(DeviceSamplingTest, LayersKeptOnTheDeviceHoldTheCpuArraysAndOnlyTheirCoun
   FL_ASSERT_OK(stream);
   const std::vector<int64_t> seeds = SpreadSeeds(3);
   DeviceSamplingWorkspace ws;
+  DeviceSamplingWorkspace waiting_ws(DeviceSamplingWorkspace::Growth::kQuarterMore, /*bounded_hop_words=*/0);
   for (const std::vector<int64_t>& fanouts : {std::vector<int64_t>{15, 10, 5}, std::vector<int64_t>{4, 0, 2}}) {
     for (StreamHandle on : {StreamHandle{nullptr}, *stream}) {
       for (bool weighted : {false, true}) {
-        SCOPED_TRACE(::testing::PrintToString(fanouts) + (weighted ? " weighted" : " uniform") +
-                     (on ? ", own stream" : ", default stream"));
-        const SamplingOptions options{false, weighted, 8};
-        const uint64_t waits_before = rt_->host_waits(), bytes_before = rt_->bytes_to_host();
-        auto kept = SampleMultiLayerKeptOnDevice(*device_graph, seeds, fanouts, options, on, ws);
-        const uint64_t waits = rt_->host_waits() - waits_before, bytes = rt_->bytes_to_host() - bytes_before;
-        FL_ASSERT_OK(kept);
-        EXPECT_EQ(waits, fanouts.size() + 1);
-        EXPECT_LE(bytes, (3 * fanouts.size() + 1) * sizeof(int64_t));
-        auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
-        FL_ASSERT_OK(cpu);
-        ASSERT_EQ(kept->size(), cpu->size());
-        for (size_t k = 0; k < cpu->size(); ++k) {
-          SCOPED_TRACE("layer " + std::to_string(k));
-          const DeviceSampledLayer& d = (*kept)[k];
-          const SampledLayer& h = (*cpu)[k];
-          EXPECT_EQ(OnHost(d.seeds), h.subgraph.seeds);
-          EXPECT_EQ(OnHost(d.indptr), h.subgraph.indptr);
-          EXPECT_EQ(OnHost(d.original_edge_ids), h.subgraph.original_edge_ids);
-          EXPECT_EQ(OnHost(d.indices), h.subgraph.indices);
-          EXPECT_EQ(OnHost(d.compacted_indices), h.compacted_indices);
-          EXPECT_EQ(OnHost(d.unique_nodes), h.unique_nodes);
-          EXPECT_EQ(d.unique_nodes.device(), Device::Cuda(0));
-          EXPECT_EQ(d.unique_nodes.runtime(), rt_);
-          if (k + 1 < cpu->size()) {
-            EXPECT_EQ((*kept)[k + 1].seeds.raw_data(), d.unique_nodes.raw_data());
-            EXPECT_EQ((*kept)[k + 1].seeds.numel(), d.unique_nodes.numel());
+        for (DeviceSamplingWorkspace* in : {&ws, &waiting_ws}) {
+          SCOPED_TRACE(::testing::PrintToString(fanouts) + (weighted ? " weighted" : " uniform") +
+                       (on ? ", own stream" : ", default stream") + (in == &ws ? ", bounded" : ", waiting"));
+          const SamplingOptions options{false, weighted, 8};
+          const uint64_t waits_before = rt_->host_waits(), bytes_before = rt_->bytes_to_host();
+          auto kept = SampleMultiLayerKeptOnDevice(*device_graph, seeds, fanouts, options, on, *in);
+          const uint64_t waits = rt_->host_waits() - waits_before, bytes = rt_->bytes_to_host() - bytes_before;
+          FL_ASSERT_OK(kept);
+          EXPECT_EQ(waits, in == &ws ? 1 : fanouts.size() + 1);
+          EXPECT_LE(bytes, (3 * fanouts.size() + 1) * sizeof(int64_t));
+          auto cpu = SampleMultiLayer(graph(), seeds, fanouts, options);
+          FL_ASSERT_OK(cpu);
+          ASSERT_EQ(kept->size(), cpu->size());
+          for (size_t k = 0; k < cpu->size(); ++k) {
+            SCOPED_TRACE("layer " + std::to_string(k));
+            const DeviceSampledLayer& d = (*kept)[k];
+            const SampledLayer& h = (*cpu)[k];
+            EXPECT_EQ(OnHost(d.seeds), h.subgraph.seeds);
+            EXPECT_EQ(OnHost(d.indptr), h.subgraph.indptr);
+            EXPECT_EQ(OnHost(d.original_edge_ids), h.subgraph.original_edge_ids);
+            EXPECT_EQ(OnHost(d.indices), h.subgraph.indices);
+            EXPECT_EQ(OnHost(d.compacted_indices), h.compacted_indices);
+            EXPECT_EQ(OnHost(d.unique_nodes), h.unique_nodes);
+            EXPECT_EQ(d.unique_nodes.device(), Device::Cuda(0));
+            EXPECT_EQ(d.unique_nodes.runtime(), rt_);
+            if (k + 1 < cpu->size()) {
+              EXPECT_EQ((*kept)[k + 1].seeds.raw_data(), d.unique_nodes.raw_data());
+              EXPECT_EQ((*kept)[k + 1].seeds.numel(), d.unique_nodes.numel());
+            }
           }
+          // Read back afterwards: the CPU's layers, for one more wait.
+          const uint64_t before_read = rt_->host_waits();
+          auto read = ReadLayersBack(*kept, seeds, on, *in);
+          FL_ASSERT_OK(read);
+          EXPECT_EQ(rt_->host_waits() - before_read, 1u);
+          ExpectSameLayers(*read, *cpu);
         }
-        // Read back afterwards: the CPU's layers, for one more wait.
-        const uint64_t before_read = rt_->host_waits();
-        auto read = ReadLayersBack(*kept, seeds, on, ws);
-        FL_ASSERT_OK(read);
-        EXPECT_EQ(rt_->host_waits() - before_read, 1u);
-        ExpectSameLayers(*read, *cpu);
       }
     }
   }
@@ -445,9 +465,10 @@ TEST_P(DeviceSamplingTest, HubsSplitIntoChunksGiveTheCpuPicks) {
   // The device took the chunked path for hub 1 only at weighted fanout 5,
   // in chunks of 1024 (2 of them, fanout survivors each): hubs 0 and 3 are
   // sampled by rejection, hub 2 has 3 eligible edges (no top-k), the small
-  // nodes one chunk at most.
+  // nodes one chunk at most. (A workspace that waits for every hop's counts
+  // sizes the buffers by them, not by a bound.)
   using W = DeviceSamplingWorkspace;
-  W ws(W::Growth::kExact);
+  W ws(W::Growth::kExact, /*bounded_hop_words=*/0);
   auto hop =
       SampleMultiLayerOnDevice(*device_graph, {0, 1, 2, 3, 17}, {5}, SamplingOptions{false, true, 31}, nullptr, &ws);
   FL_ASSERT_OK(hop);
