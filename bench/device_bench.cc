@@ -104,19 +104,22 @@ class RuntimeCounts {
 // where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads
 // = every core of this machine). workspace (device only): 1 keeps one
 // DeviceSamplingWorkspace from minibatch to minibatch (what the loader
-// does), 0 lets every call allocate and free its own buffers. kept (device,
-// one workspace): 1 leaves the layers on the device
-// (SampleMultiLayerKeptOnDevice), 0 reads them back to the host.
+// does), 0 lets every call allocate and free its own buffers, 2 keeps one
+// whose bounded_hop_words is 0: every hop waits for its counts (what a hop
+// larger than its bound costs). kept (device, one workspace): 1 leaves the
+// layers on the device (SampleMultiLayerKeptOnDevice), 0 reads them back
+// to the host.
 void BM_SampleMultiLayer(benchmark::State& state) {
   const int where = static_cast<int>(state.range(0));
   const bool weighted = state.range(1) != 0;
-  const bool keep_workspace = state.range(2) != 0;
+  const bool keep_workspace = state.range(2) != 0, waits_each_hop = state.range(2) == 2;
   const bool kept = state.range(3) != 0;
   const auto batches = BenchSeedBatches(Graph().num_nodes());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const DeviceGraph* placed =
       where == 2 ? nullptr : &PlacedGraph(where == 0 ? GraphPlacement::kDevice : GraphPlacement::kPinnedHost);
-  DeviceSamplingWorkspace workspace;
+  DeviceSamplingWorkspace workspace(DeviceSamplingWorkspace::Growth::kQuarterMore,
+                                    waits_each_hop ? 0 : DeviceSamplingWorkspace::kDefaultBoundedHopWords);
   if (placed != nullptr) {  // one untimed minibatch first: the workspace's buffers, the graph's caches
     SamplingOptions options{/*replace=*/false, weighted, /*rng_seed=*/0, cores};
     auto layers = SampleMultiLayerOnDevice(*placed, batches[0], kBenchFanouts, options, nullptr,
@@ -143,23 +146,28 @@ void BM_SampleMultiLayer(benchmark::State& state) {
     ++i;
     benchmark::DoNotOptimize(layers);
   }
-  const std::string buffers = kept             ? ", one workspace, layers kept on the device"
-                              : keep_workspace ? ", one workspace"
-                                               : ", buffers per call";
+  const std::string buffers = std::string(keep_workspace ? ", one workspace" : ", buffers per call") +
+                              (waits_each_hop ? " waiting for every hop's counts" : "") +
+                              (kept ? ", layers kept on the device" : "");
   state.SetLabel(where == 0   ? "graph in device memory" + buffers
                  : where == 1 ? "graph pinned, read through UVA" + buffers
                               : "CPU sampler, " + std::to_string(cores) + " threads");
-  if (keep_workspace) state.counters["workspace_allocations"] = static_cast<double>(workspace.allocations());
+  if (keep_workspace) {
+    state.counters["workspace_allocations"] = static_cast<double>(workspace.allocations());
+    state.counters["workspace_mb"] = static_cast<double>(workspace.bytes()) / 1e6;
+  }
   if (placed != nullptr) counts.Report(state, i);
   state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
 }
 // Each device row kept on the device, read back, and with buffers per call
-// back to back, so that the three see the same device state.
+// back to back, so that the three see the same device state; in device
+// memory, kept also with a wait for every hop's counts.
 void SamplerRows(benchmark::internal::Benchmark* b) {
   b->ArgNames({"where", "weighted", "workspace", "kept"});
   for (int weighted : {0, 1}) {
     for (int where : {0, 1}) {
       b->Args({where, weighted, 1, 1});
+      if (where == 0) b->Args({where, weighted, 2, 1});
       b->Args({where, weighted, 1, 0});
       b->Args({where, weighted, 0, 0});
     }

@@ -40,7 +40,7 @@ def sampler_row_name(a):
         return "CPU sampler"
     how = "kept on the device" if a["kept"] else ("read back, one workspace" if a["workspace"] else
                                                   "read back, buffers per call")
-    return f"{where}, {how}"
+    return f"{where}, {how}" + (", waiting for every hop's counts" if a["workspace"] == 2 else "")
 
 
 def load_rows(path):
@@ -113,7 +113,7 @@ def ratio_text(value):
 
 def sampler_order(key):
     weighted, where, workspace, kept = key
-    return (weighted, where, -kept, -workspace)
+    return (weighted, where, -kept, {1: 0, 2: 1, 0: 2}[workspace])
 
 
 def print_text(runtime, sampler, minibatch, gather, copy, goals):

@@ -14,6 +14,10 @@ cat >"$WORK/bench.json" <<'JSON'
    "time_unit": "ms", "edges_per_s": 400e6, "host_waits_per_minibatch": 4, "bytes_to_host_per_minibatch": 48,
    "launches_per_minibatch": 27, "device_alloc_calls_per_minibatch": 0,
    "label": "graph in device memory, one workspace, layers kept on the device"},
+  {"name": "BM_SampleMultiLayer/where:0/weighted:0/workspace:2/kept:1/min_time:2.000/real_time", "real_time": 0.7,
+   "time_unit": "ms", "edges_per_s": 230e6, "host_waits_per_minibatch": 4, "bytes_to_host_per_minibatch": 48,
+   "launches_per_minibatch": 27, "device_alloc_calls_per_minibatch": 0,
+   "label": "graph in device memory, one workspace waiting for every hop's counts, layers kept on the device"},
   {"name": "BM_SampleMultiLayer/where:2/weighted:0/workspace:0/kept:0/min_time:2.000/real_time", "real_time": 3.5,
    "time_unit": "ms", "edges_per_s": 50e6, "label": "CPU sampler, 16 threads"},
   {"name": "BM_SampleMultiLayer/where:0/weighted:1/workspace:1/kept:1/min_time:2.000/real_time", "real_time": 1500,
@@ -31,7 +35,10 @@ JSON
 text="$(python3 "$REPORT" "$WORK/bench.json" --runtime cuda)"
 check "exit status" 0 $?
 check "uniform kept row" "| uniform, graph in device memory, kept on the device | 0.400 | 400.00 M | 8.00 | 4 | 48 | 27 | 0 |" \
-  "$(grep '^| uniform, graph in device memory, kept' <<<"$text")"
+  "$(grep '^| uniform, graph in device memory, kept on the device |' <<<"$text")"
+check "the row that waits for every hop follows, named" \
+  "| uniform, graph in device memory, kept on the device, waiting for every hop's counts | 0.700 | 230.00 M | 4.60 | 4 | 48 | 27 | 0 |" \
+  "$(grep -A1 '^| uniform, graph in device memory, kept on the device |' <<<"$text" | tail -1)"
 check "weighted time in us, read as ms" "1.500" "$(grep '^| weighted, graph in device memory, kept' <<<"$text" | cut -d'|' -f3 | tr -d ' ')"
 check "the CPU row names its threads" "| uniform, CPU sampler, 16 threads | 3.500 | 50.00 M | 1.00 | - | - | - | - |" \
   "$(grep '^| uniform, CPU' <<<"$text")"
