@@ -21,6 +21,15 @@ namespace kernels {
 
 constexpr unsigned long long kEmptySlot = ~0ull;
 
+// The leading zero bits of x (x > 0).
+FL_HOST_DEVICE FL_INLINE int LeadingZeros(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(x));
+#else
+  return __builtin_clzll(x);
+#endif
+}
+
 // The node table: `capacity` (a power of two, at least twice the number of
 // positions) slots of key, first position and new id. Node ids are >= 0, so
 // kEmptySlot (all ones) marks a free slot.
@@ -35,11 +44,12 @@ struct NodeTable {
   // of them. Every kernel of one compaction reads the same live counts, so
   // all use the same slots; where the host launched over a bound of the
   // counts, only these are cleared and probed.
+  // (Every thread of every kernel works it out: a count of leading zeros,
+  // not a loop, since a bound may launch millions of threads.)
   FL_HOST_DEVICE FL_INLINE NodeTable For(int64_t positions) const {
     const uint64_t need = 2 * static_cast<uint64_t>(positions);
-    uint64_t slots = 1;
-    while (slots < need && slots < capacity) slots <<= 1;
-    return NodeTable{keys, first_position, new_id, slots};
+    if (need >= capacity) return *this;
+    return NodeTable{keys, first_position, new_id, need <= 1 ? 1 : uint64_t{1} << (64 - LeadingZeros(need - 1))};
   }
 
   FL_HOST_DEVICE FL_INLINE uint64_t Hash(int64_t node) const {
