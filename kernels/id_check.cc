@@ -22,19 +22,31 @@ Status QueueIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, int64
       &LaunchCheckIdsOnCuda, loc);
 }
 
-Result<std::optional<BadId>> ReadIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, IdCheckWords words,
-                                         StreamHandle stream, SourceLocation loc) {
+Status QueueIdCheckCopy(DeviceRuntime& runtime, int64_t n, IdCheckWords words, StreamHandle stream,
+                        SourceLocation loc) {
+  if (n <= 0) return OkStatus();
+  return runtime.MemcpyAsync(words.host, words.device, sizeof(unsigned long long), MemcpyKind::kDeviceToHost, stream,
+                             loc);
+}
+
+Result<std::optional<BadId>> LandedIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, IdCheckWords words,
+                                           SourceLocation loc) {
   if (n <= 0) return std::optional<BadId>();
-  // Read in `stream`, after the kernel, then one wait: a single host round
-  // trip (DeviceRuntime::host_waits).
-  FL_RETURN_IF_ERROR(runtime.MemcpyAsync(words.host, words.device, sizeof(unsigned long long),
-                                         MemcpyKind::kDeviceToHost, stream, loc));
-  FL_RETURN_IF_ERROR(runtime.StreamSynchronize(stream, loc));
   const unsigned long long bad = *words.host;
   if (bad >= static_cast<unsigned long long>(n)) return std::optional<BadId>();
   BadId found{static_cast<int64_t>(bad), 0};
   FL_RETURN_IF_ERROR(runtime.Memcpy(&found.value, ids + bad, sizeof(int64_t), MemcpyKind::kDeviceToHost, loc));
   return std::optional<BadId>(found);
+}
+
+Result<std::optional<BadId>> ReadIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, IdCheckWords words,
+                                         StreamHandle stream, SourceLocation loc) {
+  if (n <= 0) return std::optional<BadId>();
+  // Read in `stream`, after the kernel, then one wait: a single host round
+  // trip (DeviceRuntime::host_waits).
+  FL_RETURN_IF_ERROR(QueueIdCheckCopy(runtime, n, words, stream, loc));
+  FL_RETURN_IF_ERROR(runtime.StreamSynchronize(stream, loc));
+  return LandedIdCheck(runtime, ids, n, words, loc);
 }
 
 Result<std::optional<BadId>> FirstIdOutside(DeviceRuntime& runtime, const int64_t* ids, int64_t n, int64_t limit,

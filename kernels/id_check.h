@@ -38,9 +38,21 @@ Status QueueIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, int64
 
 // Reads the verdict of the QueueIdCheck of the same ids with one host wait
 // for `stream` (for all it queued before, too): the first bad id, or
-// nullopt when every id is in range.
+// nullopt when every id is in range. The two halves below, with the wait
+// between them.
 Result<std::optional<BadId>> ReadIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, IdCheckWords words,
                                          StreamHandle stream = nullptr, SourceLocation loc = SourceLocation::Current());
+
+// Queues, in `stream`, the copy of the verdict of the QueueIdCheck of `n`
+// ids into words.host: no wait. It lands when the host next waits for the
+// stream (a wait for another read serves).
+Status QueueIdCheckCopy(DeviceRuntime& runtime, int64_t n, IdCheckWords words, StreamHandle stream = nullptr,
+                        SourceLocation loc = SourceLocation::Current());
+
+// Reads the verdict QueueIdCheckCopy copied, once it has landed: the first
+// bad id (its value read with one more wait), or nullopt.
+Result<std::optional<BadId>> LandedIdCheck(DeviceRuntime& runtime, const int64_t* ids, int64_t n, IdCheckWords words,
+                                           SourceLocation loc = SourceLocation::Current());
 
 // Returns the first of the `n` device ids at `ids` (on the runtime's current
 // device) outside [0, limit), or nullopt when every id is in range: both

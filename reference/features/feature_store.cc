@@ -172,20 +172,83 @@ Result<Tensor> IndexSelect(const Tensor& table, const Tensor& ids) {
   return out;
 }
 
-Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch* scratch) {
+namespace {
+
+// Checks the arguments of IndexSelectInto (`op` names the call): the
+// table and ids as IndexSelect's, and `out`.
+Status CheckIndexSelectInto(const std::string& op, const Tensor& table, const Tensor& ids, const Tensor& out) {
   FL_RETURN_IF_ERROR(CheckIndexSelect(table, ids));
   const std::vector<int64_t> shape = {ids.numel(), table.shape()[1]};
   if (out.dtype() != DType::kFloat32 || out.shape() != shape || out.device() != ids.device()) {
-    return InvalidArgumentError("IndexSelectInto: out must be a float32 tensor of shape " + ShapeToString(shape) +
-                                " on " + ids.device().ToString() + " (where the ids are), got " +
-                                DTypeName(out.dtype()) + " " + ShapeToString(out.shape()) + " on " +
-                                out.device().ToString());
+    return InvalidArgumentError(op + ": out must be a float32 tensor of shape " + ShapeToString(shape) + " on " +
+                                ids.device().ToString() + " (where the ids are), got " + DTypeName(out.dtype()) + " " +
+                                ShapeToString(out.shape()) + " on " + out.device().ToString());
   }
-  if (!ids.device().is_cpu()) FL_RETURN_IF_ERROR(CheckSameRuntime("IndexSelectInto", "out", out, ids));
-  FL_RETURN_IF_ERROR(CheckSeparate(out, table, "the table"));
+  if (!ids.device().is_cpu()) FL_RETURN_IF_ERROR(CheckSameRuntime(op, "out", out, ids));
+  return CheckSeparate(out, table, "the table");
+}
+
+}  // namespace
+
+Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch* scratch) {
+  FL_RETURN_IF_ERROR(CheckIndexSelectInto("IndexSelectInto", table, ids, out));
   if (!ids.device().is_cpu()) return CheckAndGatherOnDevice(table, ids, out, scratch);
   FL_RETURN_IF_ERROR(CheckIds(table, ids));
   return CopyRows(table, ids, out);
+}
+
+Status QueueIndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch& scratch) {
+  if (scratch.queued_) {
+    return FailedPreconditionError(
+        "QueueIndexSelectInto: the scratch's last queued gather has no verdict yet; expected GatherScratch::Verdict "
+        "first");
+  }
+  FL_RETURN_IF_ERROR(CheckIndexSelectInto("QueueIndexSelectInto", table, ids, out));
+  if (ids.device().is_cpu()) {
+    return InvalidArgumentError(
+        "QueueIndexSelectInto: ids are on cpu; expected device ids (IndexSelectInto gathers host ids at once)");
+  }
+  DeviceRuntime& rt = *ids.runtime();
+  const int64_t rows = table.shape()[0], n = ids.numel();
+  const auto* id = static_cast<const int64_t*>(ids.raw_data());
+  if (n > 0) {
+    DeviceGuard guard(rt, ids.device().index);
+    FL_RETURN_IF_ERROR(guard.status());
+    FL_ASSIGN_OR_RETURN(const kernels::IdCheckWords words, scratch.Words(rt, ids.device()));
+    if (!scratch.landed_) {
+      FL_ASSIGN_OR_RETURN(void* event, rt.EventCreate());
+      scratch.landed_ = std::unique_ptr<void, GatherScratch::EventDestroyer>(event, GatherScratch::EventDestroyer{&rt});
+    }
+    FL_RETURN_IF_ERROR(kernels::QueueIdCheck(rt, id, n, rows, words));
+    FL_RETURN_IF_ERROR(LaunchGather(table, ids, out, words.device));
+    FL_RETURN_IF_ERROR(kernels::QueueIdCheckCopy(rt, n, words));
+    FL_RETURN_IF_ERROR(rt.EventRecord(scratch.landed_.get(), /*stream=*/nullptr));
+  }
+  scratch.queued_ = GatherScratch::Queued{&rt, id, n, rows};
+  return OkStatus();
+}
+
+Status GatherScratch::Verdict() {
+  if (!queued_) {
+    return FailedPreconditionError(
+        "GatherScratch::Verdict: no queued gather awaits its verdict; expected a QueueIndexSelectInto first");
+  }
+  const Queued q = *queued_;
+  queued_.reset();
+  if (q.n == 0) return OkStatus();
+  DeviceRuntime& rt = *q.runtime;
+  DeviceGuard guard(rt, device_word_.device().index);
+  FL_RETURN_IF_ERROR(guard.status());
+  // Landed already when the host has waited for the stream since; else wait.
+  if (!rt.EventQuery(landed_.get()).ok()) FL_RETURN_IF_ERROR(rt.EventSynchronize(landed_.get()));
+  const kernels::IdCheckWords words{static_cast<unsigned long long*>(device_word_.raw_data()),
+                                    static_cast<unsigned long long*>(host_word_.raw_data())};
+  FL_ASSIGN_OR_RETURN(const std::optional<kernels::BadId> bad, kernels::LandedIdCheck(rt, q.ids, q.n, words));
+  return bad ? OutOfRangeId(bad->position, bad->value, q.rows) : OkStatus();
+}
+
+void GatherScratch::EventDestroyer::operator()(void* event) const {
+  if (runtime != nullptr && event != nullptr) (void)runtime->EventDestroy(event);
 }
 
 Result<kernels::IdCheckWords> GatherScratch::Words(DeviceRuntime& runtime, Device device) {

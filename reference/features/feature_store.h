@@ -5,6 +5,8 @@
 #define FAULTLINE_REFERENCE_FEATURES_FEATURE_STORE_H_
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "kernels/id_check.h"
@@ -40,8 +42,31 @@ class GatherScratch {
   // error naming both.
   Result<kernels::IdCheckWords> Words(DeviceRuntime& runtime, Device device);
 
+  // The verdict of the gather QueueIndexSelectInto queued with this
+  // scratch: OK once its rows are in `out` and every id was in range, or
+  // the OutOfRange error IndexSelectInto gives for the first bad id (`out`
+  // then untouched). It waits for the gather only if the host has not
+  // waited for the stream since (an event recorded after it says). A
+  // FailedPrecondition error when no queued gather awaits its verdict.
+  Status Verdict();
+
  private:
+  friend Status QueueIndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch& scratch);
+  // Destroys the scratch's event with the runtime that made it.
+  struct EventDestroyer {
+    DeviceRuntime* runtime;  // no initializer: unique_ptr value-initializes it, to null
+    void operator()(void* event) const;
+  };
+  // A queued gather awaiting its verdict: its ids (the caller keeps them)
+  // and the table's rows.
+  struct Queued {
+    DeviceRuntime* runtime;
+    const int64_t* ids;
+    int64_t n, rows;
+  };
   Tensor device_word_, host_word_;
+  std::unique_ptr<void, EventDestroyer> landed_;  // recorded after the verdict's copy
+  std::optional<Queued> queued_;
 };
 
 // The same into `out`, a float32 tensor of shape [ids.numel(), table's
@@ -56,6 +81,17 @@ class GatherScratch {
 // `scratch`, the check's words are the scratch's and the call allocates no
 // device memory; without, it allocates and frees one word.
 Status IndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch* scratch = nullptr);
+
+// IndexSelectInto from device ids, queued in the default stream of their
+// device with no wait: the id check, the gather (which writes nothing if an
+// id is bad) and the verdict's copy to the scratch's pinned word. The rows
+// land when the host next waits for the stream (for another read, say);
+// scratch.Verdict() then says whether every id was in range. Until then the
+// caller keeps `ids` and `out`, and the scratch takes no other gather
+// (FailedPrecondition). The arguments are checked as IndexSelectInto checks
+// them; host ids are an InvalidArgument error (IndexSelectInto gathers them
+// at once). Allocates nothing once the scratch holds its words and event.
+Status QueueIndexSelectInto(const Tensor& table, const Tensor& ids, Tensor& out, GatherScratch& scratch);
 
 class FeatureStore {
  public:

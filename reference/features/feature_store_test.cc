@@ -163,6 +163,53 @@ TEST_F(IndexSelectTest, AGatherFromDeviceIdsWaitsOnceAndWithAScratchAllocatesNot
   }
 }
 
+// A queued gather waits for nothing: its rows and verdict land with the
+// caller's next wait for the stream (here a device synchronize), and the
+// verdict then reads them without another; with a warm scratch nothing is
+// allocated. A bad id leaves `out` untouched and is named as
+// IndexSelectInto names it. One queued gather per scratch at a time.
+TEST_F(IndexSelectTest, AQueuedGatherLandsWithTheCallersNextWait) {
+  Tensor table = MakeTable(100, 7);
+  Tensor device_table = *table.To(Device::Cuda(0), rt_);
+  const std::vector<float> sentinel(3 * 7, -1.0f);
+  Tensor out = *Tensor::FromVectorOn<float>(sentinel, Device::Cuda(0), rt_, {3, 7});
+  Tensor good = *Tensor::FromVectorOn<int64_t>({3, 99, 0}, Device::Cuda(0), rt_);
+  const std::vector<float> expected = *IndexSelect(table, *good.Cpu())->ToVector<float>();
+  GatherScratch scratch;
+  FL_ASSERT_OK(QueueIndexSelectInto(device_table, good, out, scratch));  // the scratch's words and event
+  FL_ASSERT_OK(scratch.Verdict());
+  const uint64_t waits = rt_->host_waits(), bytes = rt_->bytes_to_host(), allocs = rt_->device_alloc_calls();
+  FL_ASSERT_OK(QueueIndexSelectInto(device_table, good, out, scratch));
+  EXPECT_EQ(rt_->host_waits() - waits, 0u);
+  FL_ASSERT_OK(rt_->DeviceSynchronize());
+  FL_ASSERT_OK(scratch.Verdict());
+  EXPECT_EQ(rt_->host_waits() - waits, 1u);  // the caller's own
+  EXPECT_EQ(rt_->bytes_to_host() - bytes, sizeof(int64_t));
+  EXPECT_EQ(rt_->device_alloc_calls() - allocs, 0u);
+  EXPECT_EQ(*out.Cpu()->ToVector<float>(), expected);
+
+  Tensor bad_out = *Tensor::FromVectorOn<float>(sentinel, Device::Cuda(0), rt_, {3, 7});
+  Tensor bad = *Tensor::FromVectorOn<int64_t>({3, 100, 0}, Device::Cuda(0), rt_);
+  FL_ASSERT_OK(QueueIndexSelectInto(device_table, bad, bad_out, scratch));
+  EXPECT_EQ(QueueIndexSelectInto(device_table, good, out, scratch).message(),
+            "QueueIndexSelectInto: the scratch's last queued gather has no verdict yet; expected "
+            "GatherScratch::Verdict first");
+  EXPECT_EQ(scratch.Verdict().message(), "ids[1] is 100; expected a row in [0, 100)");
+  EXPECT_EQ(*bad_out.Cpu()->ToVector<float>(), sentinel);
+  EXPECT_EQ(scratch.Verdict().message(),
+            "GatherScratch::Verdict: no queued gather awaits its verdict; expected a QueueIndexSelectInto first");
+
+  // Host ids, and a wrong `out`, are refused before anything is queued.
+  Tensor host_out = *Tensor::Empty(DType::kFloat32, {3, 7});
+  EXPECT_EQ(QueueIndexSelectInto(table, *good.Cpu(), host_out, scratch).message(),
+            "QueueIndexSelectInto: ids are on cpu; expected device ids (IndexSelectInto gathers host ids at once)");
+  Tensor short_out = *Tensor::Empty(DType::kFloat32, {2, 7}, Device::Cuda(0), rt_);
+  EXPECT_EQ(QueueIndexSelectInto(device_table, good, short_out, scratch).message(),
+            "QueueIndexSelectInto: out must be a float32 tensor of shape [3, 7] on cuda:0 (where the ids are), got "
+            "float32 [2, 7] on cuda:0");
+  EXPECT_EQ(scratch.Verdict().code(), StatusCode::kFailedPrecondition);
+}
+
 // A scratch stays on the device and runtime of its first use.
 TEST_F(IndexSelectTest, AScratchOfAnotherRuntimeIsRefusedByName) {
   SimCudaRuntime other;
