@@ -79,11 +79,27 @@ void GatherFeatureRows(const LoaderDataset& data, const std::vector<int64_t>& no
   }
 }
 
+// Queues the copy of the float32 `features` on the device into `pinned`
+// (grown by a quarter more when too small), in the default stream.
+Status QueueCopyToPinned(const Tensor& features, Tensor& pinned) {
+  const int64_t values = features.numel();
+  if (values == 0) return OkStatus();
+  DeviceRuntime& rt = *features.runtime();
+  if (pinned.numel() < values) {
+    pinned = Tensor();  // unpinned and freed first
+    FL_ASSIGN_OR_RETURN(Tensor grown, Tensor::Empty(DType::kFloat32, {values + values / 4}));
+    FL_RETURN_IF_ERROR(grown.Pin(rt));
+    pinned = std::move(grown);
+  }
+  return rt.MemcpyAsync(pinned.raw_data(), features.raw_data(), static_cast<size_t>(values) * sizeof(float),
+                        MemcpyKind::kDeviceToHost, /*stream=*/nullptr);
+}
+
 // Produces `batch`'s layers and features on the device: the layers sampled
 // and kept there, the features gathered there from the last layer's unique
 // nodes into a tensor of the minibatch's own (which its consumer keeps),
-// queued back to pinned memory, then one wait reads back the layers and
-// the features both.
+// queued with their id check and queued back to pinned memory, then one
+// wait reads back the layers, the features and the check's verdict.
 Status ProduceOnDevice(const LoaderDataset& data, const LoaderOptions& o, const SamplingOptions& sampling,
                        MiniBatch& batch, std::string* step) {
   LoaderDataset::DeviceBuffers& buffers = *data.device_buffers;
@@ -100,21 +116,24 @@ Status ProduceOnDevice(const LoaderDataset& data, const LoaderOptions& o, const 
     *step = "fetch_features";
     FL_ASSIGN_OR_RETURN(batch.features_on_device, Tensor::Empty(DType::kFloat32, {nodes.numel(), data.feature_dim},
                                                                 nodes.device(), nodes.runtime()));
-    FL_RETURN_IF_ERROR(IndexSelectInto(data.device_features, nodes, batch.features_on_device, &buffers.gather));
-    if (buffers.pinned_features.numel() < values) {
-      buffers.pinned_features = Tensor();  // unpinned and freed first
-      FL_ASSIGN_OR_RETURN(Tensor grown, Tensor::Empty(DType::kFloat32, {values + values / 4}));
-      FL_RETURN_IF_ERROR(grown.Pin(*nodes.runtime()));
-      buffers.pinned_features = std::move(grown);
-    }
-    if (values > 0) {
-      FL_RETURN_IF_ERROR(nodes.runtime()->MemcpyAsync(
-          buffers.pinned_features.raw_data(), batch.features_on_device.raw_data(),
-          static_cast<size_t>(values) * sizeof(float), MemcpyKind::kDeviceToHost, /*stream=*/nullptr));
+    FL_RETURN_IF_ERROR(QueueIndexSelectInto(data.device_features, nodes, batch.features_on_device, buffers.gather));
+    const Status queued = QueueCopyToPinned(batch.features_on_device, buffers.pinned_features);
+    if (!queued.ok()) {
+      (void)buffers.gather.Verdict();  // frees the scratch for the next minibatch
+      return queued;
     }
   }
-  *step = "sample_neighbors";  // reading the layers back; its wait also lands the features
-  FL_ASSIGN_OR_RETURN(batch.layers, ReadLayersBack(kept, batch.seeds, /*stream=*/nullptr, buffers.sampling));
+  *step = "sample_neighbors";  // reading the layers back; its wait also lands the features and their verdict
+  Result<std::vector<SampledLayer>> read = ReadLayersBack(kept, batch.seeds, /*stream=*/nullptr, buffers.sampling);
+  // The verdict is taken even when the read failed: the scratch takes no
+  // other gather until it is.
+  const Status verdict = data.feature_dim > 0 ? buffers.gather.Verdict() : OkStatus();
+  FL_RETURN_IF_ERROR(read.status());
+  batch.layers = std::move(read).value();
+  if (!verdict.ok()) {
+    *step = "fetch_features";
+    return verdict;
+  }
   const auto* landed = static_cast<const float*>(buffers.pinned_features.raw_data());
   if (values > 0) batch.features.assign(landed, landed + values);
   return OkStatus();

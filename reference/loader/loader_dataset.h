@@ -60,8 +60,8 @@ Result<std::shared_ptr<LoaderDataset>> PrepareWorkerDataset(const LoaderOptions&
 // The device modes use data.device_buffers (the pointer is const, the
 // buffers are not): one call at a time per dataset. A device minibatch
 // waits for the device once to sample (and once more for each hop larger
-// than the workspace's bounded_hop_words), once to check and gather its
-// features, and once to read the layers and the features back.
+// than the workspace's bounded_hop_words), and once to read back the
+// layers, the features and their id check's verdict (QueueIndexSelectInto).
 Result<MiniBatch> ProduceMiniBatch(const LoaderDataset& data, const LoaderOptions& o, int64_t index,
                                    const std::vector<int64_t>& seeds, std::string* step);
 // Produces minibatch `index` as ProduceMiniBatch does, straight into
