@@ -3,7 +3,9 @@
 docs/benchmarks.md's GPU tables take them, then the device goals:
 a uniform minibatch of the workload in at most 0.5 ms and a weighted one in
 at most 1 ms (sampled with the layers kept on the device, graph in device
-memory), each at least 5 times the CPU sampler's edges/s in the same run.
+memory), each at least 5 times the CPU sampler's edges/s in the same run;
+and, where both kept rows are there, what waiting for every hop's counts
+costs against hops sized by their bounds (the "bound:" lines).
 With --json it prints the same as one JSON object instead.
 
 usage: device_report.py DEVICE_BENCH_JSON --runtime {cuda,simcuda} [--json]
@@ -95,6 +97,18 @@ def judge(sampler, runtime, errors):
     return goals
 
 
+def bound_effect(sampler):
+    """Per kind, the kept row sized by the bounds against the one that waits for every hop (graph in device memory):
+    whether queuing bounded hops without a wait pays on this device."""
+    effects = []
+    for weighted in (0, 1):
+        bounded, waiting = sampler.get((weighted, 0, 1, 1)), sampler.get((weighted, 0, 2, 1))
+        if bounded and waiting and bounded["ms"]:
+            effects.append({"kind": "weighted" if weighted else "uniform", "bounded_ms": bounded["ms"],
+                            "waiting_ms": waiting["ms"], "waiting_over_bounded": waiting["ms"] / bounded["ms"]})
+    return effects
+
+
 def ms_text(ms):
     return f"{ms:.3f}" if ms < 10 else f"{ms:.1f}"
 
@@ -142,6 +156,13 @@ def print_text(runtime, sampler, minibatch, gather, copy, goals):
                   + (f", {rate / limit:.2f} of the copy limit" if limit else ""))
         if limit:
             print(f"copy limit (cudaMemcpy device to device, output allocated once): {limit / 1e9:.2f} GB/s")
+    effects = bound_effect(sampler)
+    if effects:
+        print()
+    for e in effects:
+        print(f"bound: {e['kind']}, kept: {ms_text(e['bounded_ms'])} ms with hops sized by their bounds, "
+              f"{ms_text(e['waiting_ms'])} ms waiting for every hop: the wait takes {e['waiting_over_bounded']:.2f}x"
+              + ("" if runtime == "cuda" else " (host times)"))
     print()
     for g in goals:
         verdict = {True: "met", False: "not met", None: "not judged"}[g["met"]]
@@ -169,7 +190,8 @@ def main():
         print(json.dumps({"runtime": args.runtime, "sampler": list(sampler.values()),
                           "minibatch": list(minibatch.values()),
                           "gather_bytes_per_s": {f"pinned:{p}/into:{i}": r for (p, i), r in gather.items()},
-                          "copy_bytes_per_s": copy, "goals": goals, "errors": errors}))
+                          "copy_bytes_per_s": copy, "bound": bound_effect(sampler), "goals": goals,
+                          "errors": errors}))
     else:
         print_text(args.runtime, sampler, minibatch, gather, copy, goals)
     for e in errors:

@@ -42,6 +42,8 @@ check "the row that waits for every hop follows, named" \
 check "weighted time in us, read as ms" "1.500" "$(grep '^| weighted, graph in device memory, kept' <<<"$text" | cut -d'|' -f3 | tr -d ' ')"
 check "the CPU row names its threads" "| uniform, CPU sampler, 16 threads | 3.500 | 50.00 M | 1.00 | - | - | - | - |" \
   "$(grep '^| uniform, CPU' <<<"$text")"
+check "the bound's effect" "bound: uniform, kept: 0.400 ms with hops sized by their bounds, 0.700 ms waiting for every hop: the wait takes 1.75x" \
+  "$(grep '^bound: ' <<<"$text")"
 check "gather line" "gather, table in device memory, IndexSelectInto one buffer: 600.00 GB/s, 0.50 of the copy limit" \
   "$(grep '^gather' <<<"$text")"
 check "uniform ms goal met" "goal: uniform, kept, graph in device memory: ms a minibatch, at most 0.5: 0.4, met" \
@@ -54,6 +56,8 @@ check "last line" "goals_met=3/4" "$(tail -1 <<<"$text")"
 
 json="$(python3 "$REPORT" "$WORK/bench.json" --runtime cuda --json)"
 check "--json exit status" 0 $?
+check "--json bound" "[1.75]" "$(python3 -c 'import json,sys
+print([round(b["waiting_over_bounded"], 2) for b in json.loads(sys.stdin.read())["bound"]])' <<<"$json")"
 check "--json goals" "[0.4, 8.0, 1.5, 12.0] [True, True, False, True]" "$(python3 -c 'import json,sys
 d = json.loads(sys.stdin.read()); print([g["value"] for g in d["goals"]], [g["met"] for g in d["goals"]])' <<<"$json")"
 
