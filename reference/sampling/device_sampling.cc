@@ -689,13 +689,12 @@ Result<std::vector<LayerWordsOnDevice>> SampleHopsOnDevice(const DeviceGraph& gr
         return seeds_dev.size <= limit && bound.picks <= limit - seeds_dev.size &&
                survivors <= limit - seeds_dev.size - bound.picks;
       };
-      // The first hop's seeds may repeat, which loosens its bound: their
-      // multiplicity (a sort on the host, while the device counts) is only
-      // worked out when the bound for any multiplicity does not fit.
-      HopBound bound = BoundHop(graph, seeds_dev.size, seeds_dev.size, counted.params, counted.top_k);
-      if (!fits(bound)) {
-        const int64_t multiplicity = k > 0 ? 1 : MaxMultiplicity(seeds);
-        bound = BoundHop(graph, seeds_dev.size, multiplicity, counted.params, counted.top_k);
+      // A later hop's seeds are unique nodes. The first hop's may repeat:
+      // their multiplicity (a sort on the host, while the device counts) is
+      // only worked out when the bound for any multiplicity does not fit.
+      HopBound bound = BoundHop(graph, seeds_dev.size, k > 0 ? 1 : seeds_dev.size, counted.params, counted.top_k);
+      if (k == 0 && !fits(bound)) {
+        bound = BoundHop(graph, seeds_dev.size, MaxMultiplicity(seeds), counted.params, counted.top_k);
       }
       const bool bounded = fits(bound);
       int64_t room = bound.picks, chunks_room = bound.chunks;
