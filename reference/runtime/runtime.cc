@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>  // CUDART_VERSION only
 
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 
@@ -80,8 +81,8 @@ Status DeviceRuntime::Memcpy(void* dst, const void* src, size_t bytes, MemcpyKin
   if (dst == nullptr) return NullArgument("Memcpy", "dst");
   if (src == nullptr) return NullArgument("Memcpy", "src");
   const bool host_and_device = kind == MemcpyKind::kHostToDevice || kind == MemcpyKind::kDeviceToHost;
-  Status copied = CountedCopy(DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc), kind, bytes);
-  return host_and_device ? CountedWait(std::move(copied)) : copied;
+  auto copy = [&] { return CountedCopy(DoMemcpy(dst, src, bytes, kind, nullptr, /*async=*/false, loc), kind, bytes); };
+  return host_and_device ? CountedWait(copy) : copy();
 }
 
 Status DeviceRuntime::MemcpyAsync(void* dst, const void* src, size_t bytes, MemcpyKind kind, StreamHandle stream,
@@ -116,7 +117,7 @@ Result<bool> DeviceRuntime::IsPinned(const void* ptr, SourceLocation loc) {
 Result<StreamHandle> DeviceRuntime::StreamCreate(SourceLocation loc) { return DoStreamCreate(loc); }
 
 Status DeviceRuntime::StreamSynchronize(StreamHandle stream, SourceLocation loc) {
-  return CountedWait(DoStreamSynchronize(stream, loc));
+  return CountedWait([&] { return DoStreamSynchronize(stream, loc); });
 }
 
 Status DeviceRuntime::StreamDestroy(StreamHandle stream, SourceLocation loc) {
@@ -124,7 +125,9 @@ Status DeviceRuntime::StreamDestroy(StreamHandle stream, SourceLocation loc) {
   return DoStreamDestroy(stream, loc);
 }
 
-Status DeviceRuntime::DeviceSynchronize(SourceLocation loc) { return CountedWait(DoDeviceSynchronize(loc)); }
+Status DeviceRuntime::DeviceSynchronize(SourceLocation loc) {
+  return CountedWait([&] { return DoDeviceSynchronize(loc); });
+}
 
 Result<EventHandle> DeviceRuntime::EventCreate(SourceLocation loc) { return DoEventCreate(loc); }
 
@@ -140,7 +143,7 @@ Status DeviceRuntime::EventQuery(EventHandle event, SourceLocation loc) {
 
 Status DeviceRuntime::EventSynchronize(EventHandle event, SourceLocation loc) {
   if (event == nullptr) return NullArgument("EventSynchronize", "event");
-  return CountedWait(DoEventSynchronize(event, loc));
+  return CountedWait([&] { return DoEventSynchronize(event, loc); });
 }
 
 Status DeviceRuntime::CountedCopy(Status status, MemcpyKind kind, size_t bytes) {
@@ -148,8 +151,14 @@ Status DeviceRuntime::CountedCopy(Status status, MemcpyKind kind, size_t bytes) 
   return status;
 }
 
-Status DeviceRuntime::CountedWait(Status status) {
-  if (status.ok()) host_waits_.fetch_add(1, std::memory_order_relaxed);
+Status DeviceRuntime::CountedWait(const std::function<Status()>& wait) {
+  const auto start = std::chrono::steady_clock::now();
+  Status status = wait();
+  if (status.ok()) {
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    host_waits_.fetch_add(1, std::memory_order_relaxed);
+    host_wait_ns_.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
+  }
   return status;
 }
 

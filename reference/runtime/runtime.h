@@ -188,6 +188,14 @@ class DeviceRuntime {
   // waits too: telling pageable from pinned memory would cost a query per
   // copy. A caller that reads back that way follows with StreamSynchronize.
   uint64_t host_waits() const { return host_waits_.load(std::memory_order_relaxed); }
+  // Returns the nanoseconds (steady clock) those counted waits took: on a
+  // GPU, the time the host sat idle while the device worked. With the
+  // whole time of a call, it tells who sets the pace: a call whose time
+  // goes to waiting is bound by the device; one whose time goes to issuing
+  // its launches is bound by the host, and capturing them in a CUDA graph
+  // would shorten it. simcuda runs a kernel at its launch, so its waits
+  // take only a synchronous copy's own time: there the split says nothing.
+  uint64_t host_wait_ns() const { return host_wait_ns_.load(std::memory_order_relaxed); }
   // Returns the bytes that successful Memcpy and MemcpyAsync calls of kind
   // kDeviceToHost have copied so far: what a caller read back, counted on
   // every backend alike (kDefault copies are not counted).
@@ -238,13 +246,15 @@ class DeviceRuntime {
                           SourceLocation loc) = 0;
 
  private:
-  // Counts `status` as a host wait when it is OK; returns it.
-  Status CountedWait(Status status);
+  // Runs `wait`, a call that makes the host wait; counts it and its time
+  // when it returns OK.
+  Status CountedWait(const std::function<Status()>& wait);
 
   // Counts `status`'s copy of `bytes` to the host when it is OK; returns it.
   Status CountedCopy(Status status, MemcpyKind kind, size_t bytes);
 
   std::atomic<uint64_t> host_waits_{0};
+  std::atomic<uint64_t> host_wait_ns_{0};
   std::atomic<uint64_t> bytes_to_host_{0};
   std::atomic<uint64_t> launches_{0};
   std::atomic<uint64_t> device_alloc_calls_{0};

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -259,6 +260,34 @@ TEST(SimCudaTest, HostWaitsFollowCudasSynchronizationRules) {
   (void)sim.GetLastError();  // the failed copy's
   FL_EXPECT_OK(sim.StreamDestroy(*stream));
   FL_EXPECT_OK(sim.FreeHost(*pinned));
+  FL_EXPECT_OK(sim.Free(*dev));
+}
+
+// host_wait_ns adds up the time of the counted waits alone: a synchronous
+// copy's (simcuda copies at the call, so its wait takes the copy's time), at
+// most what the caller measured around it; nothing for an asynchronous copy
+// of the same bytes or a failed wait.
+TEST(SimCudaTest, HostWaitTimeIsTheTimeOfTheCountedWaits) {
+  SimCudaRuntime& sim = SimCuda();
+  constexpr size_t kBytes = size_t{16} << 20;
+  auto dev = sim.Malloc(kBytes);
+  FL_ASSERT_OK(dev);
+  auto stream = sim.StreamCreate();
+  FL_ASSERT_OK(stream);
+  std::vector<char> host(kBytes + 1, 1);
+  uint64_t before = sim.host_wait_ns();
+  const auto start = std::chrono::steady_clock::now();
+  FL_ASSERT_OK(sim.Memcpy(*dev, host.data(), kBytes, MemcpyKind::kHostToDevice));
+  const auto around = std::chrono::steady_clock::now() - start;
+  const uint64_t waited = sim.host_wait_ns() - before;
+  EXPECT_GT(waited, 0u);
+  EXPECT_LE(waited, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(around).count()));
+  before = sim.host_wait_ns();
+  FL_ASSERT_OK(sim.MemcpyAsync(host.data(), *dev, kBytes, MemcpyKind::kDeviceToHost, *stream));
+  EXPECT_FALSE(sim.Memcpy(*dev, host.data(), kBytes + 1, MemcpyKind::kHostToDevice).ok());
+  EXPECT_EQ(sim.host_wait_ns() - before, 0u);
+  (void)sim.GetLastError();  // the failed copy's
+  FL_EXPECT_OK(sim.StreamDestroy(*stream));
   FL_EXPECT_OK(sim.Free(*dev));
 }
 
