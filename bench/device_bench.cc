@@ -78,11 +78,15 @@ const DeviceGraph& PlacedGraph(GraphPlacement placement) {
 
 // What the runtime counted since it was made: per minibatch, a GPU run's
 // host round trips (DeviceRuntime::host_waits), bytes read back, launches
-// and cudaMalloc/cudaFree calls, which simcuda counts as a GPU would.
+// and cudaMalloc/cudaFree calls, which simcuda counts as a GPU would; and
+// the milliseconds the host spent in those waits (host_wait_ns: with the
+// row's time, whether the device or the host's launches set the pace; not
+// a GPU's on simcuda, whose kernels run at their launch).
 class RuntimeCounts {
  public:
   RuntimeCounts()
       : waits_(Runtime().host_waits()),
+        wait_ns_(Runtime().host_wait_ns()),
         bytes_(Runtime().bytes_to_host()),
         launches_(Runtime().launches()),
         alloc_calls_(Runtime().device_alloc_calls()) {}
@@ -92,13 +96,14 @@ class RuntimeCounts {
       return static_cast<double>(now - then) / static_cast<double>(minibatches);
     };
     state.counters["host_waits_per_minibatch"] = per_minibatch(Runtime().host_waits(), waits_);
+    state.counters["host_wait_ms_per_minibatch"] = per_minibatch(Runtime().host_wait_ns(), wait_ns_) * 1e-6;
     state.counters["bytes_to_host_per_minibatch"] = per_minibatch(Runtime().bytes_to_host(), bytes_);
     state.counters["launches_per_minibatch"] = per_minibatch(Runtime().launches(), launches_);
     state.counters["device_alloc_calls_per_minibatch"] = per_minibatch(Runtime().device_alloc_calls(), alloc_calls_);
   }
 
  private:
-  uint64_t waits_, bytes_, launches_, alloc_calls_;
+  uint64_t waits_, wait_ns_, bytes_, launches_, alloc_calls_;
 };
 
 // where: 0 device memory, 1 pinned host memory, 2 the CPU sampler (threads

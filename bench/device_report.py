@@ -5,7 +5,10 @@ a uniform minibatch of the workload in at most 0.5 ms and a weighted one in
 at most 1 ms (sampled with the layers kept on the device, graph in device
 memory), each at least 5 times the CPU sampler's edges/s in the same run;
 and, where both kept rows are there, what waiting for every hop's counts
-costs against hops sized by their bounds (the "bound:" lines).
+costs against hops sized by their bounds (the "bound:" lines); and who sets
+the pace of the kept rows (the "pace:" lines): the device when most of the
+time goes to the host's waits, else the host issuing its launches, which
+capturing them in a CUDA graph would shorten.
 With --json it prints the same as one JSON object instead.
 
 usage: device_report.py DEVICE_BENCH_JSON --runtime {cuda,simcuda} [--json]
@@ -25,8 +28,8 @@ import sys
 
 GOAL_MS = {False: 0.5, True: 1.0}  # uniform, weighted: ms per minibatch at most
 GOAL_TIMES_CPU = 5.0
-PER_MINIBATCH = ("host_waits_per_minibatch", "bytes_to_host_per_minibatch", "launches_per_minibatch",
-                 "device_alloc_calls_per_minibatch")
+PER_MINIBATCH = ("host_waits_per_minibatch", "host_wait_ms_per_minibatch", "bytes_to_host_per_minibatch",
+                 "launches_per_minibatch", "device_alloc_calls_per_minibatch")
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
@@ -109,6 +112,22 @@ def bound_effect(sampler):
     return effects
 
 
+def pace(sampler):
+    """Per kind, the kept row (graph in device memory, one workspace) split into the host's waits and the rest,
+    issuing its launches: whoever takes more of the time sets the pace."""
+    paces = []
+    for weighted in (0, 1):
+        kept = sampler.get((weighted, 0, 1, 1))
+        if not kept or kept.get("host_wait_ms_per_minibatch") is None or not kept.get("launches_per_minibatch"):
+            continue
+        waiting = kept["host_wait_ms_per_minibatch"]
+        issuing = max(kept["ms"] - waiting, 0.0)
+        paces.append({"kind": "weighted" if weighted else "uniform", "ms": kept["ms"], "waiting_ms": waiting,
+                      "issuing_ms": issuing, "issuing_us_per_launch": issuing * 1e3 / kept["launches_per_minibatch"],
+                      "set_by": "device" if waiting >= issuing else "host"})
+    return paces
+
+
 def ms_text(ms):
     return f"{ms:.3f}" if ms < 10 else f"{ms:.1f}"
 
@@ -133,8 +152,8 @@ def sampler_order(key):
 def print_text(runtime, sampler, minibatch, gather, copy, goals):
     print(f"device_bench on {runtime}" + ("" if runtime == "cuda" else ": counts only, the times are the host's"))
     print()
-    print("| row | ms a minibatch | edges/s | x CPU | waits | bytes to host | launches | alloc calls |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| row | ms a minibatch | edges/s | x CPU | waits | ms waiting | bytes to host | launches | alloc calls |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for weighted in (0, 1):
         cpu = sampler.get((weighted, 2, 0, 0))
         rows = [sampler[k] for k in sorted(sampler, key=sampler_order) if k[0] == weighted]
@@ -145,6 +164,7 @@ def print_text(runtime, sampler, minibatch, gather, copy, goals):
             print(f"| {'weighted' if weighted else 'uniform'}, {name} | {ms_text(r['ms'])} | "
                   f"{count_text(r['edges_per_s'])} | {ratio_text(ratio)} | "
                   f"{count_text(r.get('host_waits_per_minibatch'))} | "
+                  f"{'-' if r.get('host_wait_ms_per_minibatch') is None else ms_text(r['host_wait_ms_per_minibatch'])} | "
                   f"{count_text(r.get('bytes_to_host_per_minibatch'))} | {count_text(r.get('launches_per_minibatch'))} | "
                   f"{count_text(r.get('device_alloc_calls_per_minibatch'))} |")
     limit = copy.get("BM_DeviceCopyPreallocated")
@@ -163,6 +183,12 @@ def print_text(runtime, sampler, minibatch, gather, copy, goals):
         print(f"bound: {e['kind']}, kept: {ms_text(e['bounded_ms'])} ms with hops sized by their bounds, "
               f"{ms_text(e['waiting_ms'])} ms waiting for every hop: the wait takes {e['waiting_over_bounded']:.2f}x"
               + ("" if runtime == "cuda" else " (host times)"))
+    for p in pace(sampler):
+        setter = ("the device sets the pace" if p["set_by"] == "device" else
+                  "the host sets the pace: a CUDA graph of its launches could shorten it")
+        print(f"pace: {p['kind']}, kept: {ms_text(p['ms'])} ms, {ms_text(p['waiting_ms'])} ms of it waiting for the "
+              f"device, {ms_text(p['issuing_ms'])} ms issuing ({p['issuing_us_per_launch']:.1f} us a launch): "
+              + (setter if runtime == "cuda" else "not judged (simcuda runs a kernel at its launch)"))
     print()
     for g in goals:
         verdict = {True: "met", False: "not met", None: "not judged"}[g["met"]]
@@ -190,7 +216,7 @@ def main():
         print(json.dumps({"runtime": args.runtime, "sampler": list(sampler.values()),
                           "minibatch": list(minibatch.values()),
                           "gather_bytes_per_s": {f"pinned:{p}/into:{i}": r for (p, i), r in gather.items()},
-                          "copy_bytes_per_s": copy, "bound": bound_effect(sampler), "goals": goals,
+                          "copy_bytes_per_s": copy, "bound": bound_effect(sampler), "pace": pace(sampler), "goals": goals,
                           "errors": errors}))
     else:
         print_text(args.runtime, sampler, minibatch, gather, copy, goals)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests bench/device_report.py (device_bench's rows and the device goals) on
 # fixed inputs: ms and the ratio to the CPU sampler are read from the kept
-# rows, a goal is met or not on cuda and never judged on simcuda, and a
+# rows, a goal is met or not on cuda and never judged on simcuda, the time
+# a kept row waits says who sets its pace (judged on cuda alone), and a
 # missing or failed row, or an unreadable file, is said with its exit status.
 set -uo pipefail
 REPORT="$1"
@@ -11,7 +12,8 @@ cat >"$WORK/bench.json" <<'JSON'
 {"context": {"num_cpus": 16},
  "benchmarks": [
   {"name": "BM_SampleMultiLayer/where:0/weighted:0/workspace:1/kept:1/min_time:2.000/real_time", "real_time": 0.4,
-   "time_unit": "ms", "edges_per_s": 400e6, "host_waits_per_minibatch": 4, "bytes_to_host_per_minibatch": 48,
+   "time_unit": "ms", "edges_per_s": 400e6, "host_waits_per_minibatch": 4, "host_wait_ms_per_minibatch": 0.3,
+   "bytes_to_host_per_minibatch": 48,
    "launches_per_minibatch": 27, "device_alloc_calls_per_minibatch": 0,
    "label": "graph in device memory, one workspace, layers kept on the device"},
   {"name": "BM_SampleMultiLayer/where:0/weighted:0/workspace:2/kept:1/min_time:2.000/real_time", "real_time": 0.7,
@@ -21,7 +23,8 @@ cat >"$WORK/bench.json" <<'JSON'
   {"name": "BM_SampleMultiLayer/where:2/weighted:0/workspace:0/kept:0/min_time:2.000/real_time", "real_time": 3.5,
    "time_unit": "ms", "edges_per_s": 50e6, "label": "CPU sampler, 16 threads"},
   {"name": "BM_SampleMultiLayer/where:0/weighted:1/workspace:1/kept:1/min_time:2.000/real_time", "real_time": 1500,
-   "time_unit": "us", "edges_per_s": 120e6, "host_waits_per_minibatch": 4, "bytes_to_host_per_minibatch": 72,
+   "time_unit": "us", "edges_per_s": 120e6, "host_waits_per_minibatch": 4, "host_wait_ms_per_minibatch": 0.5,
+   "bytes_to_host_per_minibatch": 72,
    "launches_per_minibatch": 30, "device_alloc_calls_per_minibatch": 0,
    "label": "graph in device memory, one workspace, layers kept on the device"},
   {"name": "BM_SampleMultiLayer/where:2/weighted:1/workspace:0/kept:0/min_time:2.000/real_time", "real_time": 20,
@@ -34,16 +37,22 @@ JSON
 
 text="$(python3 "$REPORT" "$WORK/bench.json" --runtime cuda)"
 check "exit status" 0 $?
-check "uniform kept row" "| uniform, graph in device memory, kept on the device | 0.400 | 400.00 M | 8.00 | 4 | 48 | 27 | 0 |" \
+check "uniform kept row" "| uniform, graph in device memory, kept on the device | 0.400 | 400.00 M | 8.00 | 4 | 0.300 | 48 | 27 | 0 |" \
   "$(grep '^| uniform, graph in device memory, kept on the device |' <<<"$text")"
 check "the row that waits for every hop follows, named" \
-  "| uniform, graph in device memory, kept on the device, waiting for every hop's counts | 0.700 | 230.00 M | 4.60 | 4 | 48 | 27 | 0 |" \
+  "| uniform, graph in device memory, kept on the device, waiting for every hop's counts | 0.700 | 230.00 M | 4.60 | 4 | - | 48 | 27 | 0 |" \
   "$(grep -A1 '^| uniform, graph in device memory, kept on the device |' <<<"$text" | tail -1)"
 check "weighted time in us, read as ms" "1.500" "$(grep '^| weighted, graph in device memory, kept' <<<"$text" | cut -d'|' -f3 | tr -d ' ')"
-check "the CPU row names its threads" "| uniform, CPU sampler, 16 threads | 3.500 | 50.00 M | 1.00 | - | - | - | - |" \
+check "the CPU row names its threads" "| uniform, CPU sampler, 16 threads | 3.500 | 50.00 M | 1.00 | - | - | - | - | - |" \
   "$(grep '^| uniform, CPU' <<<"$text")"
 check "the bound's effect" "bound: uniform, kept: 0.400 ms with hops sized by their bounds, 0.700 ms waiting for every hop: the wait takes 1.75x" \
   "$(grep '^bound: ' <<<"$text")"
+check "pace: the device's waits take most of the uniform minibatch" \
+  "pace: uniform, kept: 0.400 ms, 0.300 ms of it waiting for the device, 0.100 ms issuing (3.7 us a launch): the device sets the pace" \
+  "$(grep '^pace: uniform' <<<"$text")"
+check "pace: issuing takes most of the weighted one" \
+  "pace: weighted, kept: 1.500 ms, 0.500 ms of it waiting for the device, 1.000 ms issuing (33.3 us a launch): the host sets the pace: a CUDA graph of its launches could shorten it" \
+  "$(grep '^pace: weighted' <<<"$text")"
 check "gather line" "gather, table in device memory, IndexSelectInto one buffer: 600.00 GB/s, 0.50 of the copy limit" \
   "$(grep '^gather' <<<"$text")"
 check "uniform ms goal met" "goal: uniform, kept, graph in device memory: ms a minibatch, at most 0.5: 0.4, met" \
@@ -58,6 +67,8 @@ json="$(python3 "$REPORT" "$WORK/bench.json" --runtime cuda --json)"
 check "--json exit status" 0 $?
 check "--json bound" "[1.75]" "$(python3 -c 'import json,sys
 print([round(b["waiting_over_bounded"], 2) for b in json.loads(sys.stdin.read())["bound"]])' <<<"$json")"
+check "--json pace" "['device', 'host'] [0.1, 1.0]" "$(python3 -c 'import json,sys
+d = json.loads(sys.stdin.read()); print([p["set_by"] for p in d["pace"]], [round(p["issuing_ms"], 3) for p in d["pace"]])' <<<"$json")"
 check "--json goals" "[0.4, 8.0, 1.5, 12.0] [True, True, False, True]" "$(python3 -c 'import json,sys
 d = json.loads(sys.stdin.read()); print([g["value"] for g in d["goals"]], [g["met"] for g in d["goals"]])' <<<"$json")"
 
@@ -65,6 +76,9 @@ text="$(python3 "$REPORT" "$WORK/bench.json" --runtime simcuda)"
 check "simcuda: exit status" 0 $?
 check "simcuda: said" "device_bench on simcuda: counts only, the times are the host's" "$(head -1 <<<"$text")"
 check "simcuda: goals not judged" "goals_met=not judged" "$(tail -1 <<<"$text")"
+check "simcuda: pace not judged" \
+  "pace: uniform, kept: 0.400 ms, 0.300 ms of it waiting for the device, 0.100 ms issuing (3.7 us a launch): not judged (simcuda runs a kernel at its launch)" \
+  "$(grep '^pace: uniform' <<<"$text")"
 
 # A goal's row missing, or failed (SkipWithError): named, exit 1.
 python3 - "$WORK/bench.json" "$WORK/missing.json" "$WORK/failed.json" <<'PY'
