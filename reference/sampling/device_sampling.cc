@@ -585,44 +585,44 @@ int64_t ProductUpTo(int64_t a, int64_t b, int64_t max) {
 }
 
 // The most picks and top-k chunks a hop of `num_seeds` seed words can make,
-// known on the host before the device counts them: per seed at most its
-// fanout (every edge for fanout -1) and the chunks of the largest node;
-// and, when no node is a seed more than `multiplicity` times (once in
-// every hop after the first: its seeds are unique nodes), without
-// replacement at most every edge of the graph that many times, and at most
-// two chunks per TopKChunkEdges edges that many times (a split node's
-// ceil(degree / chunk) is at most 2 * floor(degree / chunk)).
+// known on the host before the device counts them, when `repeats` of the
+// words repeat an earlier one (none in every hop after the first: its seeds
+// are unique nodes). Per seed at most its fanout (every edge for fanout
+// -1) and the chunks of the largest node; without replacement, the
+// distinct seeds together at most every edge of the graph, and at most two
+// chunks per TopKChunkEdges edges (a split node's ceil(degree / chunk) is
+// at most 2 * floor(degree / chunk)); each repeat at most one seed's more.
 struct HopBound {
   int64_t picks = 0, chunks = 0;
 };
 
-HopBound BoundHop(const DeviceGraph& graph, int64_t num_seeds, int64_t multiplicity,
+HopBound BoundHop(const DeviceGraph& graph, int64_t num_seeds, int64_t repeats,
                   const kernels::sampling::SamplingParams& params, bool top_k) {
   constexpr int64_t kMax = DeviceSamplingWorkspace::kMaxWords;
   const int64_t max_degree = graph.max_degree(), edges = graph.num_edges(), fanout = params.fanout;
+  const int64_t distinct = num_seeds - repeats;
+  // The distinct seeds' total, at most `all_distinct`, and the repeats' (each
+  // at most `per_seed`), up to kMax.
+  const auto total = [&](int64_t per_seed, int64_t all_distinct) {
+    return std::min(
+        std::min(ProductUpTo(distinct, per_seed, kMax), all_distinct) + ProductUpTo(repeats, per_seed, kMax), kMax);
+  };
   int64_t per_seed = fanout < 0 ? max_degree : (params.replace ? fanout : std::min(fanout, max_degree));
   if (max_degree == 0) per_seed = 0;
   HopBound bound;
-  bound.picks = ProductUpTo(num_seeds, per_seed, kMax);
-  if (!params.replace) bound.picks = std::min(bound.picks, ProductUpTo(edges, multiplicity, kMax));
+  bound.picks = params.replace ? ProductUpTo(num_seeds, per_seed, kMax) : total(per_seed, edges);
   if (top_k) {
     const int64_t chunk = kernels::sampling::TopKChunkEdges(params);
     const int64_t per_seed_chunks = max_degree > chunk ? (max_degree + chunk - 1) / chunk : 0;
-    bound.chunks = std::min(ProductUpTo(num_seeds, per_seed_chunks, kMax),
-                            ProductUpTo(2 * (edges / chunk) + 2, multiplicity, kMax));
+    bound.chunks = total(per_seed_chunks, 2 * (edges / chunk) + 2);
   }
   return bound;
 }
 
-// The most times any node is among `seeds`.
-int64_t MaxMultiplicity(std::vector<int64_t> seeds) {
+// How many of `seeds` repeat an earlier one.
+int64_t Repeats(std::vector<int64_t> seeds) {
   std::sort(seeds.begin(), seeds.end());
-  int64_t most = seeds.empty() ? 0 : 1, run = 1;
-  for (size_t i = 1; i < seeds.size(); ++i) {
-    run = seeds[i] == seeds[i - 1] ? run + 1 : 1;
-    most = std::max(most, run);
-  }
-  return most;
+  return static_cast<int64_t>(seeds.end() - std::unique(seeds.begin(), seeds.end()));
 }
 
 // A count the device wrote that the host has not read, and the host word
@@ -690,12 +690,12 @@ Result<std::vector<LayerWordsOnDevice>> SampleHopsOnDevice(const DeviceGraph& gr
                survivors <= limit - seeds_dev.size - bound.picks;
       };
       // A later hop's seeds are unique nodes. The first hop's may repeat:
-      // their multiplicity (a sort on the host, while the device counts) is
-      // only worked out when the bound for any multiplicity does not fit.
-      HopBound bound = BoundHop(graph, seeds_dev.size, k > 0 ? 1 : seeds_dev.size, counted.params, counted.top_k);
-      if (k == 0 && !fits(bound)) {
-        bound = BoundHop(graph, seeds_dev.size, MaxMultiplicity(seeds), counted.params, counted.top_k);
-      }
+      // how many do (a sort on the host, while the device counts) is only
+      // worked out when the bound for any number of repeats does not fit.
+      HopBound bound = BoundHop(graph, seeds_dev.size, k > 0 ? 0 : std::max<int64_t>(seeds_dev.size - 1, 0),
+                                counted.params, counted.top_k);
+      if (k == 0 && !fits(bound))
+        bound = BoundHop(graph, seeds_dev.size, Repeats(seeds), counted.params, counted.top_k);
       const bool bounded = fits(bound);
       int64_t room = bound.picks, chunks_room = bound.chunks;
       if (live.size > 0) pending.push_back(PendingCount{live, &seed_counts[at]});

@@ -231,6 +231,32 @@ TEST_P(DeviceSamplingTest, AMinibatchWaitsForTheDeviceOnlyForHopsLargerThanTheir
   FL_EXPECT_OK(rt_->StreamDestroy(*stream));
 }
 
+// A first hop's bound counts a repeated seed once more, not every edge of
+// the graph once more: from all 2000 nodes of the test graph and node 0
+// again, a hop of fanout 100 picks at most every edge (30,000) and 100 more,
+// so with the 2001 seed words it fits 33,101 words and is queued without a
+// wait (two waits: the counts, then the arrays). Bounded by the most often
+// any node is a seed (twice), it would not fit and would wait once more.
+TEST_P(DeviceSamplingTest, ARepeatedSeedLoosensTheFirstHopsBoundByOneSeed) {
+  auto device_graph = DeviceGraph::Create(graph(), *rt_, GetParam());
+  FL_ASSERT_OK(device_graph);
+  ASSERT_EQ(device_graph->num_edges(), 30000);
+  ASSERT_GE(device_graph->max_degree(), 100);  // so that the repeat adds 100
+  std::vector<int64_t> seeds(2000);
+  for (int64_t v = 0; v < 2000; ++v) seeds[v] = v;
+  seeds.push_back(0);
+  DeviceSamplingWorkspace ws(DeviceSamplingWorkspace::Growth::kQuarterMore, 2001 + 30000 + 100);
+  const SamplingOptions options{false, false, 9};
+  const uint64_t before = rt_->host_waits();
+  auto dev = SampleMultiLayerOnDevice(*device_graph, seeds, {100}, options, nullptr, &ws);
+  const uint64_t waits = rt_->host_waits() - before;
+  FL_ASSERT_OK(dev);
+  auto cpu = SampleMultiLayer(graph(), seeds, {100}, options);
+  FL_ASSERT_OK(cpu);
+  ExpectSameLayers(*dev, *cpu);
+  EXPECT_EQ(waits, 2u);
+}
+
 // A device tensor of int64 read back to the host.
 std::vector<int64_t> OnHost(const Tensor& on_device) {
   EXPECT_FALSE(on_device.device().is_cpu());
