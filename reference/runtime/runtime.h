@@ -198,7 +198,7 @@ class DeviceRuntime {
   uint64_t host_wait_ns() const { return host_wait_ns_.load(std::memory_order_relaxed); }
   // Returns the bytes that successful Memcpy and MemcpyAsync calls of kind
   // kDeviceToHost have copied so far: what a caller read back, counted on
-  // every backend alike (kDefault copies are not counted).
+  // every backend alike.
   uint64_t bytes_to_host() const { return bytes_to_host_.load(std::memory_order_relaxed); }
   // Returns how many successful Launch calls there have been so far: one
   // per kernel of the project's, one per prefix sum (kernels/scan.h; CUB
