@@ -8,7 +8,7 @@ and, where both kept rows are there, what waiting for every hop's counts
 costs against hops sized by their bounds (the "bound:" lines); and who sets
 the pace of the kept rows (the "pace:" lines): the device when most of the
 time goes to the host's waits, else the host issuing its launches, which
-capturing them in a CUDA graph would shorten.
+capturing them in a CUDA graph could shorten.
 With --json it prints the same as one JSON object instead.
 
 usage: device_report.py DEVICE_BENCH_JSON --runtime {cuda,simcuda} [--json]

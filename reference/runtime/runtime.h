@@ -193,7 +193,7 @@ class DeviceRuntime {
   // whole time of a call, it tells who sets the pace: a call whose time
   // goes to waiting is bound by the device; one whose time goes to issuing
   // its launches is bound by the host, and capturing them in a CUDA graph
-  // would shorten it. simcuda runs a kernel at its launch, so its waits
+  // could shorten it. simcuda runs a kernel at its launch, so its waits
   // take only a synchronous copy's own time: there the split says nothing.
   uint64_t host_wait_ns() const { return host_wait_ns_.load(std::memory_order_relaxed); }
   // Returns the bytes that successful Memcpy and MemcpyAsync calls of kind
